@@ -1,0 +1,1 @@
+"""Vectorised filters shared by the brokers."""

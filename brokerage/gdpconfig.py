@@ -1,0 +1,1089 @@
+"""gdpconfig parameter registry, typed parsing and layered lookup (defaults < stored < what-if)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Value = Any
+
+TYPES = ("int", "float", "bool", "str", "json")
+# PanDA's CONFIG.TYPE column accepts these spellings.
+_TYPE_ALIASES = {
+    "int": "int",
+    "integer": "int",
+    "float": "float",
+    "bool": "bool",
+    "boolean": "bool",
+    "str": "str",
+    "string": "str",
+    "json": "json",
+}
+
+
+class ConfigError(ValueError):
+    """A gdpconfig key is unknown or a value is mistyped or out of range."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Param:
+    """One gdpconfig parameter: PanDA's coordinates, type, default, bounds and meaning."""
+
+    key: str
+    component: str
+    type: str
+    default: Value
+    unit: str
+    description: str
+    app: str = "jedi"
+    vo: str | None = "atlas"
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    nullable: bool = False
+    in_panda_config: bool = True
+    family: bool = False  # True: KEY_<suffix> variants (e.g. per gshare) fall back to KEY
+    used_by: tuple[str, ...] = ()
+
+    def allowed(self) -> str:
+        """Describe the allowed values in one phrase, for error messages and the tuning page."""
+        if self.type == "bool":
+            text = "true or false"
+        elif self.choices:
+            text = "one of " + ", ".join(self.choices)
+        elif self.type in ("int", "float"):
+            kind = "an integer" if self.type == "int" else "a number"
+            lo = "-inf" if self.minimum is None else _fmt(self.minimum)
+            hi = "+inf" if self.maximum is None else _fmt(self.maximum)
+            text = f"{kind} in [{lo}, {hi}]"
+        elif self.type == "json":
+            text = "a JSON value"
+        else:
+            text = "a string"
+        return text + (" or empty (unset)" if self.nullable else "")
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def _p(key: str, component: str, type_: str, default: Value, unit: str, description: str, **kw: Any) -> Param:
+    return Param(key, component, type_, default, unit, description, **kw)
+
+
+_TB = "taskbrokerage"
+_JB = "jobbroker"
+_AJ = "anal_jobbroker"
+_CONST = dict(in_panda_config=False, app="brokerage", vo=None)
+
+PARAMS: tuple[Param, ...] = (
+    # --- task brokerage (nucleus choice), reference §2.2 ---
+    _p(
+        "DISK_THRESHOLD",
+        _TB,
+        "int",
+        100,
+        "TB",
+        "Free space a nucleus storage must keep after the projected output of its remaining work; "
+        "DISK_THRESHOLD_<gshare> overrides it per global share.",
+        minimum=0,
+        maximum=100000,
+        family=True,
+        used_by=("task:space",),
+    ),
+    _p(
+        "INPUT_SIZE_THRESHOLD",
+        _TB,
+        "int",
+        1,
+        "GB",
+        "Total input size above which the input-size locality fraction is required.",
+        minimum=0,
+        maximum=10**7,
+        used_by=("task:data_locality",),
+    ),
+    _p(
+        "INPUT_NUM_THRESHOLD",
+        _TB,
+        "int",
+        100,
+        "files",
+        "Total number of input files above which the file-count locality fraction is required.",
+        minimum=0,
+        maximum=10**8,
+        used_by=("task:data_locality",),
+    ),
+    _p(
+        "INPUT_SIZE_FRACTION",
+        _TB,
+        "int",
+        10,
+        "%",
+        "Share of the input size that must be available at the nucleus.",
+        minimum=0,
+        maximum=100,
+        used_by=("task:data_locality",),
+    ),
+    _p(
+        "INPUT_NUM_FRACTION",
+        _TB,
+        "int",
+        10,
+        "%",
+        "Share of the input files that must be available at the nucleus.",
+        minimum=0,
+        maximum=100,
+        used_by=("task:data_locality",),
+    ),
+    _p(
+        "MIN_IO_INTENSITY_WITH_LOCAL_DATA",
+        _TB,
+        "int",
+        200,
+        "kB/s",
+        "Tasks at or below this IO intensity (with small input) may ignore data locality; above it the "
+        "nucleus weight uses the local input fraction.",
+        minimum=0,
+        maximum=10**7,
+        used_by=("task:data_locality", "task:weight"),
+    ),
+    _p(
+        "MIN_INPUT_SIZE_WITH_LOCAL_DATA",
+        _TB,
+        "int",
+        10000,
+        "GB",
+        "Tasks with at most this much input (and low IO) may ignore data locality when no nucleus has the data.",
+        minimum=0,
+        maximum=10**8,
+        used_by=("task:data_locality",),
+    ),
+    _p(
+        "MAX_TASK_PRIO_WITH_LOCAL_DATA",
+        _TB,
+        "int",
+        800,
+        "priority",
+        "Tasks at or above this priority ignore data locality when no nucleus has the data.",
+        minimum=0,
+        maximum=100000,
+        used_by=("task:data_locality",),
+    ),
+    _p(
+        "NQUEUED_NUC_CAP",
+        _TB,
+        "int",
+        2000,
+        "files",
+        "Files queued for transfer into a nucleus above which it counts as backlogged.",
+        vo=None,
+        minimum=0,
+        maximum=10**8,
+        used_by=("task:transfer_backlog",),
+    ),
+    _p(
+        "TAPE_WEIGHT",
+        _TB,
+        "float",
+        0.001,
+        "factor",
+        "tapeWeight: nucleus weight factor when the input is only on tape there.",
+        minimum=0,
+        maximum=1,
+        used_by=("task:weight",),
+        **_CONST,
+    ),
+    _p(
+        "RW_OFFSET",
+        _TB,
+        "float",
+        50,
+        "HS06 days",
+        "rwOffset: lower bound of RW in the nucleus weight denominator max(rwOffset, RW).",
+        minimum=0,
+        maximum=10**9,
+        used_by=("task:weight",),
+        **_CONST,
+    ),
+    _p(
+        "OUTPUT_GB_PER_CORE_DAY",
+        _TB,
+        "float",
+        0.25,
+        "GB",
+        "normalizedExpOutSize day factor: expected output per cpuTime x corePower x day.",
+        minimum=0,
+        maximum=1000,
+        used_by=("task:space",),
+        **_CONST,
+    ),
+    _p(
+        "NUCLEUS_PENDING_MINUTES",
+        _TB,
+        "int",
+        30,
+        "min",
+        "How long a task waits before task brokerage is retried when every nucleus is skipped.",
+        minimum=1,
+        maximum=10080,
+        used_by=("task:pending",),
+        **_CONST,
+    ),
+    # --- production job brokerage, reference §3.1 ---
+    _p(
+        "NW_ACTIVE",
+        _JB,
+        "bool",
+        True,
+        "",
+        "Multiply the queue weight by the network weight (the seed applies it; PanDA's code default is off).",
+        used_by=("prod:weight_network",),
+    ),
+    _p(
+        "NW_QUEUE_IMPORTANCE",
+        _JB,
+        "float",
+        0.5,
+        "fraction",
+        "Share of queuedWeight in the network weight; throughputWeight gets the rest.",
+        minimum=0,
+        maximum=1,
+        used_by=("network:weight",),
+    ),
+    _p(
+        "NW_THRESHOLD",
+        _JB,
+        "float",
+        1.7,
+        "weight",
+        "Urgent or priority >= 1000 tasks need networkWeight >= NW_THRESHOLD x NW_WEIGHT_MULTIPLIER.",
+        minimum=0,
+        maximum=10,
+        used_by=("prod:network_express",),
+    ),
+    _p(
+        "NW_WEIGHT_MULTIPLIER",
+        _JB,
+        "float",
+        1.0,
+        "factor",
+        "Multiplier of NW_THRESHOLD for urgent tasks.",
+        minimum=0,
+        maximum=100,
+        used_by=("prod:network_express",),
+    ),
+    _p(
+        "NQUEUED_SAT_CAP",
+        _JB,
+        "int",
+        150,
+        "files",
+        "Files queued on a satellite-to-nucleus link above which the satellite's queues are skipped; "
+        "also the scale of queuedWeight.",
+        minimum=1,
+        maximum=10**7,
+        used_by=("prod:link_queued", "network:weight"),
+    ),
+    _p(
+        "NQUEUED_NUC_CAP_FOR_JOBS",
+        _JB,
+        "int",
+        10000,
+        "files",
+        "Files being aggregated to the nucleus above which every queue is skipped.",
+        minimum=0,
+        maximum=10**8,
+        used_by=("prod:links_full",),
+    ),
+    _p(
+        "IO_INTENSITY_CUTOFF",
+        _JB,
+        "int",
+        200,
+        "kB/s",
+        "Tasks above this IO intensity may not move much input to a queue.",
+        minimum=0,
+        maximum=10**7,
+        used_by=("prod:io",),
+    ),
+    _p(
+        "SIZE_CUTOFF_TO_MOVE_INPUT",
+        _JB,
+        "int",
+        10,
+        "GB",
+        "Largest total size of missing input an IO-intensive task may move to a queue.",
+        minimum=0,
+        maximum=10**7,
+        used_by=("prod:io",),
+    ),
+    _p(
+        "NUM_CUTOFF_TO_MOVE_INPUT",
+        _JB,
+        "int",
+        100,
+        "files",
+        "Largest number of missing input files an IO-intensive task may move to a queue.",
+        minimum=0,
+        maximum=10**8,
+        used_by=("prod:io",),
+    ),
+    _p(
+        "MAX_DISKIO_DEFAULT",
+        _JB,
+        "int",
+        10**10,
+        "kB/s per core",
+        "Disk IO limit per core for queues that do not set maxdiskio.",
+        minimum=0,
+        maximum=10**12,
+        used_by=("prod:diskIO", "anal:diskIO"),
+    ),
+    _p(
+        "STORAGE_MIN_FREE_SIZE",
+        _JB,
+        "int",
+        200,
+        "GB",
+        "Free space the queue's local storage must have (the seed's 200 GB disk floor).",
+        vo="atlas",
+        minimum=0,
+        maximum=10**7,
+        used_by=("prod:storage", "anal:storage"),
+    ),
+    _p(
+        "MEMORY_COMPENSATION",
+        _JB,
+        "float",
+        0.9,
+        "factor",
+        "compensation in (baseRamCount + ramCount x coreCount) x compensation.",
+        minimum=0.1,
+        maximum=2,
+        used_by=("prod:memory", "anal:memory"),
+        **_CONST,
+    ),
+    _p(
+        "MIN_OUTPUT_DISK_GB",
+        _JB,
+        "float",
+        0.5,
+        "GB",
+        "Lower bound of the expected output size in the scratch-disk estimate.",
+        minimum=0,
+        maximum=1000,
+        used_by=("prod:scratch",),
+        **_CONST,
+    ),
+    _p(
+        "INACTIVE_HOURS",
+        _JB,
+        "float",
+        2,
+        "h",
+        "A queue is inactive when no job started for this long although activated jobs were waiting.",
+        minimum=0,
+        maximum=720,
+        used_by=("prod:inactive",),
+        **_CONST,
+    ),
+    _p(
+        "NO_PILOT_HOURS",
+        _JB,
+        "float",
+        3,
+        "h",
+        "Queues without pilots for this long are skipped.",
+        minimum=0,
+        maximum=720,
+        used_by=("prod:pilot", "anal:pilot"),
+        **_CONST,
+    ),
+    _p(
+        "MIN_WALLTIME_SCOUT_MERGE_HOURS",
+        _JB,
+        "float",
+        24,
+        "h",
+        "Scout and merge jobs need queues whose maxtime is at least this long.",
+        minimum=0,
+        maximum=720,
+        used_by=("prod:scout_walltime",),
+        **_CONST,
+    ),
+    _p(
+        "HIGH_PRIO_NUCLEUS_ONLY",
+        _JB,
+        "int",
+        800,
+        "priority",
+        "Jobs at or above this priority (and scouts) go only to the nucleus' queues and avoid inactive queues.",
+        minimum=0,
+        maximum=100000,
+        used_by=("prod:nucleus_only", "prod:inactive"),
+        **_CONST,
+    ),
+    _p(
+        "EXPRESS_PRIORITY",
+        _JB,
+        "int",
+        1000,
+        "priority",
+        "Tasks at or above this priority (or processingType urgent) must meet the network threshold.",
+        minimum=0,
+        maximum=100000,
+        used_by=("prod:network_express",),
+        **_CONST,
+    ),
+    _p(
+        "DEFAULT_TRANSFERRING_LIMIT",
+        _JB,
+        "int",
+        2000,
+        "jobs",
+        "transferring_limit of queues that define none.",
+        minimum=0,
+        maximum=10**7,
+        used_by=("prod:transferring",),
+        **_CONST,
+    ),
+    _p(
+        "BOOTSTRAP_NBATCHJOB_CAP",
+        _JB,
+        "int",
+        20,
+        "jobs",
+        "min(nBatchJob, this) replaces nRunning when nRunning is below it (bootstrap).",
+        minimum=0,
+        maximum=10**6,
+        used_by=("prod:weight_base", "anal:weight_base"),
+        **_CONST,
+    ),
+    _p(
+        "WEIGHT_QUEUE_OFFSET",
+        _JB,
+        "float",
+        10,
+        "jobs",
+        "The +10 in (activated + assigned + starting + defined + 10).",
+        minimum=0,
+        maximum=10**6,
+        used_by=("prod:weight_base",),
+        **_CONST,
+    ),
+    _p(
+        "QUEUED_RUNNING_RATIO_CAP",
+        _JB,
+        "float",
+        2,
+        "ratio",
+        "Step 4: skip queues whose queued jobs exceed this times running.",
+        minimum=0,
+        maximum=1000,
+        used_by=("prod:cap",),
+        **_CONST,
+    ),
+    _p(
+        "MAX_SITE_CANDIDATES",
+        _JB,
+        "int",
+        10,
+        "queues",
+        "How many of the best candidates are taken.",
+        minimum=1,
+        maximum=1000,
+        used_by=("prod:top", "anal:top"),
+        **_CONST,
+    ),
+    _p(
+        "JOB_PENDING_MINUTES",
+        _JB,
+        "int",
+        60,
+        "min",
+        "How long a production task is pending when every queue is skipped.",
+        minimum=1,
+        maximum=10080,
+        used_by=("prod:pending",),
+        **_CONST,
+    ),
+    _p(
+        "T1_WEIGHT_IO_INTENSITY",
+        _JB,
+        "int",
+        500,
+        "kB/s",
+        "Tasks with t1Weight=0 or unset and ioIntensity at or above this use the nucleus weight.",
+        minimum=0,
+        maximum=10**7,
+        used_by=("prod:weight_t1",),
+        **_CONST,
+    ),
+    _p(
+        "WORLD_NUCLEUS_WEIGHT",
+        _JB,
+        "float",
+        4,
+        "factor",
+        "The nucleus weight (cloudconfig.weight) used for IO-intensive tasks without t1Weight.",
+        minimum=0,
+        maximum=10**6,
+        used_by=("prod:weight_t1",),
+        **_CONST,
+    ),
+    _p(
+        "T1_WEIGHT_HIGH_PRIO",
+        _JB,
+        "float",
+        100,
+        "factor",
+        "t1Weight = max(t1Weight, this) for tasks at or above T1_WEIGHT_HIGH_PRIO_MIN priority.",
+        minimum=0,
+        maximum=10**6,
+        used_by=("prod:weight_t1",),
+        **_CONST,
+    ),
+    _p(
+        "T1_WEIGHT_HIGH_PRIO_MIN",
+        _JB,
+        "int",
+        900,
+        "priority",
+        "Priority from which the high-priority t1Weight applies.",
+        minimum=0,
+        maximum=100000,
+        used_by=("prod:weight_t1",),
+        **_CONST,
+    ),
+    # --- network weight, reference §5 ---
+    _p(
+        "MAX_CLOSENESS",
+        "network",
+        "float",
+        11,
+        "closeness",
+        "AGIS closeness of the worst link (0 is best).",
+        minimum=1,
+        maximum=1000,
+        used_by=("network:weight",),
+        **_CONST,
+    ),
+    _p(
+        "MISSING_CLOSENESS_FRACTION",
+        "network",
+        "float",
+        0.7,
+        "fraction",
+        "A link without closeness is taken as this fraction of MAX_CLOSENESS.",
+        minimum=0,
+        maximum=1,
+        used_by=("network:weight",),
+        **_CONST,
+    ),
+    _p(
+        "SAME_SITE_NETWORK_WEIGHT",
+        "network",
+        "float",
+        2.5,
+        "weight",
+        "queuedWeight and throughputWeight of a queue at the nucleus itself.",
+        minimum=0,
+        maximum=100,
+        used_by=("network:weight",),
+        **_CONST,
+    ),
+    # --- analysis job brokerage, reference §4.1 ---
+    _p(
+        "TW_DONE_JOB_STAT",
+        _AJ,
+        "int",
+        6,
+        "h",
+        "Window of finished/failed/closed job history of the task per queue.",
+        minimum=1,
+        maximum=720,
+        used_by=("anal:failed_closed",),
+    ),
+    _p(
+        "MIN_BAD_JOBS_TO_SKIP_PQ",
+        _AJ,
+        "int",
+        5,
+        "jobs",
+        "Queues with nFailed + nClosed >= max(2 x nFinished, this) are skipped for the task.",
+        minimum=0,
+        maximum=10**6,
+        used_by=("anal:failed_closed",),
+    ),
+    _p(
+        "BASE_QUEUE_LENGTH_PER_PQ",
+        _AJ,
+        "int",
+        100,
+        "jobs",
+        "Analysis Stabilizer: queues with fewer queued jobs are never throttled; floor of nQ_max.",
+        minimum=0,
+        maximum=10**6,
+        used_by=("anal:stabilizer",),
+    ),
+    _p(
+        "BASE_EXPECTED_WAIT_HOUR_ON_PQ",
+        _AJ,
+        "float",
+        8,
+        "h",
+        "Analysis Stabilizer: queues with nQ < this x trr are never throttled.",
+        minimum=0,
+        maximum=1000,
+        used_by=("anal:stabilizer",),
+    ),
+    _p(
+        "BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER",
+        _AJ,
+        "int",
+        5,
+        "jobs",
+        "Analysis Stabilizer: floor of max_q_len for any user.",
+        minimum=0,
+        maximum=10**6,
+        used_by=("anal:stabilizer",),
+    ),
+    _p(
+        "BASE_QUEUE_RATIO_ON_PQ",
+        _AJ,
+        "float",
+        0.05,
+        "ratio",
+        "Analysis Stabilizer: max_q_len is at least this x nR(PQ).",
+        minimum=0,
+        maximum=100,
+        used_by=("anal:stabilizer",),
+    ),
+    _p(
+        "STATIC_MAX_QUEUE_RUNNING_RATIO",
+        _AJ,
+        "float",
+        2.0,
+        "ratio",
+        "Analysis Stabilizer: nQ_max is at least this x nR(PQ).",
+        minimum=0,
+        maximum=100,
+        used_by=("anal:stabilizer",),
+    ),
+    _p(
+        "MAX_EXPECTED_WAIT_HOUR",
+        _AJ,
+        "float",
+        12.0,
+        "h",
+        "Analysis Stabilizer: nQ_max is at least this x trr(PQ).",
+        minimum=0,
+        maximum=1000,
+        used_by=("anal:stabilizer",),
+    ),
+    _p(
+        "IO_INTENSITY_CUTOFF_USER",
+        _AJ,
+        "int",
+        None,
+        "kB/s",
+        "Analysis tasks at or below this IO intensity skip the input data locality check (unset: off).",
+        nullable=True,
+        minimum=0,
+        maximum=10**7,
+        used_by=("anal:data_locality",),
+    ),
+    _p(
+        "CAP_RUNNING_USER_JOBS",
+        "prio_mgr",
+        "int",
+        None,
+        "jobs",
+        "A user's running jobs above this (queued above twice this) throttle their tasks (unset: off).",
+        app="pandaserver",
+        vo=None,
+        nullable=True,
+        minimum=0,
+        maximum=10**7,
+        used_by=("anal:throttle",),
+    ),
+    _p(
+        "CAP_RUNNING_USER_CORES",
+        "prio_mgr",
+        "int",
+        None,
+        "cores",
+        "A user's running cores above this (queued above twice this) throttle their tasks (unset: off).",
+        app="pandaserver",
+        vo=None,
+        nullable=True,
+        minimum=0,
+        maximum=10**8,
+        used_by=("anal:throttle",),
+    ),
+    _p(
+        "CAP_RUNNING_GROUP_JOBS",
+        "prio_mgr",
+        "int",
+        None,
+        "jobs",
+        "Working-group cap on running jobs (queued: twice this) (unset: off).",
+        app="pandaserver",
+        vo=None,
+        nullable=True,
+        minimum=0,
+        maximum=10**7,
+        used_by=("anal:throttle",),
+    ),
+    _p(
+        "CAP_RUNNING_GROUP_CORES",
+        "prio_mgr",
+        "int",
+        None,
+        "cores",
+        "Working-group cap on running cores (queued: twice this) (unset: off).",
+        app="pandaserver",
+        vo=None,
+        nullable=True,
+        minimum=0,
+        maximum=10**8,
+        used_by=("anal:throttle",),
+    ),
+    _p(
+        "USER_USAGE_THRESHOLD_A",
+        "analy_eval",
+        "int",
+        1000,
+        "slots",
+        "Class A tasks are throttled when share usage > max(this / user's hi-site slots, 1) x 100 % of target.",
+        app="pandaserver",
+        minimum=1,
+        maximum=10**7,
+        used_by=("anal:throttle",),
+    ),
+    _p(
+        "USAGE_THROTTLE_CLASS_C",
+        _AJ,
+        "float",
+        90,
+        "%",
+        "Class C User Analysis tasks are throttled above this share usage.",
+        minimum=0,
+        maximum=1000,
+        used_by=("anal:throttle",),
+        **_CONST,
+    ),
+    _p(
+        "USAGE_THROTTLE_CLASS_B",
+        _AJ,
+        "float",
+        95,
+        "%",
+        "Class B User Analysis tasks are throttled above this share usage.",
+        minimum=0,
+        maximum=1000,
+        used_by=("anal:throttle",),
+        **_CONST,
+    ),
+    _p(
+        "ANAL_LOCALITY_PRIORITY",
+        _AJ,
+        "int",
+        2000,
+        "priority",
+        "Analysis tasks at or above this priority skip the input data locality check.",
+        minimum=0,
+        maximum=100000,
+        used_by=("anal:data_locality",),
+        **_CONST,
+    ),
+    _p(
+        "ANAL_QUEUE_FLOOR",
+        _AJ,
+        "int",
+        20,
+        "jobs",
+        "The 20 in defined + activated + assigned + starting > 2 x max(20, running).",
+        minimum=0,
+        maximum=10**6,
+        used_by=("anal:queue_cap",),
+        **_CONST,
+    ),
+    _p(
+        "ANAL_PENDING_MINUTES",
+        _AJ,
+        "int",
+        20,
+        "min",
+        "How long an analysis task is pending when every queue is skipped.",
+        minimum=1,
+        maximum=10080,
+        used_by=("anal:pending",),
+        **_CONST,
+    ),
+    _p(
+        "ANAL_BASIC_WEIGHT",
+        _AJ,
+        "str",
+        "original",
+        "",
+        "Which basic weight ranks analysis queues; the seed says the original one is currently used.",
+        choices=("original", "new"),
+        used_by=("anal:weight",),
+        **_CONST,
+    ),
+    _p(
+        "SITE_CLASS_EPSILON_1",
+        _AJ,
+        "float",
+        0.05,
+        "weight",
+        "epsilon_1 of the site-class weight table (must exceed epsilon_2).",
+        minimum=0,
+        maximum=1000,
+        used_by=("anal:weight",),
+        **_CONST,
+    ),
+    _p(
+        "SITE_CLASS_EPSILON_2",
+        _AJ,
+        "float",
+        0.001,
+        "weight",
+        "epsilon_2 of the site-class weight table.",
+        minimum=0,
+        maximum=1000,
+        used_by=("anal:weight",),
+        **_CONST,
+    ),
+)
+
+REGISTRY: dict[str, Param] = {p.key: p for p in PARAMS}
+
+
+def lookup_param(key: str) -> Param:
+    """Return the registered parameter for KEY (also KEY_<suffix> of a family).
+
+    Usage: ``lookup_param("DISK_THRESHOLD_Analysis").key == "DISK_THRESHOLD"``
+    """
+    if key in REGISTRY:
+        return REGISTRY[key]
+    for p in PARAMS:
+        if p.family and key.startswith(p.key + "_") and len(key) > len(p.key) + 1:
+            return p
+    raise ConfigError(key, "unknown gdpconfig key; known keys: " + ", ".join(sorted(REGISTRY)))
+
+
+def parse_value(key: str, raw: Value, type_: str | None = None) -> Value:
+    """Parse RAW (a string as stored in CONFIG.VALUE, or a Python value) and check it against KEY's bounds.
+
+    Usage: ``parse_value("NW_ACTIVE", "True") is True``
+    """
+    param = lookup_param(key)
+    kind = _TYPE_ALIASES.get((type_ or param.type).lower())
+    if kind is None:
+        raise ConfigError(key, f"unknown type {type_!r}; allowed: {', '.join(sorted(_TYPE_ALIASES))}")
+    if raw is None or (isinstance(raw, str) and raw.strip() == "" and kind != "str"):
+        if param.nullable:
+            return None
+        raise ConfigError(key, f"a value is required: {param.allowed()}")
+    try:
+        value = _coerce(kind, raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(key, f"cannot read {raw!r} as {kind}: expected {param.allowed()}") from exc
+    if kind != param.type and not (kind == "int" and param.type == "float"):
+        if param.type == "int" and kind == "float" and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ConfigError(key, f"stored as {kind} but the parameter is {param.type}: expected {param.allowed()}")
+    if param.type == "float":
+        value = float(value)
+    return check_bounds(param, key, value)
+
+
+def _coerce(kind: str, raw: Value) -> Value:
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+            return raw.strip().lower() == "true"
+        raise ValueError(raw)
+    if kind == "int":
+        if isinstance(raw, bool):
+            raise ValueError(raw)
+        if isinstance(raw, float):
+            if not raw.is_integer():
+                raise ValueError(raw)
+            return int(raw)
+        if isinstance(raw, str):
+            text = raw.strip()
+            try:
+                return int(text)
+            except ValueError:
+                f = float(text)
+                if not f.is_integer():
+                    raise
+                return int(f)
+        return int(raw)
+    if kind == "float":
+        if isinstance(raw, bool):
+            raise ValueError(raw)
+        value = float(raw)
+        if not math.isfinite(value):
+            raise ValueError(raw)
+        return value
+    if kind == "json":
+        return json.loads(raw) if isinstance(raw, str) else raw
+    return str(raw)
+
+
+def check_bounds(param: Param, key: str, value: Value) -> Value:
+    """Return VALUE if PARAM allows it, else raise ConfigError naming KEY and the allowed range."""
+    if value is None:
+        if param.nullable:
+            return None
+        raise ConfigError(key, f"a value is required: {param.allowed()}")
+    if param.choices and value not in param.choices:
+        raise ConfigError(key, f"{value!r} is not allowed: expected {param.allowed()}")
+    if param.type in ("int", "float"):
+        if param.minimum is not None and value < param.minimum:
+            raise ConfigError(key, f"{value} is below the minimum: expected {param.allowed()}")
+        if param.maximum is not None and value > param.maximum:
+            raise ConfigError(key, f"{value} is above the maximum: expected {param.allowed()}")
+    return value
+
+
+def format_value(value: Value) -> str:
+    """Render VALUE the way CONFIG.VALUE stores it (booleans as True/False, json as text)."""
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """A row of PanDA's CONFIG table."""
+
+    app: str
+    component: str
+    key: str
+    value: str | None
+    type: str = "str"
+    vo: str | None = None
+    value_json: Value = None
+    descr: str = ""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Effective gdpconfig: defaults < stored CONFIG rows < what-if overrides, for one VO.
+
+    Usage: ``Config().with_overrides({"NQUEUED_SAT_CAP": 300}).get("NQUEUED_SAT_CAP") == 300``
+    """
+
+    stored: Mapping[str, Value] = field(default_factory=dict)
+    overrides: Mapping[str, Value] = field(default_factory=dict)
+    vo: str = "atlas"
+    version: int | None = None
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[ConfigRow], vo: str = "atlas", version: int | None = None) -> Config:
+        """Resolve CONFIG rows as PanDA does: the VO's own row, else the VO-less row; unknown keys are ignored."""
+        best: dict[str, tuple[int, Value]] = {}
+        for row in rows:
+            if row.vo not in (None, "", vo):
+                continue
+            try:
+                param = lookup_param(row.key)
+            except ConfigError:
+                continue  # CONFIG holds many keys that brokerage does not read
+            if row.component != param.component:
+                continue
+            raw = row.value_json if _TYPE_ALIASES.get(row.type.lower()) == "json" else row.value
+            value = parse_value(row.key, raw, row.type)
+            rank = 1 if row.vo == vo else 0
+            if row.key not in best or rank > best[row.key][0]:
+                best[row.key] = (rank, value)
+        return cls(stored={k: v for k, (_, v) in best.items()}, vo=vo, version=version)
+
+    def with_overrides(self, overrides: Mapping[str, Value]) -> Config:
+        """Return a copy with what-if OVERRIDES (validated) layered on top."""
+        checked = dict(self.overrides)
+        for key, raw in overrides.items():
+            checked[key] = (
+                parse_value(key, raw)
+                if isinstance(raw, str)
+                else check_bounds(lookup_param(key), key, _normalise(lookup_param(key), key, raw))
+            )
+        return Config(stored=self.stored, overrides=checked, vo=self.vo, version=self.version)
+
+    def get(self, key: str) -> Value:
+        """Value of KEY; a family key KEY_<suffix> falls back to KEY when not set itself."""
+        if key in self.overrides:
+            return self.overrides[key]
+        if key in self.stored:
+            return self.stored[key]
+        param = lookup_param(key)
+        if key != param.key:
+            return self.get(param.key)
+        return param.default
+
+    def __getitem__(self, key: str) -> Value:
+        return self.get(key)
+
+    def effective(self) -> dict[str, Value]:
+        """Every registered key (and every family member that is set) with its effective value."""
+        keys = list(REGISTRY) + sorted({*self.stored, *self.overrides} - set(REGISTRY))
+        return {k: self.get(k) for k in keys}
+
+    def changed(self) -> dict[str, Value]:
+        """Effective values that differ from the registry defaults."""
+        out = {}
+        for key, value in self.effective().items():
+            if key not in REGISTRY or value != REGISTRY[key].default:
+                out[key] = value
+        return out
+
+    def fingerprint(self) -> str:
+        """Short stable hash of the effective values, for cache keys."""
+        text = json.dumps(self.changed(), sort_keys=True, default=str)
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _normalise(param: Param, key: str, value: Value) -> Value:
+    if value is None:
+        return None
+    if param.type == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if param.type == "int" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    expected = {"int": int, "float": float, "bool": bool, "str": str}.get(param.type)
+    if expected is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
+        raise ConfigError(key, f"{value!r} has the wrong type: expected {param.allowed()}")
+    return value
+
+
+def parse_assignments(items: Iterable[str]) -> dict[str, Value]:
+    """Parse CLI ``KEY=VALUE`` strings into validated overrides.
+
+    Usage: ``parse_assignments(["NQUEUED_SAT_CAP=300"]) == {"NQUEUED_SAT_CAP": 300}``
+    """
+    out: dict[str, Value] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(item, "expected KEY=VALUE")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        out[key] = parse_value(key, raw)
+    return out

@@ -1,0 +1,205 @@
+"""Per-snapshot numpy views of queues, storages and job counts that the vectorised brokers share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from brokerage.snapshot import GridSnapshot
+
+QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
+COUNT_STATUSES = ("running", "defined", "assigned", "activated", "starting", "transferring")
+
+
+@dataclass(frozen=True)
+class QueueArrays:
+    """Every queue column as a numpy array, plus each queue's site role and storages."""
+
+    name: np.ndarray
+    index: dict[str, int]
+    col: dict[str, np.ndarray]
+    site_is_nucleus: np.ndarray
+    name_has_test: np.ndarray
+    out_endpoint: np.ndarray  # index into EndpointArrays, -1 when none
+    rel_queue: np.ndarray  # queue index of each panda_ddm_relation row (sorted by queue)
+    rel_endpoint: np.ndarray  # endpoint index of each relation row
+    laststart_hours: np.ndarray  # hours since laststart (inf when never)
+
+    @property
+    def n(self) -> int:
+        """Number of queues."""
+        return len(self.name)
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        return self.col[column]
+
+
+@dataclass(frozen=True)
+class EndpointArrays:
+    """DDM endpoint columns as numpy arrays."""
+
+    name: np.ndarray
+    index: dict[str, int]
+    col: dict[str, np.ndarray]
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        return self.col[column]
+
+
+def queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
+    """Numpy view of the queues table (built once per snapshot).
+
+    Usage: ``qa = queue_arrays(snap); qa["corecount"]``
+    """
+    return snapshot.cached("queue_arrays", lambda: _build_queue_arrays(snapshot))
+
+
+def endpoint_arrays(snapshot: GridSnapshot) -> EndpointArrays:
+    """Numpy view of the ddm_endpoints table (built once per snapshot)."""
+
+    def build() -> EndpointArrays:
+        df = snapshot.ddm_endpoints
+        names = df["ddm_endpoint_name"].to_numpy(dtype=object)
+        return EndpointArrays(names, {n: i for i, n in enumerate(names)}, {c: df[c].to_numpy() for c in df.columns})
+
+    return snapshot.cached("endpoint_arrays", build)
+
+
+def _build_queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
+    q = snapshot.queues
+    names = q["panda_queue"].to_numpy(dtype=object)
+    index = {n: i for i, n in enumerate(names)}
+    col: dict[str, Any] = {c: q[c].to_numpy() for c in q.columns}
+    roles = dict(zip(snapshot.sites["site_name"], snapshot.sites["role"], strict=True))
+    site_is_nucleus = np.array([roles.get(s) == "nucleus" for s in col["atlas_site"]], dtype=bool)
+    name_has_test = np.array(["test" in n.lower() for n in names], dtype=bool)
+    ep = endpoint_arrays(snapshot)
+    rel = snapshot.panda_ddm_relation
+    rq = rel["panda_queue"].map(index).to_numpy()
+    re_ = rel["ddm_endpoint_name"].map(ep.index).to_numpy()
+    ok = ~(pd.isna(rq) | pd.isna(re_))
+    rq = rq[ok].astype(np.int64)
+    re_ = re_[ok].astype(np.int64)
+    dw = rel["default_write"].to_numpy()[ok]
+    order = np.argsort(rq, kind="stable")
+    out_ep = np.full(len(names), -1, dtype=np.int64)
+    # the first default_write row of a queue is its output endpoint
+    for qi, ei in zip(rq[dw][::-1], re_[dw][::-1], strict=True):
+        out_ep[qi] = ei
+    taken = pd.Timestamp(snapshot.taken_at)
+    last = q["laststart"]
+    hours = ((taken - last).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.inf)
+    return QueueArrays(names, index, col, site_is_nucleus, name_has_test, out_ep, rq[order], re_[order], hours)
+
+
+def job_counts(snapshot: GridSnapshot, gshare: str | None) -> dict[str, np.ndarray]:
+    """Jobs per queue by status for one global share (all shares when GSHARE is None).
+
+    Usage: ``job_counts(snap, "MC Simulation")["running"]``
+    """
+
+    def build() -> dict[str, np.ndarray]:
+        qa = queue_arrays(snapshot)
+        jc = snapshot.job_counts
+        if gshare is not None:
+            jc = jc[jc["gshare"] == gshare]
+        qi = jc["panda_queue"].map(qa.index).to_numpy()
+        ok = ~pd.isna(qi)
+        qi = qi[ok].astype(np.int64)
+        status = jc["jobstatus"].to_numpy()[ok]
+        njobs = jc["njobs"].to_numpy(dtype=float)[ok]
+        out = {}
+        for s in COUNT_STATUSES:
+            m = status == s
+            out[s] = np.bincount(qi[m], weights=njobs[m], minlength=qa.n)
+        return out
+
+    return snapshot.cached(f"job_counts:{gshare}", build)
+
+
+def available_at_queues(snapshot: GridSnapshot, jeditaskid: int, master_only: bool = False) -> dict[str, Any]:
+    """Input data of one task at every queue: size and files locally available (best endpoint per dataset).
+
+    Returns totals (``total_gb``, ``total_files``) and per-queue arrays ``avail_gb``, ``avail_files``,
+    ``disk_gb`` (on disk endpoints only) and ``missing_files``.
+    Usage: ``available_at_queues(snap, 123)["avail_gb"]``
+    """
+    key = f"avail:{jeditaskid}:{master_only}"
+    return snapshot.cached(key, lambda: _available(snapshot, jeditaskid, master_only))
+
+
+def _available(snapshot: GridSnapshot, jeditaskid: int, master_only: bool) -> dict[str, Any]:
+    qa = queue_arrays(snapshot)
+    ep = endpoint_arrays(snapshot)
+    ds = _task_rows(snapshot, "datasets", jeditaskid)
+    if master_only:
+        ds = ds[ds["is_master"]]
+    total_gb = float(ds["size_gb"].sum())
+    total_files = float(ds["nfiles"].sum())
+    avail_gb = np.zeros(qa.n)
+    avail_files = np.zeros(qa.n)
+    disk_gb = np.zeros(qa.n)
+    reps = _task_rows(snapshot, "dataset_replicas", jeditaskid)
+    reps = reps[reps["datasetid"].isin(ds["datasetid"])]
+    if len(reps) and len(qa.rel_queue):
+        n_ep = len(ep.name)
+        is_tape = ep["is_tape"].astype(bool)
+        for _, grp in reps.groupby("datasetid", sort=False):
+            e = grp["ddm_endpoint_name"].map(ep.index).to_numpy()
+            ok = ~pd.isna(e)
+            e = e[ok].astype(np.int64)
+            size = np.zeros(n_ep)
+            files = np.zeros(n_ep)
+            np.maximum.at(size, e, grp["size_gb"].to_numpy(dtype=float)[ok])
+            np.maximum.at(files, e, grp["nfiles"].to_numpy(dtype=float)[ok])
+            # best related endpoint of each queue for this dataset
+            for target, source in ((avail_gb, size), (avail_files, files), (disk_gb, np.where(is_tape, 0.0, size))):
+                per_rel = source[qa.rel_endpoint]
+                best = np.zeros(qa.n)
+                np.maximum.at(best, qa.rel_queue, per_rel)
+                target += best
+    return {
+        "total_gb": total_gb,
+        "total_files": total_files,
+        "avail_gb": np.minimum(avail_gb, total_gb),
+        "avail_files": np.minimum(avail_files, total_files),
+        "disk_gb": np.minimum(disk_gb, total_gb),
+        "missing_files": np.maximum(total_files - avail_files, 0.0),
+        "missing_gb": np.maximum(total_gb - avail_gb, 0.0),
+    }
+
+
+def _task_rows(snapshot: GridSnapshot, table: str, jeditaskid: int) -> pd.DataFrame:
+    groups = snapshot.cached(f"groups:{table}", lambda: snapshot.tables[table].groupby("jeditaskid").indices)
+    idx = groups.get(jeditaskid)
+    df = snapshot.tables[table]
+    return df.iloc[idx] if idx is not None else df.iloc[0:0]
+
+
+def task_row(snapshot: GridSnapshot, jeditaskid: int) -> dict[str, Any]:
+    """One task as a dict of JEDI_TASKS fields; KeyError naming the id when unknown.
+
+    Usage: ``task_row(snap, 4242)["corecount"]``
+    """
+    index = snapshot.cached("task_index", lambda: {int(t): i for i, t in enumerate(snapshot.tasks["jeditaskid"])})
+    try:
+        i = index[int(jeditaskid)]
+    except KeyError:
+        raise KeyError(f"unknown task {jeditaskid}: not in the snapshot ({len(index)} tasks)") from None
+    row = snapshot.tasks.iloc[i].to_dict()
+    return {k: (None if _isnull(v) else v) for k, v in row.items()}
+
+
+def _isnull(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT
+
+
+def nucleus_queues(snapshot: GridSnapshot, nucleus: str | None) -> np.ndarray:
+    """Mask of queues at the nucleus site (the queues associated with the nucleus)."""
+    qa = queue_arrays(snapshot)
+    if not nucleus:
+        return np.zeros(qa.n, dtype=bool)
+    return qa["atlas_site"] == nucleus

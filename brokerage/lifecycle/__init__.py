@@ -1,0 +1,1 @@
+"""JEDI task / dataset / file state machines."""

@@ -1,0 +1,1 @@
+"""SQLAlchemy storage of snapshots and gdpconfig (the only package importing sqlalchemy)."""

@@ -1,0 +1,87 @@
+"""Tiny hand-built grids for hand-computed broker tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from brokerage.snapshot import TABLES, GridSnapshot, frame
+
+TAKEN_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+RECENT = "2026-11-20T11:50:00Z"
+
+
+def queue(name: str, site: str, **kw: Any) -> dict[str, Any]:
+    """A healthy online production queue at SITE; keyword arguments override columns."""
+    row = {
+        "panda_queue": name,
+        "atlas_site": site,
+        "type": "production",
+        "status": "online",
+        "corecount": 1,
+        "corepower": 10.0,
+        "maxrss": 4000,
+        "maxtime": 172800,
+        "maxwdir": 20000,
+        "releases": ["ANY"],
+        "laststart": RECENT,
+        "npilot": 10,
+    }
+    row.update(kw)
+    return row
+
+
+def counts(q: str, gshare: str = "MC Simulation", **status: int) -> list[dict[str, Any]]:
+    """job_counts rows for queue Q, e.g. counts('A', running=10, activated=3)."""
+    return [{"panda_queue": q, "gshare": gshare, "jobstatus": s, "njobs": n} for s, n in status.items()]
+
+
+def task(tid: int = 1, **kw: Any) -> dict[str, Any]:
+    """A plain single-core production task; keyword arguments override columns."""
+    row = {
+        "jeditaskid": tid,
+        "prodsourcelabel": "managed",
+        "status": "ready",
+        "gshare": "MC Simulation",
+        "processingtype": "simul",
+        "currentpriority": 500,
+        "taskpriority": 500,
+        "corecount": 1,
+        "ramcount": 2000,
+        "ramunit": "MBPerCore",
+    }
+    row.update(kw)
+    return row
+
+
+def grid(
+    queues: list[dict[str, Any]],
+    tasks: list[dict[str, Any]],
+    sites: list[dict[str, Any]] | None = None,
+    **tables: list[dict[str, Any]],
+) -> GridSnapshot:
+    """A validated snapshot: sites default to one per queue site (role satellite), one DATADISK each."""
+    if sites is None:
+        sites = [{"site_name": s, "role": "satellite"} for s in sorted({q["atlas_site"] for q in queues})]
+    site_names = [s["site_name"] for s in sites]
+    tables.setdefault(
+        "ddm_endpoints",
+        [
+            {"ddm_endpoint_name": f"{s}_DATADISK", "site_name": s, "space_total": 1e6, "space_free": 5e5}
+            for s in site_names
+        ],
+    )
+    tables.setdefault(
+        "panda_ddm_relation",
+        [
+            {"panda_queue": q["panda_queue"], "ddm_endpoint_name": f"{q['atlas_site']}_DATADISK", "default_write": True}
+            for q in queues
+        ],
+    )
+    data: dict[str, Any] = {"taken_at": TAKEN_AT.strftime("%Y-%m-%dT%H:%M:%SZ"), "queues": queues, "tasks": tasks}
+    data["sites"] = sites
+    data.update(tables)
+    snap_tables = {name: frame(name, data.get(name, [])) for name in TABLES}
+    snap = GridSnapshot(snap_tables, TAKEN_AT, "test")
+    # round-trip through validation so fixtures obey the same rules as files
+    return GridSnapshot.from_dict(snap.to_dict())
