@@ -662,10 +662,7 @@ def weights(ctx: ProdContext) -> WeightTerms:
         data = (ctx.avail["avail_gb"] + total) / (total * (ctx.avail["missing_files"] / 100.0 + 1.0))
     else:
         data = np.ones(ctx.n)
-    if ctx.nw is not None and cfg["NW_ACTIVE"]:
-        network = ctx.nw.weight
-    else:
-        network = np.ones(ctx.n)
+    network = ctx.nw.weight if ctx.nw is not None and cfg["NW_ACTIVE"] else np.ones(ctx.n)
     t1 = t1_factor(ctx)
     return WeightTerms(nrun, rule, assigned, many, base, data, network, t1, base * data * network * t1)
 
@@ -799,7 +796,7 @@ def run(ctx: ProdContext) -> Decision:
                     "-low_weight",
                     f"weight={terms.weight[i]:.4g} below the best {top} (cut at {cutoff:.4g})",
                     "best candidates",
-                )  # fmt: skip
+                )
             )
         funnel.append(FunnelStep("best candidates", len(order), len(chosen)))
     return Decision(
