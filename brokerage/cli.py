@@ -155,12 +155,24 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     _print_decision(decision, as_json)
 
 
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--debug", is_flag=True, help="Dash debug mode (reloader off)")
+def serve(host: str, port: int, debug: bool) -> None:
+    """Start the dashboard (development server; see the README for gunicorn)."""
+    from app.main import serve as serve_app  # the core itself never imports the app
+
+    serve_app(host, port, debug)
+
+
 def _attach_optional_commands() -> None:
-    try:
-        from brokerage.store.cli import db
-    except ImportError:
-        return
-    main.add_command(db)
+    for module, name in (("brokerage.store.cli", "db"), ("brokerage.brokers.nucleus_cli", "nucleus")):
+        try:
+            mod = __import__(module, fromlist=[name])
+        except ImportError:
+            continue
+        main.add_command(getattr(mod, name))
 
 
 _attach_optional_commands()

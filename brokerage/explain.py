@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Skip:
     """A candidate removed by a filter: JEDI criteria code, the filter, a sentence, and whether it may pass later."""
 
@@ -28,7 +28,7 @@ class Skip:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FunnelStep:
     """How many candidates a filter saw and let through (JEDI's brokerage summary lines)."""
 

@@ -184,13 +184,16 @@ def task_row(snapshot: GridSnapshot, jeditaskid: int) -> dict[str, Any]:
 
     Usage: ``task_row(snap, 4242)["corecount"]``
     """
-    index = snapshot.cached("task_index", lambda: {int(t): i for i, t in enumerate(snapshot.tasks["jeditaskid"])})
+    records = snapshot.cached("task_records", lambda: _task_records(snapshot))
     try:
-        i = index[int(jeditaskid)]
+        return dict(records[int(jeditaskid)])
     except KeyError:
-        raise KeyError(f"unknown task {jeditaskid}: not in the snapshot ({len(index)} tasks)") from None
-    row = snapshot.tasks.iloc[i].to_dict()
-    return {k: (None if _isnull(v) else v) for k, v in row.items()}
+        raise KeyError(f"unknown task {jeditaskid}: not in the snapshot ({len(records)} tasks)") from None
+
+
+def _task_records(snapshot: GridSnapshot) -> dict[int, dict[str, Any]]:
+    rows = snapshot.tasks.to_dict("records")
+    return {int(r["jeditaskid"]): {k: (None if _isnull(v) else v) for k, v in r.items()} for r in rows}
 
 
 def _isnull(v: Any) -> bool:

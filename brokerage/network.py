@@ -160,7 +160,13 @@ def network_weights(
     Usage: ``network_weights(snap, np.array(["AGLT2"]), "BNL-ATLAS", Config()).weight``
     """
     links = link_table(snapshot, nucleus)
-    idx = links.lookup(sites)
+    from brokerage.grid import queue_arrays
+
+    if sites is queue_arrays(snapshot)["atlas_site"]:
+        # brokers pass the queues' site column: index it once per snapshot and nucleus
+        idx = snapshot.cached(f"network:queue_lookup:{nucleus}", lambda: links.lookup(sites))
+    else:
+        idx = links.lookup(np.asarray(sites, dtype=object))
     have = idx >= 0
     safe = np.where(have, idx, 0)
 

@@ -89,8 +89,9 @@ def apply_filters(
 
 def fmt(x: float, digits: int = 3) -> str:
     """Compact number for reason sentences (integers without decimals)."""
+    x = float(x)
     if x != x:  # NaN
         return "n/a"
-    if float(x).is_integer() and abs(x) < 1e15:
+    if abs(x) < 1e15 and x == int(x):
         return str(int(x))
     return f"{x:.{digits}g}"

@@ -213,14 +213,26 @@ def f_inactive(ctx: ProdContext) -> Verdict | None:
 def f_zeroshare(ctx: ProdContext) -> Verdict | None:
     """Zero share in the queue's fairsharepolicy for the task's processing type."""
     t = ctx.task
-    policies = ctx.qa["fairsharepolicy"]
-    reasons = np.array(
+    policies, inverse = _policy_index(ctx.snap)
+    verdicts = np.array(
         [zero_share(p, t.get("processingtype") or "", t.get("gshare") or "", ctx.priority) if p else None
          for p in policies],
         dtype=object,
     )  # fmt: skip
-    passed = np.array([r is None for r in reasons], dtype=bool)
+    reasons = verdicts[inverse]
+    passed = np.array([r is None for r in verdicts], dtype=bool)[inverse]
     return Verdict(passed, "-zeroshare", lambda idx: [str(r) for r in reasons[idx]])
+
+
+def _policy_index(snap: GridSnapshot) -> tuple[list[str], np.ndarray]:
+    """Distinct fairshare policies and each queue's index into them (few distinct policies, many queues)."""
+
+    def build() -> tuple[list[str], np.ndarray]:
+        uniq: dict[str, int] = {}
+        inv = [uniq.setdefault(str(p or ""), len(uniq)) for p in grid.queue_arrays(snap)["fairsharepolicy"]]
+        return list(uniq), np.asarray(inv, dtype=np.int64)
+
+    return snap.cached("fairshare_index", build)
 
 
 def f_io(ctx: ProdContext) -> Verdict | None:
@@ -394,35 +406,46 @@ def f_storage(ctx: ProdContext) -> Verdict | None:
     )
 
 
+def _endpoint_ok(snap: GridSnapshot) -> dict[str, np.ndarray]:
+    """Per queue: can its endpoints read/write over LAN/WAN (detailed status not OFF/TEST)? Built once."""
+
+    def build() -> dict[str, np.ndarray]:
+        qa, ep = grid.queue_arrays(snap), grid.endpoint_arrays(snap)
+
+        def any_on(status: np.ndarray) -> np.ndarray:
+            on = ~np.isin(status[qa.rel_endpoint], DOWN)
+            return np.bincount(qa.rel_queue, weights=on.astype(float), minlength=qa.n) > 0
+
+        has_input = np.bincount(qa.rel_queue, minlength=qa.n) > 0
+        out = qa.out_endpoint
+        safe = np.maximum(out, 0)
+        return {
+            "read_lan": any_on(ep["read_lan"]) | ~has_input,
+            "write_lan": (out < 0) | ~np.isin(ep["write_lan"][safe], DOWN),
+            "write_wan": any_on(ep["write_wan"]) | ~has_input,
+            "read_wan": (out < 0) | ~np.isin(ep["read_wan"][safe], DOWN),
+        }
+
+    return snap.cached("endpoint_ok", build)
+
+
 def f_blacklist(ctx: ProdContext) -> Verdict | None:
     """Skip queues whose storage endpoints are blacklisted (detailed status OFF or TEST) for the needed activity."""
-    qa, ep = ctx.qa, ctx.ep
-    n = ctx.n
-
-    def any_on(status: np.ndarray) -> np.ndarray:
-        on = ~np.isin(status[qa.rel_endpoint], DOWN)
-        res = np.zeros(n)
-        np.add.at(res, qa.rel_queue, on.astype(float))
-        return res > 0
-
-    has_input = np.bincount(qa.rel_queue, minlength=n) > 0
-    read_lan = any_on(ep["read_lan"]) | ~has_input
-    out = qa.out_endpoint
-    safe = np.maximum(out, 0)
-    write_lan = (out < 0) | ~np.isin(ep["write_lan"][safe], DOWN)
-    satellite = ~ctx.at_nucleus if ctx.nucleus else np.zeros(n, dtype=bool)
-    write_wan = ~satellite | any_on(ep["write_wan"]) | ~has_input
-    read_wan = ~satellite | (out < 0) | ~np.isin(ep["read_wan"][safe], DOWN)
-    codes = np.full(n, "", dtype=object)
-    texts = np.full(n, "", dtype=object)
-    for ok, code, text in (
+    ok = _endpoint_ok(ctx.snap)
+    satellite = ~ctx.at_nucleus if ctx.nucleus else np.zeros(ctx.n, dtype=bool)
+    read_lan, write_lan = ok["read_lan"], ok["write_lan"]
+    write_wan = ~satellite | ok["write_wan"]
+    read_wan = ~satellite | ok["read_wan"]
+    codes = np.full(ctx.n, "", dtype=object)
+    texts = np.full(ctx.n, "", dtype=object)
+    for good, code, text in (
         (read_wan, "-read_wan_blacklist", "output endpoints cannot send out files over WAN, read_wan is not ON"),
         (write_wan, "-write_wan_blacklist", "input endpoints cannot receive files over WAN, write_wan is not ON"),
         (write_lan, "-write_lan_blacklist", "output endpoints cannot write over LAN, write_lan is not ON"),
         (read_lan, "-read_lan_blacklist", "input endpoints cannot read over LAN, read_lan is not ON"),
     ):  # reverse order so the first failing condition's text wins
-        codes = np.where(ok, codes, code)
-        texts = np.where(ok, texts, text)
+        codes = np.where(good, codes, code)
+        texts = np.where(good, texts, text)
     return Verdict(read_lan & write_lan & write_wan & read_wan, codes, lambda idx: list(texts[idx]))
 
 
