@@ -85,3 +85,46 @@ def grid(
     snap = GridSnapshot(snap_tables, TAKEN_AT, "test")
     # round-trip through validation so fixtures obey the same rules as files
     return GridSnapshot.from_dict(snap.to_dict())
+
+
+def anal_queue(name: str, site: str, **kw: Any) -> dict[str, Any]:
+    """A healthy online analysis queue at SITE (mid-class, no VP); keyword arguments override columns."""
+    row = queue(name, site, type="analysis", site_class=0)
+    row.update(kw)
+    return row
+
+
+def anal_task(tid: int = 1, **kw: Any) -> dict[str, Any]:
+    """A plain single-core User Analysis task of user 'alice' without input; keyword arguments override columns."""
+    row = task(
+        tid,
+        prodsourcelabel="user",
+        gshare="User Analysis",
+        processingtype="panda-client",
+        username="alice",
+        taskpriority=1000,
+        currentpriority=1000,
+        task_class=1,
+        chunk_njobs=10,
+    )
+    row.update(kw)
+    return row
+
+
+def user_counts(
+    q: str, user: str = "alice", gshare: str = "User Analysis", workinggroup: str = "", cores: int = 1, **status: int
+) -> list[dict[str, Any]]:
+    """user_job_counts rows for USER at queue Q, e.g. user_counts('A', running=10, activated=3); ncores = njobs x CORES."""
+    return [
+        {"panda_queue": q, "gshare": gshare, "produsername": user, "workinggroup": workinggroup, "jobstatus": s,
+         "njobs": n, "ncores": n * cores}
+        for s, n in status.items()
+    ]  # fmt: skip
+
+
+def task_counts(tid: int, q: str, when: str = RECENT, **status: int) -> list[dict[str, Any]]:
+    """task_job_counts rows of task TID at queue Q ended at WHEN, e.g. task_counts(1, 'A', failed=3, finished=1)."""
+    return [
+        {"jeditaskid": tid, "panda_queue": q, "jobstatus": s, "modificationtime": when, "njobs": n}
+        for s, n in status.items()
+    ]

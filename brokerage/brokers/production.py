@@ -566,6 +566,41 @@ def f_t1weight(ctx: ProdContext) -> Verdict | None:
     return Verdict(ctx.at_nucleus, "-t1weight", f"negative t1Weight: only queues of nucleus={ctx.nucleus}")
 
 
+def f_full_chain(ctx: ProdContext) -> Verdict | None:
+    """Full-chain: a fullChain task on a bare nucleus uses only its queues; others avoid bareNucleus=only sites."""
+    if ctx.nucleus is None:
+        return None
+    site_mode, modes = _bare_modes(ctx.snap)
+    nucleus_mode = modes.get(ctx.nucleus, "")
+    if ctx.task.get("fullchain") and nucleus_mode in ("only", "allow"):
+        return Verdict(
+            ctx.at_nucleus,
+            "-full_chain",
+            f"full-chain task on bare nucleus={ctx.nucleus} (bareNucleus={nucleus_mode}): only the nucleus' queues",
+        )
+    only = site_mode == "only"
+    if not only.any():
+        return None
+    sites = ctx.qa["atlas_site"]
+    return Verdict(
+        ~only,
+        "-not_full_chain",
+        lambda idx: [f"site={sites[i]} is a bareNucleus=only nucleus reserved for full-chain tasks" for i in idx],
+    )
+
+
+def _bare_modes(snap: GridSnapshot) -> tuple[np.ndarray, dict[str, str]]:
+    """bareNucleus mode of every queue's site, and of every site ('' for none); built once per snapshot."""
+
+    def build() -> tuple[np.ndarray, dict[str, str]]:
+        s = snap.sites
+        modes = {str(n): str(b or "") for n, b in zip(s["site_name"], s["bare_nucleus"], strict=True)}
+        per_queue = np.array([modes.get(x, "") for x in grid.queue_arrays(snap)["atlas_site"]], dtype=object)
+        return per_queue, modes
+
+    return snap.cached("prod:bare_modes", build)
+
+
 def f_nopilot(ctx: ProdContext) -> Verdict | None:
     """Skip queues without pilots for the last 3 hours."""
     if ctx.preassigned:
@@ -626,6 +661,9 @@ def insert_filter(new: Filter, before: str) -> None:
     FILTERS.insert(names.index(before), new)
 
 
+insert_filter(Filter("full-chain check", f_full_chain), before="pilot check")
+
+
 # --- step 3: weight -----------------------------------------------------------------------------
 
 
@@ -661,9 +699,34 @@ def effective_running(
     return stack.max(axis=0), rules[which]
 
 
+def t1_weight(ctx: ProdContext) -> float:
+    """The task's t1Weight as the seed sets it (seed 003 "T1 weight").
+
+    t1Weight=0 or unset: WORLD_NUCLEUS_WEIGHT if ioIntensity >= T1_WEIGHT_IO_INTENSITY, else 1; t1Weight=-1 has
+    already kept only the nucleus' queues, so it weighs 1; then currentPriority >= T1_WEIGHT_HIGH_PRIO_MIN gives
+    max(t1Weight, T1_WEIGHT_HIGH_PRIO).
+    Usage: ``t1_weight(make_context(snap, grid.task_row(snap, 1), Config()))``
+    """
+    cfg = ctx.config
+    t1 = ctx.task.get("t1weight")
+    io = ctx.task.get("iointensity")
+    if not t1:
+        heavy = io is not None and float(io) >= float(cfg["T1_WEIGHT_IO_INTENSITY"])
+        weight = float(cfg["WORLD_NUCLEUS_WEIGHT"]) if heavy else 1.0
+    elif t1 < 0:
+        weight = 1.0
+    else:
+        weight = float(t1)
+    if ctx.priority >= int(cfg["T1_WEIGHT_HIGH_PRIO_MIN"]):
+        weight = max(weight, float(cfg["T1_WEIGHT_HIGH_PRIO"]))
+    return weight
+
+
 def t1_factor(ctx: ProdContext) -> np.ndarray:
     """Weight factor for queues of the task's nucleus from t1Weight (1 elsewhere)."""
-    return np.ones(ctx.n)
+    if ctx.nucleus is None:
+        return np.ones(ctx.n)
+    return np.where(ctx.at_nucleus, t1_weight(ctx), 1.0)
 
 
 def weights(ctx: ProdContext) -> WeightTerms:

@@ -1,0 +1,1 @@
+"""Dash dashboard over the brokerage core: nuclei, queues, network weights, Stabilizer and task states."""

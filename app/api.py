@@ -1,0 +1,102 @@
+"""Read-only JSON API on the Flask server: every view's data at /api/..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, abort, jsonify, request
+
+from app import data
+
+
+def register(server: Flask) -> None:
+    """Add the /api routes to SERVER."""
+    from app.viewmodels import network as nvm
+    from app.viewmodels import nuclei as nuvm
+    from app.viewmodels import overview as ovm
+    from app.viewmodels import queues as qvm
+    from app.viewmodels import stabilizer as svm
+    from app.viewmodels import tasks as tvm
+    from app.viewmodels.common import records
+
+    def meta() -> dict[str, Any]:
+        src = data.source()
+        return {
+            "snapshot": src.snap.key,
+            "taken_at": src.snap.taken_at.isoformat(),
+            "origin": src.origin,
+            "config": src.config.fingerprint(),
+        }
+
+    @server.get("/api/overview")
+    def api_overview() -> Any:
+        return jsonify({**meta(), "counts": ovm.counts(data.snapshot()), "skip_census": data.census()})
+
+    @server.get("/api/queues")
+    def api_queues() -> Any:
+        return jsonify({**meta(), "queues": qvm.queue_rows(data.snapshot())})
+
+    @server.get("/api/tasks/<int:task_id>/jobs")
+    def api_task_jobs(task_id: int) -> Any:
+        try:
+            return jsonify({**meta(), **data.job_decision(task_id).to_dict()})
+        except KeyError as exc:
+            abort(404, str(exc).strip("'\""))
+
+    @server.get("/api/tasks/<int:task_id>/nucleus")
+    def api_task_nucleus(task_id: int) -> Any:
+        if not data.has_nucleus_broker():
+            abort(501, "the task-to-nucleus broker (brokerage.brokers.nucleus) is not available yet")
+        try:
+            return jsonify({**meta(), **data.nucleus_decision(task_id).to_dict()})
+        except KeyError as exc:
+            abort(404, str(exc).strip("'\""))
+
+    @server.get("/api/nuclei")
+    def api_nuclei() -> Any:
+        return jsonify({**meta(), "nuclei": nuvm.nucleus_rows(data.snapshot(), data.config())})
+
+    @server.get("/api/network")
+    def api_network() -> Any:
+        metric = request.args.get("metric", "weight")
+        if metric not in nvm.METRICS:
+            abort(400, f"metric must be one of {', '.join(nvm.METRICS)}")
+        return jsonify({**meta(), **nvm.matrix(data.snapshot(), data.config(), metric)})
+
+    @server.get("/api/stabilizer")
+    def api_stabilizer() -> Any:
+        df = data.stabilizer_frame()
+        return jsonify({**meta(), "rows": svm.rows(df, request.args.get("user"), request.args.get("queue"))})
+
+    @server.get("/api/task-states")
+    def api_task_states() -> Any:
+        snap = data.snapshot()
+        window = request.args.get("window", "all")
+        if window not in tvm.WINDOWS:
+            abort(400, f"window must be one of {', '.join(tvm.WINDOWS)}")
+        tr = tvm.transitions(snap.task_status_log, snap.taken_at, window)
+        tis = tvm.time_in_state(tvm.durations(snap.task_status_log, snap.taken_at))
+        return jsonify(
+            {
+                **meta(),
+                "window": window,
+                "status_counts": tvm.status_counts(snap.tasks),
+                "transitions": records(tr),
+                "time_in_state": records(tis),
+            }
+        )
+
+    @server.get("/api/tasks/<int:task_id>/history")
+    def api_task_history(task_id: int) -> Any:
+        snap = data.snapshot()
+        return jsonify(
+            {**meta(), "task": task_id, "history": tvm.history(snap.task_status_log, snap.taken_at, task_id)}
+        )
+
+    for code in (400, 404, 501):
+
+        @server.errorhandler(code)
+        def api_error(exc: Any) -> Any:
+            if request.path.startswith("/api/"):
+                return jsonify({"error": getattr(exc, "description", str(exc))}), getattr(exc, "code", 500)
+            return exc

@@ -1,0 +1,56 @@
+"""Nuclei callbacks: the explained task-to-nucleus brokerage of the picked task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, callback, html
+
+from app import data, ids
+from app.callbacks.urlstate import url_sync
+from app.components.decision import headline, ranked_grid, skipped_grid
+from app.components.guard import guarded
+from app.components.layout import card, empty_state, figure
+from app.viewmodels import nuclei as vm
+from app.viewmodels import queues as qvm
+from brokerage.explain import Decision
+
+
+def nucleus_view(decision: Decision) -> html.Div:
+    """Headline, probabilities, funnel, ranked nuclei with factors and skipped nuclei with sentences."""
+    return html.Div(
+        [
+            headline(decision, "nuclei"),
+            dbc.Row(
+                [
+                    dbc.Col(figure(vm.probability_figure(decision)), md=6),
+                    dbc.Col(figure(qvm.funnel_figure(decision)), md=6),
+                ]
+            ),
+            dbc.Row([dbc.Col(figure(qvm.factor_figure(decision)), md=12)]),
+            card("Kept nuclei", ranked_grid(decision, "/network?nucleus=")),
+            card(
+                f"Skipped nuclei: {len(decision.skipped)}",
+                skipped_grid(decision, qvm.skipped_rows(decision), "/network?nucleus="),
+            ),
+        ]
+    )
+
+
+@callback(Output(ids.NUCLEI_DECISION, "children"), Input(ids.NUCLEI_TASK, "value"))
+@guarded("Task brokerage")
+def update_nucleus_decision(task: Any) -> Any:
+    """Run (memoised) task brokerage for the picked task."""
+    if not data.has_nucleus_broker():
+        return empty_state(
+            "Task brokerage not available",
+            "The nucleus broker (brokerage.brokers.nucleus) is not installed in this build.",
+        )
+    tid = qvm.parse_task(task)
+    if tid is None:
+        return empty_state("No task picked", "Choose a task above.")
+    return nucleus_view(data.nucleus_decision(tid))
+
+
+url_sync(ids.NUCLEI_URL_SINK, {"task": (ids.NUCLEI_TASK, "value")})

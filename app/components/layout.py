@@ -1,0 +1,135 @@
+"""Shared component trees: navbar, page header, inline errors, empty states, AG Grid and figure wrappers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash_ag_grid as dag
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+NAV = [
+    ("Overview", "/"),
+    ("Queues", "/queues"),
+    ("Nuclei", "/nuclei"),
+    ("Network", "/network"),
+    ("Stabilizer", "/stabilizer"),
+    ("Task states", "/tasks"),
+]
+
+
+def navbar(origin: str) -> dbc.Navbar:
+    """Top bar with the page links and where the data comes from."""
+    links = [dbc.NavItem(dbc.NavLink(label, href=href, active="exact")) for label, href in NAV]
+    return dbc.Navbar(
+        dbc.Container(
+            [
+                dbc.NavbarBrand("PanDA brokerage", href="/", className="fw-semibold"),
+                dbc.Nav(links, navbar=True, className="me-auto"),
+                html.Span(origin, className="navbar-text small text-light opacity-75", id="data-origin"),
+            ],
+            fluid=True,
+        ),
+        color="dark",
+        dark=True,
+        className="py-1 mb-2",
+    )
+
+
+def page_header(title: str, subtitle: str = "") -> html.Div:
+    """Page title with a one-line explanation."""
+    return html.Div(
+        [html.H4(title, className="mb-0"), html.Div(subtitle, className="text-muted small")], className="mb-2"
+    )
+
+
+def error_alert(where: str, exc: BaseException) -> dbc.Alert:
+    """An inline error naming what failed and the message, never a traceback."""
+    return dbc.Alert(
+        [html.Strong(f"{where} failed: "), html.Span(f"{type(exc).__name__}: {exc}")],
+        color="danger",
+        className="py-2 small",
+    )
+
+
+def empty_state(title: str, explanation: str) -> html.Div:
+    """A placeholder that says why there is nothing and what to do."""
+    return html.Div(
+        [html.Div(title, className="fw-semibold"), html.Div(explanation, className="small")], className="empty-state"
+    )
+
+
+def card(title: str, body: Any, footer: Any = None) -> dbc.Card:
+    """A dense card with a small header."""
+    parts = [dbc.CardHeader(title, className="py-1 small fw-semibold"), dbc.CardBody(body, className="p-2")]
+    if footer is not None:
+        parts.append(dbc.CardFooter(footer, className="py-1 small"))
+    return dbc.Card(parts, className="mb-2 shadow-sm")
+
+
+def kpi(label: str, value: Any, href: str | None = None) -> dbc.Col:
+    """A big number with a label; links into a page when HREF is given."""
+    inner = html.Div(
+        [html.Div(str(value), className="kpi-value"), html.Div(label, className="kpi-label")], className="kpi"
+    )
+    return dbc.Col(dcc.Link(inner, href=href) if href else inner, xs=6, md=2)
+
+
+def figure(fig: Any, id_: str | None = None, **kw: Any) -> dcc.Graph:
+    """A plotly figure without the mode bar clutter."""
+    extra = {"id": id_} if id_ else {}
+    return dcc.Graph(figure=fig, config={"displaylogo": False, "displayModeBar": False}, **extra, **kw)
+
+
+def grid(
+    rows: list[dict[str, Any]],
+    columns: list[dict[str, Any]] | None = None,
+    id_: str | None = None,
+    height: int = 360,
+    page_size: int = 50,
+    export_name: str | None = None,
+    row_id: str | None = None,
+    fit: bool = True,
+) -> dag.AgGrid:
+    """An AG Grid with sorting, filtering, resizing and pagination; columns inferred from the rows if not given."""
+    if columns is None:
+        columns = [{"field": k} for k in (rows[0].keys() if rows else [])]
+    kw: dict[str, Any] = {}
+    if id_:
+        kw["id"] = id_
+    if row_id:
+        kw["getRowId"] = f"params.data.{row_id}"
+    options: dict[str, Any] = {
+        "pagination": len(rows) > page_size,
+        "paginationPageSize": page_size,
+        "animateRows": False,
+    }
+    if not rows:
+        options["overlayNoRowsTemplate"] = "nothing to show"
+    return dag.AgGrid(
+        rowData=rows,
+        columnDefs=columns,
+        defaultColDef={"sortable": True, "filter": True, "resizable": True, "floatingFilter": True, "minWidth": 80},
+        dashGridOptions=options,
+        csvExportParams={"fileName": export_name or "table.csv"},
+        columnSize="responsiveSizeToFit" if fit else "autoSize",
+        className="ag-theme-alpine compact-grid",
+        style={"height": f"{height}px", "width": "100%"},
+        **kw,
+    )
+
+
+def link_col(field: str, prefix: str, header: str | None = None, **kw: Any) -> dict[str, Any]:
+    """A column whose cells link to PREFIX + value (a detail page)."""
+    return {
+        "field": field,
+        "headerName": header or field,
+        "cellRenderer": "Link",
+        "cellRendererParams": {"prefix": prefix},
+        **kw,
+    }
+
+
+def loading(child: Any, id_: str | None = None) -> dcc.Loading:
+    """A spinner over slow parts."""
+    return dcc.Loading(child, type="dot", delay_show=200, **({"id": id_} if id_ else {}))

@@ -1,0 +1,188 @@
+"""Composition root: where the grid comes from, the effective config, and memoised brokerage calls."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from flask_caching import Cache
+
+from brokerage.brokers.registry import run_job_brokerage
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot, empty_snapshot
+
+log = logging.getLogger(__name__)
+
+cache = Cache()
+SNAPSHOT_TTL_S = float(os.environ.get("SNAPSHOT_TTL", "60"))  # how often a database source is re-read
+
+
+@dataclass
+class Source:
+    """The loaded grid: snapshot, config, a human label of where it came from, and any load problem."""
+
+    snap: GridSnapshot
+    config: Config
+    origin: str
+    problem: str = ""
+    loaded_at: float = 0.0
+
+
+_lock = threading.Lock()
+_current: Source | None = None
+
+
+def cache_config() -> dict[str, Any]:
+    """flask-caching settings from env: CACHE_TYPE (SimpleCache), CACHE_DIR, CACHE_REDIS_URL."""
+    kind = os.environ.get("CACHE_TYPE", "SimpleCache")
+    cfg: dict[str, Any] = {"CACHE_TYPE": kind, "CACHE_DEFAULT_TIMEOUT": int(os.environ.get("CACHE_TIMEOUT", "600"))}
+    if kind == "FileSystemCache":
+        cfg["CACHE_DIR"] = os.environ.get("CACHE_DIR", "data/cache")
+        cfg["CACHE_THRESHOLD"] = 5000
+    elif kind == "RedisCache":
+        cfg["CACHE_REDIS_URL"] = os.environ.get("CACHE_REDIS_URL", "redis://127.0.0.1:6379/0")
+    return cfg
+
+
+def _load() -> Source:
+    """Pick the source: DATABASE_URL, else BROKERAGE_SNAPSHOT (JSON file), else a generated demo grid."""
+    url = os.environ.get("DATABASE_URL")
+    path = os.environ.get("BROKERAGE_SNAPSHOT")
+    if url:
+        from brokerage.store.config_store import load_config
+
+        from brokerage.store import repository
+
+        engine = repository.make_engine(url)
+        if repository.is_empty(engine):
+            return Source(empty_snapshot(), Config(), "database", f"the database at {_safe_url(url)} holds no grid yet")
+        return Source(repository.load_snapshot(engine), load_config(engine), f"database {_safe_url(url)}")
+    if path:
+        return Source(GridSnapshot.from_json(path), Config(), f"snapshot file {os.path.basename(path)}")
+    try:
+        from brokerage.synth import demo_snapshot
+    except ImportError:
+        return Source(
+            empty_snapshot(), Config(), "empty grid", "no DATABASE_URL, no BROKERAGE_SNAPSHOT, no demo generator"
+        )
+    kw = {k: int(os.environ[e]) for k, e in (("queues", "DEMO_QUEUES"), ("tasks", "DEMO_TASKS")) if e in os.environ}
+    return Source(demo_snapshot(seed=int(os.environ.get("DEMO_SEED", "0")), **kw), Config(), "demo grid")
+
+
+def _safe_url(url: str) -> str:
+    """The URL without its password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://…@{rest.split('@', 1)[1]}"
+    return url
+
+
+def source() -> Source:
+    """The current grid, loaded once (database sources are re-read after SNAPSHOT_TTL seconds)."""
+    global _current
+    with _lock:
+        stale = (
+            _current is not None
+            and os.environ.get("DATABASE_URL")
+            and time.time() - _current.loaded_at > SNAPSHOT_TTL_S
+        )
+        if _current is None or stale:
+            try:
+                src = _load()
+            except Exception as exc:  # a broken source must show as a message, not take the app down
+                log.exception("cannot load the grid")
+                src = Source(empty_snapshot(), Config(), "no grid", f"{type(exc).__name__}: {exc}")
+            src.loaded_at = time.time()
+            _current = src
+        return _current
+
+
+def reset(new: Source | None = None) -> None:
+    """Forget the loaded grid (tests and reloads); optionally install NEW as the current source."""
+    global _current
+    with _lock:
+        _current = new
+        if new is not None:
+            new.loaded_at = time.time()
+    with contextlib.suppress(Exception):  # the cache is not initialised outside the app
+        cache.clear()
+
+
+def snapshot() -> GridSnapshot:
+    """The current snapshot."""
+    return source().snap
+
+
+def config() -> Config:
+    """The effective gdpconfig."""
+    return source().config
+
+
+def keys() -> tuple[str, str]:
+    """The small cache key of the current data: (snapshot key, config fingerprint)."""
+    src = source()
+    return src.snap.key, src.config.fingerprint()
+
+
+# Memoised calls take only small string/int keys; the snapshot itself is looked up inside, never hashed.
+@cache.memoize()
+def _job_decision(snap_key: str, task_id: int, cfg_fp: str) -> Decision:
+    return run_job_brokerage(snapshot(), task_id, config())
+
+
+def job_decision(task_id: int) -> Decision:
+    """Job brokerage of TASK_ID on the current grid and config (memoised)."""
+    snap_key, fp = keys()
+    return _job_decision(snap_key, int(task_id), fp)
+
+
+@cache.memoize()
+def _nucleus_decision(snap_key: str, task_id: int, cfg_fp: str) -> Decision:
+    from brokerage.brokers.nucleus import broker
+
+    return broker(snapshot(), task_id, config(), seed=0)
+
+
+def nucleus_decision(task_id: int) -> Decision:
+    """Task (nucleus) brokerage of TASK_ID (memoised)."""
+    snap_key, fp = keys()
+    return _nucleus_decision(snap_key, int(task_id), fp)
+
+
+def has_nucleus_broker() -> bool:
+    """Whether the task-to-nucleus broker module exists."""
+    try:
+        import brokerage.brokers.nucleus  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@cache.memoize()
+def _census(snap_key: str, cfg_fp: str, limit: int) -> dict[str, Any]:
+    from app.viewmodels.overview import skip_census, waiting_tasks
+
+    snap = snapshot()
+    ids = waiting_tasks(snap, limit)
+    total = len(waiting_tasks(snap, len(snap.tasks)))
+    return skip_census(ids, lambda t: run_job_brokerage(snap, t, config()), total=total)
+
+
+def census(limit: int = int(os.environ.get("OVERVIEW_TASK_SAMPLE", "300"))) -> dict[str, Any]:
+    """Skip criteria counted over up to LIMIT waiting tasks (memoised per snapshot and config)."""
+    snap_key, fp = keys()
+    return _census(snap_key, fp, limit)
+
+
+def stabilizer_frame() -> Any:
+    """The Analysis Stabilizer for every (PQ, user, share), computed once per snapshot and config."""
+    from brokerage.brokers.stabilizer import stabilizer_grid
+
+    _, fp = keys()
+    return snapshot().cached(f"app:stabilizer:{fp}", lambda: stabilizer_grid(snapshot(), config()))

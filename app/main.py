@@ -1,0 +1,62 @@
+"""Builds THE one Dash app of the process at import and exposes ``server`` for gunicorn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Dash, dcc, html
+
+from app import data
+from app.components.layout import navbar
+
+ROOT = Path(__file__).resolve().parent.parent
+
+app = Dash(
+    "app",
+    use_pages=True,
+    pages_folder=str(Path(__file__).parent / "pages"),
+    assets_folder=str(ROOT / "assets"),
+    suppress_callback_exceptions=False,
+    title="PanDA brokerage",
+    update_title=None,
+)
+server = app.server
+data.cache.init_app(server, config=data.cache_config())
+
+
+def serve_layout() -> html.Div:
+    """The shell: navbar, a load problem if any, and the page container."""
+    src = data.source()
+    problem = (
+        dbc.Alert(
+            f"The grid could not be loaded: {src.problem}. Pages show empty states.",
+            color="warning",
+            className="py-2 small",
+        )
+        if src.problem
+        else None
+    )
+    return html.Div(
+        [
+            dcc.Location(id="url", refresh="callback-nav"),
+            navbar(
+                f"{src.origin} · {len(src.snap.queues)} queues · {len(src.snap.tasks)} tasks · taken {src.snap.taken_at:%Y-%m-%d %H:%M}Z"
+            ),
+            dbc.Container([problem, dash.page_container], fluid=True, className="page"),
+        ]
+    )
+
+
+app.layout = serve_layout
+
+from app import callbacks as _callbacks  # noqa: E402,F401  registers every callback on this one app
+from app.api import register as _register_api  # noqa: E402
+
+_register_api(server)
+
+
+def serve(host: str, port: int, debug: bool = False) -> None:
+    """Run the development server (``brokerage serve`` calls this)."""
+    app.run(host=host, port=port, debug=debug)

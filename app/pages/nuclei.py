@@ -1,0 +1,46 @@
+"""Nuclei page: every nucleus with storage, work and backlog, and a task's nucleus brokerage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from app import data, ids
+from app.components.guard import guarded
+from app.components.layout import card, figure, grid, loading, page_header
+from app.viewmodels import nuclei as vm
+from app.viewmodels import queues as qvm
+
+dash.register_page(__name__, path="/nuclei", title="Nuclei · PanDA brokerage", name="Nuclei")
+
+
+@guarded("Nuclei page")
+def layout(task: str | None = None, **_: Any) -> html.Div:
+    """Nucleus table and storage chart; task picker for task brokerage (?task= preselects)."""
+    snap = data.snapshot()
+    cfg = data.config()
+    rows = vm.nucleus_rows(snap, cfg)
+    cols = [{"field": k} for k in (rows[0] if rows else [])]
+    for c in cols:
+        if c["field"] in ("below_threshold", "backlogged"):
+            c["cellStyle"] = {
+                "styleConditions": [
+                    {"condition": "params.value === true", "style": {"color": "#dc2626", "fontWeight": "600"}}
+                ]
+            }
+    picked = qvm.parse_task(task) or qvm.default_task(snap)
+    return html.Div(
+        [
+            page_header("Nuclei", f"Nuclei collect task output. Storage below DISK_THRESHOLD ({cfg['DISK_THRESHOLD']} TB) or more than NQUEUED_NUC_CAP ({cfg['NQUEUED_NUC_CAP']}) files queued in is flagged red."),
+            dbc.Row([dbc.Col(card("Storage", figure(vm.storage_figure(rows, float(cfg["DISK_THRESHOLD"])))), md=5),
+                     dbc.Col(card(f"Nuclei ({len(rows)})", grid(rows, cols, height=320, export_name="nuclei.csv")), md=7)], className="g-2"),
+            card("Task brokerage of a task (which nucleus gets its output)",
+                 [html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.task_options(snap), value=picked, clearable=False)],
+                                     style={"minWidth": "520px"})], className="controls"),
+                  loading(html.Div(id=ids.NUCLEI_DECISION))]),
+            dcc.Store(id=ids.NUCLEI_URL_SINK),
+        ]
+    )  # fmt: skip

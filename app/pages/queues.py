@@ -1,0 +1,62 @@
+"""Queues page: every queue, and the explained job brokerage of a picked task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from app import data, ids
+from app.components.guard import guarded
+from app.components.layout import card, grid, loading, page_header
+from app.viewmodels import queues as vm
+
+dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", name="Queues")
+
+
+@guarded("Queues page")
+def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> html.Div:
+    """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
+    snap = data.snapshot()
+    rows = vm.queue_rows(snap)
+    picked = vm.parse_task(task) or vm.default_task(snap)
+    table = card(
+        f"All queues ({len(rows)})",
+        grid(
+            rows,
+            vm.queue_column_defs(),
+            id_=ids.QUEUES_GRID,
+            height=380,
+            export_name="queues.csv",
+            row_id="panda_queue",
+        ),
+        footer=dbc.Button("Export CSV", id=ids.QUEUES_EXPORT, size="sm", color="secondary", outline=True),
+    )
+    controls = html.Div(
+        [
+            html.Div(
+                [html.Label("task", htmlFor=ids.QUEUES_TASK),
+                 dcc.Dropdown(id=ids.QUEUES_TASK, options=vm.task_options(snap), value=picked, clearable=False,
+                              placeholder="type a task id or name")],
+                style={"minWidth": "520px"},
+            ),
+            html.Div(
+                [html.Label("skip criteria", htmlFor=ids.QUEUES_CRITERIA),
+                 dcc.Dropdown(id=ids.QUEUES_CRITERIA, multi=True, value=vm.split_list(criteria), placeholder="all criteria")],
+                style={"minWidth": "320px"},
+            ),
+        ],
+        className="controls",
+    )  # fmt: skip
+    return html.Div(
+        [
+            page_header(
+                "Queues", "Every PanDA queue with its job counts; pick a task to see where its jobs would go and why."
+            ),
+            table,
+            card("Job brokerage of a task", [controls, loading(html.Div(id=ids.QUEUES_DECISION))]),
+            dcc.Store(id=ids.QUEUES_URL_SINK),
+        ]
+    )

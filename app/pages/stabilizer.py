@@ -1,0 +1,36 @@
+"""Analysis Stabilizer page: queue lengths against their caps, per queue and per user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+from dash import dcc, html
+
+from app import data, ids
+from app.components.guard import guarded
+from app.components.layout import loading, page_header
+from app.viewmodels import stabilizer as vm
+
+dash.register_page(__name__, path="/stabilizer", title="Stabilizer · PanDA brokerage", name="Stabilizer")
+
+
+@guarded("Stabilizer page")
+def layout(user: str | None = None, queue: str | None = None, **_: Any) -> html.Div:
+    """User and queue pickers over the Stabilizer table; ?user=&queue= preselect."""
+    df = data.stabilizer_frame()
+    users = vm.users(df)
+    queues = sorted(df["panda_queue"].unique()) if len(df) else []
+    picked = user if user in users else (users[0] if users else None)
+    return html.Div(
+        [
+            page_header("Analysis Stabilizer", "A user is throttled at a PQ when their queued jobs nQ(PQ,user) exceed max_q_len; the PQ must first have nQ ≥ nQ_max-style limits."),
+            html.Div(
+                [html.Div([html.Label("user"), dcc.Dropdown(id=ids.STAB_USER, options=users, value=picked, placeholder="all users")]),
+                 html.Div([html.Label("queue"), dcc.Dropdown(id=ids.STAB_QUEUE, options=queues, value=queue if queue in queues else None, placeholder="all queues")])],
+                className="controls",
+            ),
+            loading(html.Div(id=ids.STAB_CONTENT)),
+            dcc.Store(id=ids.STAB_URL_SINK),
+        ]
+    )  # fmt: skip

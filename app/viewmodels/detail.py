@@ -1,0 +1,34 @@
+"""Task and queue detail pages: attributes, history, job counts and stabilizer rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.viewmodels.common import plain, records
+from brokerage.snapshot import GridSnapshot
+
+
+def task_attributes(snap: GridSnapshot, task_id: int) -> list[tuple[str, Any]]:
+    """(field, value) pairs of one task; KeyError when unknown."""
+    t = snap.tasks[snap.tasks["jeditaskid"] == task_id]
+    if t.empty:
+        raise KeyError(f"unknown task {task_id}")
+    return [(k, plain(v)) for k, v in t.iloc[0].items() if plain(v) not in (None, "", [])]
+
+
+def queue_attributes(snap: GridSnapshot, name: str) -> list[tuple[str, Any]]:
+    """(field, value) pairs of one queue; KeyError when unknown."""
+    q = snap.queues[snap.queues["panda_queue"] == name]
+    if q.empty:
+        raise KeyError(f"unknown queue {name!r}")
+    return [(k, plain(v)) for k, v in q.iloc[0].items() if plain(v) not in (None, "", [])]
+
+
+def queue_job_counts(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
+    """Jobs at the queue per global share and status."""
+    jc = snap.job_counts
+    d = jc[jc["panda_queue"] == name]
+    if d.empty:
+        return []
+    piv = d.pivot_table(index="gshare", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0).reset_index()
+    return records(piv)

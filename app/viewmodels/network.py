@@ -1,0 +1,126 @@
+"""Network page: site x nucleus matrices of weight, queued files, throughput or closeness, and one link's numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.viewmodels.common import empty_figure, num, plain, style
+from brokerage.gdpconfig import Config
+from brokerage.network import link_table, network_weights
+from brokerage.snapshot import GridSnapshot
+
+METRICS = {
+    "weight": "network weight",
+    "queued": "files queued (Production Output_queued)",
+    "throughput": "throughput, MB/s (dashb_mbps)",
+    "closeness": "closeness (AGIS_closeness)",
+}
+
+
+def metric_or_default(metric: Any) -> str:
+    """A known metric name (weight when unknown)."""
+    return metric if metric in METRICS else "weight"
+
+
+def nuclei(snap: GridSnapshot) -> list[str]:
+    """Nucleus site names."""
+    s = snap.sites
+    return sorted(s.loc[s["role"] == "nucleus", "site_name"]) if len(s) else []
+
+
+def matrix(snap: GridSnapshot, config: Config, metric: str) -> dict[str, Any]:
+    """Rows = source sites, columns = nuclei: METRIC values (None when missing) plus blocked and missing masks."""
+    metric = metric_or_default(metric)
+    nuc = nuclei(snap)
+    sites = np.array(sorted(snap.sites["site_name"]) if len(snap.sites) else [], dtype=object)
+    z = np.full((len(sites), len(nuc)), np.nan)
+    blocked = np.zeros(z.shape, dtype=bool)
+    missing = np.zeros(z.shape, dtype=bool)
+    for j, n in enumerate(nuc):
+        nw = network_weights(snap, sites, n, config)
+        links = link_table(snap, n)
+        has_link = links.lookup(sites) >= 0
+        col = {
+            "weight": nw.weight,
+            "queued": np.where(has_link, nw.nqueued, np.nan),
+            "throughput": nw.mbps,
+            "closeness": nw.closeness,
+        }[metric]
+        z[:, j] = col
+        blocked[:, j] = nw.blocked
+        same = sites == n
+        missing[:, j] = (~has_link | np.isnan(col)) & ~same
+    return {"metric": metric, "sites": [str(s) for s in sites], "nuclei": nuc, "z": [[plain(v) for v in r] for r in z],
+            "blocked": blocked.tolist(), "missing": missing.tolist()}  # fmt: skip
+
+
+def heatmap(m: dict[str, Any]) -> go.Figure:
+    """Heatmap with blocked links marked by a red ✕ and missing metrics left grey with a dot."""
+    if not m["sites"] or not m["nuclei"]:
+        return empty_figure("no sites or no nuclei in the grid")
+    z = np.array([[np.nan if v is None else v for v in r] for r in m["z"]], dtype=float)
+    scale = "Blues" if m["metric"] != "queued" else "Oranges"
+    if m["metric"] == "closeness":
+        scale = "Blues_r"
+    fig = go.Figure(
+        go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=False, xgap=1, ygap=1,
+                   colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12},
+                   hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
+    )  # fmt: skip
+    bx, by, mx, my = [], [], [], []
+    for i, site in enumerate(m["sites"]):
+        for j, nuc in enumerate(m["nuclei"]):
+            if m["blocked"][i][j]:
+                bx.append(nuc)
+                by.append(site)
+            elif m["missing"][i][j]:
+                mx.append(nuc)
+                my.append(site)
+    if bx:
+        fig.add_trace(go.Scatter(x=bx, y=by, mode="markers", name="blocked link (closeness -1)",
+                                 marker={"symbol": "x-thin", "size": 10, "color": "#dc2626", "line": {"width": 2, "color": "#dc2626"}},
+                                 hovertemplate="%{y} → %{x}: BLOCKED<extra></extra>"))  # fmt: skip
+    if mx:
+        fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", name="metric missing",
+                                 marker={"symbol": "circle-open", "size": 6, "color": "#6b7280"},
+                                 hovertemplate="%{y} → %{x}: no " + m["metric"] + " data<extra></extra>"))  # fmt: skip
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_xaxes(type="category", side="top")
+    return style(
+        fig,
+        max(320, 18 * len(m["sites"]) + 140),
+        plot_bgcolor="#e5e7eb",
+        legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
+    )
+
+
+def link_detail(snap: GridSnapshot, config: Config, site: str, nucleus: str) -> dict[str, Any]:
+    """Every number of one link and the rule that gave its throughput weight."""
+    nw = network_weights(snap, np.array([site], dtype=object), nucleus, config)
+    links = link_table(snap, nucleus)
+    i = int(links.lookup(np.array([site], dtype=object))[0])
+    return {
+        "src": site,
+        "nucleus": nucleus,
+        "weight": plain(nw.weight[0]),
+        "queued_weight": plain(nw.queued_weight[0]),
+        "throughput_weight": plain(nw.throughput_weight[0]),
+        "rule": str(nw.rule[0]),
+        "blocked": bool(nw.blocked[0]),
+        "closeness": plain(nw.closeness[0]),
+        "nqueued": plain(nw.nqueued[0]),
+        "mbps": plain(nw.mbps[0]),
+        "mbps_source": str(links.mbps_source[i]) if i >= 0 else "",
+        "has_link_data": i >= 0,
+        "NW_QUEUE_IMPORTANCE": config["NW_QUEUE_IMPORTANCE"],
+        "NQUEUED_SAT_CAP": config["NQUEUED_SAT_CAP"],
+        "MAX_CLOSENESS": config["MAX_CLOSENESS"],
+    }
+
+
+def detail_rows(d: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) pairs for the link panel."""
+    return [(k, num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)) for k, v in d.items()]

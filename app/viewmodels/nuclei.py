@@ -1,0 +1,108 @@
+"""Nuclei page: storage, remaining work and transfer backlog per nucleus, and the task-brokerage view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from app.viewmodels.common import PALETTE, empty_figure, style
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.network import link_table
+from brokerage.snapshot import GridSnapshot
+
+FINAL_TASK_STATUSES = ("done", "finished", "failed", "broken", "aborted", "aborting", "finishing", "paused", "toabort")
+GB_PER_TB = 1000.0
+
+
+def nucleus_rows(snap: GridSnapshot, config: Config) -> list[dict[str, Any]]:
+    """One row per nucleus: state, bare-nucleus mode, disk storage in TB, active tasks and files queued in."""
+    s = snap.sites
+    if s.empty:
+        return []
+    ep = snap.ddm_endpoints
+    disk = ep[~ep["is_tape"].astype(bool)] if len(ep) else ep
+    t = snap.tasks
+    active = t[~t["status"].isin(FINAL_TASK_STATUSES)] if len(t) else t
+    threshold = float(config["DISK_THRESHOLD"])
+    cap = float(config["NQUEUED_NUC_CAP"])
+    rows = []
+    for r in s[s["role"] == "nucleus"].sort_values("site_name").to_dict("records"):
+        name = r["site_name"]
+        mine = disk[disk["site_name"] == name] if len(disk) else disk
+        total = float(mine["space_total"].sum()) / GB_PER_TB if len(mine) else 0.0
+        free = float(mine["space_free"].sum()) / GB_PER_TB if len(mine) else 0.0
+        expired = float(mine["space_expired"].sum()) / GB_PER_TB if len(mine) else 0.0
+        queued = link_table(snap, name).total_queued
+        rows.append(
+            {
+                "nucleus": name,
+                "state": r.get("state", ""),
+                "cloud": r.get("cloud", ""),
+                "bare_nucleus": r.get("bare_nucleus") or "no",
+                "endpoints": len(mine),
+                "total_TB": round(total, 1),
+                "free_TB": round(free, 1),
+                "expired_TB": round(expired, 1),
+                "usable_TB": round(free + expired, 1),
+                "below_threshold": (free + expired) < threshold,
+                "active_tasks": int((active["nucleus"] == name).sum()) if len(active) else 0,
+                "files_queued_in": round(queued, 0),
+                "backlogged": queued > cap,
+            }
+        )
+    return rows
+
+
+def storage_figure(rows: list[dict[str, Any]], threshold_tb: float) -> go.Figure:
+    """Free + expired space per nucleus against total, with the DISK_THRESHOLD line."""
+    if not rows:
+        return empty_figure("no nucleus in the grid")
+    names = [r["nucleus"] for r in rows]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=names, y=[r["free_TB"] for r in rows], name="free", marker_color=PALETTE[1]))
+    fig.add_trace(
+        go.Bar(x=names, y=[r["expired_TB"] for r in rows], name="expired (reclaimable)", marker_color=PALETTE[2])
+    )
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=[max(r["total_TB"] - r["free_TB"] - r["expired_TB"], 0) for r in rows],
+            name="used",
+            marker_color="#cbd5e1",
+        )
+    )
+    fig.add_hline(
+        y=threshold_tb,
+        line_dash="dash",
+        line_color=PALETTE[3],
+        annotation_text=f"DISK_THRESHOLD {threshold_tb:g} TB",
+        annotation_position="top left",
+    )
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(title_text="TB")
+    return style(fig, 320, title={"text": "Disk storage per nucleus", "x": 0, "font": {"size": 13}})
+
+
+def probability_figure(decision: Decision) -> go.Figure:
+    """Weight and selection probability of each kept nucleus (the nucleus is drawn at random by weight)."""
+    c = decision.candidates
+    if not c:
+        return empty_figure("no nucleus survived the filters")
+    names = [x.name for x in c]
+    probs = [float(x.details.get("probability", 0.0) or 0.0) for x in c]
+    if not any(probs):
+        total = sum(x.weight for x in c) or 1.0
+        probs = [x.weight / total for x in c]
+    fig = go.Figure(go.Bar(x=names, y=probs, marker_color=PALETTE[0], text=[f"{p:.0%}" for p in probs], textposition="auto",
+                           customdata=[x.weight for x in c], hovertemplate="%{x}: p=%{y:.1%}, weight=%{customdata:.4g}<extra></extra>"))  # fmt: skip
+    chosen = decision.extra.get("nucleus") or decision.extra.get("chosen")
+    if chosen in names:
+        fig.add_annotation(x=chosen, y=probs[names.index(chosen)], text="drawn", showarrow=True, arrowhead=2)
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(tickformat=".0%")
+    return style(
+        fig, 300, title={"text": "Selection probability (weight / sum of weights)", "x": 0, "font": {"size": 13}}
+    )

@@ -1,0 +1,119 @@
+"""Overview page: grid composition counts and the most common skip criteria across waiting tasks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import plotly.graph_objects as go
+
+from app.viewmodels.common import PALETTE, bar, empty_figure, style
+from app.viewmodels.queues import WAITING_TASK_STATUSES
+from brokerage.explain import Decision
+from brokerage.snapshot import GridSnapshot
+
+
+def counts(snap: GridSnapshot) -> dict[str, Any]:
+    """Headline numbers and breakdowns of the grid."""
+    q, s, t, j = snap.queues, snap.sites, snap.tasks, snap.job_counts
+    by_status_type = q.groupby(["status", "type"]).size().unstack(fill_value=0) if len(q) else None
+    return {
+        "queues": len(q),
+        "online": int((q["status"] == "online").sum()) if len(q) else 0,
+        "sites": len(s),
+        "nuclei": int((s["role"] == "nucleus").sum()) if len(s) else 0,
+        "tasks": len(t),
+        "waiting": int(t["status"].isin(WAITING_TASK_STATUSES).sum()) if len(t) else 0,
+        "jobs": int(j["njobs"].sum()) if len(j) else 0,
+        "queues_by_status_type": {}
+        if by_status_type is None
+        else {c: by_status_type[c].to_dict() for c in by_status_type.columns},
+        "tasks_by_status": t["status"].value_counts().to_dict() if len(t) else {},
+        "jobs_by_state": j.groupby("jobstatus")["njobs"].sum().sort_values(ascending=False).to_dict() if len(j) else {},
+    }
+
+
+def queue_status_figure(c: dict[str, Any]) -> go.Figure:
+    """Queues by status, stacked by type."""
+    data = c["queues_by_status_type"]
+    if not data:
+        return empty_figure("no queues in the grid")
+    fig = go.Figure()
+    for i, (qtype, per_status) in enumerate(sorted(data.items())):
+        fig.add_trace(go.Bar(x=list(per_status.values()), y=list(per_status.keys()), orientation="h", name=qtype,
+                             marker_color=PALETTE[i % len(PALETTE)]))  # fmt: skip
+    fig.update_layout(barmode="stack")
+    return style(fig, 260, title={"text": "Queues by status and type", "x": 0, "font": {"size": 13}})
+
+
+def waiting_tasks(snap: GridSnapshot, limit: int) -> list[int]:
+    """Ids of tasks job brokerage acts on (ready, pending, assigning, …), highest priority first, at most LIMIT."""
+    t = snap.tasks
+    if t.empty:
+        return []
+    w = t[t["status"].isin(WAITING_TASK_STATUSES)].sort_values(
+        ["currentpriority", "jeditaskid"], ascending=[False, True]
+    )
+    return [int(x) for x in w["jeditaskid"].head(limit)]
+
+
+def skip_census(
+    task_ids: Iterable[int], decide: Callable[[int], Decision], budget_s: float = 1.5, total: int | None = None
+) -> dict[str, Any]:
+    """Run DECIDE over tasks until BUDGET_S is spent; count skips per criteria code and tasks left without candidates."""
+    start = time.perf_counter()
+    ids = list(task_ids)
+    per_code: dict[str, int] = {}
+    tasks_hit: dict[str, int] = {}
+    analysed = pending = failed = 0
+    for tid in ids:
+        if time.perf_counter() - start > budget_s:
+            break
+        try:
+            d = decide(tid)
+        except Exception:  # one bad task must not hide the census of the others
+            failed += 1
+            continue
+        analysed += 1
+        pending += d.status != "ok"
+        for code, n in d.criteria_counts().items():
+            per_code[code] = per_code.get(code, 0) + n
+            tasks_hit[code] = tasks_hit.get(code, 0) + 1
+    ranked = sorted(per_code, key=lambda k: (-per_code[k], k))
+    return {
+        "analysed": analysed,
+        "candidates": len(ids) if total is None else total,
+        "failed": failed,
+        "pending": pending,
+        "elapsed_s": round(time.perf_counter() - start, 3),
+        "criteria": [{"criteria": k, "skips": per_code[k], "tasks": tasks_hit[k]} for k in ranked],
+    }
+
+
+def census_figure(census: dict[str, Any], top: int = 12) -> go.Figure:
+    """Most common skip criteria across the analysed waiting tasks."""
+    rows = census["criteria"][:top]
+    if not rows:
+        return empty_figure("no waiting task was analysed" if not census["analysed"] else "no queue was skipped")
+    fig = bar(
+        [r["criteria"] for r in rows],
+        [r["skips"] for r in rows],
+        "Queues skipped per criteria (all analysed tasks)",
+        300,
+        PALETTE[3],
+    )
+    fig.update_traces(
+        customdata=[r["tasks"] for r in rows], hovertemplate="%{y}: %{x} skips in %{customdata} tasks<extra></extra>"
+    )
+    return fig
+
+
+def census_sentence(census: dict[str, Any]) -> str:
+    """How many tasks the census covers and how long it took."""
+    return (
+        f"{census['analysed']} of {census['candidates']} waiting tasks analysed in {census['elapsed_s']:.2f} s; "
+        f"{census['pending']} would stay pending (no queue left)"
+        + (f"; {census['failed']} could not be brokered" if census["failed"] else "")
+        + "."
+    )

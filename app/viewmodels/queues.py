@@ -1,0 +1,211 @@
+"""Queues page: queue table rows, task picker options and the explained job brokerage of one task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.viewmodels.common import PALETTE, empty_figure, num, plain, records, style
+from brokerage.explain import Decision
+from brokerage.snapshot import GridSnapshot
+
+QUEUE_COLUMNS = [
+    "panda_queue", "atlas_site", "cloud", "type", "status", "corecount", "maxrss", "maxtime", "maxwdir",
+    "capability", "jobseed", "npilot", "trr",
+]  # fmt: skip
+COUNT_COLUMNS = ["running", "activated", "assigned", "defined", "starting", "transferring", "holding"]
+WAITING_TASK_STATUSES = ("ready", "pending", "assigning", "scouting", "defined", "registered")
+
+
+def queue_rows(snap: GridSnapshot) -> list[dict[str, Any]]:
+    """One row per queue: CRIC attributes, the site's role, and job counts per status over all shares."""
+    q = snap.queues
+    if q.empty:
+        return []
+    df = q[[c for c in QUEUE_COLUMNS if c in q.columns]].copy()
+    roles = dict(zip(snap.sites["site_name"], snap.sites["role"], strict=False))
+    df.insert(3, "site_role", df["atlas_site"].map(roles).fillna(""))
+    jc = snap.job_counts
+    if not jc.empty:
+        piv = jc.pivot_table(index="panda_queue", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0)
+        for c in COUNT_COLUMNS:
+            df[c] = df["panda_queue"].map(piv[c] if c in piv.columns else {}).fillna(0).astype(int)
+    else:
+        for c in COUNT_COLUMNS:
+            df[c] = 0
+    return records(df)
+
+
+def queue_column_defs() -> list[dict[str, Any]]:
+    """AG Grid columns for the queue table; the queue name links to its detail page."""
+    defs: list[dict[str, Any]] = [
+        {
+            "field": "panda_queue",
+            "headerName": "queue",
+            "pinned": "left",
+            "cellRenderer": "Link",
+            "cellRendererParams": {"prefix": "/queue?name="},
+            "minWidth": 190,
+        },
+        {"field": "atlas_site", "headerName": "site"},
+    ]
+    for c in ["cloud", "site_role", "type", "status"]:
+        defs.append({"field": c, "filter": "agTextColumnFilter", "maxWidth": 130})
+    for c in ["corecount", "maxrss", "maxtime", "maxwdir", "npilot", "trr", *COUNT_COLUMNS]:
+        defs.append({"field": c, "filter": "agNumberColumnFilter", "type": "numericColumn", "maxWidth": 120})
+    defs += [{"field": "capability", "maxWidth": 110}, {"field": "jobseed", "maxWidth": 100}]
+    return defs
+
+
+def task_label(row: dict[str, Any]) -> str:
+    """'123 · ready · managed · taskname' for the task picker."""
+    name = str(row.get("taskname") or "")
+    short = name if len(name) <= 60 else name[:57] + "…"
+    return f"{int(row['jeditaskid'])} · {row.get('status')} · {row.get('prodsourcelabel')} · {short}"
+
+
+def task_options(snap: GridSnapshot, limit: int = 5000) -> list[dict[str, Any]]:
+    """Dropdown options for tasks: waiting tasks first (those brokerage acts on), then the rest, by id."""
+    t = snap.tasks
+    if t.empty:
+        return []
+    waiting = t["status"].isin(WAITING_TASK_STATUSES)
+    ordered = pd.concat([t[waiting], t[~waiting]]).head(limit)
+    return [{"label": task_label(r), "value": int(r["jeditaskid"])} for r in ordered.to_dict("records")]
+
+
+def default_task(snap: GridSnapshot) -> int | None:
+    """The first waiting task (or any task) to show when the URL names none."""
+    opts = task_options(snap, limit=1)
+    return opts[0]["value"] if opts else None
+
+
+def parse_task(value: Any) -> int | None:
+    """A task id from URL text or a dropdown value; None when absent or not a number."""
+    try:
+        return int(str(value).strip()) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def summary(decision: Decision) -> dict[str, Any]:
+    """Headline of a decision: status, counts and message."""
+    initial = decision.funnel[0].before if decision.funnel else 0
+    return {
+        "status": decision.status,
+        "broker": decision.broker,
+        "initial": initial,
+        "final": len(decision.candidates),
+        "skipped": len(decision.skipped),
+        "message": decision.message,
+        "pending_minutes": decision.pending_minutes,
+        "config_changed": decision.config,
+    }
+
+
+def funnel_figure(decision: Decision) -> go.Figure:
+    """Candidates left after each filter that removed some (plus the first and last steps)."""
+    steps = [f for i, f in enumerate(decision.funnel) if f.after != f.before or i == 0]
+    if not steps:
+        return empty_figure("no filter ran")
+    labels = [f.filter for f in steps]
+    values = [f.after for f in steps]
+    if steps[0].before != steps[0].after:
+        labels.insert(0, "all candidates")
+        values.insert(0, steps[0].before)
+    fig = go.Figure(
+        go.Funnel(
+            y=labels,
+            x=values,
+            textinfo="value+percent initial",
+            marker={"color": PALETTE[0]},
+            connector={"fillcolor": "#e5e7eb"},
+        )
+    )
+    return style(
+        fig,
+        max(220, 34 * len(labels) + 60),
+        title={"text": "Candidates left after each filter", "x": 0, "font": {"size": 13}},
+    )
+
+
+def factor_rows(decision: Decision) -> list[dict[str, Any]]:
+    """Ranked candidates: weight, every factor, and the numbers behind them (one flat row each)."""
+    rows = []
+    for c in decision.candidates:
+        row: dict[str, Any] = {decision.label: c.name, "rank": c.rank, "weight": c.weight}
+        row.update({f"f_{k}": v for k, v in c.factors.items()})
+        row.update({k: plain(v) for k, v in c.details.items() if not isinstance(v, (dict, list))})
+        rows.append(row)
+    return rows
+
+
+def factor_figure(decision: Decision, top: int = 10) -> go.Figure:
+    """Top candidates: weight bars beside grouped weight-factor bars, so the reason for a rank is visible."""
+    cands = decision.candidates[:top]
+    if not cands:
+        return empty_figure("no candidate survived the filters")
+    names = [f"{c.rank}. {c.name}" for c in cands]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.35, 0.65], horizontal_spacing=0.02,
+                        subplot_titles=("weight", "weight factors (product = weight)"))  # fmt: skip
+    fig.add_trace(
+        go.Bar(y=names, x=[c.weight for c in cands], orientation="h", name="weight", marker_color="#111827",
+               text=[num(c.weight) for c in cands], textposition="auto"),
+        1, 1,
+    )  # fmt: skip
+    keys = list(dict.fromkeys(k for c in cands for k in c.factors))
+    for i, k in enumerate(keys):
+        fig.add_trace(
+            go.Bar(y=names, x=[c.factors.get(k, np.nan) for c in cands], orientation="h", name=k,
+                   marker_color=PALETTE[i % len(PALETTE)], hovertemplate=f"{k}=%{{x:.4g}}<extra>%{{y}}</extra>"),
+            1, 2,
+        )  # fmt: skip
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_layout(barmode="group", bargap=0.25)
+    fig.add_vline(x=1.0, line_dash="dot", line_color="#9ca3af", row=1, col=2)
+    return style(fig, max(260, 46 * len(cands) + 80))
+
+
+def skipped_rows(decision: Decision, criteria: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every removed candidate with its criteria code, filter, sentence and whether it may pass later."""
+    label = decision.label
+    out = [s.to_dict(label) for s in decision.skipped]
+    if criteria:
+        out = [r for r in out if r["criteria"] in criteria]
+    return out
+
+
+def criteria_options(decision: Decision) -> list[dict[str, Any]]:
+    """Criteria codes that removed candidates, most frequent first, with counts."""
+    counts = sorted(decision.criteria_counts().items(), key=lambda kv: (-kv[1], kv[0]))
+    return [{"label": f"{code} ({n})", "value": code} for code, n in counts]
+
+
+def note_rows(decision: Decision) -> list[dict[str, str]]:
+    """What the broker could not judge, shown rather than hidden."""
+    return [{decision.label: n.candidate, "check": n.check, "text": n.text} for n in decision.notes]
+
+
+def query_string(**params: Any) -> str:
+    """'?a=1&b=x,y' from non-empty params (lists joined by commas)."""
+    from urllib.parse import urlencode
+
+    clean = {
+        k: ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+        for k, v in params.items()
+        if v not in (None, "", [])
+    }
+    return "?" + urlencode(clean) if clean else ""
+
+
+def split_list(text: Any) -> list[str]:
+    """'a,b' or ['a','b'] -> ['a','b']."""
+    if not text:
+        return []
+    if isinstance(text, (list, tuple)):
+        return [str(x) for x in text]
+    return [s for s in str(text).split(",") if s]

@@ -1,0 +1,85 @@
+"""Analysis Stabilizer page: per-queue nQ vs nQ_max and per-user nQ(PQ,user) vs max_q_len, throttled highlighted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.viewmodels.common import PALETTE, empty_figure, records, style
+
+THROTTLED = "#dc2626"
+
+
+def per_queue(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (share, PQ): nQ, nQ_max, nR, trr, users and how many users are throttled there."""
+    if df.empty:
+        return pd.DataFrame(
+            columns=["gshare", "panda_queue", "nQ", "nQ_max", "nQ_max_rule", "nR", "trr", "users", "throttled_users"]
+        )
+    g = df.groupby(["gshare", "panda_queue"], sort=True)
+    out = g.agg(nQ=("nQ", "first"), nQ_max=("nQ_max", "first"), nQ_max_rule=("nQ_max_rule", "first"), nR=("nR", "first"),
+                trr=("trr", "first"), users=("produsername", "nunique"), throttled_users=("throttled", "sum")).reset_index()  # fmt: skip
+    out["throttled_users"] = out["throttled_users"].astype(int)
+    return out
+
+
+def users(df: pd.DataFrame) -> list[str]:
+    """Users with jobs, most throttled first."""
+    if df.empty:
+        return []
+    t = df.groupby("produsername")["throttled"].sum().sort_values(ascending=False, kind="stable")
+    return [str(u) for u in t.index]
+
+
+def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 40) -> go.Figure:
+    """nQ bars against nQ_max markers for the queues with most queued jobs; throttled queues in red."""
+    if pq.empty:
+        return empty_figure("no analysis jobs queued or running")
+    d = pq.sort_values("nQ", ascending=False).head(top)
+    colors = [THROTTLED if t > 0 else PALETTE[0] for t in d["throttled_users"]]
+    lines = [3 if q == highlight else 0 for q in d["panda_queue"]]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=d["panda_queue"].tolist(), y=d["nQ"].tolist(), name="nQ (queued jobs)", marker={"color": colors, "line": {"width": lines, "color": "#111827"}},
+                         customdata=d[["throttled_users", "gshare"]].to_numpy().tolist(),
+                         hovertemplate="%{x}<br>nQ=%{y}<br>throttled users=%{customdata[0]}<extra>%{customdata[1]}</extra>"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=d["panda_queue"].tolist(), y=d["nQ_max"].tolist(), mode="markers", name="nQ_max",
+                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
+    fig.update_xaxes(type="category", tickangle=-45)
+    return style(
+        fig, 340, title={"text": "Per queue: nQ vs nQ_max (red = some user throttled)", "x": 0, "font": {"size": 13}}
+    )
+
+
+def user_figure(df: pd.DataFrame, user: str | None) -> go.Figure:
+    """nQ(PQ, user) bars against max_q_len markers for one user; throttled queues in red."""
+    if not user:
+        return empty_figure("pick a user to see their queue lengths")
+    d = df[df["produsername"] == user].sort_values("nQ_user", ascending=False).head(60)
+    if d.empty:
+        return empty_figure(f"user {user} has no queued or running analysis jobs")
+    colors = [THROTTLED if t else PALETTE[1] for t in d["throttled"]]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(x=d["panda_queue"].tolist(), y=d["nQ_user"].tolist(), marker_color=colors, name=f"nQ({user}, PQ)")
+    )
+    fig.add_trace(go.Scatter(x=d["panda_queue"].tolist(), y=d["max_q_len"].tolist(), mode="markers", name="max_q_len",
+                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
+    fig.update_xaxes(type="category", tickangle=-45)
+    return style(
+        fig,
+        320,
+        title={"text": f"User {user}: queued jobs per PQ vs max_q_len (red = throttled)", "x": 0, "font": {"size": 13}},
+    )
+
+
+def rows(df: pd.DataFrame, user: str | None = None, queue: str | None = None) -> list[dict[str, Any]]:
+    """Stabilizer rows filtered by user and/or queue, throttled first."""
+    d = df
+    if user:
+        d = d[d["produsername"] == user]
+    if queue:
+        d = d[d["panda_queue"] == queue]
+    d = d.sort_values(["throttled", "nQ_user"], ascending=[False, False])
+    return records(d)

@@ -1,0 +1,234 @@
+"""Analysis Stabilizer: the longest queue one user may hold at each PQ within a global share (seed, analysis step 3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from brokerage import grid
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot
+
+# nQ counts the jobs waiting at the PQ: "queuing jobs" of the seed; nR counts running jobs.
+QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
+RUNNING_STATUSES = ("running",)
+
+# Why a PQ cannot be throttled ("does not have enough queuing jobs"), in the seed's order.
+RELEASE_RULES = np.array(
+    ["", "nQ < BASE_QUEUE_LENGTH_PER_PQ", "nQ < BASE_EXPECTED_WAIT_HOUR_ON_PQ x trr"], dtype=object
+)
+# Which term of nQ_max(PQ) = max(...) won; ties go to the earlier term.
+NQ_MAX_RULES = np.array(
+    ["BASE_QUEUE_LENGTH_PER_PQ", "STATIC_MAX_QUEUE_RUNNING_RATIO x nR", "MAX_EXPECTED_WAIT_HOUR x trr"], dtype=object
+)
+PERCENTAGE_RULES = np.array(["nR_user / nR", "1 / nUsers"], dtype=object)
+MAX_Q_LEN_RULES = np.array(
+    ["BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER", "BASE_QUEUE_RATIO_ON_PQ x nR", "nQ_max x percentage"], dtype=object
+)
+
+
+@dataclass(frozen=True)
+class StabilizerTable:
+    """Every intermediate of the Stabilizer, one array entry per PQ (aligned with the input arrays).
+
+    Usage: ``table.to_frame().loc[table.throttled]``
+    """
+
+    nQ: np.ndarray
+    nR: np.ndarray
+    trr: np.ndarray
+    can_throttle: np.ndarray
+    release_rule: np.ndarray
+    nQ_max: np.ndarray
+    nQ_max_rule: np.ndarray
+    nR_user: np.ndarray
+    nUsers: np.ndarray
+    percentage: np.ndarray
+    percentage_rule: np.ndarray
+    max_q_len: np.ndarray
+    max_q_len_rule: np.ndarray
+    nQ_user: np.ndarray
+    throttled: np.ndarray
+
+    def to_frame(self, queues: np.ndarray | None = None) -> pd.DataFrame:
+        """The table as a DataFrame (one row per PQ; QUEUES become the ``panda_queue`` column)."""
+        data: dict[str, Any] = {} if queues is None else {"panda_queue": queues}
+        data.update({f.name: getattr(self, f.name) for f in fields(self)})
+        return pd.DataFrame(data)
+
+    def record(self, i: int) -> dict[str, Any]:
+        """Row I as plain Python values (for JSON)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)[i]
+            out[f.name] = v.item() if isinstance(v, np.generic) else v
+        return out
+
+
+def compute(
+    nQ: np.ndarray,
+    nR: np.ndarray,
+    trr: np.ndarray,
+    nR_user: np.ndarray,
+    nQ_user: np.ndarray,
+    nUsers: np.ndarray,
+    config: Config,
+) -> StabilizerTable:
+    """The Stabilizer over aligned arrays (one entry per PQ, or per (PQ, user) pair).
+
+    Usage: ``compute(nQ, nR, trr, nR_user, nQ_user, nUsers, Config()).throttled``
+    """
+    nQ, nR, trr = (np.asarray(a, dtype=float) for a in (nQ, nR, trr))
+    nR_user, nQ_user = np.asarray(nR_user, dtype=float), np.asarray(nQ_user, dtype=float)
+    nUsers = np.maximum(np.asarray(nUsers, dtype=float), 1.0)
+    base_len = float(config["BASE_QUEUE_LENGTH_PER_PQ"])
+    base_wait = float(config["BASE_EXPECTED_WAIT_HOUR_ON_PQ"])
+    static_ratio = float(config["STATIC_MAX_QUEUE_RUNNING_RATIO"])
+    max_wait = float(config["MAX_EXPECTED_WAIT_HOUR"])
+    base_user = float(config["BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER"])
+    ratio_on_pq = float(config["BASE_QUEUE_RATIO_ON_PQ"])
+
+    short = nQ < base_len
+    fast = nQ < base_wait * trr
+    can_throttle = ~(short | fast)
+    release = np.where(short, 1, np.where(fast, 2, 0))
+
+    terms = np.vstack([np.full(nQ.shape, base_len), static_ratio * nR, max_wait * trr])
+    nq_max_which = np.argmax(terms, axis=0)
+    nQ_max = terms.max(axis=0)
+
+    # a PQ without running jobs gives the user no running share; 1/nUsers still applies
+    share = np.divide(nR_user, nR, out=np.zeros_like(nR), where=nR > 0)
+    pct_terms = np.vstack([share, 1.0 / nUsers])
+    pct_which = np.argmax(pct_terms, axis=0)
+    percentage = pct_terms.max(axis=0)
+
+    len_terms = np.vstack([np.full(nQ.shape, base_user), ratio_on_pq * nR, nQ_max * percentage])
+    len_which = np.argmax(len_terms, axis=0)
+    max_q_len = len_terms.max(axis=0)
+
+    return StabilizerTable(
+        nQ=nQ,
+        nR=nR,
+        trr=trr,
+        can_throttle=can_throttle,
+        release_rule=RELEASE_RULES[release],
+        nQ_max=nQ_max,
+        nQ_max_rule=NQ_MAX_RULES[nq_max_which],
+        nR_user=nR_user,
+        nUsers=nUsers,
+        percentage=percentage,
+        percentage_rule=PERCENTAGE_RULES[pct_which],
+        max_q_len=max_q_len,
+        max_q_len_rule=MAX_Q_LEN_RULES[len_which],
+        nQ_user=nQ_user,
+        throttled=can_throttle & (nQ_user > max_q_len),
+    )
+
+
+@dataclass(frozen=True)
+class ShareUsers:
+    """Per-user queued and running jobs at each PQ within one global share, plus the users per PQ."""
+
+    queue: np.ndarray  # queue index of each (PQ, user) pair
+    user: np.ndarray  # user name of each pair
+    nQ_user: np.ndarray
+    nR_user: np.ndarray
+    nUsers: np.ndarray  # per queue (length = number of queues): users with queued or running jobs
+    by_user: dict[str, np.ndarray]  # user -> positions of their pairs
+
+
+def share_users(snap: GridSnapshot, gshare: str) -> ShareUsers:
+    """User job counts of one global share, aggregated per (PQ, user) (built once per snapshot and share).
+
+    Usage: ``share_users(snap, "User Analysis").nUsers``
+    """
+    return snap.cached(f"stabilizer:users:{gshare}", lambda: _build_share_users(snap, gshare))
+
+
+def _build_share_users(snap: GridSnapshot, gshare: str) -> ShareUsers:
+    qa = grid.queue_arrays(snap)
+    u = snap.user_job_counts
+    u = u[(u["gshare"] == gshare) & u["jobstatus"].isin(QUEUED_STATUSES + RUNNING_STATUSES)]
+    qi = u["panda_queue"].map(qa.index)
+    ok = qi.notna().to_numpy()
+    u = u[ok]
+    frame = pd.DataFrame(
+        {
+            "queue": qi[ok].astype(np.int64).to_numpy(),
+            "user": u["produsername"].to_numpy(dtype=object),
+            "q": np.where(u["jobstatus"].isin(QUEUED_STATUSES), u["njobs"].to_numpy(dtype=float), 0.0),
+            "r": np.where(u["jobstatus"].isin(RUNNING_STATUSES), u["njobs"].to_numpy(dtype=float), 0.0),
+        }
+    )
+    pairs = frame.groupby(["queue", "user"], sort=True)[["q", "r"]].sum().reset_index()
+    pairs = pairs[(pairs["q"] + pairs["r"]) > 0].reset_index(drop=True)
+    queue = pairs["queue"].to_numpy(dtype=np.int64)
+    user = pairs["user"].to_numpy(dtype=object)
+    by_user = {str(k): np.asarray(v, dtype=np.int64) for k, v in pairs.groupby("user", sort=False).indices.items()}
+    return ShareUsers(
+        queue=queue,
+        user=user,
+        nQ_user=pairs["q"].to_numpy(dtype=float),
+        nR_user=pairs["r"].to_numpy(dtype=float),
+        nUsers=np.bincount(queue, minlength=qa.n).astype(float),
+        by_user=by_user,
+    )
+
+
+def _queue_totals(snap: GridSnapshot, gshare: str) -> tuple[np.ndarray, np.ndarray]:
+    counts = grid.job_counts(snap, gshare)
+    nQ = sum((counts[s] for s in QUEUED_STATUSES), np.zeros(grid.queue_arrays(snap).n))
+    return nQ, counts["running"]
+
+
+def stabilizer(snap: GridSnapshot, config: Config, user: str, gshare: str) -> StabilizerTable:
+    """The Stabilizer for one (user, gshare) over every queue of the snapshot (aligned with queue_arrays).
+
+    The user counts as one of nUsers(PQ) at every PQ, also where they have no job yet.
+    Usage: ``stabilizer(snap, Config(), "alice", "User Analysis").throttled``
+    """
+    qa = grid.queue_arrays(snap)
+    nQ, nR = _queue_totals(snap, gshare)
+    su = share_users(snap, gshare)
+    nQ_user = np.zeros(qa.n)
+    nR_user = np.zeros(qa.n)
+    pos = su.by_user.get(user)
+    if pos is not None:
+        nQ_user[su.queue[pos]] = su.nQ_user[pos]
+        nR_user[su.queue[pos]] = su.nR_user[pos]
+    present = (nQ_user + nR_user) > 0
+    nUsers = su.nUsers + ~present
+    return compute(nQ, nR, qa["trr"].astype(float), nR_user, nQ_user, nUsers, config)
+
+
+def stabilizer_grid(snap: GridSnapshot, config: Config, gshare: str | None = None) -> pd.DataFrame:
+    """The Stabilizer for every (PQ, user) pair with queued or running jobs, per global share (all shares if None).
+
+    Columns: gshare, panda_queue, produsername, then every StabilizerTable field.
+    Usage: ``stabilizer_grid(snap, Config(), "User Analysis").query("throttled")``
+    """
+    qa = grid.queue_arrays(snap)
+    shares = [gshare] if gshare is not None else sorted(snap.user_job_counts["gshare"].unique())
+    trr_all = qa["trr"].astype(float)
+    parts = []
+    for share in shares:
+        su = share_users(snap, share)
+        if not len(su.queue):
+            continue
+        nQ, nR = _queue_totals(snap, share)
+        q = su.queue
+        table = compute(nQ[q], nR[q], trr_all[q], su.nR_user, su.nQ_user, su.nUsers[q], config)
+        frame = table.to_frame(qa.name[q])
+        frame.insert(0, "gshare", share)
+        frame.insert(2, "produsername", su.user)
+        parts.append(frame)
+    if not parts:
+        empty = compute(*(np.zeros(0) for _ in range(6)), config).to_frame(np.zeros(0, dtype=object))
+        empty.insert(0, "gshare", pd.Series(dtype=object))
+        empty.insert(2, "produsername", pd.Series(dtype=object))
+        return empty
+    return pd.concat(parts, ignore_index=True)

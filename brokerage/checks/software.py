@@ -1,0 +1,677 @@
+"""Release, cache, nightly, CPU/GPU and fat-container matching of a task against the queues' software."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from brokerage.pipeline import Verdict
+
+CACHE = "-cache"
+REGEXP_CMTCONFIG = "-regexpcmtconfig"
+
+RELEASES_ANY = "ANY"  # CRIC releases=['ANY']: the queue is not checked
+RELEASES_AUTO = "AUTO"  # CRIC releases=['AUTO']: the queue's published JSON decides
+ALL_QUEUE = "ALL"  # pseudo queue whose tags map container names to source paths
+WILDCARD = "any"  # 'any' in cmtconfigs / containers / cvmfs / hardware lists
+CVMFS_CONTAINERS = "/cvmfs"  # "'any' or '/cvmfs' must be included in the containers list"
+CVMFS_RELEASES = "atlas"  # "cvmfs_tag is atlas for standard releases and caches"
+CVMFS_NIGHTLIES = "nightlies"  # "... or nightlies for nightlies"
+EXCLUSIVE = "excl"  # "If 'excl' is included in the list, the queue accepts only tasks with attribute='blah'"
+ANALYSIS_TRANSFORMS = "AnalysisTransforms-"  # analysis transHome prefix in front of project_version
+
+CPU_ATTRIBUTES = ("arch", "vendor", "instr")  # host_cpu_spec = architecture<-vendor<-instruction_set>>
+GPU_ATTRIBUTES = ("vendor", "model")  # host_gpu_spec = vendor<-model>
+
+_REGEX_CHARS = frozenset("*+?|()[]{}^$\\")
+_OPEN = {"(": ")", "{": "}"}
+_NIGHTLY_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{4}")
+_BASE_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+_MAX_RESULTS_PER_DESCRIPTION = 4096  # memo bound: distinct task software requests remembered per description
+
+
+class ArchitectureError(ValueError):
+    """A task architecture string is malformed; the message names the part that is wrong."""
+
+
+# --- task architecture ----------------------------------------------------------------------------
+
+
+def _join_spec(values: list[str | None]) -> str:
+    while values and values[-1] is None:
+        values.pop()
+    return "-".join(v or "*" for v in values) or "*"
+
+
+@dataclass(frozen=True)
+class CpuSpec:
+    """host_cpu_spec; None = not specified. ``explicit`` is False when arch comes from sw_platform."""
+
+    arch: str | None
+    vendor: str | None = None
+    instr: str | None = None
+    explicit: bool = True
+
+    def value(self, attribute: str) -> str | None:
+        """The task's value of a queue cpu attribute (None when the task does not specify it)."""
+        return getattr(self, attribute, None) if attribute in CPU_ATTRIBUTES else None
+
+    def __str__(self) -> str:
+        return _join_spec([self.arch, self.vendor, self.instr])
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """host_gpu_spec; None = not specified."""
+
+    vendor: str | None
+    model: str | None = None
+
+    def value(self, attribute: str) -> str | None:
+        """The task's value of a queue gpu attribute (None when the task does not specify it)."""
+        return getattr(self, attribute, None) if attribute in GPU_ATTRIBUTES else None
+
+    def __str__(self) -> str:
+        return _join_spec([self.vendor, self.model])
+
+
+@dataclass(frozen=True)
+class TaskArchitecture:
+    """Parsed ``sw_platform<@base_platform><#host_cpu_spec><&host_gpu_spec>``."""
+
+    text: str
+    sw_platform: str = ""
+    base_platform: str = ""
+    cpu: CpuSpec | None = None
+    gpu: GpuSpec | None = None
+
+    @property
+    def sw_platform_is_regex(self) -> bool:
+        """True when sw_platform must be resolved against the queue's cmtconfigs."""
+        return is_regex(self.sw_platform)
+
+
+def is_regex(text: str) -> bool:
+    """True when TEXT contains a regular-expression metacharacter ('.' alone does not count).
+
+    Usage: ``is_regex("(x86_64|aarch64)")``
+    """
+    return not _REGEX_CHARS.isdisjoint(text)
+
+
+def _split_top(text: str, sep: str, part: str, shown: str) -> list[str]:
+    """Split TEXT at SEP outside (), [] and {}; unbalanced brackets raise ArchitectureError."""
+    pieces: list[str] = []
+    stack: list[str] = []
+    in_class = False
+    start = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in _OPEN:
+            stack.append(_OPEN[ch])
+        elif ch in ")}":
+            if not stack or stack.pop() != ch:
+                raise ArchitectureError(f"{part}: unbalanced parentheses in {shown!r}")
+        elif ch == sep and not stack:
+            pieces.append(text[start:i])
+            start = i + 1
+        i += 1
+    if stack or in_class:
+        raise ArchitectureError(f"{part}: unbalanced parentheses in {shown!r}")
+    pieces.append(text[start:])
+    return pieces
+
+
+def _check_regex(value: str, part: str, shown: str) -> None:
+    if not is_regex(value):
+        return
+    _split_top(value, "\0", part, shown)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ArchitectureError(f"{part}: invalid regular expression {value!r} in {shown!r} ({exc})") from exc
+
+
+def _spec_value(value: str) -> str | None:
+    return None if value in ("*", WILDCARD) else value
+
+
+@lru_cache(maxsize=4096)
+def parse_architecture(text: str) -> TaskArchitecture:
+    """Parse a task architecture; raise ArchitectureError naming the wrong part.
+
+    Without ``#host_cpu_spec`` the CPU architecture is the part of sw_platform before its first '-'.
+    Usage: ``parse_architecture("x86_64-el9-gcc13-opt@el9#x86_64-intel&nvidia-a100")``
+    """
+    text = (text or "").strip()
+    if not text:
+        return TaskArchitecture("")
+    if any(ch.isspace() for ch in text):
+        raise ArchitectureError(f"architecture: whitespace in {text!r}")
+    positions = []
+    for sep, part in (("@", "base_platform"), ("#", "host_cpu_spec"), ("&", "host_gpu_spec")):
+        if text.count(sep) > 1:
+            raise ArchitectureError(f"{part}: repeated {sep!r} in {text!r}")
+        if sep in text:
+            positions.append((text.index(sep), sep))
+    if positions != sorted(positions):
+        raise ArchitectureError(
+            f"architecture: parts must come in the order sw_platform@base_platform#host_cpu_spec&host_gpu_spec, got {text!r}"
+        )
+    rest, _, gpu_text = text.partition("&")
+    rest, _, cpu_text = rest.partition("#")
+    sw_platform, _, base_platform = rest.partition("@")
+    if "@" in text and not base_platform:
+        raise ArchitectureError(f"base_platform: empty after '@' in {text!r}")
+    _check_regex(sw_platform, "sw_platform", sw_platform)
+    cpu = _parse_cpu(cpu_text) if "#" in text else _default_cpu(sw_platform)
+    gpu = _parse_gpu(gpu_text) if "&" in text else None
+    return TaskArchitecture(text, sw_platform, base_platform, cpu, gpu)
+
+
+def _parse_cpu(spec: str) -> CpuSpec:
+    shown = "#" + spec
+    if not spec:
+        raise ArchitectureError(f"host_cpu_spec: empty after '#' in {shown!r}")
+    parts = _split_top(spec, "-", "host_cpu_spec", shown)
+    if len(parts) > len(CPU_ATTRIBUTES):
+        raise ArchitectureError(f"host_cpu_spec: more than 3 parts (architecture-vendor-instruction_set) in {shown!r}")
+    for name, value in zip(("architecture", "vendor", "instruction set"), parts, strict=False):
+        if not value:
+            raise ArchitectureError(f"host_cpu_spec: empty {name} in {shown!r}")
+    if parts[0] != "*":
+        _check_regex(parts[0], "host_cpu_spec", shown)
+    for value in parts[1:]:
+        if is_regex(value) and value != "*":
+            raise ArchitectureError(
+                f"host_cpu_spec: regular expressions are allowed only in the architecture, got {shown!r}"
+            )
+    arch, vendor, instr = [*parts, "", ""][:3]
+    return CpuSpec(_spec_value(arch), _spec_value(vendor) if vendor else None, _spec_value(instr) if instr else None)
+
+
+def _default_cpu(sw_platform: str) -> CpuSpec | None:
+    if not sw_platform:
+        return None
+    first = _split_top(sw_platform, "-", "sw_platform", sw_platform)[0]
+    return CpuSpec(_spec_value(first) if first else None, explicit=False)
+
+
+def _parse_gpu(spec: str) -> GpuSpec:
+    shown = "&" + spec
+    if not spec:
+        raise ArchitectureError(f"host_gpu_spec: empty after '&' in {shown!r}")
+    parts = spec.split("-")
+    if len(parts) > len(GPU_ATTRIBUTES):
+        raise ArchitectureError(f"host_gpu_spec: more than 2 parts (vendor-model) in {shown!r}")
+    for name, value in zip(("vendor", "model"), parts, strict=False):
+        if not value:
+            raise ArchitectureError(f"host_gpu_spec: empty {name} in {shown!r}")
+        if is_regex(value) and value != "*":
+            raise ArchitectureError(f"host_gpu_spec: regular expressions are not allowed, got {shown!r}")
+    vendor, model = [*parts, ""][:2]
+    return GpuSpec(_spec_value(vendor), _spec_value(model) if model else None)
+
+
+# --- task release -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Release:
+    """A classified transHome: project, version, the cvmfs repository it needs and its kind."""
+
+    transhome: str
+    project: str
+    version: str
+    cvmfs: str  # CVMFS_RELEASES or CVMFS_NIGHTLIES
+    kind: str  # release (3-number base release), cache, or nightly
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """How an explicit CRIC releases list may name it: transHome as written, or project-version."""
+        pv = f"{self.project}-{self.version}" if self.project else self.version
+        return (self.transhome,) if pv == self.transhome else (self.transhome, pv)
+
+
+@lru_cache(maxsize=4096)
+def classify_release(transhome: str) -> Release | None:
+    """Classify a transHome ('' = none): project before the first '-', version after, and its cvmfs repo.
+
+    Usage: ``classify_release("AthDerivation-21.2.2.0").kind == "cache"``
+    """
+    text = (transhome or "").strip()
+    if not text:
+        return None
+    body = text
+    if body.startswith(ANALYSIS_TRANSFORMS):
+        body = body[len(ANALYSIS_TRANSFORMS) :].replace("_", "-", 1)
+    sep = "-" if "-" in body else "_" if "_" in body else ""
+    project, version = body.split(sep, 1) if sep else ("", body)
+    if version.startswith("rel_") or _NIGHTLY_STAMP.search(version):
+        return Release(text, project, version, CVMFS_NIGHTLIES, "nightly")
+    kind = "release" if _BASE_RELEASE.fullmatch(version) else "cache"
+    return Release(text, project, version, CVMFS_RELEASES, kind)
+
+
+@dataclass(frozen=True)
+class TaskSoftware:
+    """What a task asks of a queue's software: architecture, release, fat container."""
+
+    architecture: TaskArchitecture
+    release: Release | None
+    container_name: str
+    only_tags_for_fc: bool
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+@lru_cache(maxsize=4096)
+def _task_software(architecture: str, transhome: str, container: str, only_tags: bool) -> TaskSoftware:
+    return TaskSoftware(parse_architecture(architecture), classify_release(transhome), container, only_tags)
+
+
+def task_software(task: Mapping[str, Any]) -> TaskSoftware:
+    """The software request of a task row (columns architecture, transhome, container_name, onlytagsforfc).
+
+    Usage: ``task_software({"architecture": "x86_64-el9-gcc13-opt", "transhome": "Athena-22.0.41"})``
+    """
+    only = task.get("onlytagsforfc")
+    only_tags = bool(only) and not (isinstance(only, float) and math.isnan(only))
+    return _task_software(
+        _text(task.get("architecture")), _text(task.get("transhome")), _text(task.get("container_name")), only_tags
+    )
+
+
+# --- queue software descriptions ------------------------------------------------------------------
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+class SoftwareDescription(Mapping[str, Any]):
+    """One queue_software row, read-only, with the lookups the checks need prepared once.
+
+    It also memoises check outcomes per task request, so queues sharing a description cost one check.
+    Usage: ``desc = SoftwareDescription({"cmtconfigs": [...], "tags": [...]}); desc.cvmfs``
+    """
+
+    __slots__ = (
+        "_results",
+        "_row",
+        "all_sources",
+        "cmtconfigs",
+        "containers",
+        "cpu",
+        "cvmfs",
+        "gpu",
+        "key",
+        "tag_containers",
+        "tag_keys",
+        "tag_sources",
+    )
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        self._row = dict(row)
+        content = {k: v for k, v in self._row.items() if k != "panda_queue"}
+        self.key = json.dumps(content, sort_keys=True, default=str)
+        self.cmtconfigs = _strings(row.get("cmtconfigs"))
+        self.containers = _strings(row.get("containers"))
+        self.cvmfs = frozenset(_strings(row.get("cvmfs")))
+        archs = row.get("architectures") or []
+        if isinstance(archs, Mapping):
+            archs = [archs]
+        dicts = [a for a in archs if isinstance(a, Mapping)]
+        self.cpu = tuple(_hardware_entry(a) for a in dicts if str(a.get("type", "")).lower() == "cpu")
+        self.gpu = tuple(_hardware_entry(a) for a in dicts if str(a.get("type", "")).lower() == "gpu")
+        tags = [t for t in (row.get("tags") or []) if isinstance(t, Mapping)]
+        self.tag_keys = frozenset(
+            (_text(t.get("cmtconfig")), _text(t.get("project")), _text(t.get("release"))) for t in tags
+        )
+        self.tag_containers = frozenset(c for t in tags if (c := _text(t.get("container_name"))))
+        self.tag_sources = frozenset(s for t in tags for s in _strings(t.get("sources")) if s)
+        sources: dict[str, tuple[str, ...]] = {}
+        for t in tags:
+            name = _text(t.get("container_name"))
+            if name:
+                sources[name] = sources.get(name, ()) + tuple(s for s in _strings(t.get("sources")) if s)
+        self.all_sources = sources
+        self._results: dict[str, Outcome] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._row[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __repr__(self) -> str:
+        return f"SoftwareDescription({self._row.get('panda_queue', '?')})"
+
+
+def _hardware_entry(entry: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    # a bare string is read as a one-element list; a null attribute as absent
+    return {str(k): _strings(v) for k, v in entry.items() if k != "type" and v is not None}
+
+
+def describe(row: Mapping[str, Any]) -> SoftwareDescription:
+    """The prepared form of one queue_software row (returned unchanged if already prepared).
+
+    Usage: ``describe({"cmtconfigs": ["x86_64-el9-gcc13-opt"], "cvmfs": ["atlas"]})``
+    """
+    return row if isinstance(row, SoftwareDescription) else SoftwareDescription(row)
+
+
+def build_software_index(snapshot: Any) -> dict[str, SoftwareDescription]:
+    """panda_queue (and 'ALL') -> prepared description; identical descriptions share one object.
+
+    Usage: ``software = snapshot.cached("software_index", lambda: build_software_index(snapshot))``
+    """
+    table = snapshot.queue_software
+    shared: dict[str, SoftwareDescription] = {}
+    index: dict[str, SoftwareDescription] = {}
+    columns = [c for c in ("cmtconfigs", "containers", "cvmfs", "architectures", "tags") if c in table.columns]
+    for row in table[["panda_queue", *columns]].to_dict("records"):
+        desc = SoftwareDescription({c: row[c] for c in columns})
+        index[str(row["panda_queue"])] = shared.setdefault(desc.key, desc)
+    return index
+
+
+def software_index(snapshot: Any) -> dict[str, SoftwareDescription]:
+    """build_software_index memoised on the (immutable) snapshot.
+
+    Usage: ``software_verdict(task, names, releases, software_index(snap))``
+    """
+    return snapshot.cached("software_index", lambda: build_software_index(snapshot))
+
+
+# --- checks -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One queue's result: passed, criteria code ('' when passed), why, and the resolved cmtconfig."""
+
+    passed: bool
+    criteria: str = ""
+    reason: str = ""
+    resolved: str = ""
+
+
+PASS = Outcome(True)
+PASS_ANY = Outcome(True, reason=f"releases={RELEASES_ANY}: not checked")
+NO_DESCRIPTION = Outcome(
+    False, CACHE, f"releases={RELEASES_AUTO} but the queue publishes no software description (no queue_software row)"
+)
+
+
+def _fail(reason: str, criteria: str = CACHE) -> Outcome:
+    return Outcome(False, criteria, reason)
+
+
+def _accepts(values: tuple[str, ...], wanted: str | None, regex: bool) -> bool:
+    """One queue attribute list against one task value (None = the task does not specify it)."""
+    exclusive = EXCLUSIVE in values
+    if wanted is None:
+        return not exclusive
+    listed = [v for v in values if v != EXCLUSIVE]
+    if not listed or any(v == "" or v.lower() == WILDCARD for v in listed):
+        return True
+    if regex:
+        pattern = re.compile(wanted, re.IGNORECASE)
+        return any(pattern.fullmatch(v) for v in listed)
+    return wanted.lower() in (v.lower() for v in listed)
+
+
+def _entry_rejection(kind: str, entry: dict[str, tuple[str, ...]], spec: CpuSpec | GpuSpec | None) -> str | None:
+    for attribute, values in entry.items():
+        wanted = spec.value(attribute) if spec is not None else None
+        regex = kind == "CPU" and attribute == "arch" and wanted is not None and is_regex(wanted)
+        if _accepts(values, wanted, regex):
+            continue
+        shown = "[" + ", ".join(repr(v) for v in values) + "]"
+        if wanted is None:
+            return (
+                f"{kind} {attribute} not specified by the task but the queue only accepts {attribute} {shown} ('excl')"
+            )
+        return f"{kind} {attribute} {wanted} rejected: queue {attribute} {shown}"
+    return None
+
+
+def hardware_rejection(arch: TaskArchitecture, desc: SoftwareDescription) -> str | None:
+    """Why the queue's CPU/GPU description rejects the task, or None.
+
+    A queue without a cpu entry accepts any CPU; a GPU request needs a gpu entry. With several entries of
+    one type, any entry may accept.
+    Usage: ``hardware_rejection(parse_architecture("#aarch64"), describe(row))``
+    """
+    if desc.cpu:
+        reasons = [_entry_rejection("CPU", e, arch.cpu) for e in desc.cpu]
+        if all(reasons):
+            return reasons[0]
+    if arch.gpu is not None and not desc.gpu:
+        return f"GPU {arch.gpu} requested but the queue publishes no gpu architecture"
+    if desc.gpu:
+        reasons = [_entry_rejection("GPU", e, arch.gpu) for e in desc.gpu]
+        if all(reasons):
+            return reasons[0]
+    return None
+
+
+def container_rejection(
+    name: str, only_tags: bool, desc: SoftwareDescription, all_sources: tuple[str, ...]
+) -> str | None:
+    """Why the queue cannot run fat container NAME, or None (ALL_SOURCES: its source paths via 'ALL').
+
+    Usage: ``container_rejection("atlas/athena:22.0.41", False, describe(row), ())``
+    """
+    if only_tags:
+        if name in desc.tag_containers or name in desc.tag_sources:
+            return None
+        return f"container {name} is neither a tag's container_name nor in a tag's sources (onlyTagsForFC)"
+    if WILDCARD in desc.containers or CVMFS_CONTAINERS in desc.containers:
+        return None
+    prefixes = [c for c in desc.containers if c]
+    if any(name.startswith(c) for c in prefixes):
+        return None
+    if any(s.startswith(c) for s in all_sources for c in prefixes):
+        return None
+    shown = "[" + ", ".join(repr(c) for c in desc.containers) + "]"
+    if not all_sources:
+        return f"container {name} not in containers {shown} and not resolvable via {ALL_QUEUE}"
+    return f"container {name} not in containers {shown} and its source path {', '.join(all_sources)} (via {ALL_QUEUE}) matches none"
+
+
+def release_rejection(release: Release, sw_platform: str, base_platform: str, desc: SoftwareDescription) -> str | None:
+    """Why the queue lacks the release/cache/nightly for SW_PLATFORM, or None (seed, 'Checks for Releases').
+
+    Usage: ``release_rejection(classify_release("Athena-22.0.41"), "x86_64-el9-gcc13-opt", "", describe(row))``
+    """
+    cvmfs_ok = WILDCARD in desc.cvmfs or release.cvmfs in desc.cvmfs
+    containers_ok = WILDCARD in desc.containers or CVMFS_CONTAINERS in desc.containers
+    if cvmfs_ok and (containers_ok or sw_platform in desc.cmtconfigs):
+        return None
+    tag_ok = (sw_platform, release.project, release.version) in desc.tag_keys
+    if (WILDCARD in desc.containers or not base_platform) and tag_ok:
+        return None
+    if not cvmfs_ok:
+        first = f"cvmfs {sorted(desc.cvmfs)} has neither 'any' nor '{release.cvmfs}'"
+    else:
+        first = f"cmtconfig {sw_platform or '(none)'} not in cmtconfigs and containers lack 'any' and '/cvmfs'"
+    if not tag_ok:
+        second = f"no tag {release.project} {release.version} for cmtconfig {sw_platform or '(none)'}"
+    else:
+        second = (
+            f"base platform {base_platform} needs 'any' in containers to use tag {release.project} {release.version}"
+        )
+    return f"{first}; {second}"
+
+
+def check_auto_queue(task: TaskSoftware, desc: SoftwareDescription, all_sources: tuple[str, ...] = ()) -> Outcome:
+    """The releases=AUTO check of one queue: regex cmtconfig, hardware, fat container, then release.
+
+    Usage: ``check_auto_queue(task_software(task), describe(row))``
+    """
+    arch = task.architecture
+    candidates: tuple[str, ...] = (arch.sw_platform,)
+    if arch.sw_platform_is_regex:
+        pattern = re.compile(arch.sw_platform)
+        candidates = tuple(c for c in desc.cmtconfigs if pattern.fullmatch(c))
+        if not candidates:
+            return _fail(f"regexp {arch.sw_platform} matches no cmtconfig of the queue", REGEXP_CMTCONFIG)
+    resolved = candidates[0] if arch.sw_platform_is_regex else ""
+    why = hardware_rejection(arch, desc)
+    if why:
+        return _fail(why)
+    if task.container_name:
+        why = container_rejection(task.container_name, task.only_tags_for_fc, desc, all_sources)
+        return _fail(why) if why else Outcome(True, resolved=resolved)
+    if task.release is None:
+        return Outcome(True, resolved=resolved)
+    first_reason = ""
+    for platform in candidates:
+        why = release_rejection(task.release, platform, arch.base_platform, desc)
+        if why is None:
+            return Outcome(True, resolved=platform if arch.sw_platform_is_regex else "")
+        first_reason = first_reason or why
+    if len(candidates) > 1:
+        first_reason += f" (and {len(candidates) - 1} more cmtconfigs matching {arch.sw_platform})"
+    return _fail(f"release {task.release.transhome}: {first_reason}")
+
+
+def check_listed_release(task: TaskSoftware, releases: Sequence[str]) -> Outcome:
+    """An explicit CRIC releases list: the task's transHome (as written or project-version) must be listed.
+
+    Usage: ``check_listed_release(task_software(task), ["Athena-22.0.41"])``
+    """
+    if task.release is None or any(n in releases for n in task.release.names):
+        return PASS
+    return _fail(f"release {task.release.transhome} not in releases {list(releases)}")
+
+
+def check_queue(
+    task: TaskSoftware,
+    releases: Sequence[str],
+    desc: Mapping[str, Any] | None,
+    all_desc: Mapping[str, Any] | None = None,
+) -> Outcome:
+    """The whole software check of one queue (scalar form of software_verdict).
+
+    Usage: ``check_queue(task_software(task), ["AUTO"], software.get(q), software.get("ALL"))``
+    """
+    if RELEASES_ANY in releases:
+        return PASS_ANY
+    if RELEASES_AUTO not in releases:
+        return check_listed_release(task, releases)
+    if desc is None:
+        return NO_DESCRIPTION
+    return check_auto_queue(task, describe(desc), _all_sources(task, all_desc))
+
+
+def _all_sources(task: TaskSoftware, all_desc: Mapping[str, Any] | None) -> tuple[str, ...]:
+    if not task.container_name or task.only_tags_for_fc or all_desc is None:
+        return ()
+    return describe(all_desc).all_sources.get(task.container_name, ())
+
+
+# --- vectorised entry point --------------------------------------------------------------------------
+
+
+@dataclass
+class SoftwareVerdict(Verdict):
+    """A Verdict plus, per queue, the cmtconfig a regex sw_platform resolved to ('' when none)."""
+
+    resolved: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+
+
+def software_verdict(
+    task: Mapping[str, Any],
+    queue_names: np.ndarray,
+    releases: Sequence[list[str]],
+    software: Mapping[str, Mapping[str, Any]],
+) -> SoftwareVerdict:
+    """Release/cache/architecture/container verdict of a task over queues (criteria -cache, -regexpcmtconfig).
+
+    SOFTWARE maps panda_queue (and 'ALL') to its queue_software row; use build_software_index so that
+    queues sharing a description are checked once and outcomes are reused across calls.
+    Raises ArchitectureError when the task's architecture is malformed.
+    Usage: ``v = software_verdict(task, qa.name, qa["releases"], software_index(snap))``
+    """
+    request = task_software(task)
+    all_desc = software.get(ALL_QUEUE)
+    all_sources = _all_sources(request, all_desc)
+    # a str key: its hash is cached, so 700 memo lookups stay cheap
+    transhome = request.release.transhome if request.release else ""
+    memo_key = "\x1f".join(
+        (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), *all_sources)
+    )
+    n = len(queue_names)
+    outcomes: list[Outcome] = [PASS] * n
+    prepared: dict[int, SoftwareDescription] = {}
+    for i in range(n):
+        rel = releases[i]
+        if RELEASES_ANY in rel:
+            outcomes[i] = PASS_ANY
+        elif RELEASES_AUTO not in rel:
+            outcomes[i] = check_listed_release(request, rel)
+        else:
+            row = software.get(queue_names[i])
+            if row is None:
+                outcomes[i] = NO_DESCRIPTION
+                continue
+            desc = row if isinstance(row, SoftwareDescription) else prepared.get(id(row))
+            if desc is None:
+                desc = prepared[id(row)] = SoftwareDescription(row)
+            outcome = desc._results.get(memo_key)
+            if outcome is None:
+                outcome = check_auto_queue(request, desc, all_sources)
+                if len(desc._results) >= _MAX_RESULTS_PER_DESCRIPTION:
+                    desc._results.clear()
+                desc._results[memo_key] = outcome
+            outcomes[i] = outcome
+    passed = np.fromiter((o.passed for o in outcomes), dtype=bool, count=n)
+    criteria = np.array([o.criteria for o in outcomes], dtype=object)
+    resolved = np.array([o.resolved for o in outcomes], dtype=object)
+
+    def reasons(idx: np.ndarray) -> list[str]:
+        return [outcomes[i].reason for i in idx]
+
+    return SoftwareVerdict(passed, criteria, reasons, resolved=resolved)
+
+
+def resolved_cmtconfig(
+    task: Mapping[str, Any],
+    queue_names: np.ndarray,
+    releases: Sequence[list[str]],
+    software: Mapping[str, Mapping[str, Any]],
+) -> np.ndarray:
+    """Per queue, the cmtconfig a regex sw_platform resolved to ('' when not a regex or the queue fails).
+
+    Usage: ``resolved_cmtconfig(task, qa.name, qa["releases"], software_index(snap))[i]``
+    """
+    return software_verdict(task, queue_names, releases, software).resolved

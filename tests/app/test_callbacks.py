@@ -1,0 +1,71 @@
+"""Callbacks called directly as plain functions return the right trees, and failures render inline."""
+
+from __future__ import annotations
+
+import json
+
+import plotly.io as pio
+import pytest
+from dash.exceptions import PreventUpdate
+
+
+def _text(tree) -> str:
+    return json.dumps(tree.to_plotly_json(), ensure_ascii=False, default=lambda o: o.to_plotly_json() if hasattr(o, "to_plotly_json") else str(o))
+
+
+def test_decision_callback_renders_view(app_client) -> None:
+    """The queues decision callback returns the explained brokerage for a task."""
+    from app.callbacks.queues import update_decision
+
+    out = update_decision(2, ["-cpucore"])
+    assert out.id == "job-decision-view"
+    assert "Skipped queues (criteria -cpucore): 6" in _text(out)
+
+
+def test_decision_callback_empty_and_error_states(app_client) -> None:
+    """No task gives an explaining empty state; an unknown task gives an inline alert, not a traceback."""
+    from app.callbacks.queues import update_decision
+
+    assert "No task picked" in _text(update_decision(None, None))
+    err = _text(update_decision(12345, None))
+    assert "Job brokerage failed" in err and "unknown task 12345" in err and "Traceback" not in err
+
+
+def test_export_needs_a_click(app_client) -> None:
+    """CSV export fires only on a click."""
+    from app.callbacks.queues import on_export
+
+    assert on_export(1) is True
+    with pytest.raises(PreventUpdate):
+        on_export(None)
+
+
+def test_criteria_options_callback(app_client) -> None:
+    """Criteria options list the task's codes; an unknown task gives none."""
+    from app.callbacks.queues import update_criteria_options
+
+    assert {o["value"] for o in update_criteria_options(2)} == {"-status", "-link_unusable", "-cpucore", "-lowmemory"}
+    assert update_criteria_options("x") == []
+
+
+def test_network_callbacks(app_client) -> None:
+    """The heatmap callback returns a figure and a cell click shows the link panel."""
+    from app.callbacks.network import update_detail, update_heatmap
+
+    fig = update_heatmap("closeness")
+    assert pio.to_json(fig)
+    out = _text(update_detail({"points": [{"x": "BNL-ATLAS", "y": "AGLT2"}]}, "weight"))
+    assert "AGLT2 → BNL-ATLAS" in out and "BLOCKED" in out
+    assert "No link picked" in _text(update_detail(None, "weight"))
+
+
+def test_stabilizer_tasks_overview_nuclei_callbacks(app_client) -> None:
+    """The remaining page callbacks render without error alerts."""
+    from app.callbacks.nuclei import update_nucleus_decision
+    from app.callbacks.overview import update_census
+    from app.callbacks.stabilizer import update_stabilizer
+    from app.callbacks.tasks import update_tasks
+
+    for out in (update_stabilizer("alice", None), update_tasks("all"), update_census(None), update_nucleus_decision(1)):
+        assert "failed:" not in _text(out)
+    assert "waiting tasks analysed" in _text(update_census(None))

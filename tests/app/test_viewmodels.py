@@ -1,0 +1,161 @@
+"""Viewmodels are pure functions from core results to rows, figures and labels."""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+from app.viewmodels import network, nuclei, overview, queues, stabilizer, tasks
+from brokerage.brokers.registry import run_job_brokerage
+from brokerage.brokers.stabilizer import stabilizer_grid
+from brokerage.gdpconfig import Config
+
+
+def test_viewmodels_do_not_import_dash() -> None:
+    """Importing the viewmodels pulls in no dash module of their own."""
+    import importlib
+
+    for name in ("common", "queues", "overview", "network", "stabilizer", "tasks", "nuclei", "detail"):
+        mod = importlib.import_module(f"app.viewmodels.{name}")
+        assert "import dash" not in open(mod.__file__).read() and "from dash" not in open(mod.__file__).read()
+    assert "brokerage" in sys.modules
+
+
+def test_queue_rows_have_job_counts(snap) -> None:
+    """Each queue row carries its attributes, site role and job counts summed over shares."""
+    rows = queues.queue_rows(snap)
+    assert len(rows) == 12
+    q0 = next(r for r in rows if r["panda_queue"] == "CERN-PROD_Q0")
+    assert q0["site_role"] == "nucleus" and q0["running"] == 20 + 10 and q0["activated"] == 5 + 30
+
+
+def test_task_options_put_waiting_tasks_first(snap) -> None:
+    """The task picker lists waiting tasks before running or done ones, with readable labels."""
+    opts = queues.task_options(snap)
+    values = [o["value"] for o in opts]
+    assert values.index(6) > values.index(8)
+    assert opts[0]["label"].startswith("1 · ready · managed")
+
+
+def test_parse_task_accepts_text_and_rejects_junk() -> None:
+    """URL text becomes a task id; junk becomes None instead of an error."""
+    assert queues.parse_task("42") == 42 and queues.parse_task(7) == 7
+    assert queues.parse_task("abc") is None and queues.parse_task(None) is None
+
+
+def test_funnel_and_factors_explain_a_decision(snap) -> None:
+    """The funnel starts at the initial count and the factor figure has a weight trace and one per factor."""
+    d = run_job_brokerage(snap, 1, Config())
+    fig = queues.funnel_figure(d)
+    assert fig.data[0].x[0] == d.funnel[0].before and fig.data[0].x[-1] == len(d.candidates)
+    ff = queues.factor_figure(d)
+    assert [t.name for t in ff.data] == ["weight", *d.candidates[0].factors]
+    rows = queues.factor_rows(d)
+    assert rows[0]["rank"] == 1 and "f_base" in rows[0]
+
+
+def test_skipped_rows_filter_by_criteria(snap) -> None:
+    """Skipped rows can be narrowed to chosen criteria codes and the options count each code."""
+    d = run_job_brokerage(snap, 2, Config())
+    all_rows = queues.skipped_rows(d)
+    only = queues.skipped_rows(d, ["-cpucore"])
+    assert len(only) == d.criteria_counts()["-cpucore"] < len(all_rows)
+    assert queues.criteria_options(d)[0]["value"] == "-cpucore"
+
+
+def test_query_string_round_trip() -> None:
+    """Query strings skip empty values and join lists; split_list reverses the join."""
+    assert queues.query_string(task=3, criteria=["-a", "-b"], x="") == "?task=3&criteria=-a%2C-b"
+    assert queues.split_list("-a,-b") == ["-a", "-b"] and queues.split_list(None) == []
+
+
+def test_overview_counts_and_census(snap) -> None:
+    """Counts cover queues, nuclei and waiting tasks; the census counts skips per criteria over waiting tasks."""
+    c = overview.counts(snap)
+    assert c["queues"] == 12 and c["nuclei"] == 2 and c["waiting"] == 6
+    ids = overview.waiting_tasks(snap, 100)
+    census = overview.skip_census(ids, lambda t: run_job_brokerage(snap, t, Config()))
+    assert census["analysed"] == len(ids) == 6
+    assert census["criteria"][0]["skips"] >= census["criteria"][-1]["skips"]
+    assert "6 of 6 waiting tasks analysed" in overview.census_sentence(census)
+
+
+def test_census_reports_failures_instead_of_raising(snap) -> None:
+    """A task the broker cannot handle is counted as failed and the others still count."""
+
+    def decide(t: int):
+        if t == 1:
+            raise KeyError("boom")
+        return run_job_brokerage(snap, t, Config())
+
+    census = overview.skip_census([1, 2], decide)
+    assert census["failed"] == 1 and census["analysed"] == 1
+
+
+def test_network_matrix_marks_blocked_and_missing(snap) -> None:
+    """The blocked AGLT2→BNL link and MWT2's missing throughput are flagged, not shown as numbers."""
+    m = network.matrix(snap, Config(), "throughput")
+    i, j = m["sites"].index("AGLT2"), m["nuclei"].index("BNL-ATLAS")
+    assert m["blocked"][i][j]
+    k = m["sites"].index("MWT2")
+    assert m["missing"][k][0] and m["z"][k][0] is None
+    fig = network.heatmap(m)
+    assert {t.name for t in fig.data[1:]} == {"blocked link (closeness -1)", "metric missing"}
+
+
+def test_link_detail_names_the_rule(snap) -> None:
+    """A link without throughput data uses the closeness fallback and says so."""
+    d = network.link_detail(snap, Config(), "MWT2", "CERN-PROD")
+    assert d["rule"] == "no throughput data: closeness fallback" and d["has_link_data"]
+    assert network.metric_or_default("bogus") == "weight"
+
+
+def test_stabilizer_per_queue_and_user(snap) -> None:
+    """Per-queue rows keep one nQ_max per PQ and the user figure draws nQ_user against max_q_len."""
+    df = stabilizer_grid(snap, Config())
+    pq = stabilizer.per_queue(df)
+    assert len(pq) == 2 and set(pq.columns) >= {"nQ", "nQ_max", "throttled_users"}
+    assert stabilizer.users(df)[0] in ("alice", "bob")
+    fig = stabilizer.user_figure(df, "alice")
+    assert fig.data[1].name == "max_q_len"
+    assert all(r["produsername"] == "bob" for r in stabilizer.rows(df, user="bob"))
+
+
+def test_stabilizer_empty_frame_gives_empty_figure() -> None:
+    """With no analysis activity the queue chart explains itself instead of failing."""
+    fig = stabilizer.queue_figure(stabilizer.per_queue(pd.DataFrame()))
+    assert "no analysis jobs" in fig.layout.annotations[0].text
+
+
+def test_task_transitions_and_durations(snap) -> None:
+    """Transitions count consecutive state pairs and the time-in-state table has medians per state."""
+    log = snap.task_status_log
+    tr = tasks.transitions(log, snap.taken_at)
+    pairs = {(r.source, r.target): r.n for r in tr.itertuples()}
+    assert pairs[("registered", "defined")] == 7 and pairs[("ready", "running")] == 2
+    assert tasks.transitions(log, snap.taken_at, "6h").empty
+    tis = tasks.time_in_state(tasks.durations(log, snap.taken_at))
+    assert "defined" in set(tis["status"])
+    hist = tasks.history(log, snap.taken_at, 6)
+    assert [h["status"] for h in hist][-1] == "done" and hist[-1]["current"]
+    assert tasks.sankey(tr, tasks.status_counts(snap.tasks)).data[0].type == "sankey"
+
+
+def test_nucleus_rows_flag_storage_and_backlog(snap) -> None:
+    """Each nucleus shows storage in TB against DISK_THRESHOLD and its bare-nucleus mode."""
+    rows = nuclei.nucleus_rows(snap, Config())
+    bnl = next(r for r in rows if r["nucleus"] == "BNL-ATLAS")
+    assert bnl["bare_nucleus"] == "allow" and bnl["total_TB"] == 1000.0 and bnl["free_TB"] == 500.0
+    assert not bnl["below_threshold"] and bnl["active_tasks"] == 2
+    fig = nuclei.storage_figure(rows, 100.0)
+    assert len(fig.data) == 3 and fig.layout.shapes
+
+
+def test_probability_figure_uses_broker_probability(snap) -> None:
+    """Selection probabilities come from candidate details when the broker gives them."""
+    from brokerage.explain import Candidate, Decision
+
+    d = Decision("task", 1, "ok", [Candidate("A", 1, 3.0, {"w": 3.0}, {"probability": 0.75}),
+                                   Candidate("B", 2, 1.0, {"w": 1.0}, {"probability": 0.25})], [], [], {}, label="nucleus")  # fmt: skip
+    assert list(nuclei.probability_figure(d).data[0].y) == [0.75, 0.25]

@@ -1,0 +1,63 @@
+"""The one app wires pages, callbacks and the JSON API correctly (Flask test client, no browser)."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+PAGES = ["/", "/queues", "/queues?task=2&criteria=-cpucore", "/nuclei", "/network?metric=queued", "/stabilizer?user=alice",
+         "/tasks?window=all", "/task?id=1", "/queue?name=AGLT2_Q2", "/no-such-page"]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_renders(app_client, path: str) -> None:
+    """Every page's shell is served with status 200."""
+    assert app_client.get(path).status_code == 200
+
+
+def test_layout_and_dependencies(app_client) -> None:
+    """/_dash-layout and /_dash-dependencies answer, and every callback output is registered once."""
+    assert app_client.get("/_dash-layout").status_code == 200
+    deps = app_client.get("/_dash-dependencies").get_json()
+    outputs = collections.Counter(d["output"] for d in deps)
+    assert outputs and max(outputs.values()) == 1
+    assert "queues-decision.children" in outputs and "network-heatmap.figure" in outputs
+
+
+def _update(client, output: str, inputs: list[dict]) -> dict:
+    cid, prop = output.split(".")
+    body = {"output": output, "outputs": {"id": cid, "property": prop}, "inputs": inputs,
+            "changedPropIds": [f"{i['id']}.{i['property']}" for i in inputs], "state": []}  # fmt: skip
+    r = client.post("/_dash-update-component", json=body)
+    assert r.status_code == 200, r.data[:300]
+    return r.get_json()["response"][cid][prop]
+
+
+def test_decision_callback_through_http(app_client) -> None:
+    """Picking a task over HTTP returns the decision view with the ranked grid."""
+    out = _update(app_client, "queues-decision.children",
+                  [{"id": "queues-task", "property": "value", "value": 1}, {"id": "queues-criteria", "property": "value", "value": []}])  # fmt: skip
+    assert out["props"]["id"] == "job-decision-view"
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("/api/queues", "queues"), ("/api/tasks/1/jobs", "candidates"), ("/api/tasks/1/nucleus", "candidates"),
+     ("/api/network?metric=closeness", "z"), ("/api/stabilizer", "rows"), ("/api/task-states", "transitions"),
+     ("/api/overview", "skip_census"), ("/api/nuclei", "nuclei"), ("/api/tasks/6/history", "history")],
+)  # fmt: skip
+def test_api_routes_return_json(app_client, path: str, key: str) -> None:
+    """Each API route answers JSON carrying the view's data and the snapshot key."""
+    r = app_client.get(path)
+    assert r.status_code == 200 and r.is_json
+    body = r.get_json()
+    assert key in body and body["snapshot"] == "test@0"
+
+
+def test_api_errors_are_json(app_client) -> None:
+    """Unknown tasks and bad parameters give JSON errors naming the problem."""
+    r = app_client.get("/api/tasks/999/jobs")
+    assert r.status_code == 404 and "unknown task 999" in r.get_json()["error"]
+    r = app_client.get("/api/network?metric=nope")
+    assert r.status_code == 400 and "metric must be one of" in r.get_json()["error"]
