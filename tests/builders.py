@@ -128,3 +128,31 @@ def task_counts(tid: int, q: str, when: str = RECENT, **status: int) -> list[dic
         {"jeditaskid": tid, "panda_queue": q, "jobstatus": s, "modificationtime": when, "njobs": n}
         for s, n in status.items()
     ]
+
+
+# --- helpers for task (nucleus) brokerage tests ---------------------------------------------------
+
+
+def site(name: str, role: str = "nucleus", **kw: Any) -> dict[str, Any]:
+    """A sites row (a nucleus by default); keyword arguments override columns, e.g. bare_nucleus='only'."""
+    return {"site_name": name, "role": role, **kw}
+
+
+def endpoint(name: str, site_name: str, **kw: Any) -> dict[str, Any]:
+    """A DDM endpoint at SITE_NAME: 1000 TB total, 500 TB free unless overridden (sizes in GB)."""
+    return {"ddm_endpoint_name": name, "site_name": site_name, "space_total": 1e6, "space_free": 5e5, **kw}
+
+
+def dataset(tid: int, did: int, **kw: Any) -> dict[str, Any]:
+    """A master input dataset of task TID; keyword arguments override columns (nfiles, size_gb, nevents, ...)."""
+    return {"jeditaskid": tid, "datasetid": did, "is_master": True, **kw}
+
+
+def replica(tid: int, did: int, rse: str, **kw: Any) -> dict[str, Any]:
+    """Files of dataset DID of task TID held at endpoint RSE (nfiles, size_gb)."""
+    return {"jeditaskid": tid, "datasetid": did, "ddm_endpoint_name": rse, **kw}
+
+
+def queued_to(nucleus: str, files: float, src: str = "SAT") -> dict[str, Any]:
+    """A fresh network row: FILES of production output queued from SRC to NUCLEUS."""
+    return {"src": src, "dst": nucleus, "key": "Production Output_queued", "value": files, "ts": RECENT}

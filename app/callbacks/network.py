@@ -48,7 +48,7 @@ def update_detail(click: dict[str, Any] | None, metric: str) -> Any:
         else None
     )
     return html.Div([html.Div(f"{site} → {nucleus}", className="fw-semibold", id="link-title"), flag,
-                     html.Table(html.Tbody(rows), className="table table-sm detail-table mb-0")])  # fmt: skip
+                     html.Table(html.Tbody(rows), className="table table-sm detail-table mb-0", style={"maxWidth": "560px"})])  # fmt: skip
 
 
 url_sync(ids.NETWORK_URL_SINK, {"metric": (ids.NETWORK_METRIC, "value")})

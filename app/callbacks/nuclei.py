@@ -28,7 +28,7 @@ def nucleus_view(decision: Decision) -> html.Div:
                     dbc.Col(figure(qvm.funnel_figure(decision)), md=6),
                 ]
             ),
-            dbc.Row([dbc.Col(figure(qvm.factor_figure(decision)), md=12)]),
+            dbc.Row([dbc.Col(figure(qvm.factor_figure(decision)), md=12)]) if decision.candidates else None,
             card("Kept nuclei", ranked_grid(decision, "/network?nucleus=")),
             card(
                 f"Skipped nuclei: {len(decision.skipped)}",

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from dash import Input, Output, callback
+from dash import Input, Output, callback, no_update
 from dash.exceptions import PreventUpdate
 
 from app import data, ids
 from app.callbacks.urlstate import url_sync
-from app.components.decision import job_decision_view
-from app.components.guard import guarded
-from app.components.layout import empty_state
+from app.components.decision import job_decision_props
+from app.components.layout import empty_state, error_alert
 from app.viewmodels import queues as vm
+
+log = logging.getLogger(__name__)
 
 
 @callback(Output(ids.QUEUES_GRID, "exportDataAsCsv"), Input(ids.QUEUES_EXPORT, "n_clicks"), prevent_initial_call=True)
@@ -35,14 +37,34 @@ def update_criteria_options(task: Any) -> list[dict[str, Any]]:
         return []
 
 
-@callback(Output(ids.QUEUES_DECISION, "children"), Input(ids.QUEUES_TASK, "value"), Input(ids.QUEUES_CRITERIA, "value"))
-@guarded("Job brokerage")
-def update_decision(task: Any, criteria: list[str] | None) -> Any:
-    """Run (or fetch the memoised) job brokerage of the picked task and render it."""
+DECISION_OUTPUTS = [
+    Output(ids.QUEUES_HEADLINE, "children"),
+    Output(ids.QUEUES_FUNNEL, "figure"),
+    Output(ids.QUEUES_FACTORS, "figure"),
+    Output(ids.QUEUES_RANKED, "rowData"),
+    Output(ids.QUEUES_RANKED, "columnDefs"),
+    Output(ids.QUEUES_NOTES, "children"),
+    Output(ids.QUEUES_SKIPPED, "rowData"),
+    Output(ids.QUEUES_SKIPPED_TITLE, "children"),
+]
+
+
+def _blank(message: Any) -> tuple[Any, ...]:
+    """Panel values that show MESSAGE in the headline and clear the rest."""
+    return message, {}, {}, [], no_update, None, [], "Skipped queues"
+
+
+@callback(*DECISION_OUTPUTS, Input(ids.QUEUES_TASK, "value"), Input(ids.QUEUES_CRITERIA, "value"))
+def update_decision(task: Any, criteria: list[str] | None) -> tuple[Any, ...]:
+    """Run (or fetch the memoised) job brokerage of the picked task and swap it into the mounted panel."""
     tid = vm.parse_task(task)
     if tid is None:
-        return empty_state("No task picked", "Choose a task above; its job brokerage is shown here.")
-    return job_decision_view(data.job_decision(tid), criteria or None)
+        return _blank(empty_state("No task picked", "Choose a task above; its job brokerage is shown here."))
+    try:
+        return job_decision_props(data.job_decision(tid), criteria or None)
+    except Exception as exc:  # error boundary: say what failed inline, never a traceback
+        log.exception("job brokerage of task %s failed", tid)
+        return _blank(error_alert("Job brokerage", exc))
 
 
 url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value")})

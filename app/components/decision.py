@@ -7,7 +7,8 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import html
 
-from app.components.layout import card, empty_state, figure, grid, link_col
+from app import ids
+from app.components.layout import card, empty_state, figure, grid
 from app.viewmodels import queues as vm
 from brokerage.explain import Decision
 
@@ -54,16 +55,9 @@ def notes(decision: Decision) -> Any:
 
 def skipped_grid(decision: Decision, rows: list[dict[str, Any]], prefix: str) -> Any:
     """Removed candidates with criteria, filter stage and the sentence, filterable by criteria."""
-    label = decision.label
     if not decision.skipped:
         return empty_state("Nothing was skipped", "Every candidate passed every filter.")
-    cols = [
-        link_col(label, prefix, minWidth=180),
-        {"field": "criteria", "maxWidth": 150},
-        {"field": "stage", "headerName": "filter", "maxWidth": 220},
-        {"field": "reason", "flex": 3, "minWidth": 300, "tooltipField": "reason"},
-        {"field": "temporary", "maxWidth": 110},
-    ]
+    cols = vm.skipped_column_defs(decision.label, prefix)
     return grid(rows, cols, height=320, export_name=f"skipped_{decision.task}.csv", page_size=100)
 
 
@@ -74,19 +68,43 @@ def ranked_grid(decision: Decision, prefix: str) -> Any:
         return empty_state(
             "No candidate left", "Every candidate was removed by a filter; the skipped table says which and why."
         )
-    label = decision.label
-    cols: list[dict[str, Any]] = [
-        {"field": "rank", "maxWidth": 70, "pinned": "left"},
-        link_col(label, prefix, pinned="left", minWidth=170),
-    ]
-    for k in rows[0]:
-        if k in ("rank", label):
-            continue
-        col: dict[str, Any] = {"field": k, "headerName": k.removeprefix("f_") + (" ×" if k.startswith("f_") else "")}
-        if isinstance(rows[0][k], float):
-            col["valueFormatter"] = {"function": "d3.format('.4~g')(params.value)"}
-        cols.append(col)
+    cols = vm.ranked_column_defs(rows, decision.label, prefix)
     return grid(rows, cols, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv")
+
+
+def job_decision_panel() -> html.Div:
+    """The mounted skeleton of the job-brokerage view; callbacks only swap data into it (no remount)."""
+    return html.Div(
+        [
+            html.Div(id=ids.QUEUES_HEADLINE, className="mb-2"),
+            dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
+            card("Ranked candidates (best first)",
+                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv")),
+            html.Div(id=ids.QUEUES_NOTES),
+            card(html.Span("Skipped queues", id=ids.QUEUES_SKIPPED_TITLE),
+                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv")),
+        ],
+        id="job-decision-view",
+    )  # fmt: skip
+
+
+def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[Any, ...]:
+    """Values for the panel: headline, funnel, factors, ranked rows + columns, notes, skipped rows, skipped title."""
+    rows = vm.skipped_rows(decision, criteria)
+    filt = f" (criteria {', '.join(criteria)})" if criteria else ""
+    ranked = vm.factor_rows(decision)
+    head = headline(decision, "queues")
+    head.children.append(html.Span(str(decision.task), id="decision-task", hidden=True))
+    return (
+        head,
+        vm.funnel_figure(decision),
+        vm.factor_figure(decision),
+        ranked,
+        vm.ranked_column_defs(ranked, decision.label, "/queue?name="),
+        notes(decision),
+        rows,
+        f"Skipped queues{filt}: {len(rows)}",
+    )
 
 
 def job_decision_view(decision: Decision, criteria: list[str] | None) -> html.Div:
@@ -107,4 +125,5 @@ def job_decision_view(decision: Decision, criteria: list[str] | None) -> html.Di
             card(f"Skipped queues{filt}: {len(rows)}", skipped_grid(decision, rows, "/queue?name=")),
         ],
         id="job-decision-view",
+        **{"data-task": str(decision.task)},
     )

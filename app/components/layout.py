@@ -59,7 +59,7 @@ def empty_state(title: str, explanation: str) -> html.Div:
     )
 
 
-def card(title: str, body: Any, footer: Any = None) -> dbc.Card:
+def card(title: Any, body: Any, footer: Any = None) -> dbc.Card:
     """A dense card with a small header."""
     parts = [dbc.CardHeader(title, className="py-1 small fw-semibold"), dbc.CardBody(body, className="p-2")]
     if footer is not None:
@@ -94,6 +94,8 @@ def grid(
     """An AG Grid with sorting, filtering, resizing and pagination; columns inferred from the rows if not given."""
     if columns is None:
         columns = [{"field": k} for k in (rows[0].keys() if rows else [])]
+    # keep PanDA's own column names: AG Grid would otherwise split and capitalise them
+    columns = [{"headerName": c["field"], **c} if "field" in c else c for c in columns]
     kw: dict[str, Any] = {}
     if id_:
         kw["id"] = id_
@@ -104,12 +106,11 @@ def grid(
         "paginationPageSize": page_size,
         "animateRows": False,
     }
-    if not rows:
-        options["overlayNoRowsTemplate"] = "nothing to show"
+    options["overlayNoRowsTemplate"] = "nothing to show"
     return dag.AgGrid(
         rowData=rows,
         columnDefs=columns,
-        defaultColDef={"sortable": True, "filter": True, "resizable": True, "floatingFilter": True, "minWidth": 80},
+        defaultColDef={"sortable": True, "filter": True, "resizable": True, "floatingFilter": True, "minWidth": 95},
         dashGridOptions=options,
         csvExportParams={"fileName": export_name or "table.csv"},
         columnSize="responsiveSizeToFit" if fit else "autoSize",

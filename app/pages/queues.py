@@ -9,6 +9,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import data, ids
+from app.components.decision import job_decision_panel
 from app.components.guard import guarded
 from app.components.layout import card, grid, loading, page_header
 from app.viewmodels import queues as vm
@@ -56,7 +57,7 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
                 "Queues", "Every PanDA queue with its job counts; pick a task to see where its jobs would go and why."
             ),
             table,
-            card("Job brokerage of a task", [controls, loading(html.Div(id=ids.QUEUES_DECISION))]),
+            card("Job brokerage of a task", [controls, loading(job_decision_panel())]),
             dcc.Store(id=ids.QUEUES_URL_SINK),
         ]
     )

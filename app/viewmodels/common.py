@@ -46,10 +46,10 @@ def style(fig: go.Figure, height: int = 320, **layout: Any) -> go.Figure:
     """Dense, quiet styling shared by every figure."""
     base: dict[str, Any] = {
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "template": "plotly_white",
         "font": {"size": 12},
-        "legend": {"orientation": "h", "y": -0.15},
+        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
     }
     fig.update_layout(**{**base, **layout})
     return fig

@@ -62,6 +62,8 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     if not m["sites"] or not m["nuclei"]:
         return empty_figure("no sites or no nuclei in the grid")
     z = np.array([[np.nan if v is None else v for v in r] for r in m["z"]], dtype=float)
+    # blocked links carry closeness -1: left out of the colour scale so they cannot pass for "very close"
+    z[np.array(m["blocked"], dtype=bool)] = np.nan
     scale = "Blues" if m["metric"] != "queued" else "Oranges"
     if m["metric"] == "closeness":
         scale = "Blues_r"
@@ -70,10 +72,13 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
                    colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12},
                    hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
     )  # fmt: skip
-    bx, by, mx, my = [], [], [], []
+    bx, by, mx, my, sx, sy = [], [], [], [], [], []
     for i, site in enumerate(m["sites"]):
         for j, nuc in enumerate(m["nuclei"]):
-            if m["blocked"][i][j]:
+            if site == nuc:
+                sx.append(nuc)
+                sy.append(site)
+            elif m["blocked"][i][j]:
                 bx.append(nuc)
                 by.append(site)
             elif m["missing"][i][j]:
@@ -87,6 +92,10 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
         fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", name="metric missing",
                                  marker={"symbol": "circle-open", "size": 6, "color": "#6b7280"},
                                  hovertemplate="%{y} → %{x}: no " + m["metric"] + " data<extra></extra>"))  # fmt: skip
+    if sx:
+        fig.add_trace(go.Scatter(x=sx, y=sy, mode="markers", name="same site (nucleus itself)",
+                                 marker={"symbol": "diamond", "size": 8, "color": "#111827"},
+                                 hovertemplate="%{y} is the nucleus itself<extra></extra>"))  # fmt: skip
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_xaxes(type="category", side="top")
     return style(

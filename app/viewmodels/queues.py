@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from app.viewmodels.common import PALETTE, empty_figure, num, plain, records, style
+from app.viewmodels.common import PALETTE, num, plain, records
 from brokerage.explain import Decision
 from brokerage.snapshot import GridSnapshot
 
@@ -51,10 +48,10 @@ def queue_column_defs() -> list[dict[str, Any]]:
             "cellRendererParams": {"prefix": "/queue?name="},
             "minWidth": 190,
         },
-        {"field": "atlas_site", "headerName": "site"},
+        {"field": "atlas_site", "headerName": "site", "minWidth": 130},
     ]
     for c in ["cloud", "site_role", "type", "status"]:
-        defs.append({"field": c, "filter": "agTextColumnFilter", "maxWidth": 130})
+        defs.append({"field": c, "filter": "agTextColumnFilter", "minWidth": 110})
     for c in ["corecount", "maxrss", "maxtime", "maxwdir", "npilot", "trr", *COUNT_COLUMNS]:
         defs.append({"field": c, "filter": "agNumberColumnFilter", "type": "numericColumn", "maxWidth": 120})
     defs += [{"field": "capability", "maxWidth": 110}, {"field": "jobseed", "maxWidth": 100}]
@@ -107,30 +104,40 @@ def summary(decision: Decision) -> dict[str, Any]:
     }
 
 
-def funnel_figure(decision: Decision) -> go.Figure:
-    """Candidates left after each filter that removed some (plus the first and last steps)."""
+def _layout(height: int, title: str, **extra: Any) -> dict[str, Any]:
+    """Plain-dict layout matching common.style (dicts skip plotly's slow validation on the hot path)."""
+    return {
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "template": {"layout": {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}}},
+        "font": {"size": 12},
+        "title": {"text": title, "x": 0, "font": {"size": 13}},
+        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+        **extra,
+    }
+
+
+def _empty(text: str) -> dict[str, Any]:
+    return {
+        "data": [],
+        "layout": _layout(240, "", xaxis={"visible": False}, yaxis={"visible": False},
+                          annotations=[{"text": text, "showarrow": False, "font": {"size": 14, "color": "#6b7280"}}]),
+    }  # fmt: skip
+
+
+def funnel_figure(decision: Decision) -> dict[str, Any]:
+    """Candidates left after each filter that removed some (plus the first and last steps), as a figure dict."""
     steps = [f for i, f in enumerate(decision.funnel) if f.after != f.before or i == 0]
     if not steps:
-        return empty_figure("no filter ran")
+        return _empty("no filter ran")
     labels = [f.filter for f in steps]
     values = [f.after for f in steps]
     if steps[0].before != steps[0].after:
         labels.insert(0, "all candidates")
         values.insert(0, steps[0].before)
-    fig = go.Figure(
-        go.Funnel(
-            y=labels,
-            x=values,
-            textinfo="value+percent initial",
-            marker={"color": PALETTE[0]},
-            connector={"fillcolor": "#e5e7eb"},
-        )
-    )
-    return style(
-        fig,
-        max(220, 34 * len(labels) + 60),
-        title={"text": "Candidates left after each filter", "x": 0, "font": {"size": 13}},
-    )
+    trace = {"type": "funnel", "y": labels, "x": values, "textinfo": "value+percent initial",
+             "marker": {"color": PALETTE[0]}, "connector": {"fillcolor": "#e5e7eb"}}  # fmt: skip
+    return {"data": [trace], "layout": _layout(max(220, 34 * len(labels) + 60), "Candidates left after each filter")}
 
 
 def factor_rows(decision: Decision) -> list[dict[str, Any]]:
@@ -144,30 +151,67 @@ def factor_rows(decision: Decision) -> list[dict[str, Any]]:
     return rows
 
 
-def factor_figure(decision: Decision, top: int = 10) -> go.Figure:
+def factor_figure(decision: Decision, top: int = 10) -> dict[str, Any]:
     """Top candidates: weight bars beside grouped weight-factor bars, so the reason for a rank is visible."""
     cands = decision.candidates[:top]
     if not cands:
-        return empty_figure("no candidate survived the filters")
+        return _empty("no candidate survived the filters")
     names = [f"{c.rank}. {c.name}" for c in cands]
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.35, 0.65], horizontal_spacing=0.02,
-                        subplot_titles=("weight", "weight factors (product = weight)"))  # fmt: skip
-    fig.add_trace(
-        go.Bar(y=names, x=[c.weight for c in cands], orientation="h", name="weight", marker_color="#111827",
-               text=[num(c.weight) for c in cands], textposition="auto"),
-        1, 1,
-    )  # fmt: skip
+    data: list[dict[str, Any]] = [
+        {"type": "bar", "orientation": "h", "y": names, "x": [c.weight for c in cands], "name": "weight",
+         "marker": {"color": "#111827"}, "text": [num(c.weight) for c in cands], "textposition": "auto",
+         "xaxis": "x", "yaxis": "y"}
+    ]  # fmt: skip
     keys = list(dict.fromkeys(k for c in cands for k in c.factors))
     for i, k in enumerate(keys):
-        fig.add_trace(
-            go.Bar(y=names, x=[c.factors.get(k, np.nan) for c in cands], orientation="h", name=k,
-                   marker_color=PALETTE[i % len(PALETTE)], hovertemplate=f"{k}=%{{x:.4g}}<extra>%{{y}}</extra>"),
-            1, 2,
+        data.append(
+            {"type": "bar", "orientation": "h", "y": names, "x": [c.factors.get(k) for c in cands], "name": k,
+             "marker": {"color": PALETTE[i % len(PALETTE)]}, "hovertemplate": f"{k}=%{{x:.4g}}<extra>%{{y}}</extra>",
+             "xaxis": "x2", "yaxis": "y"}
         )  # fmt: skip
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_layout(barmode="group", bargap=0.25)
-    fig.add_vline(x=1.0, line_dash="dot", line_color="#9ca3af", row=1, col=2)
-    return style(fig, max(260, 46 * len(cands) + 80))
+    layout = _layout(
+        max(260, 46 * len(cands) + 90), "weight | weight factors (their product is the weight)",
+        barmode="group", bargap=0.25,
+        xaxis={"domain": [0, 0.33], "gridcolor": "#eef0f3"},
+        xaxis2={"domain": [0.36, 1], "gridcolor": "#eef0f3"},
+        yaxis={"type": "category", "autorange": "reversed", "automargin": True},
+        shapes=[{"type": "line", "xref": "x2", "yref": "paper", "x0": 1, "x1": 1, "y0": 0, "y1": 1,
+                 "line": {"dash": "dot", "color": "#9ca3af"}}],
+    )  # fmt: skip
+    return {"data": data, "layout": layout}
+
+
+def ranked_column_defs(rows: list[dict[str, Any]], label: str, prefix: str) -> list[dict[str, Any]]:
+    """Columns of the ranked table: rank, linked name, weight, factors (marked ×) and details."""
+    link = {
+        "field": label,
+        "headerName": label,
+        "cellRenderer": "Link",
+        "cellRendererParams": {"prefix": prefix},
+        "pinned": "left",
+        "minWidth": 170,
+    }
+    cols: list[dict[str, Any]] = [{"field": "rank", "headerName": "rank", "maxWidth": 80, "pinned": "left"}, link]
+    for k in rows[0] if rows else ["weight"]:
+        if k in ("rank", label):
+            continue
+        col: dict[str, Any] = {"field": k, "headerName": k.removeprefix("f_") + (" ×" if k.startswith("f_") else "")}
+        if rows and isinstance(rows[0][k], float):
+            col["valueFormatter"] = {"function": "params.value == null ? '' : d3.format('.4~g')(params.value)"}
+        cols.append(col)
+    return cols
+
+
+def skipped_column_defs(label: str, prefix: str) -> list[dict[str, Any]]:
+    """Columns of the skipped table: linked name, criteria, filter, sentence, temporary."""
+    return [
+        {"field": label, "headerName": label, "cellRenderer": "Link", "cellRendererParams": {"prefix": prefix}, "minWidth": 180},
+        {"field": "criteria", "headerName": "criteria", "maxWidth": 150},
+        {"field": "stage", "headerName": "filter", "maxWidth": 220},
+        # full sentence on hover: wrapped auto-height rows made a 400-row table several times slower to paint
+        {"field": "reason", "headerName": "reason", "flex": 3, "minWidth": 300, "tooltipField": "reason"},
+        {"field": "temporary", "headerName": "temporary", "maxWidth": 110},
+    ]  # fmt: skip
 
 
 def skipped_rows(decision: Decision, criteria: list[str] | None = None) -> list[dict[str, Any]]:

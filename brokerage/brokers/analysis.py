@@ -14,7 +14,8 @@ import pandas as pd
 from brokerage import grid
 from brokerage.brokers import production
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
-from brokerage.explain import Candidate, Decision, FunnelStep, Note, Skip
+from brokerage.checks.software import software_index, software_verdict
+from brokerage.explain import Candidate, Decision, FunnelStep, Skip
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.pipeline import Filter, Verdict, apply_filters, fmt
 from brokerage.snapshot import GridSnapshot
@@ -223,25 +224,36 @@ def match_queues(snap: GridSnapshot, patterns: list[str]) -> np.ndarray:
     return snap.cached("analysis:match:" + "\x1f".join(patterns), build)
 
 
+def _task_job_arrays(snap: GridSnapshot) -> dict[str, Any]:
+    def build() -> dict[str, Any]:
+        qa = grid.queue_arrays(snap)
+        t = snap.task_job_counts
+        qi = t["panda_queue"].map(qa.index)
+        return {
+            "groups": t.groupby("jeditaskid").indices,
+            "queue": qi.fillna(-1).astype(np.int64).to_numpy(),
+            "status": t["jobstatus"].to_numpy(dtype=object),
+            "njobs": t["njobs"].to_numpy(dtype=float),
+            "time": t["modificationtime"].to_numpy(dtype="datetime64[ns]"),
+        }
+
+    return snap.cached("analysis:task_job_arrays", build)
+
+
 def failure_history(snap: GridSnapshot, jeditaskid: int, hours: float) -> dict[str, np.ndarray]:
     """finished / failed / closed jobs of the task per queue, modified within HOURS before the snapshot."""
-    qa = grid.queue_arrays(snap)
-    groups = snap.cached("analysis:task_job_counts", lambda: snap.task_job_counts.groupby("jeditaskid").indices)
-    out = {s: np.zeros(qa.n) for s in ("finished", "failed", "closed")}
-    idx = groups.get(jeditaskid)
+    n = grid.queue_arrays(snap).n
+    arrays = _task_job_arrays(snap)
+    out = {s: np.zeros(n) for s in ("finished", "failed", "closed")}
+    idx = arrays["groups"].get(jeditaskid)
     if idx is None:
         return out
-    rows = snap.task_job_counts.iloc[idx]
-    start = pd.Timestamp(snap.taken_at) - pd.Timedelta(hours=float(hours))
-    rows = rows[rows["modificationtime"] >= start]
-    qi = rows["panda_queue"].map(qa.index)
-    ok = qi.notna().to_numpy()
-    qi = qi[ok].astype(np.int64).to_numpy()
-    status = rows["jobstatus"].to_numpy()[ok]
-    nj = rows["njobs"].to_numpy(dtype=float)[ok]
+    start = (pd.Timestamp(snap.taken_at) - pd.Timedelta(hours=float(hours))).tz_convert(None).to_datetime64()
+    idx = idx[(arrays["time"][idx] >= start) & (arrays["queue"][idx] >= 0)]
+    qi, status, nj = arrays["queue"][idx], arrays["status"][idx], arrays["njobs"][idx]
     for s in out:
         m = status == s
-        out[s] = np.bincount(qi[m], weights=nj[m], minlength=qa.n)
+        out[s] = np.bincount(qi[m], weights=nj[m], minlength=n)
     return out
 
 
@@ -406,8 +418,18 @@ def f_vp(ctx: AnalContext) -> Verdict | None:
 
 
 def f_software(ctx: AnalContext) -> Verdict | None:
-    """Release/cache availability (placeholder until brokerage.checks.software is wired in)."""
-    return None
+    """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published software."""
+    # only the preliminary candidates can be removed, and the check costs per queue
+    idx = np.flatnonzero(ctx.prelim)
+    releases = ctx.qa["releases"]
+    v = software_verdict(ctx.task, ctx.qa.name[idx], [releases[i] for i in idx], software_index(ctx.snap))
+    passed = np.ones(ctx.n, dtype=bool)
+    passed[idx] = v.passed
+    criteria = np.full(ctx.n, "", dtype=object)
+    criteria[idx] = v.codes(np.arange(len(idx)))
+    local = np.full(ctx.n, -1, dtype=np.int64)
+    local[idx] = np.arange(len(idx))
+    return Verdict(passed, criteria, lambda rows: v.texts(local[rows]))
 
 
 def f_memory(ctx: AnalContext) -> Verdict | None:
@@ -704,18 +726,6 @@ def needs_second_pass(ctx: AnalContext, first: PassResult) -> str:
     return ""
 
 
-def software_notes(ctx: AnalContext, alive: np.ndarray) -> list[Note]:
-    """Queues whose release/cache availability is not judged yet (everything but releases=ANY)."""
-    if any(f.name == "release/cache check" and f.run is not f_software for f in PERSISTENT):
-        return []
-    rel = ctx.qa["releases"]
-    return [
-        Note(str(ctx.qa.name[i]), "release/cache check", f"not yet checked (releases={list(rel[i])})")
-        for i in np.flatnonzero(alive)
-        if "ANY" not in rel[i]
-    ]
-
-
 def stabilizer_records(ctx: AnalContext, mask: np.ndarray) -> list[dict[str, Any]]:
     """Per-PQ Stabilizer numbers for the queues in MASK (JSON-ready)."""
     s = ctx.stab
@@ -770,12 +780,11 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
         **extra,
     }
     skips, funnel = result.skips, result.funnel
-    notes = software_notes(ctx, result.alive)
     idx = np.flatnonzero(result.alive)
     if len(idx) == 0:
         return Decision(
             BROKER, tid, "pending", [], skips, funnel, config.changed(), pending_minutes=pending,
-            message="; ".join(filter(None, [message, "no candidates"])), notes=notes, extra=extra,
+            message="; ".join(filter(None, [message, "no candidates"])), extra=extra,
         )  # fmt: skip
     w = weights(ctx, idx)
     order = np.lexsort((ctx.qa.name[idx], -w.used))
@@ -797,6 +806,4 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
                 )
             )
         funnel.append(FunnelStep("best candidates", len(order), top))
-    return Decision(
-        BROKER, tid, "ok", candidates, skips, funnel, config.changed(), message=message, notes=notes, extra=extra
-    )
+    return Decision(BROKER, tid, "ok", candidates, skips, funnel, config.changed(), message=message, extra=extra)

@@ -428,7 +428,8 @@ def f_job(ctx: NucleusContext) -> Verdict:
             for (stage, code), queues in groups.items():
                 shown = ", ".join(queues[:JOB_REASON_LIMIT]) + (" …" if len(queues) > JOB_REASON_LIMIT else "")
                 parts.append(f"{stage} {code} x{len(queues)}: {shown}")
-            out.append(f"missing ability to run jobs: all {nqueues[i]} queues skipped ({'; '.join(parts)})")
+            plural = "queue was" if nqueues[i] == 1 else f"{nqueues[i]} queues were"
+            out.append(f"missing ability to run jobs: its {plural} skipped ({'; '.join(parts)})")
         return out
 
     return Verdict(ok, "-job", reasons)
@@ -557,12 +558,12 @@ def _reused(snap: GridSnapshot, task: dict[str, Any], config: Config) -> Decisio
     )  # fmt: skip
 
 
-def _draw(rng: np.random.Generator, prob: np.ndarray) -> int:
-    """Index drawn proportionally to PROB (which sums to 1): one uniform number against the cumulative sum."""
-    cum = np.cumsum(prob)
+def _draw(rng: np.random.Generator, w: np.ndarray) -> int:
+    """Index drawn proportionally to the weights W: t = U(0, Σw), the first candidate whose running sum exceeds t."""
+    cum = np.cumsum(w)
     i = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
-    positive = np.flatnonzero(prob > 0)
-    return min(i, int(positive[-1])) if len(positive) else min(i, len(prob) - 1)
+    positive = np.flatnonzero(w > 0)
+    return min(i, int(positive[-1])) if len(positive) else min(i, len(w) - 1)
 
 
 def _decide(ctx: NucleusContext, rng: np.random.Generator) -> tuple[Decision, int | None]:
@@ -590,8 +591,10 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator) -> tuple[Decision, in
     w = weights(ctx)
     order = idx[np.lexsort((na.name[idx].astype(str), -w.weight[idx]))]
     total = float(w.weight[order].sum())
-    prob = w.weight[order] / total if total > 0 else np.full(len(order), 1.0 / len(order))
-    pick = int(order[_draw(rng, prob)])
+    # all weights 0: every candidate is equally likely
+    drawn = w.weight[order] if total > 0 else np.ones(len(order))
+    prob = drawn / drawn.sum()
+    pick = int(order[_draw(rng, drawn)])
     inp = ctx.inputs
     candidates = []
     for rank, (i, p) in enumerate(zip(order, prob, strict=True), start=1):

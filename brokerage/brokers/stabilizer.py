@@ -142,41 +142,59 @@ class ShareUsers:
 
 
 def share_users(snap: GridSnapshot, gshare: str) -> ShareUsers:
-    """User job counts of one global share, aggregated per (PQ, user) (built once per snapshot and share).
+    """User job counts of one global share, aggregated per (PQ, user) (built once per snapshot for every share).
 
     Usage: ``share_users(snap, "User Analysis").nUsers``
     """
-    return snap.cached(f"stabilizer:users:{gshare}", lambda: _build_share_users(snap, gshare))
+    shares = snap.cached("stabilizer:users", lambda: _build_share_users(snap))
+    found = shares.get(gshare)
+    if found is None:
+        n = grid.queue_arrays(snap).n
+        empty = np.zeros(0)
+        return ShareUsers(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), empty, empty, np.zeros(n), {})
+    return found
 
 
-def _build_share_users(snap: GridSnapshot, gshare: str) -> ShareUsers:
+def _build_share_users(snap: GridSnapshot) -> dict[str, ShareUsers]:
     qa = grid.queue_arrays(snap)
     u = snap.user_job_counts
-    u = u[(u["gshare"] == gshare) & u["jobstatus"].isin(QUEUED_STATUSES + RUNNING_STATUSES)]
-    qi = u["panda_queue"].map(qa.index)
-    ok = qi.notna().to_numpy()
-    u = u[ok]
-    frame = pd.DataFrame(
-        {
-            "queue": qi[ok].astype(np.int64).to_numpy(),
-            "user": u["produsername"].to_numpy(dtype=object),
-            "q": np.where(u["jobstatus"].isin(QUEUED_STATUSES), u["njobs"].to_numpy(dtype=float), 0.0),
-            "r": np.where(u["jobstatus"].isin(RUNNING_STATUSES), u["njobs"].to_numpy(dtype=float), 0.0),
+    status = u["jobstatus"].to_numpy(dtype=object)
+    queued = np.isin(status, QUEUED_STATUSES)
+    running = np.isin(status, RUNNING_STATUSES)
+    qi = np.fromiter((qa.index.get(q, -1) for q in u["panda_queue"]), dtype=np.int64, count=len(u))
+    keep = (queued | running) & (qi >= 0)
+    share_code, share_names = pd.factorize(u["gshare"])
+    user_code, user_names = pd.factorize(u["produsername"])
+    n_users = max(len(user_names), 1)
+    # one integer key per (share, queue, user); np.unique sorts by share, then queue, then user
+    key = (share_code.astype(np.int64) * qa.n + qi) * n_users + user_code
+    pairs, inverse = np.unique(key[keep], return_inverse=True)
+    nj = u["njobs"].to_numpy(dtype=float)[keep]
+    nq = np.bincount(inverse, weights=np.where(queued[keep], nj, 0.0), minlength=len(pairs))
+    nr = np.bincount(inverse, weights=np.where(running[keep], nj, 0.0), minlength=len(pairs))
+    has_jobs = (nq + nr) > 0
+    pairs, nq, nr = pairs[has_jobs], nq[has_jobs], nr[has_jobs]
+    share_of, rest = np.divmod(pairs, qa.n * n_users)
+    queue_of, user_of = np.divmod(rest, n_users)
+    users_arr = np.asarray(user_names, dtype=object)
+    out: dict[str, ShareUsers] = {}
+    for code, name in enumerate(share_names):
+        sel = np.flatnonzero(share_of == code)
+        q, uc = queue_of[sel], user_of[sel]
+        order = np.argsort(uc, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(uc[order]) != 0]) if len(order) else np.zeros(0, dtype=np.int64)
+        by_user = {
+            str(users_arr[uc[order[a]]]): order[a:b] for a, b in zip(starts, [*starts[1:], len(order)], strict=True)
         }
-    )
-    pairs = frame.groupby(["queue", "user"], sort=True)[["q", "r"]].sum().reset_index()
-    pairs = pairs[(pairs["q"] + pairs["r"]) > 0].reset_index(drop=True)
-    queue = pairs["queue"].to_numpy(dtype=np.int64)
-    user = pairs["user"].to_numpy(dtype=object)
-    by_user = {str(k): np.asarray(v, dtype=np.int64) for k, v in pairs.groupby("user", sort=False).indices.items()}
-    return ShareUsers(
-        queue=queue,
-        user=user,
-        nQ_user=pairs["q"].to_numpy(dtype=float),
-        nR_user=pairs["r"].to_numpy(dtype=float),
-        nUsers=np.bincount(queue, minlength=qa.n).astype(float),
-        by_user=by_user,
-    )
+        out[str(name)] = ShareUsers(
+            queue=q,
+            user=users_arr[uc],
+            nQ_user=nq[sel],
+            nR_user=nr[sel],
+            nUsers=np.bincount(q, minlength=qa.n).astype(float),
+            by_user=by_user,
+        )
+    return out
 
 
 def _queue_totals(snap: GridSnapshot, gshare: str) -> tuple[np.ndarray, np.ndarray]:

@@ -39,8 +39,14 @@ def sample_grid() -> GridSnapshot:
         task(4, taskname="mc23.simul.fourth", status="assigning"),
         task(5, taskname="mc23.merge.fifth", status="running", nucleus="CERN-PROD"),
         task(6, taskname="mc23.simul.sixth", status="done"),
-        task(7, taskname="user.alice.ana", prodsourcelabel="user", status="ready", gshare="User Analysis",
-             username="alice"),  # fmt: skip
+        task(
+            7,
+            taskname="user.alice.ana",
+            prodsourcelabel="user",
+            status="ready",
+            gshare="User Analysis",
+            username="alice",
+        ),
         task(8, taskname="mc23.simul.eighth", status="ready", nucleus="BNL-ATLAS"),
     ]
     network: list[dict[str, Any]] = []
@@ -54,7 +60,13 @@ def sample_grid() -> GridSnapshot:
             network.append({"src": src, "dst": dst, "key": "Production Output_queued", "value": 20.0 * (j + 1)})
     network.append({"src": "AGLT2", "dst": "BNL-ATLAS", "key": "AGIS_closeness", "value": -1.0})
     users = [
-        {"panda_queue": f"{SITES[i % 4]}_Q{i}", "gshare": "User Analysis", "produsername": u, "jobstatus": st, "njobs": n}
+        {
+            "panda_queue": f"{SITES[i % 4]}_Q{i}",
+            "gshare": "User Analysis",
+            "produsername": u,
+            "jobstatus": st,
+            "njobs": n,
+        }
         for i in (9, 10)
         for u, (st, n) in (("alice", ("activated", 400)), ("alice", ("running", 5)), ("bob", ("activated", 3)))
     ]

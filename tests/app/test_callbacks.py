@@ -10,24 +10,33 @@ from dash.exceptions import PreventUpdate
 
 
 def _text(tree) -> str:
-    return json.dumps(tree.to_plotly_json(), ensure_ascii=False, default=lambda o: o.to_plotly_json() if hasattr(o, "to_plotly_json") else str(o))
+    return json.dumps(
+        tree.to_plotly_json(),
+        ensure_ascii=False,
+        default=lambda o: o.to_plotly_json() if hasattr(o, "to_plotly_json") else str(o),
+    )
 
 
-def test_decision_callback_renders_view(app_client) -> None:
-    """The queues decision callback returns the explained brokerage for a task."""
-    from app.callbacks.queues import update_decision
+def test_decision_callback_fills_the_panel(app_client) -> None:
+    """The queues decision callback returns headline, figures, ranked rows and criteria-filtered skips for a task."""
+    from app.callbacks.queues import DECISION_OUTPUTS, update_decision
 
     out = update_decision(2, ["-cpucore"])
-    assert out.id == "job-decision-view"
-    assert "Skipped queues (criteria -cpucore): 6" in _text(out)
+    assert len(out) == len(DECISION_OUTPUTS)
+    head, funnel, _factors, ranked, _cols, _notes, skipped, title = out
+    assert "pending" in _text(head) and funnel["data"][0]["type"] == "funnel"
+    assert ranked == [] and title == "Skipped queues (criteria -cpucore): 6"
+    assert {r["criteria"] for r in skipped} == {"-cpucore"}
+    ok = update_decision(1, None)
+    assert ok[3][0]["rank"] == 1 and ok[4][1]["field"] == "queue"
 
 
 def test_decision_callback_empty_and_error_states(app_client) -> None:
     """No task gives an explaining empty state; an unknown task gives an inline alert, not a traceback."""
     from app.callbacks.queues import update_decision
 
-    assert "No task picked" in _text(update_decision(None, None))
-    err = _text(update_decision(12345, None))
+    assert "No task picked" in _text(update_decision(None, None)[0])
+    err = _text(update_decision(12345, None)[0])
     assert "Job brokerage failed" in err and "unknown task 12345" in err and "Traceback" not in err
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from app.viewmodels import network, nuclei, overview, queues, stabilizer, tasks
 from brokerage.brokers.registry import run_job_brokerage
@@ -18,7 +20,8 @@ def test_viewmodels_do_not_import_dash() -> None:
 
     for name in ("common", "queues", "overview", "network", "stabilizer", "tasks", "nuclei", "detail"):
         mod = importlib.import_module(f"app.viewmodels.{name}")
-        assert "import dash" not in open(mod.__file__).read() and "from dash" not in open(mod.__file__).read()
+        text = Path(mod.__file__).read_text()
+        assert "import dash" not in text and "from dash" not in text
     assert "brokerage" in sys.modules
 
 
@@ -48,9 +51,10 @@ def test_funnel_and_factors_explain_a_decision(snap) -> None:
     """The funnel starts at the initial count and the factor figure has a weight trace and one per factor."""
     d = run_job_brokerage(snap, 1, Config())
     fig = queues.funnel_figure(d)
-    assert fig.data[0].x[0] == d.funnel[0].before and fig.data[0].x[-1] == len(d.candidates)
+    assert fig["data"][0]["x"][0] == d.funnel[0].before and fig["data"][0]["x"][-1] == len(d.candidates)
     ff = queues.factor_figure(d)
-    assert [t.name for t in ff.data] == ["weight", *d.candidates[0].factors]
+    assert [t["name"] for t in ff["data"]] == ["weight", *d.candidates[0].factors]
+    assert go.Figure(ff).data and go.Figure(fig).data  # the plain dicts are valid plotly figures
     rows = queues.factor_rows(d)
     assert rows[0]["rank"] == 1 and "f_base" in rows[0]
 
@@ -101,7 +105,11 @@ def test_network_matrix_marks_blocked_and_missing(snap) -> None:
     k = m["sites"].index("MWT2")
     assert m["missing"][k][0] and m["z"][k][0] is None
     fig = network.heatmap(m)
-    assert {t.name for t in fig.data[1:]} == {"blocked link (closeness -1)", "metric missing"}
+    assert {t.name for t in fig.data[1:]} == {
+        "blocked link (closeness -1)",
+        "metric missing",
+        "same site (nucleus itself)",
+    }
 
 
 def test_link_detail_names_the_rule(snap) -> None:

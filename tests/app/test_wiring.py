@@ -22,23 +22,33 @@ def test_layout_and_dependencies(app_client) -> None:
     deps = app_client.get("/_dash-dependencies").get_json()
     outputs = collections.Counter(d["output"] for d in deps)
     assert outputs and max(outputs.values()) == 1
-    assert "queues-decision.children" in outputs and "network-heatmap.figure" in outputs
-
-
-def _update(client, output: str, inputs: list[dict]) -> dict:
-    cid, prop = output.split(".")
-    body = {"output": output, "outputs": {"id": cid, "property": prop}, "inputs": inputs,
-            "changedPropIds": [f"{i['id']}.{i['property']}" for i in inputs], "state": []}  # fmt: skip
-    r = client.post("/_dash-update-component", json=body)
-    assert r.status_code == 200, r.data[:300]
-    return r.get_json()["response"][cid][prop]
+    assert "network-heatmap.figure" in outputs
+    assert any("queues-headline.children" in o and "queues-ranked.rowData" in o for o in outputs)
+    single = [p for o in outputs for p in o.strip(".").split("...")]
+    assert len(single) == len(set(single)), "an output property is targeted by two callbacks"
 
 
 def test_decision_callback_through_http(app_client) -> None:
-    """Picking a task over HTTP returns the decision view with the ranked grid."""
-    out = _update(app_client, "queues-decision.children",
-                  [{"id": "queues-task", "property": "value", "value": 1}, {"id": "queues-criteria", "property": "value", "value": []}])  # fmt: skip
-    assert out["props"]["id"] == "job-decision-view"
+    """Picking a task over HTTP fills the mounted decision panel (multi-output callback)."""
+    deps = app_client.get("/_dash-dependencies").get_json()
+    dep = next(d for d in deps if "queues-headline.children" in d["output"])
+    outputs = [{"id": p.split(".")[0], "property": p.split(".")[1]} for p in dep["output"].strip(".").split("...")]
+    inputs = [
+        {"id": "queues-task", "property": "value", "value": 1},
+        {"id": "queues-criteria", "property": "value", "value": []},
+    ]
+    body = {
+        "output": dep["output"],
+        "outputs": outputs,
+        "inputs": inputs,
+        "changedPropIds": ["queues-task.value"],
+        "state": [],
+    }
+    r = app_client.post("/_dash-update-component", json=body)
+    assert r.status_code == 200, r.data[:300]
+    resp = r.get_json()["response"]
+    assert resp["queues-ranked"]["rowData"][0]["rank"] == 1
+    assert resp["queues-funnel"]["figure"]["data"][0]["type"] == "funnel"
 
 
 @pytest.mark.parametrize(

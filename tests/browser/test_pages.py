@@ -35,7 +35,7 @@ def test_overview(page, live_server, console_errors, shot) -> None:
 def test_queues_pick_task_updates_url(page, live_server, console_errors, shot) -> None:
     """Picking a task redraws the brokerage and writes ?task= into the address."""
     page.goto(live_server + "/queues?task=1")
-    expect(page.locator("#job-decision-view")).to_be_visible(timeout=TIMEOUT)
+    expect(page.locator("#queues-ranked .ag-row").first).to_be_visible(timeout=TIMEOUT)
     pick(page, "#queues-task", "evgen", r"^2 · ready")
     expect(page).to_have_url(re.compile(r"task=2"), timeout=TIMEOUT)
     expect(page.locator("#job-decision-view")).to_contain_text("pending", timeout=TIMEOUT)

@@ -613,16 +613,29 @@ TRANSHOMES = [
     "Athena-22.0.X-2026-11-01T2101",
     "AnalysisTransforms-AthAnalysis_21.2.100",
 ]
-PROJECT_RELEASES = [("Athena", "22.0.41"), ("AthDerivation", "21.2.2.0"), ("Athena", "21.0.38"), ("Athena", "rel_3"),
-                    ("AthAnalysis", "21.2.100"), ("Athena", "22.0.X-2026-11-01T2101")]  # fmt: skip
-RELEASE_LISTS = [["AUTO"], ["AUTO"], ["AUTO"], ["ANY"], ["AUTO", "ANY"], ["Athena-22.0.41"],
-                 ["AthAnalysis-21.2.100", "Athena-rel_3"], []]  # fmt: skip
-HW_VALUES = {
-    "arch": ["x86_64", "aarch64", "arm64", "", "any", "excl"],
-    "vendor": ["intel", "amd", "Intel", "", "excl"],
+# transHome -> (project, release) as a tag would publish it, to bias tags towards the task's own release
+TAG_OF = {
+    "Athena-22.0.41": ("Athena", "22.0.41"),
+    "AthDerivation-21.2.2.0": ("AthDerivation", "21.2.2.0"),
+    "Athena-21.0.38": ("Athena", "21.0.38"),
+    "Athena-rel_3": ("Athena", "rel_3"),
+    "Athena-22.0.X-2026-11-01T2101": ("Athena", "22.0.X-2026-11-01T2101"),
+    "AnalysisTransforms-AthAnalysis_21.2.100": ("AthAnalysis", "21.2.100"),
+}
+RELEASE_LISTS = [["AUTO"]] * 6 + [
+    ["ANY"],
+    ["AUTO", "ANY"],
+    ["Athena-22.0.41"],
+    ["AthAnalysis-21.2.100", "Athena-rel_3"],
+    [],
+]
+HW_VALUES = {  # specific names repeated so that wildcards do not hide most comparisons
+    "arch": ["x86_64", "x86_64", "aarch64", "arm64", "", "any", "excl", "excl"],
+    "vendor": ["intel", "intel", "amd", "Intel", "", "excl", "excl"],
     "instr": ["avx2", "avx512", "excl"],
     "model": ["kt100", "a100", "", "excl"],
 }
+SOURCES = [FC, "docker://atlas/athena:22.0.41", "/cvmfs/unpacked.cern.ch/registry.hub.docker.com/user/custom:1"]
 
 
 @st.composite
@@ -635,7 +648,7 @@ def architectures(draw: st.DrawFn) -> str:
     if draw(st.booleans()):
         parts = [draw(st.sampled_from(["x86_64", "aarch64", "(x86_64|aarch64)", "*", "arm64", "X86_64"]))]
         if draw(st.booleans()):
-            parts.append(draw(st.sampled_from(["intel", "amd", "*"])))
+            parts.append(draw(st.sampled_from(["intel", "amd", "*", "INTEL"])))
             if draw(st.booleans()):
                 parts.append(draw(st.sampled_from(["avx2", "avx512", "*"])))
         text += "#" + "-".join(parts)
@@ -650,64 +663,82 @@ def architectures(draw: st.DrawFn) -> str:
 @st.composite
 def hardware_entries(draw: st.DrawFn) -> dict[str, Any]:
     """A cpu or gpu architectures entry with random attribute lists."""
-    kind = draw(st.sampled_from(["cpu", "gpu"]))
+    kind = draw(st.sampled_from(["cpu", "cpu", "gpu"]))
     attrs = ["arch", "vendor", "instr"] if kind == "cpu" else ["vendor", "model"]
     entry: dict[str, Any] = {"type": kind}
     for a in draw(st.lists(st.sampled_from(attrs), unique=True, max_size=len(attrs))):
-        entry[a] = draw(st.lists(st.sampled_from(HW_VALUES[a]), unique=True, max_size=3))
+        entry[a] = draw(st.lists(st.sampled_from(HW_VALUES[a]), unique=True, min_size=1, max_size=3))
     return entry
 
 
 @st.composite
-def tags(draw: st.DrawFn) -> dict[str, Any]:
-    """A tags entry over the pools above."""
-    project, release = draw(st.sampled_from(PROJECT_RELEASES))
-    container = draw(st.sampled_from(["", "", *CONTAINER_NAMES]))
-    sources = draw(st.lists(st.sampled_from([FC, "docker://atlas/athena:22.0.41"]), max_size=2, unique=True))
-    return tag(draw(st.sampled_from(CMTCONFIGS)), project, release, container, sources)
+def tags(draw: st.DrawFn, task_row: dict[str, Any]) -> dict[str, Any]:
+    """A tags entry, half of the time for the task's own cmtconfig / release / container."""
+    sw_platform = task_row["architecture"].split("@")[0].split("#")[0].split("&")[0]
+    own = draw(st.booleans())
+    cmtconfigs = [sw_platform] if own and sw_platform else CMTCONFIGS
+    releases = [TAG_OF[task_row["transhome"]]] if own and task_row["transhome"] else list(TAG_OF.values())
+    containers = [task_row["container_name"]] if own and task_row["container_name"] else ["", *CONTAINER_NAMES]
+    project, release = draw(st.sampled_from(releases))
+    sources = draw(st.lists(st.sampled_from(SOURCES), max_size=2, unique=True))
+    return tag(draw(st.sampled_from(cmtconfigs)), project, release, draw(st.sampled_from(containers)), sources)
 
 
 @st.composite
-def descriptions(draw: st.DrawFn) -> dict[str, Any]:
-    """A queue_software row."""
+def descriptions(draw: st.DrawFn, task_row: dict[str, Any], focus: str) -> dict[str, Any]:
+    """A queue_software row (no hardware entries when the focus is containers or releases)."""
+    hardware = focus in ("any", "hardware")
     return desc(
         cmtconfigs=draw(st.lists(st.sampled_from(CMTCONFIGS), unique=True, max_size=3)),
         containers=draw(st.lists(st.sampled_from(CONTAINER_ENTRIES), unique=True, max_size=3)),
         cvmfs=draw(st.lists(st.sampled_from(["any", "atlas", "nightlies"]), unique=True, max_size=2)),
-        architectures=draw(st.lists(hardware_entries(), max_size=3)),
-        tags=draw(st.lists(tags(), max_size=3)),
+        architectures=draw(st.lists(hardware_entries(), max_size=3 if hardware else 0)),
+        tags=draw(st.lists(tags(task_row), max_size=3)),
     )
 
 
+FOCUSES = ("any", "hardware", "container", "release")
+
+
 @st.composite
-def grids(draw: st.DrawFn) -> tuple[dict[str, Any], list[str], list[list[str]], dict[str, Any]]:
-    """A task and 1-8 queues with releases and (maybe) software rows, plus maybe an ALL row."""
+def grids(draw: st.DrawFn, focus: str = "any") -> tuple[dict[str, Any], list[str], list[list[str]], dict[str, Any]]:
+    """A task and 1-8 queues with releases and (mostly) software rows, plus maybe an ALL row.
+
+    FOCUS other than 'any' keeps every queue AUTO with a row and neutralises the other rule groups, so
+    the property exercises that group's boundaries densely.
+    """
+    architecture = draw(architectures())
+    if focus in ("container", "release"):
+        architecture = architecture.split("#")[0].split("&")[0]
     task_row = {
-        "architecture": draw(architectures()),
-        "transhome": draw(st.sampled_from(TRANSHOMES)),
-        "container_name": draw(st.sampled_from(["", "", *CONTAINER_NAMES])),
+        "architecture": architecture,
+        "transhome": ""
+        if focus in ("hardware", "container")
+        else draw(st.sampled_from(TRANSHOMES[1:] if focus == "release" else TRANSHOMES)),
+        "container_name": ""
+        if focus in ("hardware", "release")
+        else draw(st.sampled_from(CONTAINER_NAMES if focus == "container" else ["", "", *CONTAINER_NAMES])),
         "onlytagsforfc": draw(st.booleans()),
     }
     n = draw(st.integers(1, 8))
     names = [f"Q{i}" for i in range(n)]
-    releases = [draw(st.sampled_from(RELEASE_LISTS)) for _ in names]
-    pool = draw(st.lists(descriptions(), min_size=1, max_size=3))
+    releases = [["AUTO"] if focus != "any" else draw(st.sampled_from(RELEASE_LISTS)) for _ in names]
+    pool = draw(st.lists(descriptions(task_row, focus), min_size=1, max_size=3))
     software: dict[str, Any] = {}
     for name in names:
-        if draw(st.integers(0, 5)) > 0:
+        if focus != "any" or draw(st.integers(0, 7)) > 0:
             software[name] = draw(st.sampled_from(pool))  # shared objects, as in the index
-    if draw(st.booleans()):
-        software["ALL"] = desc(tags=draw(st.lists(tags(), max_size=4)))
+    if focus == "container" or draw(st.integers(0, 3)) > 0:
+        software["ALL"] = desc(tags=draw(st.lists(tags(task_row), max_size=4)))
     return task_row, names, releases, software
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(grids())
-def test_vectorised_agrees_with_reference(
-    case: tuple[dict[str, Any], list[str], list[list[str]], dict[str, Any]],
-) -> None:
+@pytest.mark.parametrize("focus", FOCUSES)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_vectorised_agrees_with_reference(focus: str, data: st.DataObject) -> None:
     """For every queue, software_verdict and the scalar reference agree on pass/fail and criteria code."""
-    task_row, names, releases, software = case
+    task_row, names, releases, software = data.draw(grids(focus))
     arr = np.array(names, dtype=object)
     plain = software_verdict(task_row, arr, releases, software)
     prepared = software_verdict(task_row, arr, releases, {k: describe(v) for k, v in software.items()})

@@ -10,6 +10,7 @@ import pandas as pd
 
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
+from tests.reference import software_reference
 
 QUEUED = ("defined", "assigned", "activated", "starting")
 CAP_QUEUED = ("defined", "assigned", "activated", "starting", "throttled")
@@ -259,13 +260,14 @@ def _one_pass(
 
     endpoints = {e["ddm_endpoint_name"]: e for e in _rows(snap.ddm_endpoints)}
     relations = _rows(snap.panda_ddm_relation)
+    software = {r["panda_queue"]: r for r in _rows(snap.queue_software)}
 
     persistent_alive, alive, locality_removed = [], [], 0
     for q in candidates:
         name = q["panda_queue"]
         preassigned = _matches(q, site_list) or _matches(q, included)
         code = _persistent(task, cfg, q, counts[name], avail, locality, someone_has_all, preassigned, grand,
-                           endpoints, relations)  # fmt: skip
+                           endpoints, relations, software)  # fmt: skip
         if code:
             skips[name] = code
             locality_removed += code == "-input_data"
@@ -295,6 +297,7 @@ def _persistent(
     grand: float,
     endpoints: dict[str, dict],
     relations: list[dict],
+    software: dict[str, dict],
 ) -> str:
     name = q["panda_queue"]
     # the queue status must be online unless the queues are pre-assigned
@@ -328,6 +331,10 @@ def _persistent(
         nq, nr = _queued(c), c["running"]
         if nq > 20 and (nr == 0 or nq / nr > grand * 1.2):
             return "-overloaded_vp"
+    # availability of ATLAS release/cache (ANY: not checked; AUTO: the queue's published software)
+    passed, code, _ = software_reference.check(task, name, list(q["releases"]), software)
+    if not passed:
+        return code
     # memory: (baseRamCount + ramCount x coreCount) x 0.9 (MBPerCore) or (baseRamCount + ramCount) x 0.9 (MB)
     cores = 1 if task_cc == 1 else (site_cc if site_cc > 0 else max(task_cc, 1))
     if task["ramcount"]:

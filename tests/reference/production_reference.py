@@ -417,7 +417,7 @@ def broker(
         need = input_disk + out_mb + float(task.get("workdiskcount") or 0)
         if q["maxwdir"] <= 0:
             return None  # no limit published
-        return None if q["maxwdir"] / cores_of(q) >= need else "-disk"
+        return None if q["maxwdir"] / cores_of(q) > need else "-disk"
 
     def storage(q: dict[str, Any]) -> str | None:
         """DISK size check: free space in the local storage has to be over 200 GB (STORAGE_MIN_FREE_SIZE)."""

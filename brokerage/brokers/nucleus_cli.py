@@ -1,0 +1,39 @@
+"""The ``brokerage nucleus`` command: task (nucleus) brokerage of one task, as a table or JSON."""
+
+from __future__ import annotations
+
+import click
+
+_SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
+
+
+@click.command("nucleus")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@click.option("--seed", default=0, show_default=True, type=int, help="seed of the weighted draw")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def nucleus(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], seed: int, as_json: bool) -> None:
+    """Choose a nucleus for a production task and explain every nucleus' fate."""
+    # brokerage.cli attaches this command while it is being imported, so its helpers are imported at call time
+    from brokerage.cli import guarded
+
+    guarded(_run)(snapshot_path, task_id, assignments, seed, as_json)
+
+
+def _run(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], seed: int, as_json: bool) -> None:
+    from brokerage.brokers.nucleus import broker
+    from brokerage.cli import _print_decision, load_grid
+    from brokerage.gdpconfig import parse_assignments
+
+    overrides = parse_assignments(assignments)
+    snap, config = load_grid(snapshot_path)
+    decision = broker(snap, task_id, config.with_overrides(overrides), seed=seed)
+    _print_decision(decision, as_json)
+    if not as_json:
+        chosen = decision.extra.get("chosen")
+        locality = decision.extra.get("data_locality", {})
+        if locality.get("disabled"):
+            click.echo(f"data locality check disabled: {locality.get('reason', '')}")
+        if chosen:
+            click.echo(f"chosen nucleus (seed {seed}): {chosen}")
