@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 Value = Any
@@ -900,7 +901,10 @@ def parse_value(key: str, raw: Value, type_: str | None = None) -> Value:
         value = _coerce(kind, raw)
     except (TypeError, ValueError) as exc:
         raise ConfigError(key, f"cannot read {raw!r} as {kind}: expected {param.allowed()}") from exc
-    if kind != param.type and not (kind == "int" and param.type == "float"):
+    if kind == "json" and param.type != "json":
+        # a TYPE=json row is decoded and must then hold a value of the parameter's own type
+        value = _normalise(param, key, value)
+    elif kind != param.type and not (kind == "int" and param.type == "float"):
         if param.type == "int" and kind == "float" and float(value).is_integer():
             value = int(value)
         else:
@@ -1008,7 +1012,7 @@ class Config:
                 param = lookup_param(row.key)
             except ConfigError:
                 continue  # CONFIG holds many keys that brokerage does not read
-            if row.component != param.component:
+            if row.component != param.component or row.app != param.app:
                 continue
             raw = row.value_json if _TYPE_ALIASES.get(row.type.lower()) == "json" else row.value
             value = parse_value(row.key, raw, row.type)
@@ -1055,10 +1059,14 @@ class Config:
                 out[key] = value
         return out
 
-    def fingerprint(self) -> str:
-        """Short stable hash of the effective values, for cache keys."""
+    @cached_property
+    def _fingerprint(self) -> str:
         text = json.dumps(self.changed(), sort_keys=True, default=str)
         return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+    def fingerprint(self) -> str:
+        """Short stable hash of the effective values, for cache keys."""
+        return self._fingerprint
 
 
 def _normalise(param: Param, key: str, value: Value) -> Value:

@@ -72,7 +72,9 @@ def _build_queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
     q = snapshot.queues
     names = q["panda_queue"].to_numpy(dtype=object)
     index = {n: i for i, n in enumerate(names)}
-    col: dict[str, Any] = {c: q[c].to_numpy() for c in q.columns}
+    col: dict[str, Any] = {
+        c: q[c].to_numpy(dtype=float) if q[c].dtype.kind in "iuf" else q[c].to_numpy() for c in q.columns
+    }
     roles = dict(zip(snapshot.sites["site_name"], snapshot.sites["role"], strict=True))
     site_is_nucleus = np.array([roles.get(s) == "nucleus" for s in col["atlas_site"]], dtype=bool)
     name_has_test = np.array(["test" in n.lower() for n in names], dtype=bool)
@@ -131,35 +133,90 @@ def available_at_queues(snapshot: GridSnapshot, jeditaskid: int, master_only: bo
     return snapshot.cached(key, lambda: _available(snapshot, jeditaskid, master_only))
 
 
+@dataclass(frozen=True)
+class ReplicaIndex:
+    """Datasets and replicas of every task as arrays sorted by task, so one task is a slice."""
+
+    ds_task: np.ndarray
+    ds_id: np.ndarray
+    ds_master: np.ndarray
+    ds_files: np.ndarray
+    ds_size: np.ndarray
+    ds_start: dict[int, tuple[int, int]]
+    rep_dataset: np.ndarray  # (task, dataset) key per replica row
+    rep_endpoint: np.ndarray
+    rep_files: np.ndarray
+    rep_size: np.ndarray
+    rep_start: dict[int, tuple[int, int]]
+
+
+def _slices(keys: np.ndarray) -> dict[int, tuple[int, int]]:
+    if len(keys) == 0:
+        return {}
+    change = np.flatnonzero(np.diff(keys)) + 1
+    starts = np.concatenate([[0], change])
+    ends = np.concatenate([change, [len(keys)]])
+    return {int(keys[a]): (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+
+
+def replica_index(snapshot: GridSnapshot) -> ReplicaIndex:
+    """Per-snapshot index of datasets and replicas by task (built once)."""
+
+    def build() -> ReplicaIndex:
+        ep = endpoint_arrays(snapshot)
+        ds = snapshot.datasets.sort_values(["jeditaskid", "datasetid"], kind="stable")
+        rep = snapshot.dataset_replicas.sort_values(["jeditaskid", "datasetid"], kind="stable")
+        e = rep["ddm_endpoint_name"].map(ep.index).to_numpy()
+        ok = ~pd.isna(e)
+        rep = rep[ok]
+        rtask = rep["jeditaskid"].to_numpy(dtype=np.int64)
+        return ReplicaIndex(
+            ds_task=ds["jeditaskid"].to_numpy(dtype=np.int64),
+            ds_id=ds["datasetid"].to_numpy(dtype=np.int64),
+            ds_master=ds["is_master"].to_numpy(dtype=bool),
+            ds_files=ds["nfiles"].to_numpy(dtype=float),
+            ds_size=ds["size_gb"].to_numpy(dtype=float),
+            ds_start=_slices(ds["jeditaskid"].to_numpy(dtype=np.int64)),
+            rep_dataset=rep["datasetid"].to_numpy(dtype=np.int64),
+            rep_endpoint=e[ok].astype(np.int64),
+            rep_files=rep["nfiles"].to_numpy(dtype=float),
+            rep_size=rep["size_gb"].to_numpy(dtype=float),
+            rep_start=_slices(rtask),
+        )
+
+    return snapshot.cached("replica_index", build)
+
+
 def _available(snapshot: GridSnapshot, jeditaskid: int, master_only: bool) -> dict[str, Any]:
     qa = queue_arrays(snapshot)
     ep = endpoint_arrays(snapshot)
-    ds = _task_rows(snapshot, "datasets", jeditaskid)
-    if master_only:
-        ds = ds[ds["is_master"]]
-    total_gb = float(ds["size_gb"].sum())
-    total_files = float(ds["nfiles"].sum())
+    ri = replica_index(snapshot)
+    a, b = ri.ds_start.get(int(jeditaskid), (0, 0))
+    keep = ri.ds_master[a:b] if master_only else np.ones(b - a, dtype=bool)
+    ds_ids = ri.ds_id[a:b][keep]
+    total_gb = float(ri.ds_size[a:b][keep].sum())
+    total_files = float(ri.ds_files[a:b][keep].sum())
     avail_gb = np.zeros(qa.n)
     avail_files = np.zeros(qa.n)
     disk_gb = np.zeros(qa.n)
-    reps = _task_rows(snapshot, "dataset_replicas", jeditaskid)
-    reps = reps[reps["datasetid"].isin(ds["datasetid"])]
-    if len(reps) and len(qa.rel_queue):
+    ra, rb = ri.rep_start.get(int(jeditaskid), (0, 0))
+    if rb > ra and len(qa.rel_queue):
         n_ep = len(ep.name)
-        is_tape = ep["is_tape"].astype(bool)
-        for _, grp in reps.groupby("datasetid", sort=False):
-            e = grp["ddm_endpoint_name"].map(ep.index).to_numpy()
-            ok = ~pd.isna(e)
-            e = e[ok].astype(np.int64)
+        not_tape = ~ep["is_tape"].astype(bool)
+        rds = ri.rep_dataset[ra:rb]
+        for d in ds_ids:
+            m = rds == d
+            if not m.any():
+                continue
+            e = ri.rep_endpoint[ra:rb][m]
             size = np.zeros(n_ep)
             files = np.zeros(n_ep)
-            np.maximum.at(size, e, grp["size_gb"].to_numpy(dtype=float)[ok])
-            np.maximum.at(files, e, grp["nfiles"].to_numpy(dtype=float)[ok])
+            np.maximum.at(size, e, ri.rep_size[ra:rb][m])
+            np.maximum.at(files, e, ri.rep_files[ra:rb][m])
             # best related endpoint of each queue for this dataset
-            for target, source in ((avail_gb, size), (avail_files, files), (disk_gb, np.where(is_tape, 0.0, size))):
-                per_rel = source[qa.rel_endpoint]
+            for target, source in ((avail_gb, size), (avail_files, files), (disk_gb, size * not_tape)):
                 best = np.zeros(qa.n)
-                np.maximum.at(best, qa.rel_queue, per_rel)
+                np.maximum.at(best, qa.rel_queue, source[qa.rel_endpoint])
                 target += best
     return {
         "total_gb": total_gb,

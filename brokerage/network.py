@@ -159,6 +159,18 @@ def network_weights(
 
     Usage: ``network_weights(snap, np.array(["AGLT2"]), "BNL-ATLAS", Config()).weight``
     """
+    from brokerage.grid import queue_arrays
+
+    if sites is queue_arrays(snapshot)["atlas_site"]:
+        # the same for every task with this nucleus: compute once per snapshot, nucleus and config
+        key = f"network:weights:{nucleus}:{express}:{config.fingerprint()}"
+        return snapshot.cached(key, lambda: _network_weights(snapshot, sites, nucleus, config, express))
+    return _network_weights(snapshot, sites, nucleus, config, express)
+
+
+def _network_weights(
+    snapshot: GridSnapshot, sites: np.ndarray, nucleus: str, config: Config, express: bool
+) -> NetworkWeights:
     links = link_table(snapshot, nucleus)
     from brokerage.grid import queue_arrays
 

@@ -80,8 +80,11 @@ def apply_filters(
             idx = np.flatnonzero(removed)
             if len(idx):
                 temporary = verdict.temporary or f.temporary
-                for name, code, text in zip(names[idx], verdict.codes(idx), verdict.texts(idx), strict=True):
-                    skips.append(Skip(str(name), code, text, f.name, temporary))
+                stage = f.name
+                skips.extend(
+                    Skip(name, code, text, stage, temporary)
+                    for name, code, text in zip(names[idx].tolist(), verdict.codes(idx), verdict.texts(idx), strict=True)
+                )
                 alive &= ~removed
         funnel.append(FunnelStep(f.name, before, int(alive.sum())))
     return alive, skips, funnel

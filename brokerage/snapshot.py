@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -429,6 +430,8 @@ def _check_value(c: Col, v: Any) -> str | None:
     t = c.type
     if t == "str" and not isinstance(v, str):
         return f"expected a string, got {v!r}"
+    if t in ("int", "float") and isinstance(v, float) and not math.isfinite(v):
+        return f"expected a finite number, got {v!r}"
     if t == "int" and (isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) != int(v)):
         return f"expected an integer, got {v!r}"
     if t == "float" and (isinstance(v, bool) or not isinstance(v, (int, float))):

@@ -258,13 +258,13 @@ _KIND_CAPABILITY = np.array(
 # relative size of a queue of each kind (running jobs)
 _KIND_SIZE = np.array([1.5, 0.6, 0.5, 1.0, 0.4, 0.02, 0.02, 0.4, 0.05, 0.3, 2.0, 0.5, 0.3, 0.3])
 _POOL = (
-    ("MCORE", 0.17),
-    ("SCORE", 0.11),
+    ("MCORE", 0.20),
+    ("SCORE", 0.13),
     ("ANA", 0.10),
     ("UNI", 0.10),
     ("HIMEM", 0.07),
-    ("TEST", 0.09),
-    ("ANATEST", 0.04),
+    ("TEST", 0.05),
+    ("ANATEST", 0.03),
     ("VP", 0.05),
     ("GPU", 0.04),
     ("SHORT", 0.06),
@@ -325,6 +325,7 @@ def _queues(rng: np.random.Generator, sites: _Sites, n_queues: int) -> _Queues:
     kind[first] = rng.choice([_K["UNI"], _K["MCORE"], _K["SCORE"]], size=int(first.sum()), p=[0.6, 0.25, 0.15])
     kind[second] = rng.choice([_K["ANA"], _K["MCORE"], _K["UNI"]], size=int(second.sum()), p=[0.72, 0.16, 0.12])
     kind[rest] = rng.choice([_K[k] for k, _ in _POOL], size=int(rest.sum()), p=[p for _, p in _POOL])
+    kind[(kind == _K["HPC"]) & (sites.tier[site] <= 1)] = _K["MCORE"]  # HPC centres are attached to tier-2 sites
     aglt2 = np.flatnonzero(sites.name == "AGLT2")
     if len(aglt2):
         kind[start[aglt2[0]]] = _K["UNI"]  # the seed's AUTO example queue is named AGLT2
@@ -341,7 +342,6 @@ def _queues(rng: np.random.Generator, sites: _Sites, n_queues: int) -> _Queues:
     def is_kind(*ks: str) -> np.ndarray:
         return np.isin(kind, [_K[k] for k in ks])
 
-    # corecount per kind
     cc = np.ones(n, dtype=np.int64)
     cc[is_kind("UNI", "HIMEM", "TEST", "ES", "ARM")] = 8
     m = is_kind("MCORE")
@@ -465,27 +465,11 @@ def _endpoints(rng: np.random.Generator, sites: _Sites, q: _Queues) -> dict[str,
     disk = typ == "DATADISK"
     st = tier[site]
     nuc = sites.nucleus[site]
-    total = np.where(
-        disk,
-        np.where(
-            st <= 1,
-            np.exp(rng.uniform(np.log(2e6), np.log(2e7), m)),
-            np.where(
-                nuc,
-                np.exp(rng.uniform(np.log(1e6), np.log(5e6), m)),
-                np.where(
-                    st == 2,
-                    np.exp(rng.uniform(np.log(1e5), np.log(2e6), m)),
-                    np.exp(rng.uniform(np.log(2e4), np.log(2e5), m)),
-                ),
-            ),
-        ),
-        np.where(
-            is_tape,
-            rng.uniform(1e7, 6e7, m),
-            np.where(typ == "SCRATCHDISK", rng.uniform(5e4, 5e5, m), rng.uniform(1e5, 5e5, m)),
-        ),
-    )
+    # space in GB (log-uniform): T0/T1 disk 2-20 PB, T2 nuclei 1-5 PB, T2 0.1-2 PB, T3 20-200 TB; tape 10-60 PB
+    kinds = [disk & (st <= 1), disk & nuc, disk & (st == 2), disk, is_tape, typ == "SCRATCHDISK"]
+    lo = np.select(kinds, [2e6, 1e6, 1e5, 2e4, 1e7, 5e4], 1e5)
+    hi = np.select(kinds, [2e7, 5e6, 2e6, 2e5, 6e7, 5e5], 5e5)
+    total = np.exp(rng.uniform(np.log(lo), np.log(hi)))
     free = total * np.where(is_tape, rng.uniform(0.1, 0.4, m), rng.uniform(0.05, 0.35, m))
     expired = np.where(disk, total * rng.uniform(0.0, 0.04, m), 0.0)
     full_nuc = disk & np.isin(site, sites.story["nearly_full"])
@@ -565,7 +549,8 @@ def _network(rng: np.random.Generator, sites: _Sites, taken: pd.Timestamp) -> di
     src, dst = src[keep], dst[keep]
     n = len(src)
     same_cloud = sites.cloud[src] == sites.cloud[dst]
-    closeness = np.where(same_cloud, rng.integers(0, 4, n), rng.integers(3, 12, n)).astype(float)
+    big_pair = (sites.tier[src] <= 1) & (sites.tier[dst] <= 1)  # tier 0/1 are linked by the LHC optical network
+    closeness = np.where(same_cloud | big_pair, rng.integers(0, 4, n), rng.integers(3, 12, n)).astype(float)
     blocked = rng.random(n) < 0.004
     if n >= 10:
         blocked[rng.choice(n, size=3, replace=False)] = True
@@ -609,7 +594,7 @@ def _network(rng: np.random.Generator, sites: _Sites, taken: pd.Timestamp) -> di
             busy[b] = queued[b] > NQUEUED_SAT_CAP
     express = np.floor(rng.exponential(2.0, n))
     has_express = rng.random(n) < 0.5
-    base = rng.lognormal(np.log(25.0), 1.2, n)
+    base = rng.lognormal(np.log(25.0), 1.2, n) * np.where(big_pair, 6.0, 1.0)
     pattern = rng.choice(5, size=n, p=[0.45, 0.2, 0.15, 0.15, 0.05])  # all / 1d+1w / 1w / none / 1h only
     has_1h = (pattern == 0) | (pattern == 4)
     has_1d = pattern <= 1
@@ -646,9 +631,9 @@ def _network(rng: np.random.Generator, sites: _Sites, taken: pd.Timestamp) -> di
     }
 
 
-def _times(taken: pd.Timestamp, seconds_ago: np.ndarray) -> list[Any]:
+def _times(taken: pd.Timestamp, seconds_ago: np.ndarray) -> pd.DatetimeIndex:
     """Timestamps SECONDS_AGO before TAKEN, rounded to the second (NaN -> missing)."""
-    return list(taken - pd.to_timedelta(np.round(seconds_ago), unit="s"))
+    return taken - pd.to_timedelta(np.round(seconds_ago), unit="s")
 
 
 # --- jobs ---------------------------------------------------------------------------------------
@@ -705,7 +690,6 @@ class _Jobs:
     user_group: np.ndarray
     user_pop: np.ndarray
     dynamic: dict[str, Any]
-    stabilizer_queues: np.ndarray
 
 
 def _user_names(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -747,7 +731,6 @@ def _jobs(rng: np.random.Generator, sites: _Sites, q: _Queues, taken: pd.Timesta
     stuck = np.isin(q.status, ("offline", "brokeroff")) & (rng.random(n) < 0.4)
 
     jc = np.zeros((n, G, S), dtype=np.int64)
-    # production shares
     R_prod = np.where(q.type == "unified", np.round(R * 0.85), np.where(q.type == "production", R, 0))
     R_anal = R - R_prod
     f = rng.dirichlet(_PROD_POP * 3.0, size=n)
@@ -769,7 +752,6 @@ def _jobs(rng: np.random.Generator, sites: _Sites, q: _Queues, taken: pd.Timesta
     tr = np.where(many_tr[:, None], np.round(tr_total[:, None] * f), tr)
     jc[:, : len(PROD_SHARES), _S["transferring"]] = tr
 
-    # users and their jobs at analysis-capable queues
     n_users = int(np.clip(round(n * 0.3), 20, 3000))
     users = _user_names(rng, n_users)
     user_pop = 1.0 / (np.arange(n_users) + 5.0) ** 1.1
@@ -830,11 +812,10 @@ def _jobs(rng: np.random.Generator, sites: _Sites, q: _Queues, taken: pd.Timesta
             min(nq_total / (BASE_WAIT_H * rng.uniform(1.2, 2.0)), 2 * STATIC_QR_RATIO * nR / MAX_WAIT_H), 1
         )
 
-    for i, st in enumerate(USER_STATUSES):
+    for st in USER_STATUSES:
         np.add.at(jc[:, :, _S[st]], (pq, len(PROD_SHARES) + pg), pairs[st])
-        if i == 0:
-            anal_run = jc[:, len(PROD_SHARES) :, _S["running"]]
-            jc[:, len(PROD_SHARES) :, _S["transferring"]] = np.round(anal_run * tr_ratio[:, None] * 0.3)
+    anal_run = jc[:, len(PROD_SHARES) :, _S["running"]]
+    jc[:, len(PROD_SHARES) :, _S["transferring"]] = np.round(anal_run * tr_ratio[:, None] * 0.3)
     jc[bootstrap] = 0
 
     running_total = jc[:, :, _S["running"]].sum(axis=1)
@@ -866,39 +847,35 @@ def _jobs(rng: np.random.Generator, sites: _Sites, q: _Queues, taken: pd.Timesta
             "numslots": numslots,
             "trr": trr,
         },
-        stabilizer_queues=stab,
     )
 
 
-def _resource_types(q: _Queues) -> np.ndarray:
-    rt = np.where(q.corecount == 1, "SCORE", "MCORE").astype(object)
-    rt[q.kind == _K["HIMEM"]] = "MCORE_HIMEM"
-    return rt
+RESOURCE_TYPES = ("SCORE", "MCORE", "MCORE_HIMEM")
 
 
 def _job_count_rows(rng: np.random.Generator, q: _Queues, jobs: _Jobs) -> dict[str, Any]:
     qi, gi, si = np.nonzero(jobs.jc)
     nj = jobs.jc[qi, gi, si]
-    rt = _resource_types(q)[qi]
-    rt[gi >= len(PROD_SHARES)] = np.where(q.corecount[qi[gi >= len(PROD_SHARES)]] > 1, "MCORE", "SCORE")
+    queue_rt = np.where(q.corecount == 1, 0, np.where(q.kind == _K["HIMEM"], 2, 1))
+    anal = gi >= len(PROD_SHARES)
+    rt = np.where(anal, np.where(q.corecount[qi] > 1, 1, 0), queue_rt[qi])
     # unified queues run single- and multi-core production jobs side by side
-    uni = (q.type[qi] == "unified") & (gi < len(PROD_SHARES))
+    uni = (q.type[qi] == "unified") & ~anal
     score_frac = rng.uniform(0.15, 0.4, q.n)[qi]
     n_score = np.where(uni, np.floor(nj * score_frac), 0).astype(np.int64)
-    n_main = nj - n_score
     extra = np.flatnonzero(n_score > 0)
     qi = np.concatenate([qi, qi[extra]])
     gi = np.concatenate([gi, gi[extra]])
     si = np.concatenate([si, si[extra]])
-    rt = np.concatenate([rt, np.full(len(extra), "SCORE", dtype=object)])
-    nj = np.concatenate([n_main, n_score[extra]])
+    rt = np.concatenate([rt, np.zeros(len(extra), dtype=rt.dtype)])
+    nj = np.concatenate([nj - n_score, n_score[extra]])
     ok = nj > 0
-    order = np.lexsort((si[ok], rt[ok].astype(str), gi[ok], qi[ok]))
+    order = np.lexsort((si[ok], rt[ok], gi[ok], qi[ok]))
     qi, gi, si, rt, nj = (a[ok][order] for a in (qi, gi, si, rt, nj))
     return {
         "panda_queue": q.name[qi],
         "gshare": np.array(SHARES, dtype=object)[gi],
-        "resource_type": rt,
+        "resource_type": np.array(RESOURCE_TYPES, dtype=object)[rt],
         "jobstatus": np.array(COUNT_STATUSES, dtype=object)[si],
         "njobs": nj,
     }
@@ -1038,66 +1015,80 @@ def _tag(project: str, release: str, cmtconfig: str, container: str = "") -> dic
     }
 
 
+_QUEUE_CONTAINERS = (
+    ["any", "/cvmfs"],
+    ["/cvmfs"],
+    [CVMFS_REGISTRY + "atlas/athena", CVMFS_REGISTRY + "atlas/analysisbase"],
+    [],
+)
+_QUEUE_CONTAINERS_CUM = (0.8, 0.84, 0.94)
+_QUEUE_CVMFS = (["atlas", "nightlies"], ["atlas"], ["any"])
+_QUEUE_CVMFS_CUM = (0.7, 0.98)
+_ARM_ARCH = {"arch": ["aarch64", "excl"], "type": "cpu", "vendor": ["arm"]}
+
+
+def _clone(d: dict[str, Any]) -> dict[str, Any]:
+    """Copy of a flat JSON dict whose values are scalars or lists of scalars."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in d.items()}
+
+
 def _software_rows(rng: np.random.Generator, q: _Queues) -> dict[str, Any]:
     """The AUTO JSON of every releases=['AUTO'] queue (a few missing), AGLT2's verbatim, and the ALL dictionary."""
     auto = np.array([r == ["AUTO"] for r in q.cols["releases"]], dtype=bool)
     auto &= (rng.random(q.n) >= 0.02) | (q.name == "AGLT2")
     idx = np.flatnonzero(auto)
-    cmt_pick = rng.choice(len(_CMT_PROFILES), size=q.n, p=[0.45, 0.25, 0.18, 0.12])
-    cont_draw = rng.random(q.n)
-    cvmfs_draw = rng.random(q.n)
-    arch_pick = rng.integers(0, len(_CPU_ARCH), q.n)
-    arch_draw = rng.random(q.n)
-    gpu_pick = rng.integers(0, len(_GPU_MODELS), q.n)
-    tag_keep = rng.random((q.n, len(RELEASES))) < 0.6
+    cmt_pick = rng.choice(len(_CMT_PROFILES), size=q.n, p=[0.45, 0.25, 0.18, 0.12]).tolist()
+    cont_pick = np.searchsorted(_QUEUE_CONTAINERS_CUM, rng.random(q.n), side="right").tolist()
+    cvmfs_pick = np.searchsorted(_QUEUE_CVMFS_CUM, rng.random(q.n), side="right").tolist()
+    arch_pick = rng.integers(0, len(_CPU_ARCH), q.n).tolist()
+    no_arch = (rng.random(q.n) < 0.1).tolist()
+    gpu_pick = rng.integers(0, len(_GPU_MODELS), q.n).tolist()
+    tag_keep = (rng.random((q.n, len(RELEASES))) < 0.6).tolist()
+    profiles = [*_CMT_PROFILES, (ARM_EL9,)]
+    compatible = [[j for j, r in enumerate(RELEASES) if r[2] in prof] for prof in profiles]
+    # explicit-container queues publish their releases as tag containers too
+    templates = [
+        (_tag(p, r, c), _tag(p, r, c, f"atlas/{p.lower()}:{r}" if p in ("Athena", "AnalysisBase") else ""))
+        for p, r, c in RELEASES
+    ]
     out: dict[str, list[Any]] = {
         k: [] for k in ("panda_queue", "cmtconfigs", "containers", "cvmfs", "architectures", "tags")
     }
+    names, kinds = q.name.tolist(), q.kind.tolist()
     for i in idx.tolist():
-        name = str(q.name[i])
-        if name == "AGLT2":
+        kind = KINDS[kinds[i]]
+        if names[i] == "AGLT2":
             row = {k: _copy_json(v) for k, v in AGLT2_SOFTWARE.items()}
         else:
-            kind = KINDS[int(q.kind[i])]
-            cmts = [ARM_EL9] if kind == "ARM" else list(_CMT_PROFILES[int(cmt_pick[i])])
-            if kind == "HPC":
-                containers, cvmfs = [], []  # no CVMFS on the HPC: only what the tags list
-            else:
-                c = cont_draw[i]
-                containers = (
-                    ["any", "/cvmfs"]
-                    if c < 0.8
-                    else ["/cvmfs"]
-                    if c < 0.84
-                    else [CVMFS_REGISTRY + "atlas/athena", CVMFS_REGISTRY + "atlas/analysisbase"]
-                    if c < 0.94
-                    else []
-                )
-                v = cvmfs_draw[i]
-                cvmfs = ["atlas", "nightlies"] if v < 0.7 else ["atlas"] if v < 0.98 else ["any"]
-            explicit = bool(containers) and "any" not in containers and "/cvmfs" not in containers
+            prof = len(_CMT_PROFILES) if kind == "ARM" else cmt_pick[i]
+            hpc = kind == "HPC"
+            # no CVMFS on the HPC: only what the tags list
+            containers = [] if hpc else list(_QUEUE_CONTAINERS[cont_pick[i]])
+            cvmfs = [] if hpc else list(_QUEUE_CVMFS[cvmfs_pick[i]])
+            explicit = int(cont_pick[i] == 2 and not hpc)
             if kind == "ARM":
-                arch: list[dict[str, Any]] = [{"arch": ["aarch64", "excl"], "type": "cpu", "vendor": ["arm"]}]
-            elif arch_draw[i] < 0.1:
+                arch = [_clone(_ARM_ARCH)]
+            elif no_arch[i]:
                 arch = []
             else:
-                arch = [_copy_json(_CPU_ARCH[int(arch_pick[i])])]
+                arch = [_clone(_CPU_ARCH[arch_pick[i]])]
             if kind == "GPU":
-                arch.append({"type": "gpu", "vendor": ["nvidia", "excl"], "model": [_GPU_MODELS[int(gpu_pick[i])]]})
-            tags = []
-            for j, (proj, rel, cmt) in enumerate(RELEASES):
-                if cmt in cmts and (tag_keep[i, j] or kind == "HPC"):
-                    container = f"atlas/{proj.lower()}:{rel}" if explicit and proj in ("Athena", "AnalysisBase") else ""
-                    tags.append(_tag(proj, rel, cmt, container))
-            row = {"cmtconfigs": cmts, "containers": containers, "cvmfs": cvmfs, "architectures": arch, "tags": tags}
-        out["panda_queue"].append(name)
+                arch.append({"type": "gpu", "vendor": ["nvidia", "excl"], "model": [_GPU_MODELS[gpu_pick[i]]]})
+            keep = tag_keep[i]
+            tags = [_clone(templates[j][explicit]) for j in compatible[prof] if keep[j] or hpc]
+            row = {
+                "cmtconfigs": list(profiles[prof]),
+                "containers": containers,
+                "cvmfs": cvmfs,
+                "architectures": arch,
+                "tags": tags,
+            }
+        out["panda_queue"].append(names[i])
         for k in ("cmtconfigs", "containers", "cvmfs", "architectures", "tags"):
             out[k].append(row[k])
     out["panda_queue"].append("ALL")
-    out["cmtconfigs"].append([])
-    out["containers"].append([])
-    out["cvmfs"].append([])
-    out["architectures"].append([])
+    for k in ("cmtconfigs", "containers", "cvmfs", "architectures"):
+        out[k].append([])
     out["tags"].append(
         [
             {
@@ -1332,7 +1323,6 @@ def _tasks(
     )
     es = prod & np.isin(ptype, ("simul", "evgen")) & (rng.random(n) < 0.08)
 
-    # software: transHome and architecture
     rel_idx = np.full(n, -1, dtype=np.int64)
     for t, table in _TYPE_RELEASE.items():
         m = ptype == t
@@ -1371,15 +1361,18 @@ def _tasks(
     kind_draw = rng.random(n)
     picks = rng.integers(0, len(CONTAINERS), n)
     for i in np.flatnonzero(has_c).tolist():
-        k = kind_draw[i]
-        c = CONTAINERS[picks[i]]
-        container[i] = (
-            c if k < 0.5 else CVMFS_REGISTRY + c if k < 0.8 else _DOCKER_IMAGES[picks[i] % len(_DOCKER_IMAGES)]
-        )
+        k, r = kind_draw[i], int(rel_idx[i])
+        # the image of the task's own release by name or by path; users also bring their own images
+        c = f"atlas/{RELEASES[r][0].lower()}:{RELEASES[r][1]}" if r >= 0 else CONTAINERS[picks[i]]
+        if k < 0.5:
+            container[i] = c
+        elif k < 0.8 or not user[i]:
+            container[i] = CVMFS_REGISTRY + c
+        else:
+            container[i] = _DOCKER_IMAGES[picks[i] % len(_DOCKER_IMAGES)]
     onlytags = has_c & (rng.random(n) < 0.05)
     container[onlytags] = "atlas/athena:24.0.53"  # published as a tag container by the explicit-container queues
 
-    # production specifics
     t1w = np.where(prod, rng.choice([np.nan, 0.0, 2.0, -1.0], size=n, p=[0.93, 0.03, 0.02, 0.02]), np.nan)
     on_master = prod & (rng.random(n) < 0.04)
     prestage = prod & (((ptype == "reprocessing") & (rng.random(n) < 0.8)) | (rng.random(n) < 0.01))
@@ -1434,7 +1427,7 @@ def _tasks(
         for c in rng.choice(free, size=min(len(free), max(2, n_chain // 2)), replace=False).tolist():
             fullchain[c] = rng.choice(["only", "require"])
             status[c], nucleus[c] = "assigning", None
-        normal = np.flatnonzero(prod & (fullchain == "") & np.isnan(parent) & (nucleus != None))  # noqa: E711
+        normal = np.flatnonzero(prod & (fullchain == "") & np.isnan(parent) & np.not_equal(nucleus, None))
         kids = np.flatnonzero(prod & (fullchain == "") & np.isnan(parent))
         for h in rng.choice(normal, size=min(len(normal), max(1, n_chain // 3)), replace=False).tolist():
             c = kids[kids > h]
@@ -1444,7 +1437,6 @@ def _tasks(
                     parent[c0], fullchain[c0] = tid[h], "capable"
     nucleus[status == "assigning"] = None
 
-    # analysis specifics
     wg = np.full(n, "", dtype=object)
     owner = rng.choice(len(jobs.users), size=n, p=jobs.user_pop)
     owner[user & (rng.random(n) < 0.01)] = rng.choice(_quota_users(len(jobs.users)))
@@ -1468,7 +1460,6 @@ def _tasks(
     )
     tclass = np.where(user & (anal_share == "Express Analysis"), 2.0, tclass)
 
-    # input datasets and replicas
     ds, reps = _datasets(rng, n, tid, ptype, status, nucleus, io, sites, ep)
     per_event_mb = ds.pop("_master_mb_per_event")
     chunk_in = np.round(per_event_mb * chunk_ev, 1)
@@ -1699,21 +1690,33 @@ def _datasets(
     name_to_site = {s: i for i, s in enumerate(sites.name.tolist())}
     nuc_site = np.array([name_to_site.get(x, -1) if x else -1 for x in nucleus[task_of[r_ds]].tolist()], dtype=np.int64)
     # input mostly at the nucleus already; IO-intensive tasks were sent where their data is
-    p_local = np.where(io[task_of[r_ds]] > IO_INTENSITY_CUTOFF, 0.9, 0.55)
-    local = (r_pos == 0) & (nuc_site >= 0) & is_master[r_ds] & (rng.random(len(r_ds)) < p_local)
+    io_heavy = io[task_of[r_ds]] > IO_INTENSITY_CUTOFF
+    p_local = np.where(io_heavy, 0.9, 0.55)
+    local = (r_pos == 0) & (nuc_site >= 0) & (is_master[r_ds] | io_heavy) & (rng.random(len(r_ds)) < p_local)
     r_ep = np.where(local, lookup[np.maximum(nuc_site, 0)], r_ep)
+    tape_lookup = np.full(sites.n, -1, dtype=np.int64)
+    tape_lookup[ep_site[tape]] = tape
     raw = np.array([dtype[t] == "RAW" for t in task_of[r_ds].tolist()], dtype=bool) & is_master[r_ds]
     tape_only = is_master[r_ds] & ~raw & (np.repeat(rng.random(nd) < 0.03, n_rep))
     on_tape = ((raw | tape_only) & (r_pos == 0)) if len(tape) else np.zeros(len(r_ds), dtype=bool)
     if len(tape):
-        r_ep = np.where(on_tape, tape[rng.integers(0, len(tape), len(r_ds))], r_ep)
+        # RAW sits on the tape of the nucleus when the nucleus has one (data carousel stages it from there)
+        own_tape = tape_lookup[np.maximum(nuc_site, 0)]
+        some_tape = tape[rng.integers(0, len(tape), len(r_ds))]
+        r_ep = np.where(on_tape, np.where((nuc_site >= 0) & (own_tape >= 0) & raw, own_tape, some_tape), r_ep)
     drop = tape_only & (r_pos > 0)
     drop |= raw & (r_pos > 0) & (np.repeat(rng.random(nd), n_rep) > 0.3)
     full = np.where(r_pos == 0, rng.random(len(r_ds)) < 0.9, rng.random(len(r_ds)) < 0.6) | on_tape
-    full |= local & (io[task_of[r_ds]] > IO_INTENSITY_CUTOFF)
+    full |= local & io_heavy
     frac = np.where(full, 1.0, rng.uniform(0.05, 0.95, len(r_ds)))
     keep = ~drop
     r_ds, r_ep, frac = r_ds[keep], r_ep[keep], frac[keep]
+    # pile-up minimum bias is kept complete at every nucleus
+    mb = np.flatnonzero((d_kind >= 0) & (d_kind < 2))
+    nuc_disk = disk[sites.nucleus[ep_site[disk]]]
+    r_ds = np.concatenate([r_ds, np.repeat(mb, len(nuc_disk))])
+    r_ep = np.concatenate([r_ep, np.tile(nuc_disk, len(mb))])
+    frac = np.concatenate([frac, np.ones(len(mb) * len(nuc_disk))])
     pair = r_ds * (len(ep_site) + 1) + r_ep
     _, first = np.unique(pair, return_index=True)
     first = np.sort(first)
@@ -1762,7 +1765,7 @@ def _history(
         "jeditaskid": tid[t[idx]],
         "panda_queue": q.name[qi[idx]],
         "jobstatus": np.concatenate([p[1] for p in parts])[order],
-        "modificationtime": list(when[idx]),
+        "modificationtime": when[idx],
         "njobs": np.concatenate([p[2] for p in parts])[order].astype(np.int64),
     }
 
@@ -1792,7 +1795,9 @@ def _table(name: str, cols: dict[str, Any]) -> pd.DataFrame:
         v = cols.get(c.name)
         if v is None:
             v = [list(c.default) if isinstance(c.default, list) else c.default for _ in range(n)]
-        if c.type == "time":
+        if c.type == "time" and isinstance(v, pd.DatetimeIndex):
+            data[c.name] = pd.Series(v)
+        elif c.type == "time":
             data[c.name] = pd.to_datetime(pd.Series(list(v), dtype="object"), utc=True, format="ISO8601")
         elif c.type in ("int", "float"):
             arr = v if isinstance(v, np.ndarray) else np.array([np.nan if x is None else x for x in v], dtype=float)

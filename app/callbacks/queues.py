@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dash import Input, Output, callback, no_update
+from dash import Input, Output, State, callback, no_update
 from dash.exceptions import PreventUpdate
 
 from app import data, ids
@@ -23,6 +23,19 @@ def on_export(n_clicks: int | None) -> bool:
     if not n_clicks:
         raise PreventUpdate
     return True
+
+
+def search_task_options(search: str | None, value: Any) -> list[dict[str, Any]]:
+    """Options matching what the operator types (3000 options at once make the dropdown sluggish)."""
+    if not search:
+        raise PreventUpdate
+    return vm.search_tasks(data.snapshot(), search, keep=value)
+
+
+callback(Output(ids.QUEUES_TASK, "options"), Input(ids.QUEUES_TASK, "search_value"), State(ids.QUEUES_TASK, "value"),
+         prevent_initial_call=True)(search_task_options)  # fmt: skip
+callback(Output(ids.NUCLEI_TASK, "options"), Input(ids.NUCLEI_TASK, "search_value"), State(ids.NUCLEI_TASK, "value"),
+         prevent_initial_call=True)(search_task_options)  # fmt: skip
 
 
 @callback(Output(ids.QUEUES_CRITERIA, "options"), Input(ids.QUEUES_TASK, "value"))

@@ -45,8 +45,10 @@ def page_header(title: str, subtitle: str = "") -> html.Div:
 
 def error_alert(where: str, exc: BaseException) -> dbc.Alert:
     """An inline error naming what failed and the message, never a traceback."""
+    # KeyError's str() wraps the message in quotes; show the message itself
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     return dbc.Alert(
-        [html.Strong(f"{where} failed: "), html.Span(f"{type(exc).__name__}: {exc}")],
+        [html.Strong(f"{where} failed: "), html.Span(f"{type(exc).__name__}: {text}")],
         color="danger",
         className="py-2 small",
     )
@@ -106,7 +108,6 @@ def grid(
         "paginationPageSize": page_size,
         "animateRows": False,
     }
-    options["overlayNoRowsTemplate"] = "nothing to show"
     return dag.AgGrid(
         rowData=rows,
         columnDefs=columns,

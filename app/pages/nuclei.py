@@ -25,6 +25,8 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
     rows = vm.nucleus_rows(snap, cfg)
     cols = [{"field": k} for k in (rows[0] if rows else [])]
     for c in cols:
+        if c["field"] == "nucleus":
+            c.update(minWidth=160, pinned="left")
         if c["field"] in ("below_threshold", "backlogged"):
             c["cellStyle"] = {
                 "styleConditions": [
@@ -38,7 +40,7 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
             dbc.Row([dbc.Col(card("Storage", figure(vm.storage_figure(rows, float(cfg["DISK_THRESHOLD"])))), md=5),
                      dbc.Col(card(f"Nuclei ({len(rows)})", grid(rows, cols, height=320, export_name="nuclei.csv")), md=7)], className="g-2"),
             card("Task brokerage of a task (which nucleus gets its output)",
-                 [html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.task_options(snap), value=picked, clearable=False)],
+                 [html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked), value=picked, clearable=False)],
                                      style={"minWidth": "520px"})], className="controls"),
                   loading(html.Div(id=ids.NUCLEI_DECISION))]),
             dcc.Store(id=ids.NUCLEI_URL_SINK),

@@ -39,7 +39,7 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
         [
             html.Div(
                 [html.Label("task", htmlFor=ids.QUEUES_TASK),
-                 dcc.Dropdown(id=ids.QUEUES_TASK, options=vm.task_options(snap), value=picked, clearable=False,
+                 dcc.Dropdown(id=ids.QUEUES_TASK, options=vm.picker_options(snap, picked), value=picked, clearable=False,
                               placeholder="type a task id or name")],
                 style={"minWidth": "520px"},
             ),

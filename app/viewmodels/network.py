@@ -68,7 +68,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     if m["metric"] == "closeness":
         scale = "Blues_r"
     fig = go.Figure(
-        go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=False, xgap=1, ygap=1,
+        go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=True, xgap=1, ygap=1,
                    colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12},
                    hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
     )  # fmt: skip
@@ -100,7 +100,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     fig.update_xaxes(type="category", side="top")
     return style(
         fig,
-        max(320, 18 * len(m["sites"]) + 140),
+        max(320, (18 if len(m["sites"]) < 60 else 13) * len(m["sites"]) + 140),
         plot_bgcolor="#e5e7eb",
         legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
     )

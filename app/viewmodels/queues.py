@@ -75,6 +75,36 @@ def task_options(snap: GridSnapshot, limit: int = 5000) -> list[dict[str, Any]]:
     return [{"label": task_label(r), "value": int(r["jeditaskid"])} for r in ordered.to_dict("records")]
 
 
+def search_tasks(snap: GridSnapshot, text: str, keep: Any = None, limit: int = 50) -> list[dict[str, Any]]:
+    """Task options whose id or name contains TEXT (waiting tasks first), plus the option of task KEEP."""
+    t = snap.tasks
+    if t.empty:
+        return []
+    needle = str(text or "").strip().lower()
+    ids = t["jeditaskid"].astype(int).astype(str)
+    hit = ids.str.contains(needle, regex=False) | t["taskname"].fillna("").str.lower().str.contains(needle, regex=False)
+    found = t[hit]
+    waiting = found["status"].isin(WAITING_TASK_STATUSES)
+    found = pd.concat([found[waiting], found[~waiting]]).head(limit)
+    rows = found.to_dict("records")
+    keep_id = parse_task(keep)
+    if keep_id is not None and keep_id not in set(found["jeditaskid"].astype(int)):
+        rows += t[t["jeditaskid"] == keep_id].to_dict("records")
+    return [{"label": task_label(r), "value": int(r["jeditaskid"])} for r in rows]
+
+
+def picker_options(snap: GridSnapshot, picked: int | None, limit: int = 200) -> list[dict[str, Any]]:
+    """Initial task options: the first LIMIT (waiting first) plus the picked task; typing searches all tasks."""
+    opts = task_options(snap, limit)
+    if picked is not None and picked not in {o["value"] for o in opts}:
+        t = snap.tasks
+        opts += [
+            {"label": task_label(r), "value": int(r["jeditaskid"])}
+            for r in t[t["jeditaskid"] == picked].to_dict("records")
+        ]
+    return opts
+
+
 def default_task(snap: GridSnapshot) -> int | None:
     """The first waiting task (or any task) to show when the URL names none."""
     opts = task_options(snap, limit=1)
@@ -137,7 +167,8 @@ def funnel_figure(decision: Decision) -> dict[str, Any]:
         values.insert(0, steps[0].before)
     trace = {"type": "funnel", "y": labels, "x": values, "textinfo": "value+percent initial",
              "marker": {"color": PALETTE[0]}, "connector": {"fillcolor": "#e5e7eb"}}  # fmt: skip
-    return {"data": [trace], "layout": _layout(max(220, 34 * len(labels) + 60), "Candidates left after each filter")}
+    layout = _layout(max(220, 34 * len(labels) + 60), "Candidates left after each filter", yaxis={"automargin": True})
+    return {"data": [trace], "layout": layout}
 
 
 def factor_rows(decision: Decision) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ RW_STATUSES = ("ready", "scouting", "running", "pending")  # reference §2.1: ta
 CORE_POWER = 10.0  # seed 003: "(totalRW in the nucleus)/(corePower=10)/24/3600×0.25GB"
 SECONDS_PER_DAY = 86400.0
 GB_PER_TB = 1024.0  # reference §2.2: DISK_THRESHOLD is TB, ×1024 to compare with GB
+# the weight's denominator never drops below one HS06 second, so RW_OFFSET=0 at an idle nucleus stays finite
+MIN_RW_DAYS = 1.0 / 86400.0
 DEFAULT_CPUTIME = 300.0  # reference §2.1: a task without cpuTime counts 300 HS06 s per event
 MILLI_UNIT_PREFIX = "mHS06"  # cpuTime in mHS06s per event is divided by 1000 (reference §2.1)
 BARE_MODES = ("only", "allow")  # catchall bareNucleus=only|allow
@@ -504,7 +506,7 @@ def weights(ctx: NucleusContext) -> NucleusWeights:
     cfg, na, inp = ctx.config, ctx.na, ctx.inputs
     io = ctx.task.get("iointensity")
     io_intensive = io is not None and float(io) > cfg["MIN_IO_INTENSITY_WITH_LOCAL_DATA"]
-    rw = 1.0 / np.maximum(float(cfg["RW_OFFSET"]), ctx.rw_days)
+    rw = 1.0 / np.maximum(max(float(cfg["RW_OFFSET"]), MIN_RW_DAYS), ctx.rw_days)
     use_data = not ctx.locality.get("disabled", False) and inp.total_gb > 0
     local = inp.local_gb / inp.total_gb if io_intensive and use_data else np.ones(ctx.n)
     # tape: part of the input the nucleus holds is there only on tape

@@ -62,7 +62,7 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config, hint_
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
     express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
-    site_cc = qa["corecount"].astype(float)
+    site_cc = qa["corecount"].astype(float, copy=False)
     task_cc = int(task.get("corecount") or 0)
     # a multi-core (or any-core) job takes the whole slot; a single-core job one core
     job_cores = np.where(task_cc == 1, 1.0, np.where(site_cc > 0, site_cc, max(task_cc, 1)))
@@ -184,7 +184,7 @@ def _high_prio(ctx: ProdContext) -> bool:
 
 def f_nucleus_only(ctx: ProdContext) -> Verdict | None:
     """If priority >= 800 or scout jobs, skip queues unless associated with the nucleus."""
-    if ctx.nw is None or not _high_prio(ctx) or ctx.preassigned:
+    if ctx.nw is None or not _high_prio(ctx):
         return None
     why = "scout jobs" if ctx.scout else f"priority {ctx.priority} >= {ctx.config['HIGH_PRIO_NUCLEUS_ONLY']}"
     return Verdict(ctx.at_nucleus, "-nucleus_only", f"{why} go only to queues of nucleus={ctx.nucleus}")
@@ -192,10 +192,9 @@ def f_nucleus_only(ctx: ProdContext) -> Verdict | None:
 
 def f_inactive(ctx: ProdContext) -> Verdict | None:
     """For priority >= 800, scout, merge jobs: skip queues where no job started for 2 h although jobs were activated."""
-    if not (_high_prio(ctx) or ctx.merge) or ctx.preassigned:
+    if not (_high_prio(ctx) or ctx.merge):
         return None
-    allc = grid.job_counts(ctx.snap, None)
-    waiting = allc["activated"] + allc["starting"]
+    waiting = grid.job_counts(ctx.snap, None)["activated"]
     hours = ctx.qa.laststart_hours
     limit = float(ctx.config["INACTIVE_HOURS"])
     inactive = (hours > limit) & (waiting > 0)
@@ -260,9 +259,9 @@ def f_diskio(ctx: ProdContext) -> Verdict | None:
     task_io = ctx.task.get("diskio")
     if task_io is None:
         return None
-    maxio = ctx.qa["maxdiskio"].astype(float)
+    maxio = ctx.qa["maxdiskio"].astype(float, copy=False)
     limit = np.where(maxio > 0, maxio, float(ctx.config["MAX_DISKIO_DEFAULT"]))
-    avg = ctx.qa["diskio_avg"].astype(float)
+    avg = ctx.qa["diskio_avg"].astype(float, copy=False)
     bad = (avg > limit) & (task_io > limit)
     return Verdict(
         ~bad,
@@ -276,7 +275,7 @@ def f_diskio(ctx: ProdContext) -> Verdict | None:
 
 def f_cpucore(ctx: ProdContext) -> Verdict | None:
     """Core count: multi-core tasks need multi-core queues, single-core tasks single-core queues; maxCoreCount caps it."""
-    site = ctx.qa["corecount"].astype(float)
+    site = ctx.qa["corecount"].astype(float, copy=False)
     task_cc = int(ctx.task.get("corecount") or 0)
     if task_cc > 1 or (task_cc == 0 and (ctx.priority >= 900 or ctx.scout)):
         ok = site > 1
@@ -320,12 +319,10 @@ def _expected_memory(ctx: ProdContext) -> np.ndarray:
 
 def f_memory(ctx: ProdContext) -> Verdict | None:
     """(baseRamCount + ramCount x coreCount) x 0.9 must lie within the queue's [minrss, maxrss]."""
-    if not ctx.task.get("ramcount"):
-        return None
     mem = _expected_memory(ctx)
     ctx.derived["memory"] = mem
-    maxrss = ctx.qa["maxrss"].astype(float)
-    minrss = ctx.qa["minrss"].astype(float)
+    maxrss = ctx.qa["maxrss"].astype(float, copy=False)
+    minrss = ctx.qa["minrss"].astype(float, copy=False)
     low = (maxrss > 0) & (mem > maxrss)
     high = (minrss > 0) & (mem < minrss)
     codes = np.where(low, "-lowmemory", "-highmemory").astype(object)
@@ -367,8 +364,8 @@ def f_scratch(ctx: ProdContext) -> Verdict | None:
     """maxwdir divided by the queue's coreCount must exceed the job's expected disk usage."""
     need = expected_scratch_mb(ctx)
     ctx.derived["scratch"] = need
-    maxwdir = ctx.qa["maxwdir"].astype(float)
-    cc = np.maximum(ctx.qa["corecount"].astype(float), 1.0)
+    maxwdir = ctx.qa["maxwdir"].astype(float, copy=False)
+    cc = np.maximum(ctx.qa["corecount"].astype(float, copy=False), 1.0)
     per_core = maxwdir / cc
     ok = (maxwdir <= 0) | (per_core > need)
     return Verdict(
@@ -383,7 +380,7 @@ def f_scratch(ctx: ProdContext) -> Verdict | None:
 def _output_free(ctx: ProdContext) -> np.ndarray:
     out = ctx.qa.out_endpoint
     safe = np.maximum(out, 0)
-    free = (ctx.ep["space_free"].astype(float) + ctx.ep["space_expired"].astype(float))[safe]
+    free = (ctx.ep["space_free"].astype(float, copy=False) + ctx.ep["space_expired"].astype(float, copy=False))[safe]
     return np.where(out >= 0, free, np.nan)
 
 
@@ -414,7 +411,7 @@ def _endpoint_ok(snap: GridSnapshot) -> dict[str, np.ndarray]:
 
         def any_on(status: np.ndarray) -> np.ndarray:
             on = ~np.isin(status[qa.rel_endpoint], DOWN)
-            return np.bincount(qa.rel_queue, weights=on.astype(float), minlength=qa.n) > 0
+            return np.bincount(qa.rel_queue, weights=on.astype(float, copy=False), minlength=qa.n) > 0
 
         has_input = np.bincount(qa.rel_queue, minlength=qa.n) > 0
         out = qa.out_endpoint
@@ -451,9 +448,9 @@ def f_blacklist(ctx: ProdContext) -> Verdict | None:
 
 def f_scout_walltime(ctx: ProdContext) -> Verdict | None:
     """Scout or merge jobs: skip queues whose maxtime is less than 24 hours."""
-    if not (ctx.scout or ctx.merge) or (ctx.scout and ctx.preassigned):
+    if not (ctx.scout or ctx.merge):
         return None
-    maxtime = ctx.qa["maxtime"].astype(float)
+    maxtime = ctx.qa["maxtime"].astype(float, copy=False)
     need = float(ctx.config["MIN_WALLTIME_SCOUT_MERGE_HOURS"]) * 3600.0
     ok = (maxtime <= 0) | (maxtime >= need)
     code = "-scout_walltime" if ctx.scout else "-min_walltime"
@@ -474,7 +471,7 @@ def expected_walltime(ctx: ProdContext) -> np.ndarray | None:
         return None
     if eff <= 0:  # cpuEfficiency 0 disables the scaling with nEvents
         return np.full(ctx.n, base)
-    power = ctx.qa["corepower"].astype(float)
+    power = ctx.qa["corepower"].astype(float, copy=False)
     power = np.where(power > 0, power, 10.0)
     return cputime * nevents / (ctx.job_cores * power * eff) + base
 
@@ -485,8 +482,8 @@ def f_walltime(ctx: ProdContext) -> Verdict | None:
     if wall is None:
         return None
     ctx.derived["walltime"] = wall
-    maxtime = ctx.qa["maxtime"].astype(float)
-    mintime = ctx.qa["mintime"].astype(float)
+    maxtime = ctx.qa["maxtime"].astype(float, copy=False)
+    mintime = ctx.qa["mintime"].astype(float, copy=False)
     short = (maxtime > 0) & (wall > maxtime)
     long_ = (mintime > 0) & (wall < mintime)
     codes = np.where(short, "-shortwalltime", "-longwalltime").astype(object)
@@ -514,7 +511,7 @@ def split_connectivity(text: str) -> tuple[str, str]:
 def f_wnconnectivity(ctx: ProdContext) -> Verdict | None:
     """wnconnectivity of the queue must accept the task's ipConnectivity (network part and ip stack)."""
     want = ctx.task.get("ipconnectivity")
-    if not want or ctx.preassigned:
+    if not want:
         return None
     t_conn, t_stack = split_connectivity(want)
     qconn = ctx.qa["wnconnectivity"]
@@ -529,8 +526,6 @@ def f_wnconnectivity(ctx: ProdContext) -> Verdict | None:
 
 def f_eventservice(ctx: ProdContext) -> Verdict | None:
     """Event service settings: ES tasks need ES queues (eshigh only for high priority), others avoid es-only queues."""
-    if ctx.preassigned:
-        return None
     seed = ctx.qa["jobseed"]
     if ctx.task.get("eventservice"):
         es_high = ctx.priority >= 900 or ctx.scout
@@ -545,7 +540,7 @@ def f_eventservice(ctx: ProdContext) -> Verdict | None:
 
 def f_transferring(ctx: ProdContext) -> Verdict | None:
     """Too many transferring jobs: skip if transferring > max(transferring_limit, 2 x running)."""
-    lim = ctx.qa["transferringlimit"].astype(float)
+    lim = ctx.qa["transferringlimit"].astype(float, copy=False)
     lim = np.where(lim > 0, lim, float(ctx.config["DEFAULT_TRANSFERRING_LIMIT"]))
     tr = ctx.counts["transferring"]
     run = ctx.counts["running"]
@@ -603,9 +598,7 @@ def _bare_modes(snap: GridSnapshot) -> tuple[np.ndarray, dict[str, str]]:
 
 def f_nopilot(ctx: ProdContext) -> Verdict | None:
     """Skip queues without pilots for the last 3 hours."""
-    if ctx.preassigned:
-        return None
-    npilot = ctx.qa["npilot"].astype(float)
+    npilot = ctx.qa["npilot"].astype(float, copy=False)
     hours = ctx.config["NO_PILOT_HOURS"]
     return Verdict(npilot > 0, "-nopilot", f"no pilot for the last {fmt(hours)} hours", temporary=True)
 
@@ -732,9 +725,9 @@ def t1_factor(ctx: ProdContext) -> np.ndarray:
 def weights(ctx: ProdContext) -> WeightTerms:
     """Step 3: (running+1)/((activated+assigned+starting+defined+10) x manyAssigned) x data x network (x t1)."""
     c, cfg = ctx.counts, ctx.config
-    numslots = ctx.qa["numslots"].astype(float)
+    numslots = ctx.qa["numslots"].astype(float, copy=False)
     nrun, rule = effective_running(
-        c["running"], ctx.qa["nbatchjob"].astype(float), numslots, c["starting"], float(cfg["BOOTSTRAP_NBATCHJOB_CAP"])
+        c["running"], ctx.qa["nbatchjob"].astype(float, copy=False), numslots, c["starting"], float(cfg["BOOTSTRAP_NBATCHJOB_CAP"])
     )
     total = float(ctx.avail["total_gb"])
     local = (total <= 0) | (ctx.avail["avail_gb"] >= total)

@@ -269,8 +269,8 @@ def history(engine: Engine) -> list[ConfigVersionRecord]:
     if not schema_ready(engine):
         return []
     with read_transaction(engine) as conn:
-        versions = conn.execute(sa.select(ConfigVersion).order_by(ConfigVersion.version.desc())).scalars().all()
-        changes = conn.execute(sa.select(ConfigHistory).order_by(ConfigHistory.version, ConfigHistory.id)).scalars()
+        versions = conn.execute(sa.select(ConfigVersion.__table__).order_by(ConfigVersion.version.desc())).all()
+        changes = conn.execute(sa.select(ConfigHistory.__table__).order_by(ConfigHistory.version, ConfigHistory.id))
         by_version: dict[int, list[ConfigChange]] = {}
         for h in changes:
             by_version.setdefault(h.version, []).append(
@@ -349,16 +349,14 @@ def restore_version(engine: Engine, version: int, who: str, comment: str = "") -
         target = _texts_at(conn, version)
         current = _current_texts(conn)
         wanted: dict[Coord, tuple[str, str | None, str]] = {}
-        for coord in set(target) | set(current):
+        for coord in sorted(set(target) | set(current)):
             if coord in target:
                 type_, text = target[coord]
                 wanted[coord] = (type_, text, _descr(coord[2]))
             else:
                 wanted[coord] = (current[coord][0], None, "")
-        note = comment or f"restore version {version}"
-        return _apply(
-            conn, wanted, who, note if note.startswith("restore") else f"restore version {version}: {note}", None
-        )
+        note = f"restore version {version}" + (f": {comment}" if comment else "")
+        return _apply(conn, wanted, who, note, None)
 
 
 def _descr(key: str) -> str:

@@ -26,6 +26,7 @@ from brokerage.store.models import (
     JediTasks,
     SnapshotMeta,
     TaskStatusLog,
+    UTCDateTime,
     table_of,
 )
 
@@ -219,11 +220,11 @@ def save_snapshot(engine: Engine, snap: GridSnapshot, *, only_if_empty: bool = F
     Usage: ``version = save_snapshot(engine, snap)``
     """
     check_storable(snap)
-    rows = {name: _rows(name, snap.tables[name], snap.taken_at) for name in GRID_MODELS}
+    columns = {name: _rows(name, snap.tables[name], snap.taken_at) for name in GRID_MODELS}
     with write_transaction(engine, "grid") as conn:
         if only_if_empty and not _is_empty(conn):
             return None
-        version = _write_grid(conn, snap, rows)
+        version = _write_grid(conn, snap, columns)
     return version
 
 
@@ -236,14 +237,16 @@ def write_grid(conn: Connection, snap: GridSnapshot) -> int:
     return _write_grid(conn, snap, {name: _rows(name, snap.tables[name], snap.taken_at) for name in GRID_MODELS})
 
 
-def _write_grid(conn: Connection, snap: GridSnapshot, rows: dict[str, list[dict[str, Any]]]) -> int:
+Columns = dict[str, list[Any]]  # column name -> values, in row order
+
+
+def _write_grid(conn: Connection, snap: GridSnapshot, columns: dict[str, Columns]) -> int:
     prev = conn.execute(sa.select(sa.func.max(SnapshotMeta.version))).scalar()
     for name in reversed(GRID_MODELS):
         conn.execute(sa.delete(table_of(name)))
     conn.execute(sa.delete(SnapshotMeta.__table__))
     for name in GRID_MODELS:
-        if rows[name]:
-            conn.execute(sa.insert(table_of(name)), rows[name])
+        _bulk_insert(conn, table_of(name), columns[name])
     version = int(snap.version) if prev is None else max(int(snap.version), int(prev) + 1)
     conn.execute(
         sa.insert(SnapshotMeta.__table__),
@@ -252,26 +255,64 @@ def _write_grid(conn: Connection, snap: GridSnapshot, rows: dict[str, list[dict[
     return version
 
 
-def _rows(name: str, df: pd.DataFrame, taken_at: datetime) -> list[dict[str, Any]]:
+def _bulk_insert(conn: Connection, table: sa.Table, columns: Columns) -> None:
+    """Insert whole columns through the driver: COPY on PostgreSQL, executemany on SQLite.
+
+    SQLAlchemy's per-row parameter handling costs more than the database itself for tens of thousands of
+    rows, so values are adapted here column by column (times as the same UTC text SQLAlchemy writes on SQLite).
+    """
+    names = list(columns)
+    if not names or not columns[names[0]]:
+        return
+    quote = conn.dialect.identifier_preparer.quote
+    target = f"{quote(table.name)} ({', '.join(quote(n) for n in names)})"
+    time_cols = {c.name for c in table.columns if isinstance(c.type, UTCDateTime)}
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        if conn.dialect.name == "postgresql":
+            with cursor.copy(f"COPY {target} FROM STDIN") as copy:
+                for row in zip(*columns.values(), strict=True):
+                    copy.write_row(row)
+        else:
+            values = [_sqlite_times(v) if n in time_cols else v for n, v in columns.items()]
+            placeholders = ", ".join("?" for _ in names)
+            cursor.executemany(f"INSERT INTO {target} VALUES ({placeholders})", list(zip(*values, strict=True)))
+    finally:
+        cursor.close()
+
+
+def _sqlite_times(values: list[Any]) -> list[str | None]:
+    # the text form SQLAlchemy's SQLite DateTime type writes and parses back
+    return [
+        None if v is None else v.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+        for v in values
+    ]
+
+
+def _utc(t: datetime) -> datetime:
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def _rows(name: str, df: pd.DataFrame, taken_at: datetime) -> Columns:
     cols = TABLES[name]
     seq = list(range(len(df)))
     if name in JSON_TABLES:
         key = JSON_TABLES[name]
-        docs = _json_docs(df, cols, exclude=key)
-        return [
-            {key: k, "data": d, "last_update": taken_at, "seq": i}
-            for i, (k, d) in enumerate(zip(df[key].tolist(), docs, strict=True))
-        ]
+        return {
+            key: df[key].tolist(),
+            "data": _json_docs(df, cols, exclude=key),
+            "last_update": [_utc(taken_at)] * len(df),
+            "seq": seq,
+        }
     data = {c.name: _bind_values(df[c.name], c) for c in cols}
     data["seq"] = seq
-    names = list(data)
-    return [dict(zip(names, values, strict=True)) for values in zip(*data.values(), strict=True)]
+    return data
 
 
 def _bind_values(s: pd.Series, c: Col) -> list[Any]:
     values = s.tolist()
     if c.type == "time":
-        return [None if v is None or v is pd.NaT else pd.Timestamp(v).to_pydatetime() for v in values]
+        return [None if v is None or v is pd.NaT else _utc(pd.Timestamp(v).to_pydatetime()) for v in values]
     if c.type == "int":
         return [None if v is None or v != v else int(v) for v in values]
     if c.type == "float":
@@ -313,6 +354,25 @@ def load_snapshot(engine: Engine) -> GridSnapshot:
     return snap
 
 
+_LOADED: dict[str, GridSnapshot] = {}
+
+
+def cached_snapshot(engine: Engine) -> GridSnapshot:
+    """load_snapshot, memoised per database on the stored snapshot_id@version (one cheap query when unchanged).
+
+    Snapshots are treated as immutable, so the same object is handed to every caller until the database changes.
+    Usage: ``snap = cached_snapshot(get_engine())``
+    """
+    where = _shown(engine)
+    key = snapshot_key(engine)
+    hit = _LOADED.get(where)
+    if hit is not None and key == hit.key:
+        return hit
+    snap = load_snapshot(engine)
+    _LOADED[where] = snap
+    return snap
+
+
 def read_grid(conn: Connection) -> GridSnapshot | None:
     """Inside an open transaction: the stored grid, or None when there is none.
 
@@ -348,8 +408,13 @@ def _select_sql(name: str, dialect: Any) -> tuple[str, tuple[str, ...]]:
 
 def _read_table(conn: Connection, name: str) -> pd.DataFrame:
     sql, names = _select_sql(name, conn.dialect)
-    # a driver-level statement skips SQLAlchemy's per-value result processing; columns are typed in bulk below
-    rows = conn.exec_driver_sql(sql).fetchall()
+    # the driver's own cursor skips SQLAlchemy's per-row and per-value result handling; columns are typed in bulk
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
     if name in JSON_TABLES:
         key = JSON_TABLES[name]
@@ -366,9 +431,9 @@ def _typed(c: Col, values: list[Any]) -> pd.Series:
     if c.type == "int" and not c.nullable:
         return pd.Series(values, dtype="int64")
     if c.type in ("int", "float"):
-        return pd.Series([np.nan if v is None else v for v in values], dtype="float64")
+        return pd.Series(values, dtype="float64")  # None becomes NaN
     if c.type == "bool":
-        return pd.Series([bool(v) for v in values], dtype="bool")
+        return pd.Series(np.array(values, dtype=bool))
     return pd.Series(values, dtype="object")
 
 
@@ -430,3 +495,18 @@ def task_history(engine: Engine, jeditaskid: int) -> list[tuple[str, datetime]]:
             .order_by(TaskStatusLog.modificationtime, TaskStatusLog.seq)
         ).all()
     return [(r[0], r[1]) for r in rows]
+
+
+def table_contents(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, ordered by primary key: a before/after fingerprint of the whole database.
+
+    Usage: ``before = table_contents(engine); ...; assert table_contents(engine) == before``
+    """
+    from brokerage.store.models import Base
+
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    with read_transaction(engine) as conn:
+        for table in Base.metadata.sorted_tables:
+            stmt = sa.select(table).order_by(*table.primary_key.columns)
+            out[table.name] = [tuple(row) for row in conn.execute(stmt)]
+    return out

@@ -71,3 +71,25 @@ def test_api_errors_are_json(app_client) -> None:
     assert r.status_code == 404 and "unknown task 999" in r.get_json()["error"]
     r = app_client.get("/api/network?metric=nope")
     assert r.status_code == 400 and "metric must be one of" in r.get_json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("module", "params"),
+    [("overview", {}), ("queues", {"task": "2", "criteria": "-cpucore"}), ("nuclei", {"task": "1"}), ("network", {"metric": "queued"}),
+     ("stabilizer", {"user": "alice"}), ("tasks", {"window": "24h"}), ("task", {"id": "6"}), ("queue", {"name": "AGLT2_Q2"})],
+)  # fmt: skip
+def test_page_layouts_render_without_errors(app_client, module: str, params: dict) -> None:
+    """Each registered page layout builds from its URL parameters without an inline error."""
+    import dash
+
+    page = dash.page_registry[f"app.pages.{module}"]
+    tree = page["layout"](**params)
+    assert "failed:" not in str(tree)
+
+
+def test_page_layout_errors_are_inline(app_client) -> None:
+    """A bad URL parameter renders an inline alert naming the problem instead of a traceback."""
+    import dash
+
+    tree = dash.page_registry["app.pages.queue"]["layout"](name="NOPE")
+    assert "Queue page failed" in str(tree) and "unknown queue 'NOPE'" in str(tree)

@@ -25,7 +25,14 @@ def row(key: str, value: str | None, type_: str = "int", vo: str | None = "atlas
 def test_registry_lookup_returns_panda_coordinates_and_defaults() -> None:
     """Registered keys carry PanDA's component, type and default (reference §3.1 / §6.2)."""
     p = lookup_param("NQUEUED_SAT_CAP")
-    assert (p.key, p.component, p.type, p.default, p.app, p.vo) == ("NQUEUED_SAT_CAP", "jobbroker", "int", 150, "jedi", "atlas")
+    assert (p.key, p.component, p.type, p.default, p.app, p.vo) == (
+        "NQUEUED_SAT_CAP",
+        "jobbroker",
+        "int",
+        150,
+        "jedi",
+        "atlas",
+    )
     assert lookup_param("NQUEUED_NUC_CAP_FOR_JOBS").default == 10000
     assert lookup_param("NW_THRESHOLD").default == 1.7
     assert lookup_param("IO_INTENSITY_CUTOFF").default == 200
@@ -75,12 +82,6 @@ def test_typed_parsing_of_config_strings(key: str, raw: str, type_: str, expecte
     assert type(value) is type(expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ConfigError,
-    reason="parse_value rejects every json-typed CONFIG row ('stored as json but the parameter is int') even when "
-    "the decoded JSON has the parameter's type; PanDA decodes TYPE=json rows with json.loads",
-)
 def test_json_typed_rows_are_decoded() -> None:
     """A TYPE=json row (VALUE_JSON) holding a value of the parameter's type is decoded, as PanDA does."""
     assert parse_value("NQUEUED_SAT_CAP", "300", "json") == 300
@@ -116,12 +117,6 @@ def test_rows_of_unknown_keys_or_other_components_are_ignored() -> None:
     assert config.stored == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Config.from_rows does not compare CONFIG.APP: a pandaserver row sets a jedi parameter, while PanDA's "
-    "lookup selects WHERE component AND key AND app (reference §6.1)",
-)
 def test_rows_of_another_app_are_ignored() -> None:
     """A row with the right component and key but another APP is not the parameter PanDA's JEDI reads."""
     config = Config.from_rows([row("NQUEUED_SAT_CAP", "999", app="pandaserver")])

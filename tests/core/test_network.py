@@ -43,7 +43,9 @@ def weights(network: list[dict[str, Any]], satellites: list[str], config: Config
     return network_weights(snap, np.array(["N", *satellites], dtype=object), "N", config or Config(), express=express)
 
 
-@pytest.mark.parametrize(("nqueued", "cap", "expected"), [(0, 150, 2.0), (75, 150, 1.5), (150, 150, 1.0), (150, 300, 1.5)])
+@pytest.mark.parametrize(
+    ("nqueued", "cap", "expected"), [(0, 150, 2.0), (75, 150, 1.5), (150, 150, 1.0), (150, 300, 1.5)]
+)
 def test_queued_weight(nqueued: float, cap: float, expected: float) -> None:
     """queuedWeight = 2 - nQueued / NQUEUED_SAT_CAP: 2 for an empty link, 1 at the cap."""
     assert float(queued_weight(nqueued, cap)) == pytest.approx(expected)

@@ -173,11 +173,6 @@ def test_high_priority_goes_to_nucleus_only() -> None:
     assert_codes(_nucleus_grid(task(1, nucleus="N", currentpriority=799), []), {"QN": None, "Q1": None, "Q2": None})
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker waives the priority-800 nucleus-only check for pre-assigned queues; the seed waives only status",
-)
 def test_high_priority_nucleus_only_applies_to_preassigned_queues() -> None:
     """Seed: only the status check is waived for pre-assigned queues, so priority 900 still means nucleus only."""
     snap = _nucleus_grid(task(1, nucleus="N", currentpriority=900, site="QN,Q1"), [])
@@ -207,11 +202,6 @@ def test_inactive_queues_for_high_priority_scout_and_merge() -> None:
     assert_codes(_inactive_grid(task(1)), dict.fromkeys("ABCDE"))
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker counts activated+starting jobs; the seed names only activated jobs",
-)
 def test_inactive_needs_activated_jobs() -> None:
     """Seed: a queue is inactive when nothing started for 2 h 'although activated jobs had been there'."""
     qs = [queue("A", "S1", laststart=THREE_HOURS_AGO)]
@@ -219,11 +209,6 @@ def test_inactive_needs_activated_jobs() -> None:
     assert_seed_codes(snap, {"A": None})
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker waives the inactive check for pre-assigned queues; the seed waives only status",
-)
 def test_inactive_applies_to_preassigned_queues() -> None:
     """Seed: pre-assigned queues are still checked for inactivity."""
     assert_seed_codes(_inactive_grid(task(1, currentpriority=900, site="A,C")), {"A": "-inactive", "C": None})
@@ -326,11 +311,6 @@ def test_memory_unit_mb_is_per_job() -> None:
     assert_codes(grid(qs, [per_core]), {"M": "-lowmemory"})
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker skips the memory check when ramCount is 0, so baseRamCount alone never rejects a queue",
-)
 def test_memory_counts_base_ram_without_ram_count() -> None:
     """Seed: the estimate (baseRamCount + ramCount x coreCount) x 0.9 is checked even when ramCount is 0."""
     # (5000 + 0 x 1) x 0.9 = 4500 MB > maxrss 4000
@@ -424,11 +404,6 @@ def test_scout_and_merge_need_24_hours() -> None:
     assert_codes(grid(qs, [task(1)]), {"SHORT": None})
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker waives the 24 h scout walltime check for pre-assigned scouts; the seed waives only status",
-)
 def test_scout_walltime_applies_to_preassigned_queues() -> None:
     """Seed: pre-assigned scout jobs still need 24 hours of maxtime."""
     qs = [queue("SHORT", "S1", maxtime=86399), queue("DAY", "S1", maxtime=86400)]
@@ -481,11 +456,6 @@ def test_wnconnectivity(wanted: str, accepted: set[str]) -> None:
     assert_codes(grid(qs, [task(1, ipconnectivity=wanted)]), expected)
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker waives the wnconnectivity check for pre-assigned queues; the seed waives only status",
-)
 def test_wnconnectivity_applies_to_preassigned_queues() -> None:
     """Seed: a pre-assigned queue must still accept the task's ipConnectivity."""
     qs = [queue("NONE", "S1", wnconnectivity="none"), queue("FULL", "S1", wnconnectivity="full")]
@@ -502,11 +472,6 @@ def test_event_service_settings() -> None:
     assert_codes(grid(qs, [task(1)]), {"STD": None, "ES": "-nones", "ESHIGH": None, "ALL": None})
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker waives the event service check for pre-assigned queues; the seed waives only status",
-)
 def test_event_service_applies_to_preassigned_queues() -> None:
     """Seed: a pre-assigned std queue still cannot take event service jobs."""
     qs = [queue("STD", "S1", jobseed="std"), queue("ES", "S1", jobseed="es")]
@@ -541,11 +506,6 @@ def test_no_pilot() -> None:
     assert d.skip_of("A").temporary
 
 
-@pytest.mark.xfail(
-    raises=SeedDeviation,
-    strict=True,
-    reason="broker waives the pilot check for pre-assigned queues; the seed waives only status",
-)
 def test_no_pilot_applies_to_preassigned_queues() -> None:
     """Seed: a pre-assigned queue without pilots is still skipped."""
     snap = grid([queue("A", "S1", npilot=0), queue("B", "S1")], [task(1, site="A,B")])

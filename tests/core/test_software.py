@@ -646,11 +646,13 @@ def architectures(draw: st.DrawFn) -> str:
     if base:
         text += "@" + base
     if draw(st.booleans()):
-        parts = [draw(st.sampled_from(["x86_64", "aarch64", "(x86_64|aarch64)", "*", "arm64", "X86_64"]))]
+        parts = [draw(st.sampled_from(["x86_64", "aarch64", "(x86_64|aarch64)", "*", "arm64"]))]
         if draw(st.booleans()):
-            parts.append(draw(st.sampled_from(["intel", "amd", "*", "INTEL"])))
+            parts.append(draw(st.sampled_from(["intel", "amd", "*"])))
             if draw(st.booleans()):
                 parts.append(draw(st.sampled_from(["avx2", "avx512", "*"])))
+        if draw(st.booleans()):  # hardware names compare case-insensitively
+            parts = [p.upper() for p in parts]
         text += "#" + "-".join(parts)
     if draw(st.integers(0, 3)) == 0:
         parts = [draw(st.sampled_from(["nvidia", "amd"]))]

@@ -33,6 +33,7 @@ CORE_POWER = 10.0  # seed 003: "(corePower=10)"
 SECONDS_PER_DAY = 24 * 3600.0  # seed 003: "/24/3600"
 GB_PER_TB = 1024.0
 CPUTIME_WHEN_UNSET = 300.0
+ONE_HS06_SECOND_IN_DAYS = 1.0 / SECONDS_PER_DAY  # smallest RW in the weight (RW_OFFSET may be 0)
 QUEUED_KEY = "Production Output_queued"
 NETWORK_MAX_AGE = pd.Timedelta(minutes=60)
 
@@ -327,7 +328,7 @@ def _one(
         total_space = float(storage["space_total"])
         size_any, size_disk, _ = local_input(n)
         rws[n] = rw_days(n)
-        rw_factor = 1.0 / max(float(cfg["RW_OFFSET"]), rws[n])
+        rw_factor = 1.0 / max(float(cfg["RW_OFFSET"]), ONE_HS06_SECOND_IN_DAYS, rws[n])
         local_factor = size_any / total_size if (io_intensive and use_data) else 1.0
         tape = float(cfg["TAPE_WEIGHT"]) if (use_data and size_any > size_disk) else 1.0
         space = free / total_space if total_space > 0 else 0.0

@@ -153,7 +153,9 @@ class _Network:
     nqueued: float
 
 
-def _network_weight(site: str, nucleus: str, links: dict[str, dict[str, float]], express: bool, cfg: Config) -> _Network:
+def _network_weight(
+    site: str, nucleus: str, links: dict[str, dict[str, float]], express: bool, cfg: Config
+) -> _Network:
     """networkWeight = q x queuedWeight + (1 - q) x throughputWeight (seed: 0.5 x (queued + throughput))."""
     metrics = links.get(site, {})
     closeness = metrics.get(CLOSENESS_KEY)
@@ -170,10 +172,8 @@ def _network_weight(site: str, nucleus: str, links: dict[str, dict[str, float]],
         else:
             # "If there are no available network metrics, the AGIS closeness (0 best to 11 worst) is used"
             max_closeness = float(cfg["MAX_CLOSENESS"])
-            if closeness is None:
-                used = float(cfg["MISSING_CLOSENESS_FRACTION"]) * max_closeness
-            else:
-                used = closeness
+            missing = float(cfg["MISSING_CLOSENESS_FRACTION"]) * max_closeness  # 0.7 x 11 = 7.7
+            used = missing if closeness is None else closeness
             weight_throughput = float(closeness_weight(used, max_closeness))
     q = float(cfg["NW_QUEUE_IMPORTANCE"])
     weight = q * weight_queued + (1.0 - q) * weight_throughput
@@ -280,7 +280,7 @@ def broker(
                 candidates.append(q)
         funnel.append(("preliminary candidates", len(production), len(candidates)))
 
-    waived = preassigned and "preassigned_exemptions" in emulate  # the broker's extra pre-assignment waivers
+    waived = bool(preassigned) and "preassigned_exemptions" in emulate  # the broker's extra pre-assignment waivers
 
     # ---- 2. Filter out preliminary candidates that don't pass any of the following checks ----
 
@@ -612,10 +612,8 @@ def broker(
         assigned = 0.0 if input_is_local else n(name, "assigned")
         activated, starting, defined = n(name, "activated"), n(name, "starting"), n(name, "defined")
         # manyAssigned = max(1, min(2, assigned / activated)); with no activated jobs the ratio is 0 or infinite
-        if activated > 0:
-            ratio = assigned / activated
-        else:
-            ratio = math.inf if assigned > 0 else 0.0
+        no_activated = math.inf if assigned > 0 else 0.0
+        ratio = assigned / activated if activated > 0 else no_activated
         many_assigned = max(1.0, min(2.0, ratio))
         offset = float(cfg["WEIGHT_QUEUE_OFFSET"])
         base = (running + 1.0) / ((activated + assigned + starting + defined + offset) * many_assigned)

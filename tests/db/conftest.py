@@ -1,0 +1,73 @@
+"""Store fixtures: every test runs on a fresh SQLite file, and on a fresh PostgreSQL database when one is given."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from brokerage.lifecycle.simulate import simulate_task_history
+from brokerage.snapshot import GridSnapshot
+from brokerage.store.repository import make_engine
+from brokerage.store.schema import upgrade
+
+
+def postgres_url() -> str | None:
+    """TEST_POSTGRES_URL, else DATABASE_URL when it points at PostgreSQL (see scripts/services.sh)."""
+    url = os.environ.get("TEST_POSTGRES_URL") or os.environ.get("DATABASE_URL") or ""
+    return url if url.startswith(("postgresql", "postgres:")) else None
+
+
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param(
+        "postgresql",
+        id="postgresql",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(postgres_url() is None, reason="set TEST_POSTGRES_URL (scripts/services.sh start)"),
+        ],
+    ),
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
+    """URL of an empty database without schema: a temporary SQLite file or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.sqlite'}"
+        return
+    base = postgres_url()
+    assert base is not None
+    name = f"brokerage_test_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield base.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.engine.dispose()
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Any]:
+    """An engine on a fresh database with the schema created."""
+    eng = make_engine(db_url)
+    upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def small_grid() -> GridSnapshot:
+    """A small generated grid (brokerage.synth) with a simulated task status history."""
+    from brokerage.synth import demo_snapshot
+
+    snap = demo_snapshot(seed=3, queues=40, tasks=60)
+    log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=3)
+    return GridSnapshot({**snap.tables, "task_status_log": log}, snap.taken_at, snap.snapshot_id, snap.version)
