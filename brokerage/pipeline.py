@@ -83,7 +83,9 @@ def apply_filters(
                 stage = f.name
                 skips.extend(
                     Skip(name, code, text, stage, temporary)
-                    for name, code, text in zip(names[idx].tolist(), verdict.codes(idx), verdict.texts(idx), strict=True)
+                    for name, code, text in zip(
+                        names[idx].tolist(), verdict.codes(idx), verdict.texts(idx), strict=True
+                    )
                 )
                 alive &= ~removed
         funnel.append(FunnelStep(f.name, before, int(alive.sum())))

@@ -38,6 +38,7 @@ BASE_QUEUE_RATIO = float(_default("BASE_QUEUE_RATIO_ON_PQ"))
 STATIC_QR_RATIO = float(_default("STATIC_MAX_QUEUE_RUNNING_RATIO"))
 MAX_WAIT_H = float(_default("MAX_EXPECTED_WAIT_HOUR"))
 CLASS_C_USAGE = float(_default("USAGE_THROTTLE_CLASS_C"))
+HEAVY_USER_RUNNING = 1000  # running jobs of a user that a CAP_RUNNING_USER_JOBS an operator sets would catch
 NETWORK_FRESH_MINUTES = 60  # the brokers read only network rows newer than this
 
 QUEUES_PER_SITE = 3.5  # ~700 PanDA queues over ~200 ATLAS sites
@@ -170,6 +171,7 @@ class _Sites:
 
 
 def _site_catalog(rng: np.random.Generator, n_sites: int) -> _Sites:
+    """Real ATLAS nuclei and satellites first, then generated tier-2/3 names; stories by nucleus position."""
     n_nuc = 1 if n_sites < 3 else min(len(_NUCLEI), max(2, round(n_sites * NUCLEUS_FRACTION)))
     n_sat = n_sites - n_nuc
     nuclei = _NUCLEI[:n_nuc]
@@ -315,6 +317,7 @@ def _split(total: int, weight: np.ndarray) -> np.ndarray:
 
 
 def _queues(rng: np.random.Generator, sites: _Sites, n_queues: int) -> _Queues:
+    """Queues spread over sites by size; each site starts with a unified and an analysis queue, then a mix."""
     per_site = 1 + _split(n_queues - sites.n, sites.weight)
     site = np.repeat(np.arange(sites.n), per_site)
     start = np.concatenate([[0], np.cumsum(per_site)[:-1]])
@@ -693,6 +696,7 @@ class _Jobs:
 
 
 def _user_names(rng: np.random.Generator, n: int) -> np.ndarray:
+    """N distinct personal names, as PanDA shows prodUserName."""
     combos = [f"{f} {last}" for f in _FIRST for last in _LAST]
     pick = rng.permutation(len(combos))
     names = [combos[i] for i in pick[: min(n, len(combos))]]
@@ -701,6 +705,7 @@ def _user_names(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _jobs(rng: np.random.Generator, sites: _Sites, q: _Queues, taken: pd.Timestamp) -> _Jobs:
+    """Running and queued jobs per queue and share, user jobs at analysis queues, and pilot/worker activity."""
     n = q.n
     G, S = len(SHARES), len(COUNT_STATUSES)
     online = q.status == "online"
@@ -854,6 +859,7 @@ RESOURCE_TYPES = ("SCORE", "MCORE", "MCORE_HIMEM")
 
 
 def _job_count_rows(rng: np.random.Generator, q: _Queues, jobs: _Jobs) -> dict[str, Any]:
+    """job_counts rows for every non-zero (queue, share, resource type, status)."""
     qi, gi, si = np.nonzero(jobs.jc)
     nj = jobs.jc[qi, gi, si]
     queue_rt = np.where(q.corecount == 1, 0, np.where(q.kind == _K["HIMEM"], 2, 1))
@@ -887,6 +893,7 @@ def _quota_users(n_users: int) -> list[int]:
 
 
 def _user_rows(q: _Queues, jobs: _Jobs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """user_job_counts rows, and the users table with running slots at hi-class sites."""
     p = jobs.pairs
     cores = np.where((q.type == "analysis") & (q.corecount > 1), q.corecount, 1)[p["queue"]]
     parts = []
@@ -1532,6 +1539,7 @@ def _tasks(
 def _task_names(
     rng: np.random.Generator, ptype: np.ndarray, tid: np.ndarray, username: np.ndarray, sw: np.ndarray
 ) -> np.ndarray:
+    """Task names in ATLAS nomenclature (mc23_13p6TeV.<dsid>.<physics>.<step>..., user.<nick>...)."""
     n = len(ptype)
     dsid = rng.integers(500000, 999999, n)
     phys = rng.integers(0, len(_PHYSICS), n)
@@ -1572,6 +1580,7 @@ def _datasets(
     sites: _Sites,
     ep: dict[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Master and secondary input datasets of every task, and their replicas at DDM endpoints."""
     spec = [_INPUT[t] for t in ptype.tolist()]
     dtype = np.array([s[0] for s in spec], dtype=object)
     mb_ev = np.array([s[1] for s in spec])
@@ -1977,12 +1986,15 @@ def describe(snapshot: GridSnapshot) -> dict[str, int]:
     )
     per = per.reindex(columns=["finished", "failed", "closed"], fill_value=0)
     usage = dict(zip(s.gshares["gshare"], s.gshares["usage_perc"], strict=True))
+    uj = s.user_job_counts
+    user_running = uj[uj["jobstatus"] == "running"].groupby("produsername")["njobs"].sum()
     ua = (t["gshare"] == "User Analysis") & (t["prodsourcelabel"] == "user")
     reps = s.dataset_replicas.merge(ep[["ddm_endpoint_name", "is_tape"]], on="ddm_endpoint_name")
     tape_only = reps.groupby("datasetid")["is_tape"].all()
     facts.update(
         bad_history_pairs=int((per["failed"] + per["closed"] > np.maximum(2 * per["finished"], MIN_BAD_JOBS)).sum()),
         users_quota_exceeded=int(s.users["disk_quota_exceeded"].sum()),
+        heavy_users=int((user_running > HEAVY_USER_RUNNING).sum()),
         class_c_throttled_tasks=int((ua & (t["task_class"] == -1)).sum())
         if usage.get("User Analysis", 0) > CLASS_C_USAGE
         else 0,

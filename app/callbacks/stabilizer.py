@@ -28,7 +28,10 @@ def update_stabilizer(user: str | None, queue: str | None) -> Any:
             "No user has queued or running jobs in the snapshot's user_job_counts, so nothing can be throttled.",
         )
     rows = vm.rows(df, user, queue)
-    cols = [link_col("panda_queue", "/queue?name=", "queue", pinned="left", minWidth=170), *({"field": c} for c in COLUMNS)]
+    cols = [
+        link_col("panda_queue", "/queue?name=", "queue", pinned="left", minWidth=170),
+        *({"field": c} for c in COLUMNS),
+    ]
     cols[6] = {
         "field": "throttled",
         "cellStyle": {

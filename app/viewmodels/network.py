@@ -96,8 +96,12 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
         fig.add_trace(go.Scatter(x=sx, y=sy, mode="markers", name="same site (nucleus itself)",
                                  marker={"symbol": "diamond", "size": 8, "color": "#111827"},
                                  hovertemplate="%{y} is the nucleus itself<extra></extra>"))  # fmt: skip
-    fig.update_yaxes(type="category", autorange="reversed")
-    fig.update_xaxes(type="category", side="top")
+    # fixed ranges: the marker overlays would otherwise pad the category axes with empty bands
+    n, k = len(m["sites"]), len(m["nuclei"])
+    fig.update_yaxes(
+        type="category", range=[n - 0.5, -0.5], tickmode="array", tickvals=m["sites"], tickfont={"size": 10}
+    )
+    fig.update_xaxes(type="category", side="top", range=[-0.5, k - 0.5], tickmode="array", tickvals=m["nuclei"])
     return style(
         fig,
         max(320, (18 if len(m["sites"]) < 60 else 13) * len(m["sites"]) + 140),

@@ -36,8 +36,6 @@ BAD_JOBS_FINISHED_FACTOR = (
     2.0  # seed: "(nFailed + nClosed) must be less than max(2 × nFinished, MIN_BAD_JOBS_TO_SKIP_PQ)"
 )
 # "Skip VP queues if ... those queues are overloaded": the seed does not define overloaded; JEDI's rule and defaults.
-OVERLOAD_MIN_QUEUE = 20  # JEDI OVERLOAD_MIN_QUEUE: an overloaded queue has more queued jobs than this ...
-OVERLOAD_RATIO_OFFSET = 1.2  # JEDI OVERLOAD_RATIO_OFFSET: ... and queued/running above the grid ratio times this
 W_Q_FLOOR = 0.001  # seed (W_s): "some small positive numbers ... to avoid dead zero"; the same guard for W_q
 
 QUEUED = ("defined", "assigned", "activated", "starting")
@@ -376,7 +374,7 @@ def f_diskio(ctx: AnalContext) -> Verdict | None:
 
 def f_cpucore(ctx: AnalContext) -> Verdict | None:
     """CPU core count matching: production's check without its priority/scout rule for coreCount 0."""
-    view = SimpleNamespace(qa=ctx.qa, task=ctx.task, n=ctx.n, priority=0, scout=False)
+    view = SimpleNamespace(qa=ctx.qa, task=ctx.task, n=ctx.n, priority=0, scout=False, config=ctx.config)
     return production.f_cpucore(view)  # type: ignore[arg-type]
 
 
@@ -389,7 +387,8 @@ def vp_overloaded(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     tq, tr = float(nq[anal].sum()), float(nr[anal].sum())
     grand = tq / tr if tr > 0 else np.inf
     ratio = np.divide(nq, nr, out=np.full(ctx.n, np.inf), where=nr > 0)
-    over = (nq > OVERLOAD_MIN_QUEUE) & ((nr == 0) | (ratio > grand * OVERLOAD_RATIO_OFFSET))
+    min_queue, offset = ctx.config["OVERLOAD_MIN_QUEUE"], ctx.config["OVERLOAD_RATIO_OFFSET"]
+    over = (nq > min_queue) & ((nr == 0) | (ratio > grand * offset))
     return over, nq, nr, grand
 
 
@@ -401,17 +400,14 @@ def f_vp(ctx: AnalContext) -> Verdict | None:
     if ctx.task.get("avoidvp"):
         return Verdict(~vp, "-avoid_vp", "VP queue and the task sets avoidVP")
     over, nq, nr, grand = vp_overloaded(ctx)
+    min_queue, offset = ctx.config["OVERLOAD_MIN_QUEUE"], ctx.config["OVERLOAD_RATIO_OFFSET"]
     bad = vp & over
     return Verdict(
         ~bad,
         "-overloaded_vp",
         lambda idx: [
-            f"overloaded VP queue: nQueue={fmt(nq[i])} > {OVERLOAD_MIN_QUEUE} and "
-            + (
-                "nRunning=0"
-                if nr[i] == 0
-                else f"nQueue/nRunning={fmt(nq[i] / nr[i])} > {fmt(grand)}x{OVERLOAD_RATIO_OFFSET}"
-            )
+            f"overloaded VP queue: nQueue={fmt(nq[i])} > {min_queue} and "
+            + ("nRunning=0" if nr[i] == 0 else f"nQueue/nRunning={fmt(nq[i] / nr[i])} > {fmt(grand)}x{offset}")
             for i in idx
         ],
     )

@@ -27,7 +27,9 @@ GB_PER_TB = 1024.0  # reference §2.2: DISK_THRESHOLD is TB, ×1024 to compare w
 MIN_RW_DAYS = 1.0 / 86400.0
 DEFAULT_CPUTIME = 300.0  # reference §2.1: a task without cpuTime counts 300 HS06 s per event
 MILLI_UNIT_PREFIX = "mHS06"  # cpuTime in mHS06s per event is divided by 1000 (reference §2.1)
-BARE_MODES = ("only", "allow")  # catchall bareNucleus=only|allow
+BARE_MODES = ("only", "allow")
+# seed 003: free space "associated to the output endpoint type"; production output goes to DATADISK
+OUTPUT_ENDPOINT_TYPE = "DATADISK"  # catchall bareNucleus=only|allow
 RW_UNIT = "HS06 day"
 JOB_REASON_LIMIT = 6  # queue names listed per filter in a -job sentence
 
@@ -37,13 +39,13 @@ JOB_REASON_LIMIT = 6  # queue names listed per filter in a -job sentence
 
 @dataclass(frozen=True)
 class NucleusArrays:
-    """Every nucleus as a row: status, bare mode, its tightest disk storage and transfer backlog."""
+    """Every nucleus as a row: status, bare mode, its tightest output (DATADISK) storage and transfer backlog."""
 
     name: np.ndarray
     index: dict[str, int]
     state: np.ndarray
     bare: np.ndarray
-    endpoint: np.ndarray  # name of the associated disk endpoint used for space ('' when none)
+    endpoint: np.ndarray  # name of the associated output endpoint used for space ('' when none)
     space_free: np.ndarray  # GB (NaN when no endpoint)
     space_expired: np.ndarray
     space_total: np.ndarray
@@ -82,7 +84,9 @@ def _build_nucleus_arrays(snap: GridSnapshot) -> NucleusArrays:
     chosen = np.full(n, -1, dtype=np.int64)
     # The projected output is the same for every storage of a nucleus, so checking the one with the least
     # free + expired space is checking them all; ties go to the first endpoint by name.
-    order = sorted(np.flatnonzero((ep_nuc >= 0) & ~ep_tape), key=lambda e: (free_all[e] + exp_all[e], ep.name[e]))
+    ep_type = np.asarray(ep["type"], dtype=object) if len(ep.name) else np.array([], dtype=object)
+    output = (ep_nuc >= 0) & ~ep_tape & (ep_type == OUTPUT_ENDPOINT_TYPE)
+    order = sorted(np.flatnonzero(output), key=lambda e: (free_all[e] + exp_all[e], ep.name[e]))
     for e in reversed(order):
         chosen[ep_nuc[e]] = e
     have = chosen >= 0
@@ -163,7 +167,8 @@ class RWTable:
 
     def assign(self, priority: float, nucleus: int, rw_seconds: float) -> None:
         """Count a task of PRIORITY just assigned to NUCLEUS for every level at or below its priority."""
-        self.table[self.levels <= priority, nucleus] += rw_seconds
+        top = int(np.searchsorted(self.levels, priority, side="right"))
+        self.table[:top, nucleus] += rw_seconds
 
 
 # --- input data at each nucleus ------------------------------------------------------------------
@@ -181,11 +186,21 @@ class NucleusInput:
     local_files: np.ndarray
 
 
-def _rows_of(snap: GridSnapshot, table: str, jeditaskid: int) -> pd.DataFrame:
-    groups = snap.cached(f"nucleus:groups:{table}", lambda: snap.tables[table].groupby("jeditaskid").indices)
-    idx = groups.get(jeditaskid)
-    df = snap.tables[table]
-    return df.iloc[idx] if idx is not None else df.iloc[0:0]
+def _columns(snap: GridSnapshot, table: str) -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
+    """Numpy columns of a datasets/replicas table and the row indices of each task (built once per snapshot)."""
+
+    def build() -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
+        df = snap.tables[table]
+        cols = {c: df[c].to_numpy() for c in ("datasetid", "size_gb", "nfiles")}
+        if table == "datasets":
+            cols["is_master"] = df["is_master"].to_numpy(dtype=bool)
+        else:
+            index = grid.endpoint_arrays(snap).index
+            cols["endpoint"] = np.fromiter((index.get(x, -1) for x in df["ddm_endpoint_name"]), np.int64, len(df))
+        groups = {int(k): v for k, v in df.groupby("jeditaskid").indices.items()} if len(df) else {}
+        return cols, groups
+
+    return snap.cached(f"nucleus:columns:{table}", build)
 
 
 def nucleus_input(snap: GridSnapshot, task: dict[str, Any], na: NucleusArrays) -> NucleusInput:
@@ -194,27 +209,27 @@ def nucleus_input(snap: GridSnapshot, task: dict[str, Any], na: NucleusArrays) -
     Usage: ``nucleus_input(snap, grid.task_row(snap, 1), nucleus_arrays(snap)).local_gb``
     """
     tid = int(task["jeditaskid"])
-    ds = _rows_of(snap, "datasets", tid)
+    dcols, dgroups = _columns(snap, "datasets")
+    rows = dgroups.get(tid, np.zeros(0, dtype=np.int64))
     master_only = bool(task.get("taskbrokeronmaster"))
     if master_only:
-        ds = ds[ds["is_master"]]
+        rows = rows[dcols["is_master"][rows]]
     considered = "primary input dataset only (taskBrokerOnMaster)" if master_only else "all input datasets"
-    sizes = ds["size_gb"].to_numpy(dtype=float)
-    nfiles = ds["nfiles"].to_numpy(dtype=float)
+    sizes = dcols["size_gb"][rows].astype(float)
+    nfiles = dcols["nfiles"][rows].astype(float)
     local_gb, local_disk, local_files = np.zeros(na.n), np.zeros(na.n), np.zeros(na.n)
-    reps = _rows_of(snap, "dataset_replicas", tid)
-    ds_pos = {int(d): i for i, d in enumerate(ds["datasetid"])}
+    rcols, rgroups = _columns(snap, "dataset_replicas")
+    reps = rgroups.get(tid, np.zeros(0, dtype=np.int64))
+    ds_pos = {int(x): i for i, x in enumerate(dcols["datasetid"][rows])}
     if len(reps) and na.n and len(ds_pos):
-        ep_index = grid.endpoint_arrays(snap).index
-        d = np.fromiter((ds_pos.get(int(x), -1) for x in reps["datasetid"]), np.int64, len(reps))
-        e = np.fromiter((ep_index.get(x, -1) for x in reps["ddm_endpoint_name"]), np.int64, len(reps))
+        d = np.fromiter((ds_pos.get(int(x), -1) for x in rcols["datasetid"][reps]), np.int64, len(reps))
+        e = rcols["endpoint"][reps]
         ok = (d >= 0) & (e >= 0)
-        d, e = d[ok], e[ok]
-        nuc = na.endpoint_nucleus[e]
+        nuc = np.where(ok, na.endpoint_nucleus[np.maximum(e, 0)], -1)
         at = nuc >= 0
         d, e, nuc = d[at], e[at], nuc[at]
-        rsize = reps["size_gb"].to_numpy(dtype=float)[ok][at]
-        rfiles = reps["nfiles"].to_numpy(dtype=float)[ok][at]
+        rsize = rcols["size_gb"][reps][at].astype(float)
+        rfiles = rcols["nfiles"][reps][at].astype(float)
         disk = ~na.endpoint_tape[e]
         shape = (len(ds_pos), na.n)
         best_gb, best_disk, best_files = np.zeros(shape), np.zeros(shape), np.zeros(shape)
@@ -301,8 +316,10 @@ def f_transfer_backlog(ctx: NucleusContext) -> Verdict | None:
 
 
 def f_match(ctx: NucleusContext) -> Verdict:
-    """Nuclei must have associated (disk) storages."""
-    return Verdict(ctx.na.endpoint != "", "-match", "no disk storage endpoint is associated with the nucleus")
+    """Nuclei must have associated storages (an output endpoint of type DATADISK)."""
+    return Verdict(
+        ctx.na.endpoint != "", "-match", f"no {OUTPUT_ENDPOINT_TYPE} endpoint is associated with the nucleus"
+    )
 
 
 def f_space(ctx: NucleusContext) -> Verdict:
@@ -402,23 +419,60 @@ def f_data_locality(ctx: NucleusContext) -> Verdict:
     return Verdict(passed, codes, reasons)
 
 
+@dataclass
+class JobCheck:
+    """The production filters run in hint mode over the nuclei's own queues: survivors and who removed the rest."""
+
+    alive: np.ndarray  # per queue
+    removed_by: np.ndarray  # per queue: index into ``verdicts`` of the filter that removed it, -1 if none
+    verdicts: list[tuple[Filter, Verdict]]
+
+    def skips(self, queues: np.ndarray, names: np.ndarray) -> list[Skip]:
+        """The skips of QUEUES (indices), in filter order, as ``apply_filters`` would have recorded them."""
+        out = []
+        for i in sorted((int(q) for q in queues if self.removed_by[q] >= 0), key=lambda q: (self.removed_by[q], q)):
+            f, v = self.verdicts[self.removed_by[i]]
+            one = np.array([i])
+            out.append(Skip(str(names[i]), v.codes(one)[0], v.texts(one)[0], f.name, v.temporary or f.temporary))
+        return out
+
+
+def run_job_filters(pctx: production.ProdContext, qmask: np.ndarray) -> JobCheck:
+    """Run ``production.FILTERS`` over the queues in QMASK, keeping masks only (sentences are built on demand).
+
+    Usage: ``run_job_filters(production.make_context(snap, task, cfg, hint_mode=True), mask).alive``
+    """
+    alive = qmask.copy()
+    removed_by = np.full(len(qmask), -1, dtype=np.int64)
+    verdicts: list[tuple[Filter, Verdict]] = []
+    for f in production.FILTERS:
+        if not alive.any():
+            break
+        v = f.run(pctx)
+        if v is None:
+            continue
+        removed = alive & ~v.passed
+        removed_by[removed] = len(verdicts)
+        verdicts.append((f, v))
+        alive &= ~removed
+    return JobCheck(alive, removed_by, verdicts)
+
+
 def f_job(ctx: NucleusContext) -> Verdict:
     """The nucleus' own queues must be able to run the task's jobs (production job filters in hint mode)."""
     na = ctx.na
-    qmask = na.job_queue & (na.queue_nucleus >= 0)
+    own = na.job_queue & (na.queue_nucleus >= 0)
+    qmask = own.copy()
     qmask[qmask] = ctx.alive[na.queue_nucleus[qmask]]
     pctx = production.make_context(ctx.snap, ctx.task, ctx.config, hint_mode=True)
-    q_alive, q_skips, _ = apply_filters(pctx.qa.name, qmask, production.FILTERS, pctx)
-    ok = np.bincount(na.queue_nucleus[q_alive], minlength=ctx.n) > 0
-    nqueues = np.bincount(na.queue_nucleus[na.job_queue & (na.queue_nucleus >= 0)], minlength=ctx.n)
-    by_nucleus: dict[int, list[Skip]] = {}
-    for s in q_skips:
-        by_nucleus.setdefault(int(na.queue_nucleus[pctx.qa.index[s.candidate]]), []).append(s)
+    check = run_job_filters(pctx, qmask)
+    ok = np.bincount(na.queue_nucleus[check.alive], minlength=ctx.n) > 0
+    nqueues = np.bincount(na.queue_nucleus[own], minlength=ctx.n)
 
     def reasons(idx: np.ndarray) -> list[str]:
         out = []
         for i in idx:
-            skips = by_nucleus.get(int(i), [])
+            skips = check.skips(np.flatnonzero(qmask & (na.queue_nucleus == i)), pctx.qa.name)
             ctx.job_check[str(na.name[i])] = [s.to_dict("queue") for s in skips]
             if nqueues[i] == 0:
                 out.append("missing ability to run jobs: the nucleus has no production queue")

@@ -277,7 +277,8 @@ def f_cpucore(ctx: ProdContext) -> Verdict | None:
     """Core count: multi-core tasks need multi-core queues, single-core tasks single-core queues; maxCoreCount caps it."""
     site = ctx.qa["corecount"].astype(float, copy=False)
     task_cc = int(ctx.task.get("corecount") or 0)
-    if task_cc > 1 or (task_cc == 0 and (ctx.priority >= 900 or ctx.scout)):
+    high = ctx.priority >= int(ctx.config["HIGH_PRIO_MULTICORE"]) or ctx.scout
+    if task_cc > 1 or (task_cc == 0 and high):
         ok = site > 1
         need = "a multi-core queue"
     elif task_cc == 0:
@@ -472,7 +473,7 @@ def expected_walltime(ctx: ProdContext) -> np.ndarray | None:
     if eff <= 0:  # cpuEfficiency 0 disables the scaling with nEvents
         return np.full(ctx.n, base)
     power = ctx.qa["corepower"].astype(float, copy=False)
-    power = np.where(power > 0, power, 10.0)
+    power = np.where(power > 0, power, float(ctx.config["DEFAULT_CORE_POWER"]))
     return cputime * nevents / (ctx.job_cores * power * eff) + base
 
 
@@ -528,11 +529,14 @@ def f_eventservice(ctx: ProdContext) -> Verdict | None:
     """Event service settings: ES tasks need ES queues (eshigh only for high priority), others avoid es-only queues."""
     seed = ctx.qa["jobseed"]
     if ctx.task.get("eventservice"):
-        es_high = ctx.priority >= 900 or ctx.scout
+        high_prio = int(ctx.config["ES_HIGH_PRIORITY"])
+        es_high = ctx.priority >= high_prio or ctx.scout
         std = seed == "std"
         high_only = (seed == "eshigh") & (not es_high)
         codes = np.where(std, "-es", "-eshigh").astype(object)
-        texts = np.where(std, "event service task on a queue with jobseed=std", "jobseed=eshigh needs priority >= 900")
+        texts = np.where(
+            std, "event service task on a queue with jobseed=std", f"jobseed=eshigh needs priority >= {high_prio}"
+        )
         return Verdict(~(std | high_only), codes, lambda idx: list(texts[idx]))
     es = seed == "es"
     return Verdict(~es, "-nones", "non event service task on a queue with jobseed=es")
@@ -727,7 +731,11 @@ def weights(ctx: ProdContext) -> WeightTerms:
     c, cfg = ctx.counts, ctx.config
     numslots = ctx.qa["numslots"].astype(float, copy=False)
     nrun, rule = effective_running(
-        c["running"], ctx.qa["nbatchjob"].astype(float, copy=False), numslots, c["starting"], float(cfg["BOOTSTRAP_NBATCHJOB_CAP"])
+        c["running"],
+        ctx.qa["nbatchjob"].astype(float, copy=False),
+        numslots,
+        c["starting"],
+        float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
     )
     total = float(ctx.avail["total_gb"])
     local = (total <= 0) | (ctx.avail["avail_gb"] >= total)

@@ -78,3 +78,12 @@ def test_stabilizer_tasks_overview_nuclei_callbacks(app_client) -> None:
     for out in (update_stabilizer("alice", None), update_tasks("all"), update_census(None), update_nucleus_decision(1)):
         assert "failed:" not in _text(out)
     assert "waiting tasks analysed" in _text(update_census(None))
+
+
+def test_task_search_callback(app_client) -> None:
+    """Typing in the task picker returns matching options; an empty search changes nothing."""
+    from app.callbacks.queues import search_task_options
+
+    assert [o["value"] for o in search_task_options("fourth", 1)] == [4, 1]
+    with pytest.raises(PreventUpdate):
+        search_task_options("", 1)

@@ -167,3 +167,25 @@ def test_probability_figure_uses_broker_probability(snap) -> None:
     d = Decision("task", 1, "ok", [Candidate("A", 1, 3.0, {"w": 3.0}, {"probability": 0.75}),
                                    Candidate("B", 2, 1.0, {"w": 1.0}, {"probability": 0.25})], [], [], {}, label="nucleus")  # fmt: skip
     assert list(nuclei.probability_figure(d).data[0].y) == [0.75, 0.25]
+
+
+def test_search_tasks_finds_by_id_or_name_and_keeps_the_picked_task(snap) -> None:
+    """Typing part of an id or name finds tasks across the whole grid; the current pick stays an option."""
+    found = queues.search_tasks(snap, "evgen", keep=6)
+    assert [o["value"] for o in found] == [2, 6]
+    assert [o["value"] for o in queues.search_tasks(snap, "7")] == [7]
+    assert 6 in {o["value"] for o in queues.picker_options(snap, 6, limit=2)}
+
+
+def test_cache_config_from_env(monkeypatch) -> None:
+    """CACHE_TYPE picks the flask-caching backend with its directory or Redis URL."""
+    from app import data
+
+    monkeypatch.setenv("CACHE_TYPE", "FileSystemCache")
+    monkeypatch.setenv("CACHE_DIR", "/tmp/x")
+    assert data.cache_config()["CACHE_DIR"] == "/tmp/x"
+    monkeypatch.setenv("CACHE_TYPE", "RedisCache")
+    monkeypatch.setenv("CACHE_REDIS_URL", "redis://h:1/0")
+    assert data.cache_config()["CACHE_REDIS_URL"] == "redis://h:1/0"
+    monkeypatch.delenv("CACHE_TYPE")
+    assert data.cache_config()["CACHE_TYPE"] == "SimpleCache"

@@ -271,6 +271,7 @@ COVERAGE: tuple[tuple[str, str], ...] = (
     ("numslots_queues", "weight: numSlots"),
     ("overloaded_queues", "job: -cap (activated+starting > 2 x running)"),
     ("users_quota_exceeded", "analysis: global disk quota throttle"),
+    ("heavy_users", "analysis: CAP_RUNNING_USER_JOBS when an operator sets it"),
     ("class_c_throttled_tasks", "analysis: User Analysis share throttle for class C"),
     ("included_site_tasks", "analysis: -notincluded"),
     ("excluded_site_tasks", "analysis: -excluded"),

@@ -329,7 +329,7 @@ def _persistent(
         if task["avoidvp"]:
             return "-avoid_vp"
         nq, nr = _queued(c), c["running"]
-        if nq > 20 and (nr == 0 or nq / nr > grand * 1.2):
+        if nq > cfg["OVERLOAD_MIN_QUEUE"] and (nr == 0 or nq / nr > grand * cfg["OVERLOAD_RATIO_OFFSET"]):
             return "-overloaded_vp"
     # availability of ATLAS release/cache (ANY: not checked; AUTO: the queue's published software)
     passed, code, _ = software_reference.check(task, name, list(q["releases"]), software)

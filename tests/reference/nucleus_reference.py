@@ -35,6 +35,7 @@ GB_PER_TB = 1024.0
 CPUTIME_WHEN_UNSET = 300.0
 ONE_HS06_SECOND_IN_DAYS = 1.0 / SECONDS_PER_DAY  # smallest RW in the weight (RW_OFFSET may be 0)
 QUEUED_KEY = "Production Output_queued"
+OUTPUT_ENDPOINT_TYPE = "DATADISK"  # seed 003: space "associated to the output endpoint type"
 NETWORK_MAX_AGE = pd.Timedelta(minutes=60)
 
 
@@ -174,7 +175,9 @@ def _one(
         return total / SECONDS_PER_DAY
 
     def disk_storages(nucleus: str) -> list[dict[str, Any]]:
-        return [e for e in endpoints if e["site_name"] == nucleus and not e["is_tape"]]
+        return [
+            e for e in endpoints if e["site_name"] == nucleus and not e["is_tape"] and e["type"] == OUTPUT_ENDPOINT_TYPE
+        ]
 
     def backlog(nucleus: str) -> float:
         oldest = pd.Timestamp(snap.taken_at) - NETWORK_MAX_AGE
