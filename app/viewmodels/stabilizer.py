@@ -33,7 +33,14 @@ def users(df: pd.DataFrame) -> list[str]:
     return [str(u) for u in t.index]
 
 
-def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 40) -> go.Figure:
+def _labels(d: pd.DataFrame) -> list[str]:
+    """Queue names, with the global share added when several shares are shown."""
+    if d["gshare"].nunique() > 1:
+        return [f"{q} ({g})" for q, g in zip(d["panda_queue"], d["gshare"], strict=True)]
+    return d["panda_queue"].tolist()
+
+
+def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) -> go.Figure:
     """nQ bars against nQ_max markers for the queues with most queued jobs; throttled queues in red."""
     if pq.empty:
         return empty_figure("no analysis jobs queued or running")
@@ -41,10 +48,11 @@ def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 40) 
     colors = [THROTTLED if t > 0 else PALETTE[0] for t in d["throttled_users"]]
     lines = [3 if q == highlight else 0 for q in d["panda_queue"]]
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=d["panda_queue"].tolist(), y=d["nQ"].tolist(), name="nQ (queued jobs)", marker={"color": colors, "line": {"width": lines, "color": "#111827"}},
+    x = _labels(d)
+    fig.add_trace(go.Bar(x=x, y=d["nQ"].tolist(), name="nQ (queued jobs)", marker={"color": colors, "line": {"width": lines, "color": "#111827"}},
                          customdata=d[["throttled_users", "gshare"]].to_numpy().tolist(),
                          hovertemplate="%{x}<br>nQ=%{y}<br>throttled users=%{customdata[0]}<extra>%{customdata[1]}</extra>"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=d["panda_queue"].tolist(), y=d["nQ_max"].tolist(), mode="markers", name="nQ_max",
+    fig.add_trace(go.Scatter(x=x, y=d["nQ_max"].tolist(), mode="markers", name="nQ_max",
                              marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
     fig.update_xaxes(type="category", tickangle=-45)
     return style(
@@ -56,7 +64,7 @@ def user_figure(df: pd.DataFrame, user: str | None) -> go.Figure:
     """nQ(PQ, user) bars against max_q_len markers for one user; throttled queues in red."""
     if not user:
         return empty_figure("pick a user to see their queue lengths")
-    d = df[df["produsername"] == user].sort_values("nQ_user", ascending=False).head(60)
+    d = df[df["produsername"] == user].sort_values("nQ_user", ascending=False).head(25)
     if d.empty:
         return empty_figure(f"user {user} has no queued or running analysis jobs")
     colors = [THROTTLED if t else PALETTE[1] for t in d["throttled"]]
@@ -82,4 +90,4 @@ def rows(df: pd.DataFrame, user: str | None = None, queue: str | None = None) ->
     if queue:
         d = d[d["panda_queue"] == queue]
     d = d.sort_values(["throttled", "nQ_user"], ascending=[False, False])
-    return records(d)
+    return records(d.round(3))

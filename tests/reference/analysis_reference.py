@@ -337,15 +337,15 @@ def _persistent(
         return code
     # memory: (baseRamCount + ramCount x coreCount) x 0.9 (MBPerCore) or (baseRamCount + ramCount) x 0.9 (MB)
     cores = 1 if task_cc == 1 else (site_cc if site_cc > 0 else max(task_cc, 1))
-    if task["ramcount"]:
-        if task["ramunit"].startswith("MBPerCore"):
-            mem = (task["baseramcount"] + task["ramcount"] * cores) * cfg["MEMORY_COMPENSATION"]
-        else:
-            mem = (task["baseramcount"] + task["ramcount"]) * cfg["MEMORY_COMPENSATION"]
-        if q["maxrss"] > 0 and mem > q["maxrss"]:
-            return "-lowmemory"
-        if q["minrss"] > 0 and mem < q["minrss"]:
-            return "-highmemory"
+    # the seed checks the memory range for every task (a task without a request expects 0 MB)
+    if task["ramunit"].startswith("MBPerCore"):
+        mem = (task["baseramcount"] + task["ramcount"] * cores) * cfg["MEMORY_COMPENSATION"]
+    else:
+        mem = (task["baseramcount"] + task["ramcount"]) * cfg["MEMORY_COMPENSATION"]
+    if q["maxrss"] > 0 and mem > q["maxrss"]:
+        return "-lowmemory"
+    if q["minrss"] > 0 and mem < q["minrss"]:
+        return "-highmemory"
     # scratch disk: (0 or inputDiskCount) + outDiskCount x inputDiskCount + workDiskCount < maxwdir / coreCount
     input_mb = task["chunk_input_mb"] or 0
     need = (

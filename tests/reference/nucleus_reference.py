@@ -90,13 +90,20 @@ def _cpu_time(task: dict[str, Any]) -> float:
     return cpu
 
 
-def remaining_work_seconds(task: dict[str, Any], datasets: list[dict[str, Any]]) -> float:
+def remaining_work_seconds(task: dict[str, Any], its_datasets: list[dict[str, Any]]) -> float:
     """The task's RW: Σ over its master datasets of (nEvents − nEventsUsed) × cpuTime, in HS06 s."""
     total = 0.0
-    for d in datasets:
-        if d["jeditaskid"] == task["jeditaskid"] and d["is_master"]:
+    for d in its_datasets:
+        if d["is_master"]:
             total += max(float(d["nevents"]) - float(d["neventsused"]), 0.0) * _cpu_time(task)
     return total
+
+
+def _by_task(rows: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(int(r["jeditaskid"]), []).append(r)
+    return out
 
 
 # --- the brokerage ------------------------------------------------------------------------------
@@ -150,8 +157,9 @@ def _one(
 
     sites = _rows(snap.sites)
     endpoints = _rows(snap.ddm_endpoints)
-    datasets = _rows(snap.datasets)
-    replicas = _rows(snap.dataset_replicas)
+    datasets = _by_task(_rows(snap.datasets))
+    replicas = _by_task(_rows(snap.dataset_replicas)).get(int(task["jeditaskid"]), [])
+    endpoint_named = {e["ddm_endpoint_name"]: e for e in endpoints}
     bare_of = {s["site_name"]: s["bare_nucleus"] or "" for s in sites}
     priority = task["currentpriority"] or 0
 
@@ -171,7 +179,7 @@ def _one(
             else:
                 continue
             if at == nucleus and (t["currentpriority"] or 0) >= priority:
-                total += remaining_work_seconds(t, datasets)
+                total += remaining_work_seconds(t, datasets.get(tid, []))
         return total / SECONDS_PER_DAY
 
     def disk_storages(nucleus: str) -> list[dict[str, Any]]:
@@ -189,10 +197,10 @@ def _one(
         return sum(last.values())
 
     # the input the task reads, and how much of it each nucleus holds
+    # "All input datasets are considered if the taskBrokerOnMaster task parameter is set to False or is
+    # unspecified. Otherwise, only the primary input dataset is considered"
     considered = [
-        d
-        for d in datasets
-        if d["jeditaskid"] == task["jeditaskid"] and (d["is_master"] or not task["taskbrokeronmaster"])
+        d for d in datasets.get(int(task["jeditaskid"]), []) if d["is_master"] or not task["taskbrokeronmaster"]
     ]
     total_size = sum(float(d["size_gb"]) for d in considered)
     total_files = sum(float(d["nfiles"]) for d in considered)
@@ -205,7 +213,7 @@ def _one(
             for r in replicas:
                 if r["jeditaskid"] != d["jeditaskid"] or r["datasetid"] != d["datasetid"]:
                     continue
-                e = next((e for e in endpoints if e["ddm_endpoint_name"] == r["ddm_endpoint_name"]), None)
+                e = endpoint_named.get(r["ddm_endpoint_name"])
                 if e is None or e["site_name"] != nucleus:
                     continue
                 best_any = max(best_any, float(r["size_gb"]))
