@@ -36,7 +36,7 @@ def users(df: pd.DataFrame) -> list[str]:
 def _labels(d: pd.DataFrame) -> list[str]:
     """Queue names, with the global share added when several shares are shown."""
     if d["gshare"].nunique() > 1:
-        return [f"{q} ({g})" for q, g in zip(d["panda_queue"], d["gshare"], strict=True)]
+        return [f"{q} · {str(g).split()[0]}" for q, g in zip(d["panda_queue"], d["gshare"], strict=True)]
     return d["panda_queue"].tolist()
 
 
@@ -55,6 +55,7 @@ def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) 
     fig.add_trace(go.Scatter(x=x, y=d["nQ_max"].tolist(), mode="markers", name="nQ_max",
                              marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
     fig.update_xaxes(type="category", tickangle=-45)
+    fig.update_yaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
         fig, 340, title={"text": "Per queue: nQ vs nQ_max (red = some user throttled)", "x": 0, "font": {"size": 13}}
     )
@@ -69,12 +70,12 @@ def user_figure(df: pd.DataFrame, user: str | None) -> go.Figure:
         return empty_figure(f"user {user} has no queued or running analysis jobs")
     colors = [THROTTLED if t else PALETTE[1] for t in d["throttled"]]
     fig = go.Figure()
-    fig.add_trace(
-        go.Bar(x=d["panda_queue"].tolist(), y=d["nQ_user"].tolist(), marker_color=colors, name=f"nQ({user}, PQ)")
-    )
-    fig.add_trace(go.Scatter(x=d["panda_queue"].tolist(), y=d["max_q_len"].tolist(), mode="markers", name="max_q_len",
+    x = _labels(d)
+    fig.add_trace(go.Bar(x=x, y=d["nQ_user"].tolist(), marker_color=colors, name=f"nQ({user}, PQ)"))
+    fig.add_trace(go.Scatter(x=x, y=d["max_q_len"].tolist(), mode="markers", name="max_q_len",
                              marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
     fig.update_xaxes(type="category", tickangle=-45)
+    fig.update_yaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
         fig,
         320,

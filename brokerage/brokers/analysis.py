@@ -14,7 +14,6 @@ import pandas as pd
 from brokerage import grid
 from brokerage.brokers import production
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
-from brokerage.checks.software import software_index, software_verdict
 from brokerage.explain import Candidate, Decision, FunnelStep, Skip
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.pipeline import Filter, Verdict, apply_filters, fmt
@@ -415,17 +414,7 @@ def f_vp(ctx: AnalContext) -> Verdict | None:
 
 def f_software(ctx: AnalContext) -> Verdict | None:
     """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published software."""
-    # only the preliminary candidates can be removed, and the check costs per queue
-    idx = np.flatnonzero(ctx.prelim)
-    releases = ctx.qa["releases"]
-    v = software_verdict(ctx.task, ctx.qa.name[idx], [releases[i] for i in idx], software_index(ctx.snap))
-    passed = np.ones(ctx.n, dtype=bool)
-    passed[idx] = v.passed
-    criteria = np.full(ctx.n, "", dtype=object)
-    criteria[idx] = v.codes(np.arange(len(idx)))
-    local = np.full(ctx.n, -1, dtype=np.int64)
-    local[idx] = np.arange(len(idx))
-    return Verdict(passed, criteria, lambda rows: v.texts(local[rows]))
+    return production.software_check(ctx.snap, ctx.task, ctx.prelim)
 
 
 def f_memory(ctx: AnalContext) -> Verdict | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +9,8 @@ import numpy as np
 
 from brokerage import grid
 from brokerage.checks.fairshare import zero_share
-from brokerage.explain import Candidate, Decision, FunnelStep, Note, Skip
+from brokerage.checks.software import software_index, software_verdict
+from brokerage.explain import Candidate, Decision, FunnelStep, Skip
 from brokerage.gdpconfig import Config
 from brokerage.network import NetworkWeights, network_weights
 from brokerage.pipeline import Filter, Verdict, apply_filters, fmt
@@ -303,9 +303,28 @@ def f_cpucore(ctx: ProdContext) -> Verdict | None:
     return Verdict(ok & ~over, codes, reasons)
 
 
+def software_check(snap: GridSnapshot, task: dict[str, Any], mask: np.ndarray) -> Verdict:
+    """Release/cache, CPU/GPU and container matching of TASK for the queues in MASK (others pass).
+
+    Shared by the production and analysis brokers; see docs/software.md for the rules.
+    Usage: ``software_check(snap, task, np.ones(n, bool)).passed``
+    """
+    qa = grid.queue_arrays(snap)
+    idx = np.flatnonzero(mask)
+    releases = qa["releases"]
+    v = software_verdict(task, qa.name[idx], [releases[i] for i in idx], software_index(snap))
+    passed = np.ones(qa.n, dtype=bool)
+    passed[idx] = v.passed
+    criteria = np.full(qa.n, "", dtype=object)
+    criteria[idx] = v.codes(np.arange(len(idx)))
+    local = np.full(qa.n, -1, dtype=np.int64)
+    local[idx] = np.arange(len(idx))
+    return Verdict(passed, criteria, lambda rows: v.texts(local[rows]))
+
+
 def f_software(ctx: ProdContext) -> Verdict | None:
-    """Release/cache availability: ANY passes; other queues are not judged yet (reported as notes)."""
-    return None
+    """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published JSON."""
+    return software_check(ctx.snap, ctx.task, ctx.derived.get("prelim", np.ones(ctx.n, dtype=bool)))
 
 
 def _expected_memory(ctx: ProdContext) -> np.ndarray:
@@ -823,22 +842,6 @@ def candidate_factors(terms: WeightTerms, i: int, ctx: ProdContext) -> tuple[dic
     return factors, details
 
 
-Hook = Callable[[ProdContext], list[Note]]
-NOTE_HOOKS: list[Hook] = []
-
-
-def software_notes(ctx: ProdContext, alive: np.ndarray) -> list[Note]:
-    """Queues whose release/cache availability is not judged yet (everything but releases=ANY)."""
-    if any(f.name == "release/cache check" and f.run is not f_software for f in FILTERS):
-        return []
-    rel = ctx.qa["releases"]
-    return [
-        Note(str(ctx.qa.name[i]), "release/cache check", f"not yet checked (releases={list(rel[i])})")
-        for i in np.flatnonzero(alive)
-        if "ANY" not in rel[i]
-    ]
-
-
 def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) -> Decision:
     """Run the production job brokerage for one task and explain every queue's fate.
 
@@ -854,9 +857,9 @@ def run(ctx: ProdContext) -> Decision:
     """Run steps 1-5 on a prepared context."""
     cfg = ctx.config
     alive, test_mask, skips, unknown = preliminary(ctx)
+    ctx.derived["prelim"] = alive
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, FILTERS, ctx, skips, funnel)
-    notes = software_notes(ctx, alive)
     terms = weights(ctx)
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)
     idx = np.flatnonzero(alive)
@@ -864,7 +867,7 @@ def run(ctx: ProdContext) -> Decision:
     if len(idx) == 0:
         return Decision(
             BROKER, int(ctx.task["jeditaskid"]), "pending", [], skips, funnel, cfg.changed(),
-            pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=message or "no candidates", notes=notes,
+            pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=message or "no candidates",
         )  # fmt: skip
     w = terms.weight[idx]
     order = idx[np.lexsort((ctx.qa.name[idx], -w))]
@@ -888,5 +891,4 @@ def run(ctx: ProdContext) -> Decision:
         funnel.append(FunnelStep("best candidates", len(order), len(chosen)))
     return Decision(
         BROKER, int(ctx.task["jeditaskid"]), "ok", candidates, skips, funnel, cfg.changed(), message=message,
-        notes=notes,
     )  # fmt: skip

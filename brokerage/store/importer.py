@@ -426,21 +426,19 @@ def _map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) -
 
 def _storages(f: _Fields) -> tuple[list[str], list[str], bool]:
     """(read endpoints, write endpoints, whether the entry says anything about storage)."""
-    if "astorages" in f.rec:
-        ast = f.rec["astorages"]
-        if ast is None:
-            return [], [], True
-        if not isinstance(ast, dict):
-            f._bad("astorages", f"expected an object activity -> [endpoint, ...], got {ast!r}")
-            return [], [], False
+    ast = f.rec.get("astorages")
+    if ast is not None and not isinstance(ast, dict):
+        f._bad("astorages", f"expected an object activity -> [endpoint, ...], got {ast!r}")
+        return [], [], False
+    if ast:
         sub = _Fields(f"{f.name}.astorages", ast, f.problems)
         reads = sub.names("read_lan", "pr", default=[]) or []
         writes = sub.names("write_lan", "pw", default=[]) or []
         return reads, writes, True
-    if "ddm" in f.rec:
+    if f.rec.get("ddm") is not None:  # the older comma-separated list; its first endpoint takes the output
         eps = f.names("ddm", default=[]) or []
         return eps, eps[:1], True
-    return [], [], False
+    return [], [], "astorages" in f.rec
 
 
 def _map_endpoints(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) -> _Patch:

@@ -109,6 +109,29 @@ def _by_task(rows: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
 # --- the brokerage ------------------------------------------------------------------------------
 
 
+@dataclass
+class _Tables:
+    """The snapshot's tables as plain rows, read once per call."""
+
+    tasks: dict[int, dict[str, Any]]
+    sites: list[dict[str, Any]]
+    endpoints: list[dict[str, Any]]
+    datasets: dict[int, list[dict[str, Any]]]
+    replicas: dict[int, list[dict[str, Any]]]
+    network: list[dict[str, Any]]
+
+
+def _tables(snap: GridSnapshot) -> _Tables:
+    return _Tables(
+        tasks={int(t["jeditaskid"]): t for t in _rows(snap.tasks)},
+        sites=_rows(snap.sites),
+        endpoints=_rows(snap.ddm_endpoints),
+        datasets=_by_task(_rows(snap.datasets)),
+        replicas=_by_task(_rows(snap.dataset_replicas)),
+        network=_rows(snap.network),
+    )
+
+
 class _Batch:
     """What earlier tasks of the same cycle decided: their nucleus and, for RW, their priority."""
 
@@ -127,14 +150,15 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config, seed: int = 0) -
 
 def broker_many(snap: GridSnapshot, task_ids: list[int], config: Config, seed: int = 0) -> list[RefResult]:
     """Tasks one after the other, highest currentPriority first; each choice counts in the RW of the next ones."""
-    tasks = {int(t["jeditaskid"]): t for t in _rows(snap.tasks)}
+    tables = _tables(snap)
+    tasks = tables.tasks
     rng = np.random.default_rng(seed)
     batch = _Batch()
     results: dict[int, RefResult] = {}
     wanted = list(dict.fromkeys(int(t) for t in task_ids))
     wanted.sort(key=lambda t: (-(tasks[t]["currentpriority"] or 0), t))
     for tid in wanted:
-        result = _one(snap, tasks[tid], tasks, config, rng, batch)
+        result = _one(snap, tasks[tid], tables, config, rng, batch)
         results[tid] = result
         if result.chosen is not None:
             batch.nucleus_of[tid] = result.chosen
@@ -146,7 +170,7 @@ def broker_many(snap: GridSnapshot, task_ids: list[int], config: Config, seed: i
 def _one(
     snap: GridSnapshot,
     task: dict[str, Any],
-    tasks: dict[int, dict[str, Any]],
+    tables: _Tables,
     cfg: Config,
     rng: np.random.Generator,
     batch: _Batch,
@@ -155,10 +179,8 @@ def _one(
     if task.get("nucleus"):
         return RefResult("ok", [RefNucleus(task["nucleus"], 1.0, {}, 1.0)], {}, task["nucleus"])
 
-    sites = _rows(snap.sites)
-    endpoints = _rows(snap.ddm_endpoints)
-    datasets = _by_task(_rows(snap.datasets))
-    replicas = _by_task(_rows(snap.dataset_replicas)).get(int(task["jeditaskid"]), [])
+    tasks, sites, endpoints, datasets = tables.tasks, tables.sites, tables.endpoints, tables.datasets
+    replicas = tables.replicas.get(int(task["jeditaskid"]), [])
     endpoint_named = {e["ddm_endpoint_name"]: e for e in endpoints}
     bare_of = {s["site_name"]: s["bare_nucleus"] or "" for s in sites}
     priority = task["currentpriority"] or 0
@@ -190,7 +212,7 @@ def _one(
     def backlog(nucleus: str) -> float:
         oldest = pd.Timestamp(snap.taken_at) - NETWORK_MAX_AGE
         last: dict[str, float] = {}
-        for row in _rows(snap.network):
+        for row in tables.network:
             fresh = row["ts"] is None or pd.Timestamp(row["ts"]) >= oldest
             if row["dst"] == nucleus and row["key"] == QUEUED_KEY and fresh:
                 last[row["src"]] = float(row["value"])
@@ -289,8 +311,9 @@ def _one(
         drop(locality_codes)
 
     # "The nucleus must be able to execute the workload."
+    pctx = production.make_context(snap, task, cfg, hint_mode=True)
+
     def can_run_jobs(n: str) -> bool:
-        pctx = production.make_context(snap, task, cfg, hint_mode=True)
         qa = pctx.qa
         mine = (qa["atlas_site"] == n) & np.isin(qa["type"], ("production", "unified")) & ~qa.name_has_test
         survivors, _, _ = apply_filters(qa.name, mine, production.FILTERS, pctx)
