@@ -20,7 +20,7 @@ from brokerage.snapshot import GridSnapshot, empty_snapshot
 log = logging.getLogger(__name__)
 
 cache = Cache()
-SNAPSHOT_TTL_S = float(os.environ.get("SNAPSHOT_TTL", "60"))  # how often a database source is re-read
+SNAPSHOT_TTL_S = float(os.environ.get("SNAPSHOT_TTL", "10"))  # how often the database's snapshot key is re-checked
 
 
 @dataclass
@@ -55,11 +55,10 @@ def _load() -> Source:
     url = os.environ.get("DATABASE_URL")
     path = os.environ.get("BROKERAGE_SNAPSHOT")
     if url:
+        from brokerage.store import repository
         from brokerage.store.config_store import load_config
 
-        from brokerage.store import repository
-
-        engine = repository.make_engine(url)
+        engine = _engine(url)
         if repository.is_empty(engine):
             return Source(empty_snapshot(), Config(), "database", f"the database at {_safe_url(url)} holds no grid yet")
         return Source(repository.load_snapshot(engine), load_config(engine), f"database {_safe_url(url)}")
@@ -83,15 +82,42 @@ def _safe_url(url: str) -> str:
     return url
 
 
+def _db_key() -> str | None:
+    """The stored grid's snapshot key (one cheap query), or None when it cannot be read."""
+    from brokerage.store import repository
+
+    try:
+        return repository.snapshot_key(_engine(os.environ["DATABASE_URL"]))
+    except Exception:  # an unreachable database keeps the grid already loaded
+        log.warning("cannot read the stored snapshot key", exc_info=True)
+        return None
+
+
+_engines: dict[str, Any] = {}
+
+
+def _engine(url: str) -> Any:
+    """One SQLAlchemy engine per URL for the process."""
+    if url not in _engines:
+        from brokerage.store import repository
+
+        _engines[url] = repository.make_engine(url)
+    return _engines[url]
+
+
 def source() -> Source:
-    """The current grid, loaded once (database sources are re-read after SNAPSHOT_TTL seconds)."""
+    """The current grid, loaded once per snapshot version (a database is re-checked every SNAPSHOT_TTL seconds)."""
     global _current
     with _lock:
-        stale = (
+        stale = False
+        if (
             _current is not None
             and os.environ.get("DATABASE_URL")
             and time.time() - _current.loaded_at > SNAPSHOT_TTL_S
-        )
+        ):
+            key = _db_key()
+            _current.loaded_at = time.time()
+            stale = key is not None and key != _current.snap.key
         if _current is None or stale:
             try:
                 src = _load()

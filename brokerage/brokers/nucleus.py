@@ -24,12 +24,12 @@ CORE_POWER = 10.0  # seed 003: "(totalRW in the nucleus)/(corePower=10)/24/3600�
 SECONDS_PER_DAY = 86400.0
 GB_PER_TB = 1024.0  # reference §2.2: DISK_THRESHOLD is TB, ×1024 to compare with GB
 # the weight's denominator never drops below one HS06 second, so RW_OFFSET=0 at an idle nucleus stays finite
-MIN_RW_DAYS = 1.0 / 86400.0
+MIN_RW_DAYS = 1.0 / SECONDS_PER_DAY
 DEFAULT_CPUTIME = 300.0  # reference §2.1: a task without cpuTime counts 300 HS06 s per event
 MILLI_UNIT_PREFIX = "mHS06"  # cpuTime in mHS06s per event is divided by 1000 (reference §2.1)
-BARE_MODES = ("only", "allow")
+BARE_MODES = ("only", "allow")  # catchall bareNucleus=only|allow
 # seed 003: free space "associated to the output endpoint type"; production output goes to DATADISK
-OUTPUT_ENDPOINT_TYPE = "DATADISK"  # catchall bareNucleus=only|allow
+OUTPUT_ENDPOINT_TYPE = "DATADISK"
 RW_UNIT = "HS06 day"
 JOB_REASON_LIMIT = 6  # queue names listed per filter in a -job sentence
 
@@ -602,13 +602,13 @@ def bare_modes(snap: GridSnapshot) -> dict[str, str]:
     )
 
 
-def _reused(snap: GridSnapshot, task: dict[str, Any], config: Config) -> Decision:
+def _reused(snap: GridSnapshot, task: dict[str, Any], changed: dict[str, Any]) -> Decision:
     name = str(task["nucleus"])
     cand = Candidate(name, 1, 1.0, {}, {"probability": 1.0, "reused": True})
     unknown = "" if name in bare_modes(snap) else " (not a site of this snapshot)"
     return Decision(
         BROKER, int(task["jeditaskid"]), "ok", [cand], [], [FunnelStep("nucleus already set", 1, 1)],
-        config.changed(), label=LABEL,
+        changed, label=LABEL,
         message=f"nucleus={name}{unknown} was already set for the task: re-used without brokerage",
         extra={"chosen": name, "data_locality": {"checked": False}},
     )  # fmt: skip
@@ -622,7 +622,7 @@ def _draw(rng: np.random.Generator, w: np.ndarray) -> int:
     return min(i, int(positive[-1])) if len(positive) else min(i, len(w) - 1)
 
 
-def _decide(ctx: NucleusContext, rng: np.random.Generator) -> tuple[Decision, int | None]:
+def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, Any]) -> tuple[Decision, int | None]:
     """Run the filters and the weighted draw for one task; return the decision and the chosen nucleus row."""
     na, cfg = ctx.na, ctx.config
     alive = np.ones(na.n, dtype=bool)
@@ -641,7 +641,7 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator) -> tuple[Decision, in
     if len(idx) == 0:
         extra["chosen"] = None
         return Decision(
-            BROKER, tid, "pending", [], skips, funnel, cfg.changed(), label=LABEL,
+            BROKER, tid, "pending", [], skips, funnel, dict(changed), label=LABEL,
             pending_minutes=int(cfg["NUCLEUS_PENDING_MINUTES"]), message="no candidates", extra=extra,
         ), None  # fmt: skip
     w = weights(ctx)
@@ -679,7 +679,7 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator) -> tuple[Decision, in
     extra["io_intensive"] = w.io_intensive
     msg = "" if total > 0 else "every candidate has weight 0: drawn uniformly"
     return Decision(
-        BROKER, tid, "ok", candidates, skips, funnel, cfg.changed(), label=LABEL, message=msg, extra=extra
+        BROKER, tid, "ok", candidates, skips, funnel, dict(changed), label=LABEL, message=msg, extra=extra
     ), pick
 
 
@@ -698,12 +698,13 @@ def broker_many(snap: GridSnapshot, task_ids: list[int], config: Config | None =
     prio = {t: float(row.get("currentpriority") or 0) for t, row in tasks.items()}
     table = RWTable(snap, na, np.array(list(prio.values()) or [0.0]))
     rw_of = task_rw_seconds(snap)
+    changed = config.changed()
     assigned: dict[int, str] = {}
     out: dict[int, Decision] = {}
     for tid in sorted(tasks, key=lambda t: (-prio[t], t)):
         task = tasks[tid]
         if task.get("nucleus"):
-            out[tid] = _reused(snap, task, config)
+            out[tid] = _reused(snap, task, dict(changed))
             assigned[tid] = str(task["nucleus"])
             continue
         ctx = NucleusContext(
@@ -715,7 +716,7 @@ def broker_many(snap: GridSnapshot, task_ids: list[int], config: Config | None =
             inputs=nucleus_input(snap, task, na),
             parent=_parent_info(snap, task, assigned),
         )
-        decision, pick = _decide(ctx, rng)
+        decision, pick = _decide(ctx, rng, changed)
         out[tid] = decision
         if pick is not None:
             table.assign(prio[tid], pick, float(rw_of.get(tid, 0.0)))

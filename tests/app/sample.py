@@ -54,11 +54,13 @@ def sample_grid() -> GridSnapshot:
         for j, dst in enumerate(NUCLEI):
             if src == dst:
                 continue
-            network.append({"src": src, "dst": dst, "key": "AGIS_closeness", "value": float(1 + j)})
+            blocked = src == "AGLT2" and dst == "BNL-ATLAS"
+            network.append(
+                {"src": src, "dst": dst, "key": "AGIS_closeness", "value": -1.0 if blocked else float(1 + j)}
+            )
             if src != "MWT2":
                 network.append({"src": src, "dst": dst, "key": "dashb_mbps_1h", "value": 40.0 + 30 * j})
             network.append({"src": src, "dst": dst, "key": "Production Output_queued", "value": 20.0 * (j + 1)})
-    network.append({"src": "AGLT2", "dst": "BNL-ATLAS", "key": "AGIS_closeness", "value": -1.0})
     users = [
         {
             "panda_queue": f"{SITES[i % 4]}_Q{i}",
@@ -77,9 +79,9 @@ def sample_grid() -> GridSnapshot:
         3: ["registered", "defined", "pending"],
         4: ["registered", "defined", "assigning"],
         5: ["registered", "defined", "ready", "running"],
-        6: ["registered", "defined", "ready", "running", "done"],
+        6: ["registered", "defined", "ready", "running", "prepared", "done"],
         7: ["registered", "defined", "ready"],
-        8: ["registered", "ready"],
+        8: ["registered", "defined", "ready"],
     }.items():
         for k, st in enumerate(path):
             log.append({"jeditaskid": tid, "status": st, "modificationtime": f"2026-11-20T0{k + 1}:{tid:02d}:00Z"})

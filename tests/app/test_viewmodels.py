@@ -141,8 +141,9 @@ def test_task_transitions_and_durations(snap) -> None:
     log = snap.task_status_log
     tr = tasks.transitions(log, snap.taken_at)
     pairs = {(r.source, r.target): r.n for r in tr.itertuples()}
-    assert pairs[("registered", "defined")] == 7 and pairs[("ready", "running")] == 2
-    assert tasks.transitions(log, snap.taken_at, "6h").empty
+    assert pairs[("registered", "defined")] == 8 and pairs[("ready", "running")] == 2
+    recent = tasks.transitions(log, snap.taken_at, "6h")
+    assert list(zip(recent["source"], recent["target"], strict=True)) == [("prepared", "done")]
     tis = tasks.time_in_state(tasks.durations(log, snap.taken_at))
     assert "defined" in set(tis["status"])
     hist = tasks.history(log, snap.taken_at, 6)

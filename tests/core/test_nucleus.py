@@ -7,6 +7,7 @@ import math
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -644,3 +645,27 @@ def test_batch_agrees_with_reference(scenario: tuple[GridSnapshot, Config, list[
     want = ref.broker_many(snap, ids, cfg, seed=seed)
     for g, w in zip(got, want, strict=True):
         assert_same(g, w)
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_job_check_matches_apply_filters(scenario: tuple[GridSnapshot, Config, list[int]]) -> None:
+    """The mask-only run of the production filters keeps and explains the same queues as ``apply_filters``."""
+    from brokerage import grid as grid_views
+    from brokerage.brokers import production
+    from brokerage.pipeline import apply_filters
+
+    snap, cfg, ids = scenario
+    na = nucleus.nucleus_arrays(snap)
+    qmask = na.job_queue & (na.queue_nucleus >= 0)
+    for tid in ids:
+        pctx = production.make_context(snap, grid_views.task_row(snap, tid), cfg, hint_mode=True)
+        alive, skips, _ = apply_filters(pctx.qa.name, qmask, production.FILTERS, pctx)
+        check = nucleus.run_job_filters(pctx, qmask)
+        assert (check.alive == alive).all()
+        mine = check.skips(np.flatnonzero(qmask), pctx.qa.name)
+        assert sorted(map(_skip_key, mine)) == sorted(map(_skip_key, skips))
+
+
+def _skip_key(s: Any) -> tuple[str, str, str, str, bool]:
+    return (s.candidate, s.criteria, s.reason, s.stage, s.temporary)

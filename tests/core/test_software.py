@@ -638,64 +638,97 @@ HW_VALUES = {  # specific names repeated so that wildcards do not hide most comp
 SOURCES = [FC, "docker://atlas/athena:22.0.41", "/cvmfs/unpacked.cern.ch/registry.hub.docker.com/user/custom:1"]
 
 
-@st.composite
-def architectures(draw: st.DrawFn) -> str:
+def _pick(values: list[Any]) -> st.SearchStrategy[Any]:
+    return st.sampled_from(values)
+
+
+def _subset(values: list[Any], min_size: int = 0, max_size: int = 3) -> st.SearchStrategy[list[Any]]:
+    return st.lists(st.sampled_from(values), unique=True, min_size=min_size, max_size=max_size)
+
+
+# strategies built once: hypothesis validates every new strategy object, which dominated the run time
+BOOL = st.booleans()
+SW_PLATFORM = _pick(SW_PLATFORMS)
+BASE_PLATFORM = _pick(["", "", "el9", "centos7"])
+CPU_ARCH = _pick(["x86_64", "aarch64", "(x86_64|aarch64)", "*", "arm64"])
+CPU_VENDOR = _pick(["intel", "amd", "*"])
+CPU_INSTR = _pick(["avx2", "avx512", "*"])
+GPU_VENDOR = _pick(["nvidia", "amd"])
+GPU_MODEL = _pick(["kt100", "a100"])
+QUARTER = st.integers(0, 3)
+EIGHTH = st.integers(0, 7)
+COUNT3 = st.integers(0, 3)
+COUNT4 = st.integers(0, 4)
+HW_KIND = _pick(["cpu", "cpu", "gpu"])
+HW_ATTRS = {"cpu": _subset(["arch", "vendor", "instr"]), "gpu": _subset(["vendor", "model"])}
+HW_LISTS = {a: _subset(v, min_size=1) for a, v in HW_VALUES.items()}
+CMTCONFIG = _pick(CMTCONFIGS)
+TAG_RELEASE = _pick(list(TAG_OF.values()))
+TAG_CONTAINER = _pick(["", *CONTAINER_NAMES])
+TAG_SOURCES = _subset(SOURCES, max_size=2)
+CMTCONFIG_SET = _subset(CMTCONFIGS)
+CONTAINER_SET = _subset(CONTAINER_ENTRIES)
+CVMFS_SET = _subset(["any", "atlas", "nightlies"], max_size=2)
+TRANSHOME = _pick(TRANSHOMES)
+TRANSHOME_SET = _pick(TRANSHOMES[1:])
+TASK_CONTAINER = _pick(["", "", *CONTAINER_NAMES])
+TASK_CONTAINER_SET = _pick(CONTAINER_NAMES)
+RELEASE_LIST = _pick(RELEASE_LISTS)
+QUEUE_COUNT = st.integers(1, 8)
+POOL_INDEX = st.integers(0, 2)
+
+
+def draw_architecture(draw: st.DrawFn) -> str:
     """A well-formed task architecture string."""
-    text = draw(st.sampled_from(SW_PLATFORMS))
-    base = draw(st.sampled_from(["", "", "el9", "centos7"]))
+    text = draw(SW_PLATFORM)
+    base = draw(BASE_PLATFORM)
     if base:
         text += "@" + base
-    if draw(st.booleans()):
-        parts = [draw(st.sampled_from(["x86_64", "aarch64", "(x86_64|aarch64)", "*", "arm64"]))]
-        if draw(st.booleans()):
-            parts.append(draw(st.sampled_from(["intel", "amd", "*"])))
-            if draw(st.booleans()):
-                parts.append(draw(st.sampled_from(["avx2", "avx512", "*"])))
-        if draw(st.booleans()):  # hardware names compare case-insensitively
+    if draw(BOOL):
+        parts = [draw(CPU_ARCH)]
+        if draw(BOOL):
+            parts.append(draw(CPU_VENDOR))
+            if draw(BOOL):
+                parts.append(draw(CPU_INSTR))
+        if draw(BOOL):  # hardware names compare case-insensitively
             parts = [p.upper() for p in parts]
         text += "#" + "-".join(parts)
-    if draw(st.integers(0, 3)) == 0:
-        parts = [draw(st.sampled_from(["nvidia", "amd"]))]
-        if draw(st.booleans()):
-            parts.append(draw(st.sampled_from(["kt100", "a100"])))
+    if draw(QUARTER) == 0:
+        parts = [draw(GPU_VENDOR)]
+        if draw(BOOL):
+            parts.append(draw(GPU_MODEL))
         text += "&" + "-".join(parts)
     return text
 
 
-@st.composite
-def hardware_entries(draw: st.DrawFn) -> dict[str, Any]:
+def draw_hardware_entry(draw: st.DrawFn) -> dict[str, Any]:
     """A cpu or gpu architectures entry with random attribute lists."""
-    kind = draw(st.sampled_from(["cpu", "cpu", "gpu"]))
-    attrs = ["arch", "vendor", "instr"] if kind == "cpu" else ["vendor", "model"]
+    kind = draw(HW_KIND)
     entry: dict[str, Any] = {"type": kind}
-    for a in draw(st.lists(st.sampled_from(attrs), unique=True, max_size=len(attrs))):
-        entry[a] = draw(st.lists(st.sampled_from(HW_VALUES[a]), unique=True, min_size=1, max_size=3))
+    for a in draw(HW_ATTRS[kind]):
+        entry[a] = draw(HW_LISTS[a])
     return entry
 
 
-@st.composite
-def tags(draw: st.DrawFn, task_row: dict[str, Any]) -> dict[str, Any]:
+def draw_tag(draw: st.DrawFn, task_row: dict[str, Any]) -> dict[str, Any]:
     """A tags entry, half of the time for the task's own cmtconfig / release / container."""
     sw_platform = task_row["architecture"].split("@")[0].split("#")[0].split("&")[0]
-    own = draw(st.booleans())
-    cmtconfigs = [sw_platform] if own and sw_platform else CMTCONFIGS
-    releases = [TAG_OF[task_row["transhome"]]] if own and task_row["transhome"] else list(TAG_OF.values())
-    containers = [task_row["container_name"]] if own and task_row["container_name"] else ["", *CONTAINER_NAMES]
-    project, release = draw(st.sampled_from(releases))
-    sources = draw(st.lists(st.sampled_from(SOURCES), max_size=2, unique=True))
-    return tag(draw(st.sampled_from(cmtconfigs)), project, release, draw(st.sampled_from(containers)), sources)
+    own = draw(BOOL)
+    cmtconfig = sw_platform if own and sw_platform else draw(CMTCONFIG)
+    project, release = TAG_OF[task_row["transhome"]] if own and task_row["transhome"] else draw(TAG_RELEASE)
+    container = task_row["container_name"] if own and task_row["container_name"] else draw(TAG_CONTAINER)
+    return tag(cmtconfig, project, release, container, draw(TAG_SOURCES))
 
 
-@st.composite
-def descriptions(draw: st.DrawFn, task_row: dict[str, Any], focus: str) -> dict[str, Any]:
+def draw_description(draw: st.DrawFn, task_row: dict[str, Any], focus: str) -> dict[str, Any]:
     """A queue_software row (no hardware entries when the focus is containers or releases)."""
-    hardware = focus in ("any", "hardware")
+    n_hardware = draw(COUNT3) if focus in ("any", "hardware") else 0
     return desc(
-        cmtconfigs=draw(st.lists(st.sampled_from(CMTCONFIGS), unique=True, max_size=3)),
-        containers=draw(st.lists(st.sampled_from(CONTAINER_ENTRIES), unique=True, max_size=3)),
-        cvmfs=draw(st.lists(st.sampled_from(["any", "atlas", "nightlies"]), unique=True, max_size=2)),
-        architectures=draw(st.lists(hardware_entries(), max_size=3 if hardware else 0)),
-        tags=draw(st.lists(tags(task_row), max_size=3)),
+        cmtconfigs=draw(CMTCONFIG_SET),
+        containers=draw(CONTAINER_SET),
+        cvmfs=draw(CVMFS_SET),
+        architectures=[draw_hardware_entry(draw) for _ in range(n_hardware)],
+        tags=[draw_tag(draw, task_row) for _ in range(draw(COUNT3))],
     )
 
 
@@ -709,34 +742,33 @@ def grids(draw: st.DrawFn, focus: str = "any") -> tuple[dict[str, Any], list[str
     FOCUS other than 'any' keeps every queue AUTO with a row and neutralises the other rule groups, so
     the property exercises that group's boundaries densely.
     """
-    architecture = draw(architectures())
+    architecture = draw_architecture(draw)
     if focus in ("container", "release"):
         architecture = architecture.split("#")[0].split("&")[0]
+    transhome = "" if focus in ("hardware", "container") else draw(TRANSHOME_SET if focus == "release" else TRANSHOME)
+    container = (
+        "" if focus in ("hardware", "release") else draw(TASK_CONTAINER_SET if focus == "container" else TASK_CONTAINER)
+    )
     task_row = {
         "architecture": architecture,
-        "transhome": ""
-        if focus in ("hardware", "container")
-        else draw(st.sampled_from(TRANSHOMES[1:] if focus == "release" else TRANSHOMES)),
-        "container_name": ""
-        if focus in ("hardware", "release")
-        else draw(st.sampled_from(CONTAINER_NAMES if focus == "container" else ["", "", *CONTAINER_NAMES])),
-        "onlytagsforfc": draw(st.booleans()),
+        "transhome": transhome,
+        "container_name": container,
+        "onlytagsforfc": draw(BOOL),
     }
-    n = draw(st.integers(1, 8))
-    names = [f"Q{i}" for i in range(n)]
-    releases = [["AUTO"] if focus != "any" else draw(st.sampled_from(RELEASE_LISTS)) for _ in names]
-    pool = draw(st.lists(descriptions(task_row, focus), min_size=1, max_size=3))
+    names = [f"Q{i}" for i in range(draw(QUEUE_COUNT))]
+    releases = [["AUTO"] if focus != "any" else draw(RELEASE_LIST) for _ in names]
+    pool = [draw_description(draw, task_row, focus) for _ in range(1 + draw(POOL_INDEX))]
     software: dict[str, Any] = {}
     for name in names:
-        if focus != "any" or draw(st.integers(0, 7)) > 0:
-            software[name] = draw(st.sampled_from(pool))  # shared objects, as in the index
-    if focus == "container" or draw(st.integers(0, 3)) > 0:
-        software["ALL"] = desc(tags=draw(st.lists(tags(task_row), max_size=4)))
+        if focus != "any" or draw(EIGHTH) > 0:
+            software[name] = pool[draw(POOL_INDEX) % len(pool)]  # shared objects, as in the index
+    if focus == "container" or draw(QUARTER) > 0:
+        software["ALL"] = desc(tags=[draw_tag(draw, task_row) for _ in range(draw(COUNT4))])
     return task_row, names, releases, software
 
 
 @pytest.mark.parametrize("focus", FOCUSES)
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_vectorised_agrees_with_reference(focus: str, data: st.DataObject) -> None:
     """For every queue, software_verdict and the scalar reference agree on pass/fail and criteria code."""

@@ -75,7 +75,11 @@ def test_a_bad_value_writes_nothing(engine: Any) -> None:
 
 @pytest.mark.parametrize(
     ("changes", "key"),
-    [({"NO_SUCH_KEY": 1}, "NO_SUCH_KEY"), ({"NW_ACTIVE": "maybe"}, "NW_ACTIVE"), ({"NQUEUED_SAT_CAP": 1.5}, "NQUEUED_SAT_CAP")],
+    [
+        ({"NO_SUCH_KEY": 1}, "NO_SUCH_KEY"),
+        ({"NW_ACTIVE": "maybe"}, "NW_ACTIVE"),
+        ({"NQUEUED_SAT_CAP": 1.5}, "NQUEUED_SAT_CAP"),
+    ],
 )
 def test_unknown_keys_and_mistyped_values_are_refused(engine: Any, changes: dict[str, Any], key: str) -> None:
     """Unknown keys and values of the wrong type are refused with a ConfigError naming the key."""
@@ -109,28 +113,35 @@ def test_base_version_from_the_future_is_refused(engine: Any) -> None:
         cs.save_changes(engine, {"NQUEUED_SAT_CAP": 300}, "alice", "", 5)
 
 
+def _race(db_url: str, edits: list[tuple[str, dict[str, Any]]], base: int) -> dict[str, Any]:
+    """Run save_changes for each (who, changes) at the same moment, each on its own engine; who -> version or error."""
+    barrier = threading.Barrier(len(edits))
+    outcome: dict[str, Any] = {}
+
+    def edit(who: str, changes: dict[str, Any]) -> None:
+        own = repository.make_engine(db_url)  # a separate pool: a real second client
+        try:
+            barrier.wait(timeout=30)
+            outcome[who] = cs.save_changes(own, changes, who, "race", base)
+        except cs.ConfigConflictError as exc:
+            outcome[who] = exc
+        finally:
+            own.dispose()
+
+    threads = [threading.Thread(target=edit, args=e) for e in edits]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return outcome
+
+
 def test_concurrent_edits_one_wins(db_url: str, engine: Any) -> None:
     """Two editors on separate connections saving the same key from the same version: one wins, one is refused."""
     for round_no in range(3):
         base = cs.current_version(engine)
-        barrier = threading.Barrier(2)
-        outcome: dict[str, Any] = {}
-
-        def edit(who: str, value: int) -> None:
-            own = repository.make_engine(db_url)  # a separate pool: a real second client
-            try:
-                barrier.wait(timeout=30)
-                outcome[who] = cs.save_changes(own, {"NQUEUED_SAT_CAP": value}, who, "race", base)
-            except cs.ConfigConflictError as exc:
-                outcome[who] = exc
-            finally:
-                own.dispose()
-
-        threads = [threading.Thread(target=edit, args=(w, v)) for w, v in (("alice", 300 + round_no), ("bob", 500 + round_no))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
+        edits = [("alice", {"NQUEUED_SAT_CAP": 300 + round_no}), ("bob", {"NQUEUED_SAT_CAP": 500 + round_no})]
+        outcome = _race(db_url, edits, base)
         winners = [w for w, r in outcome.items() if isinstance(r, int)]
         losers = [w for w, r in outcome.items() if isinstance(r, cs.ConfigConflictError)]
         assert len(winners) == 1 and len(losers) == 1, outcome
@@ -142,23 +153,8 @@ def test_concurrent_edits_one_wins(db_url: str, engine: Any) -> None:
 
 def test_concurrent_edits_of_different_keys_both_land(db_url: str, engine: Any) -> None:
     """Concurrent editors of different keys both get their own version; no change is lost."""
-    barrier = threading.Barrier(2)
-    results: dict[str, Any] = {}
-
-    def edit(key: str, value: float) -> None:
-        own = repository.make_engine(db_url)
-        try:
-            barrier.wait(timeout=30)
-            results[key] = cs.save_changes(own, {key: value}, key, "", 0)
-        finally:
-            own.dispose()
-
-    threads = [threading.Thread(target=edit, args=a) for a in (("NW_THRESHOLD", 2.0), ("NW_QUEUE_IMPORTANCE", 0.3))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert sorted(results.values()) == [1, 2]
+    outcome = _race(db_url, [("alice", {"NW_THRESHOLD": 2.0}), ("bob", {"NW_QUEUE_IMPORTANCE": 0.3})], 0)
+    assert sorted(outcome.values()) == [1, 2]
     assert cs.values_at(engine, 2) == {"NW_THRESHOLD": 2.0, "NW_QUEUE_IMPORTANCE": 0.3}
 
 

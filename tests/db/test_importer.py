@@ -49,7 +49,12 @@ def test_cric_queues_are_mapped_field_by_field(engine: Any, tmp_path: Path) -> N
     a = q.loc["AGLT2"]
     assert (a["atlas_site"], a["cloud"], a["type"], a["status"]) == ("AGLT2", "US", "unified", "online")
     assert (a["corecount"], a["corepower"], a["maxrss"], a["maxtime"], a["maxwdir"]) == (8, 11.2, 48000, 259200, 160000)
-    assert (a["direct_access_lan"], a["transferringlimit"], a["releases"], a["capability"]) == (True, 3000, ["AUTO"], "ucore")
+    assert (a["direct_access_lan"], a["transferringlimit"], a["releases"], a["capability"]) == (
+        True,
+        3000,
+        ["AUTO"],
+        "ucore",
+    )
     assert (a["fairsharepolicy"], a["wnconnectivity"], a["maxdiskio"]) == ("type=evgensimul:100%", "full#IPv4", 5000)
     old = q.loc["OLDQ"]
     assert (old["releases"], old["maxdiskio"], old["capability"], old["jobseed"]) == (["ANY"], 0, "score", "std")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from brokerage.lifecycle.task_status import TransitionError
+from brokerage.snapshot import GridSnapshot
 from brokerage.store import repository
 from tests.db.helpers import edge_grid
 
@@ -57,8 +58,6 @@ def test_first_entry_must_be_registered(engine: Any) -> None:
     snap = edge_grid()
     empty_log = snap.tables["task_status_log"].iloc[0:0]
     tasks = snap.tables["tasks"].copy()
-    from brokerage.snapshot import GridSnapshot
-
     repository.save_snapshot(engine, GridSnapshot({**snap.tables, "task_status_log": empty_log, "tasks": tasks},
                                                   snap.taken_at, "nolog", 0))  # fmt: skip
     with pytest.raises(TransitionError, match="must start as 'registered'"):

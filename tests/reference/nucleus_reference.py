@@ -213,8 +213,9 @@ def _one(
         oldest = pd.Timestamp(snap.taken_at) - NETWORK_MAX_AGE
         last: dict[str, float] = {}
         for row in tables.network:
-            fresh = row["ts"] is None or pd.Timestamp(row["ts"]) >= oldest
-            if row["dst"] == nucleus and row["key"] == QUEUED_KEY and fresh:
+            if row["dst"] != nucleus or row["key"] != QUEUED_KEY:
+                continue
+            if row["ts"] is None or pd.Timestamp(row["ts"]) >= oldest:
                 last[row["src"]] = float(row["value"])
         return sum(last.values())
 

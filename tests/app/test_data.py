@@ -1,0 +1,53 @@
+"""The composition root loads the grid from a database, a JSON file or the demo generator, and says what went wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import data
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch):
+    """Forget the loaded grid before and after the test, with no source env set."""
+    for var in ("DATABASE_URL", "BROKERAGE_SNAPSHOT"):
+        monkeypatch.delenv(var, raising=False)
+    data.reset()
+    yield monkeypatch
+    data.reset()
+
+
+def test_database_source_round_trip(fresh, tmp_path, snap) -> None:
+    """A grid saved through the store is what the dashboard loads from DATABASE_URL, keyed by its snapshot key."""
+    from brokerage.store import repository, schema
+
+    url = f"sqlite:///{tmp_path / 'grid.db'}"
+    engine = repository.make_engine(url)
+    try:
+        schema.upgrade(engine)
+    except TypeError:
+        schema.upgrade(url)
+    fresh.setenv("DATABASE_URL", url)
+    src = data.source()
+    assert src.origin.startswith("database") and "holds no grid" in src.problem
+    repository.save_snapshot(engine, snap)
+    data.reset()
+    src = data.source()
+    assert src.problem == "" and len(src.snap.queues) == 12 and src.snap.key == repository.snapshot_key(engine)
+
+
+def test_broken_snapshot_file_is_a_message(fresh, tmp_path) -> None:
+    """A malformed snapshot file gives an empty grid and a message naming the problem, not a crash."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    fresh.setenv("BROKERAGE_SNAPSHOT", str(bad))
+    src = data.source()
+    assert len(src.snap.queues) == 0 and "not JSON" in src.problem
+
+
+def test_demo_grid_when_nothing_is_configured(fresh) -> None:
+    """With no database and no file the demo generator supplies the grid."""
+    fresh.setenv("DEMO_QUEUES", "60")
+    fresh.setenv("DEMO_TASKS", "80")
+    src = data.source()
+    assert src.origin == "demo grid" and len(src.snap.queues) == 60 and len(src.snap.tasks) == 80
