@@ -42,6 +42,7 @@ class ProdContext:
     nw: NetworkWeights | None = None
     hint_mode: bool = False
     derived: dict[str, np.ndarray] = field(default_factory=dict)
+    alive: np.ndarray | None = None  # rows still candidates, set by pipeline.apply_filters before each filter
 
     @property
     def n(self) -> int:
@@ -324,7 +325,8 @@ def software_check(snap: GridSnapshot, task: dict[str, Any], mask: np.ndarray) -
 
 def f_software(ctx: ProdContext) -> Verdict | None:
     """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published JSON."""
-    return software_check(ctx.snap, ctx.task, ctx.derived.get("prelim", np.ones(ctx.n, dtype=bool)))
+    mask = ctx.alive if ctx.alive is not None else np.ones(ctx.n, dtype=bool)
+    return software_check(ctx.snap, ctx.task, mask)
 
 
 def _expected_memory(ctx: ProdContext) -> np.ndarray:
@@ -857,7 +859,6 @@ def run(ctx: ProdContext) -> Decision:
     """Run steps 1-5 on a prepared context."""
     cfg = ctx.config
     alive, test_mask, skips, unknown = preliminary(ctx)
-    ctx.derived["prelim"] = alive
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, FILTERS, ctx, skips, funnel)
     terms = weights(ctx)

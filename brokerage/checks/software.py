@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -328,7 +329,6 @@ class SoftwareDescription(Mapping[str, Any]):
         "cpu",
         "cvmfs",
         "gpu",
-        "key",
         "tag_containers",
         "tag_keys",
         "tag_sources",
@@ -336,8 +336,6 @@ class SoftwareDescription(Mapping[str, Any]):
 
     def __init__(self, row: Mapping[str, Any]) -> None:
         self._row = dict(row)
-        content = {k: v for k, v in self._row.items() if k != "panda_queue"}
-        self.key = json.dumps(content, sort_keys=True, default=str)
         self.cmtconfigs = _strings(row.get("cmtconfigs"))
         self.containers = _strings(row.get("containers"))
         self.cvmfs = frozenset(_strings(row.get("cvmfs")))
@@ -371,7 +369,7 @@ class SoftwareDescription(Mapping[str, Any]):
         return len(self._row)
 
     def __repr__(self) -> str:
-        return f"SoftwareDescription({self._row.get('panda_queue', '?')})"
+        return f"SoftwareDescription(cmtconfigs={list(self.cmtconfigs)}, cvmfs={sorted(self.cvmfs)}, ...)"
 
 
 def _hardware_entry(entry: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -387,22 +385,45 @@ def describe(row: Mapping[str, Any]) -> SoftwareDescription:
     return row if isinstance(row, SoftwareDescription) else SoftwareDescription(row)
 
 
-def build_software_index(snapshot: Any) -> dict[str, SoftwareDescription]:
+class SoftwareIndex(dict[str, SoftwareDescription]):
+    """panda_queue (and 'ALL') -> prepared description, plus the queue groupings software_verdict reuses.
+
+    Usage: ``index = build_software_index(snapshot); index["AGLT2"].cvmfs``
+    """
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._plans: dict[tuple[int, int], _Plan] = {}
+
+
+def content_key(row: Mapping[str, Any]) -> str:
+    """A canonical string of a queue_software row without its queue name (equal rows, equal keys).
+
+    Usage: ``content_key(row_a) == content_key(row_b)``
+    """
+    return json.dumps({k: v for k, v in row.items() if k != "panda_queue"}, sort_keys=True, default=str)
+
+
+def build_software_index(snapshot: Any) -> SoftwareIndex:
     """panda_queue (and 'ALL') -> prepared description; identical descriptions share one object.
 
     Usage: ``software = snapshot.cached("software_index", lambda: build_software_index(snapshot))``
     """
     table = snapshot.queue_software
     shared: dict[str, SoftwareDescription] = {}
-    index: dict[str, SoftwareDescription] = {}
+    index = SoftwareIndex()
     columns = [c for c in ("cmtconfigs", "containers", "cvmfs", "architectures", "tags") if c in table.columns]
     for row in table[["panda_queue", *columns]].to_dict("records"):
-        desc = SoftwareDescription({c: row[c] for c in columns})
-        index[str(row["panda_queue"])] = shared.setdefault(desc.key, desc)
+        content = {c: row[c] for c in columns}
+        key = content_key(content)
+        desc = shared.get(key)
+        if desc is None:
+            desc = shared[key] = SoftwareDescription(content)
+        index[str(row["panda_queue"])] = desc
     return index
 
 
-def software_index(snapshot: Any) -> dict[str, SoftwareDescription]:
+def software_index(snapshot: Any) -> SoftwareIndex:
     """build_software_index memoised on the (immutable) snapshot.
 
     Usage: ``software_verdict(task, names, releases, software_index(snap))``
@@ -456,10 +477,9 @@ def _entry_rejection(kind: str, entry: dict[str, tuple[str, ...]], spec: CpuSpec
             continue
         shown = "[" + ", ".join(repr(v) for v in values) + "]"
         if wanted is None:
-            return (
-                f"{kind} {attribute} not specified by the task but the queue only accepts {attribute} {shown} ('excl')"
-            )
-        return f"{kind} {attribute} {wanted} rejected: queue {attribute} {shown}"
+            return f"{kind} {attribute} not specified by the task but the queue only accepts {attribute} {shown}"
+        derived = " (taken from sw_platform)" if isinstance(spec, CpuSpec) and not spec.explicit else ""
+        return f"{kind} {attribute} {wanted}{derived} rejected: queue {attribute} {shown}"
     return None
 
 
@@ -601,6 +621,64 @@ def _all_sources(task: TaskSoftware, all_desc: Mapping[str, Any] | None) -> tupl
 
 # --- vectorised entry point --------------------------------------------------------------------------
 
+_ANY, _MISSING, _LISTED, _AUTO = 0, 1, 2, 3
+_MAX_PLANS = 16  # candidate lists remembered per index (the broker passes the same arrays every call)
+
+
+@dataclass
+class _Plan:
+    """Queues grouped by what decides them: ANY, AUTO without row, one explicit list, one description."""
+
+    names: Any  # held so that the ids in the plan key cannot be reused while the plan lives
+    releases: Any
+    group: np.ndarray  # group index of every queue
+    groups: list[tuple[int, Any]]  # (kind, explicit releases tuple or description)
+
+
+def _plan(queue_names: np.ndarray, releases: Sequence[Any], software: Mapping[str, Mapping[str, Any]]) -> _Plan:
+    n = len(queue_names)
+    group = np.empty(n, dtype=np.intp)
+    groups: list[tuple[int, Any]] = []
+    seen: dict[Any, int] = {}
+    prepared: dict[int, SoftwareDescription] = {}
+    for i in range(n):
+        rel = releases[i]
+        payload: Any = None
+        if RELEASES_ANY in rel:
+            key: Any = _ANY
+        elif RELEASES_AUTO not in rel:
+            payload = tuple(rel)
+            key = (_LISTED, payload)
+        else:
+            row = software.get(queue_names[i])
+            if row is None:
+                key = _MISSING
+            else:
+                key = (_AUTO, id(row))
+                payload = prepared.get(id(row))
+                if payload is None:
+                    payload = prepared[id(row)] = describe(row)
+        g = seen.get(key)
+        if g is None:
+            g = seen[key] = len(groups)
+            groups.append((key if isinstance(key, int) else key[0], payload))
+        group[i] = g
+    return _Plan(queue_names, releases, group, groups)
+
+
+def _cached_plan(queue_names: np.ndarray, releases: Sequence[Any], software: Mapping[str, Mapping[str, Any]]) -> _Plan:
+    if not isinstance(software, SoftwareIndex):
+        return _plan(queue_names, releases, software)
+    key = (id(queue_names), id(releases))
+    plan = software._plans.get(key)
+    if plan is None or plan.names is not queue_names or plan.releases is not releases:
+        if len(software._plans) >= _MAX_PLANS:
+            # tolerate a concurrent caller evicting the same entry (dashboard callbacks run in threads)
+            with contextlib.suppress(StopIteration, RuntimeError):
+                software._plans.pop(next(iter(software._plans)), None)
+        plan = software._plans[key] = _plan(queue_names, releases, software)
+    return plan
+
 
 @dataclass
 class SoftwareVerdict(Verdict):
@@ -617,49 +695,43 @@ def software_verdict(
 ) -> SoftwareVerdict:
     """Release/cache/architecture/container verdict of a task over queues (criteria -cache, -regexpcmtconfig).
 
-    SOFTWARE maps panda_queue (and 'ALL') to its queue_software row; use build_software_index so that
-    queues sharing a description are checked once and outcomes are reused across calls.
+    SOFTWARE maps panda_queue (and 'ALL') to its queue_software row. With a SoftwareIndex (see
+    build_software_index) queues sharing a description are checked once, outcomes are reused across calls,
+    and the grouping of QUEUE_NAMES / RELEASES is remembered (they are treated as immutable).
     Raises ArchitectureError when the task's architecture is malformed.
     Usage: ``v = software_verdict(task, qa.name, qa["releases"], software_index(snap))``
     """
     request = task_software(task)
-    all_desc = software.get(ALL_QUEUE)
-    all_sources = _all_sources(request, all_desc)
-    # a str key: its hash is cached, so 700 memo lookups stay cheap
+    all_sources = _all_sources(request, software.get(ALL_QUEUE))
     transhome = request.release.transhome if request.release else ""
+    # a str key: its hash is cached, so memo lookups stay cheap
     memo_key = "\x1f".join(
         (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), *all_sources)
     )
-    n = len(queue_names)
-    outcomes: list[Outcome] = [PASS] * n
-    prepared: dict[int, SoftwareDescription] = {}
-    for i in range(n):
-        rel = releases[i]
-        if RELEASES_ANY in rel:
-            outcomes[i] = PASS_ANY
-        elif RELEASES_AUTO not in rel:
-            outcomes[i] = check_listed_release(request, rel)
+    plan = _cached_plan(queue_names, releases, software)
+    outcomes: list[Outcome] = []
+    for kind, payload in plan.groups:
+        if kind == _ANY:
+            outcomes.append(PASS_ANY)
+        elif kind == _MISSING:
+            outcomes.append(NO_DESCRIPTION)
+        elif kind == _LISTED:
+            outcomes.append(check_listed_release(request, payload))
         else:
-            row = software.get(queue_names[i])
-            if row is None:
-                outcomes[i] = NO_DESCRIPTION
-                continue
-            desc = row if isinstance(row, SoftwareDescription) else prepared.get(id(row))
-            if desc is None:
-                desc = prepared[id(row)] = SoftwareDescription(row)
-            outcome = desc._results.get(memo_key)
+            outcome = payload._results.get(memo_key)
             if outcome is None:
-                outcome = check_auto_queue(request, desc, all_sources)
-                if len(desc._results) >= _MAX_RESULTS_PER_DESCRIPTION:
-                    desc._results.clear()
-                desc._results[memo_key] = outcome
-            outcomes[i] = outcome
-    passed = np.fromiter((o.passed for o in outcomes), dtype=bool, count=n)
-    criteria = np.array([o.criteria for o in outcomes], dtype=object)
-    resolved = np.array([o.resolved for o in outcomes], dtype=object)
+                outcome = check_auto_queue(request, payload, all_sources)
+                if len(payload._results) >= _MAX_RESULTS_PER_DESCRIPTION:
+                    payload._results.clear()
+                payload._results[memo_key] = outcome
+            outcomes.append(outcome)
+    group = plan.group
+    passed = np.array([o.passed for o in outcomes], dtype=bool)[group]
+    criteria = np.array([o.criteria for o in outcomes], dtype=object)[group]
+    resolved = np.array([o.resolved for o in outcomes], dtype=object)[group]
 
     def reasons(idx: np.ndarray) -> list[str]:
-        return [outcomes[i].reason for i in idx]
+        return [outcomes[g].reason for g in group[idx]]
 
     return SoftwareVerdict(passed, criteria, reasons, resolved=resolved)
 

@@ -257,7 +257,7 @@ RULE_CASES = [
      {"architecture": EL9}, desc(architectures=[cpu(arch=["x86_64"])]), ["AUTO"], None, True, "", ""),
     ("default_arch_rejected", "The sw_platform-derived architecture is checked like an explicit one.",
      {"architecture": "aarch64-el9-gcc13-opt"}, desc(architectures=[cpu(arch=["x86_64"])]), ["AUTO"], None,
-     False, "-cache", "CPU arch aarch64 rejected: queue arch ['x86_64']"),
+     False, "-cache", "CPU arch aarch64 (taken from sw_platform) rejected: queue arch ['x86_64']"),
     ("no_cpu_entry", "A queue without a cpu entry accepts any CPU.",
      {"architecture": "#aarch64-ampere"}, desc(), ["AUTO"], None, True, "", ""),
     ("several_cpu_entries", "With several cpu entries any one of them may accept.",
