@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
+from brokerage.checks.software import ArchitectureError
 from brokerage.explain import Decision
 from brokerage.gdpconfig import Config, ConfigError, parse_assignments
 from brokerage.snapshot import GridSnapshot, SnapshotError
@@ -35,6 +36,8 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             fail(f"bad gdpconfig value: {exc}")
         except KeyError as exc:
             fail(str(exc.args[0]) if exc.args else str(exc))
+        except ArchitectureError as exc:
+            fail(f"malformed task architecture: {exc}")
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__

@@ -74,9 +74,6 @@ def apply_filters(
         if before == 0:
             funnel.append(FunnelStep(f.name, 0, 0))
             continue
-        if hasattr(ctx, "alive"):
-            # expensive per-row checks may look only at rows still alive; others' verdicts are ignored
-            ctx.alive = alive
         verdict = f.run(ctx)
         if verdict is not None:
             removed = alive & ~verdict.passed

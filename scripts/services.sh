@@ -19,14 +19,14 @@ urls() {
 case "${1:-start}" in
 start)
   if [ -z "$PG_BIN" ] || ! command -v redis-server >/dev/null; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null
+    apt-get update -qq >&2  # stdout carries only the URL lines (callers eval them)
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >&2
     PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
   fi
   mkdir -p "$RUN_DIR"
   chown postgres:postgres "$RUN_DIR"
   [ -f "$RUN_DIR/pg/PG_VERSION" ] ||
-    as_postgres "$PG_BIN/initdb -D $RUN_DIR/pg -U postgres --auth=trust -E UTF8 >/dev/null"
+    as_postgres "$PG_BIN/initdb -D $RUN_DIR/pg -U postgres --auth=trust -E UTF8 >&2"
   # the status guard makes a second start a no-op instead of "another server might be running"
   as_postgres "$PG_BIN/pg_ctl -D $RUN_DIR/pg status" >/dev/null 2>&1 ||
     as_postgres "$PG_BIN/pg_ctl -D $RUN_DIR/pg -l $RUN_DIR/pg.log -w -o '-p $PG_PORT -k $RUN_DIR \

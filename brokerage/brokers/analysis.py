@@ -182,7 +182,6 @@ class AnalContext:
     nucleus: str | None = None
     at_nucleus: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     derived: dict[str, Any] = field(default_factory=dict)
-    alive: np.ndarray | None = None  # rows still candidates, set by pipeline.apply_filters before each filter
 
     @property
     def n(self) -> int:
@@ -415,7 +414,7 @@ def f_vp(ctx: AnalContext) -> Verdict | None:
 
 def f_software(ctx: AnalContext) -> Verdict | None:
     """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published software."""
-    return production.software_check(ctx.snap, ctx.task, ctx.alive if ctx.alive is not None else ctx.prelim)
+    return production.software_check(ctx.snap, ctx.task)
 
 
 def f_memory(ctx: AnalContext) -> Verdict | None:

@@ -42,7 +42,6 @@ class ProdContext:
     nw: NetworkWeights | None = None
     hint_mode: bool = False
     derived: dict[str, np.ndarray] = field(default_factory=dict)
-    alive: np.ndarray | None = None  # rows still candidates, set by pipeline.apply_filters before each filter
 
     @property
     def n(self) -> int:
@@ -304,29 +303,20 @@ def f_cpucore(ctx: ProdContext) -> Verdict | None:
     return Verdict(ok & ~over, codes, reasons)
 
 
-def software_check(snap: GridSnapshot, task: dict[str, Any], mask: np.ndarray) -> Verdict:
-    """Release/cache, CPU/GPU and container matching of TASK for the queues in MASK (others pass).
+def software_check(snap: GridSnapshot, task: dict[str, Any]) -> Verdict:
+    """Release/cache, CPU/GPU and container matching of TASK over every queue (see docs/software.md).
 
-    Shared by the production and analysis brokers; see docs/software.md for the rules.
-    Usage: ``software_check(snap, task, np.ones(n, bool)).passed``
+    Shared by the production and analysis brokers. The same queue arrays are passed on every call so
+    that the check's per-description memo is reused across tasks.
+    Usage: ``software_check(snap, task).passed``
     """
     qa = grid.queue_arrays(snap)
-    idx = np.flatnonzero(mask)
-    releases = qa["releases"]
-    v = software_verdict(task, qa.name[idx], [releases[i] for i in idx], software_index(snap))
-    passed = np.ones(qa.n, dtype=bool)
-    passed[idx] = v.passed
-    criteria = np.full(qa.n, "", dtype=object)
-    criteria[idx] = v.codes(np.arange(len(idx)))
-    local = np.full(qa.n, -1, dtype=np.int64)
-    local[idx] = np.arange(len(idx))
-    return Verdict(passed, criteria, lambda rows: v.texts(local[rows]))
+    return software_verdict(task, qa.name, qa["releases"], software_index(snap))
 
 
 def f_software(ctx: ProdContext) -> Verdict | None:
     """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published JSON."""
-    mask = ctx.alive if ctx.alive is not None else np.ones(ctx.n, dtype=bool)
-    return software_check(ctx.snap, ctx.task, mask)
+    return software_check(ctx.snap, ctx.task)
 
 
 def _expected_memory(ctx: ProdContext) -> np.ndarray:

@@ -1,17 +1,4 @@
-"""Import grid descriptions (snapshot JSON, CRIC queues, DDM endpoints, sites) into the database, all or nothing.
-
-Accepted shapes (the kind is detected from the content; docs/import.md has examples):
-
-* snapshot: ``{"taken_at": ..., "queues": [...], ...}`` as written by ``brokerage db export`` or
-  ``GridSnapshot.to_json``; replaces the whole grid (gdpconfig stays).
-* CRIC queues: ``{queue_name: {attributes}}`` as in cric_pandaqueues.json (or a list of such objects with
-  ``name``/``panda_resource``); upserts queues and their endpoint relations (from ``astorages``).
-* DDM endpoints: ``{endpoint_name: {"site": ..., "type": ..., "is_tape": ..., "space_total": ..., ...}}``.
-* sites: ``{site_name: {"tier_level": ..., "cloud": ..., "state": ..., "role" or "datapolicies": ...}}``.
-
-Every problem of a file is collected and reported together (ImportFileError.problems); nothing is written
-unless the whole file is valid, and the write is one transaction.
-"""
+"""Import grid descriptions (snapshot, CRIC queues, DDM endpoints, sites JSON) all or nothing; see docs/import.md."""
 
 from __future__ import annotations
 
@@ -92,6 +79,10 @@ class ImportResult:
 
 def import_file(engine: Engine, path: str | Path) -> ImportResult:
     """Import the JSON file PATH (kind detected from its content); raise ImportFileError listing every problem.
+
+    A snapshot replaces the whole grid; CRIC queues ({name: {atlas_site, corecount, astorages, ...}}), DDM
+    endpoints ({name: {site, is_tape, space_total, ...}}) and sites ({name: {tier_level, role or datapolicies,
+    ...}}) are merged into the stored grid by name. Nothing is written unless the whole file is valid.
 
     Usage: ``print(import_file(engine, "cric_pandaqueues.json").summary())``
     """

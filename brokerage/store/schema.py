@@ -57,7 +57,10 @@ def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
         finally:
             engine.dispose()
         return
+    from brokerage.store.repository import write_transaction
+
     cfg = alembic_config()
-    with engine_or_url.begin() as conn:
+    # under the schema write lock, so two `db init` at once cannot both try to create the tables
+    with write_transaction(engine_or_url, "schema") as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
