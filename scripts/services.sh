@@ -51,7 +51,7 @@ status)
   redis=down
   redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && redis=up
   echo "postgresql: $pg (port $PG_PORT)  redis: $redis (port $REDIS_PORT)"
-  [ "$pg" = up ] && [ "$redis" = up ] && urls
+  if [ "$pg" = up ] && [ "$redis" = up ]; then urls; fi
   ;;
 *)
   echo "usage: $0 start|stop|status" >&2

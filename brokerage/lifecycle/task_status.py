@@ -162,7 +162,10 @@ def is_allowed(old: str | None, new: str) -> bool:
 
 
 def describe_transition_error(old: str | None, new: str) -> str:
-    """The sentence check_transition raises for a refused OLD -> NEW change."""
+    """The sentence check_transition raises for a refused OLD -> NEW change.
+
+    Usage: ``describe_transition_error("done", "running")``
+    """
     if new not in DESCRIPTIONS:
         return f"unknown task status {new!r}; known statuses: {', '.join(TASK_STATUSES)}"
     if old is None:

@@ -127,7 +127,10 @@ def read_transaction(engine: Engine) -> Iterator[Connection]:
 
 
 def schema_ready(engine: Engine) -> bool:
-    """True if the schema exists (``brokerage db init`` has run)."""
+    """True if the schema exists (``brokerage db init`` has run).
+
+    Usage: ``if not schema_ready(engine): upgrade(engine)``
+    """
     return sa.inspect(engine).has_table(SnapshotMeta.__tablename__)
 
 
@@ -165,7 +168,10 @@ def snapshot_meta(engine: Engine) -> tuple[str, int, datetime] | None:
 
 
 def snapshot_key(engine: Engine) -> str | None:
-    """``snapshot_id@version`` of the stored grid (the same shape as GridSnapshot.key), or None."""
+    """``snapshot_id@version`` of the stored grid (the same shape as GridSnapshot.key), or None.
+
+    Usage: ``cache_key = (snapshot_key(engine), task_id, config.fingerprint())``
+    """
     meta = snapshot_meta(engine)
     return None if meta is None else f"{meta[0]}@{meta[1]}"
 
@@ -202,7 +208,10 @@ def store_problems(snap: GridSnapshot) -> list[str]:
 
 
 def check_storable(snap: GridSnapshot) -> None:
-    """Raise SnapshotError (references, keys) or TransitionError (status log) listing every problem of SNAP."""
+    """Raise SnapshotError (references, keys) or TransitionError (status log) listing every problem of SNAP.
+
+    Usage: ``check_storable(snap)  # before a long job that ends in save_snapshot``
+    """
     problems = store_problems(snap)
     if problems:
         raise SnapshotError(problems)

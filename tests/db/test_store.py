@@ -210,3 +210,15 @@ def test_plain_postgresql_url_uses_psycopg() -> None:
     eng = repository.make_engine("postgresql://user@127.0.0.1:1/none")
     assert eng.dialect.driver == "psycopg"
     eng.dispose()
+
+
+def test_brokerage_decides_the_same_from_the_database(engine: Any, small_grid: GridSnapshot) -> None:
+    """Job brokerage of a task gives the same decision on the stored grid as on the original snapshot."""
+    from brokerage.brokers.registry import run_job_brokerage
+    from brokerage.gdpconfig import Config
+
+    repository.save_snapshot(engine, small_grid)
+    back = repository.load_snapshot(engine)
+    for tid in small_grid.tables["tasks"]["jeditaskid"].tolist()[:8]:
+        expected = run_job_brokerage(small_grid, int(tid), Config()).to_dict()
+        assert run_job_brokerage(back, int(tid), Config()).to_dict() == expected
