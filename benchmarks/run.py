@@ -13,12 +13,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage.synth import demo_snapshot
-
 from brokerage import grid
 from brokerage.brokers import production
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
+from brokerage.synth import demo_snapshot
 from tests.reference import production_reference
 
 

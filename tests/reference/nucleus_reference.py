@@ -13,7 +13,6 @@ Usage: ``result = broker(snap, 4242, Config(), seed=0); result.chosen``
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +23,7 @@ from brokerage.brokers import production
 from brokerage.gdpconfig import Config
 from brokerage.pipeline import apply_filters
 from brokerage.snapshot import GridSnapshot
+from tests.reference.production_reference import _rows as rows_of
 
 # --- names the seed uses ------------------------------------------------------------------------
 
@@ -70,16 +70,8 @@ class RefResult:
 # --- reading the snapshot row by row ------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
-def _rows(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: _plain(v) for k, v in row.items()} for row in df.to_dict("records")]
+# rows as plain dicts (NaN/NaT -> None): the same reading as the production reference
+_rows = rows_of
 
 
 def _cpu_time(task: dict[str, Any]) -> float:
