@@ -50,9 +50,22 @@ def cache_config() -> dict[str, Any]:
     return cfg
 
 
-def _load() -> Source:
-    """Pick the source: DATABASE_URL, else BROKERAGE_SNAPSHOT (JSON file), else a generated demo grid."""
+def _database_url() -> str | None:
+    """DATABASE_URL; else, unless BROKERAGE_SNAPSHOT names a file, the embedded SQLite database if it exists."""
     url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    if os.environ.get("BROKERAGE_SNAPSHOT"):
+        return None
+    from brokerage.store import repository
+
+    # never create an empty file by opening the default path: the setup command creates and fills it
+    return repository.database_url() if repository.DEFAULT_SQLITE.exists() else None
+
+
+def _load() -> Source:
+    """Pick the source: DATABASE_URL, else BROKERAGE_SNAPSHOT (JSON file), else data/brokerage.sqlite, else a demo grid."""
+    url = _database_url()
     path = os.environ.get("BROKERAGE_SNAPSHOT")
     if url:
         from brokerage.store import repository
@@ -87,7 +100,8 @@ def _db_key() -> str | None:
     from brokerage.store import repository
 
     try:
-        return repository.snapshot_key(_engine(os.environ["DATABASE_URL"]))
+        url = _database_url()
+        return repository.snapshot_key(_engine(url)) if url else None
     except Exception:  # an unreachable database keeps the grid already loaded
         log.warning("cannot read the stored snapshot key", exc_info=True)
         return None
@@ -110,11 +124,7 @@ def source() -> Source:
     global _current
     with _lock:
         stale = False
-        if (
-            _current is not None
-            and os.environ.get("DATABASE_URL")
-            and time.time() - _current.loaded_at > SNAPSHOT_TTL_S
-        ):
+        if _current is not None and _database_url() and time.time() - _current.loaded_at > SNAPSHOT_TTL_S:
             key = _db_key()
             _current.loaded_at = time.time()
             stale = key is not None and key != _current.snap.key

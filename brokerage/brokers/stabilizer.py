@@ -183,9 +183,8 @@ def _build_share_users(snap: GridSnapshot) -> dict[str, ShareUsers]:
         q, uc = queue_of[sel], user_of[sel]
         order = np.argsort(uc, kind="stable")
         starts = np.flatnonzero(np.r_[True, np.diff(uc[order]) != 0]) if len(order) else np.zeros(0, dtype=np.int64)
-        by_user = {
-            str(users_arr[uc[order[a]]]): order[a:b] for a, b in zip(starts, [*starts[1:], len(order)], strict=True)
-        }
+        ends = [*starts[1:], len(order)] if len(order) else []
+        by_user = {str(users_arr[uc[order[a]]]): order[a:b] for a, b in zip(starts, ends, strict=True)}
         out[str(name)] = ShareUsers(
             queue=q,
             user=users_arr[uc],

@@ -10,8 +10,12 @@ from app import data
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch):
     """Forget the loaded grid before and after the test, with no source env set."""
+    from brokerage.store import repository
+
     for var in ("DATABASE_URL", "BROKERAGE_SNAPSHOT"):
         monkeypatch.delenv(var, raising=False)
+    # a developer's own data/brokerage.sqlite must not leak into these tests
+    monkeypatch.setattr(repository, "DEFAULT_SQLITE", repository.DEFAULT_SQLITE.with_name("absent.sqlite"))
     data.reset()
     yield monkeypatch
     data.reset()
@@ -43,6 +47,19 @@ def test_broken_snapshot_file_is_a_message(fresh, tmp_path) -> None:
     fresh.setenv("BROKERAGE_SNAPSHOT", str(bad))
     src = data.source()
     assert len(src.snap.queues) == 0 and "not JSON" in src.problem
+
+
+def test_embedded_database_is_the_default(fresh, tmp_path, snap) -> None:
+    """With no DATABASE_URL and no file, an existing data/brokerage.sqlite is the grid (what setup.sh serves)."""
+    from brokerage.store import repository, schema
+
+    db = tmp_path / "brokerage.sqlite"
+    engine = repository.make_engine(f"sqlite:///{db}")
+    schema.upgrade(engine)
+    repository.save_snapshot(engine, snap)
+    fresh.setattr(repository, "DEFAULT_SQLITE", db)
+    src = data.source()
+    assert src.origin.startswith("database") and len(src.snap.queues) == 12
 
 
 def test_demo_grid_when_nothing_is_configured(fresh) -> None:

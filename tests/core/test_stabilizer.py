@@ -205,3 +205,18 @@ def test_stabilizer_grid_one_share_and_empty() -> None:
     assert set(stabilizer_grid(snap, CFG, UA)["gshare"]) == {UA}
     empty = stabilizer_grid(snap, CFG, "No Such Share")
     assert len(empty) == 0 and {"gshare", "panda_queue", "produsername", "max_q_len"} <= set(empty.columns)
+
+
+def test_share_with_only_finished_jobs_has_no_users() -> None:
+    """A gshare whose user rows hold no queued or running jobs yields an empty user map, not an error."""
+    from brokerage.brokers.stabilizer import share_users
+    from tests.builders import anal_queue, grid, user_counts
+
+    snap = grid(
+        [anal_queue("A", "S1")],
+        [],
+        user_job_counts=user_counts("A", "bob", gshare="Group Analysis", finished=3),
+    )
+    users = share_users(snap, "Group Analysis")
+    assert users.by_user == {}
+    assert len(users.queue) == 0
