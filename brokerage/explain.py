@@ -3,19 +3,65 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(slots=True)
+class LazyTexts:
+    """Reason sentences of one filter's removed rows, built together on first use.
+
+    Brokers decide with criteria codes; the sentences are only needed when someone reads the
+    explanation, so formatting them is deferred until then.
+    """
+
+    __slots__ = ("_build", "_idx", "_texts")
+
+    def __init__(self, build: Callable[[Any], list[str]], idx: Any) -> None:
+        self._build = build
+        self._idx = idx
+        self._texts: list[str] | None = None
+
+    def __getitem__(self, k: int) -> str:
+        if self._texts is None:
+            self._texts = self._build(self._idx)
+        return self._texts[k]
+
+
 class Skip:
     """A candidate removed by a filter: JEDI criteria code, the filter, a sentence, and whether it may pass later."""
 
-    candidate: str
-    criteria: str
-    reason: str
-    stage: str
-    temporary: bool = False
+    __slots__ = ("_reason", "candidate", "criteria", "stage", "temporary")
+
+    def __init__(
+        self, candidate: str, criteria: str, reason: str | tuple[LazyTexts, int], stage: str, temporary: bool = False
+    ) -> None:
+        self.candidate = candidate
+        self.criteria = criteria
+        self._reason = reason
+        self.stage = stage
+        self.temporary = temporary
+
+    @property
+    def reason(self) -> str:
+        """The sentence explaining the skip."""
+        r = self._reason
+        if not isinstance(r, str):
+            r = self._reason = r[0][r[1]]
+        return r
+
+    def _key(self) -> tuple[str, str, str, str, bool]:
+        return (self.candidate, self.criteria, self.reason, self.stage, self.temporary)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Skip) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        c, code, reason, stage, temp = self._key()
+        return f"Skip(candidate={c!r}, criteria={code!r}, reason={reason!r}, stage={stage!r}, temporary={temp!r})"
 
     def to_dict(self, label: str = "queue") -> dict[str, Any]:
         """JSON form; LABEL names the candidate key (queue or nucleus)."""

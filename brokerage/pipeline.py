@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.explain import FunnelStep, Skip
+from brokerage.explain import FunnelStep, LazyTexts, Skip
 
 ReasonFn = Callable[[np.ndarray], list[str]]
 
@@ -81,11 +81,14 @@ def apply_filters(
             if len(idx):
                 temporary = verdict.temporary or f.temporary
                 stage = f.name
+                if isinstance(verdict.reasons, str):
+                    texts: list[Any] = [verdict.reasons] * len(idx)
+                else:
+                    lazy = LazyTexts(verdict.reasons, idx)
+                    texts = [(lazy, k) for k in range(len(idx))]
                 skips.extend(
                     Skip(name, code, text, stage, temporary)
-                    for name, code, text in zip(
-                        names[idx].tolist(), verdict.codes(idx), verdict.texts(idx), strict=True
-                    )
+                    for name, code, text in zip(names[idx].tolist(), verdict.codes(idx), texts, strict=True)
                 )
                 alive &= ~removed
         funnel.append(FunnelStep(f.name, before, int(alive.sum())))

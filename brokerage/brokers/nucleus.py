@@ -469,11 +469,16 @@ def f_job(ctx: NucleusContext) -> Verdict:
     ok = np.bincount(na.queue_nucleus[check.alive], minlength=ctx.n) > 0
     nqueues = np.bincount(na.queue_nucleus[own], minlength=ctx.n)
 
+    # which filters killed each failing nucleus' queues: part of the decision, not only of its sentence
+    failing = np.flatnonzero(~ok & ctx.alive)
+    queue_skips = {int(i): check.skips(np.flatnonzero(qmask & (na.queue_nucleus == i)), pctx.qa.name) for i in failing}
+    for i, skips in queue_skips.items():
+        ctx.job_check[str(na.name[i])] = [s.to_dict("queue") for s in skips]
+
     def reasons(idx: np.ndarray) -> list[str]:
         out = []
         for i in idx:
-            skips = check.skips(np.flatnonzero(qmask & (na.queue_nucleus == i)), pctx.qa.name)
-            ctx.job_check[str(na.name[i])] = [s.to_dict("queue") for s in skips]
+            skips = queue_skips[int(i)]
             if nqueues[i] == 0:
                 out.append("missing ability to run jobs: the nucleus has no production queue")
                 continue
