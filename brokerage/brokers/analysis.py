@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field, replace
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -372,9 +371,8 @@ def f_diskio(ctx: AnalContext) -> Verdict | None:
 
 
 def f_cpucore(ctx: AnalContext) -> Verdict | None:
-    """CPU core count matching: production's check without its priority/scout rule for coreCount 0."""
-    view = SimpleNamespace(qa=ctx.qa, task=ctx.task, n=ctx.n, priority=0, scout=False, config=ctx.config)
-    return production.f_cpucore(view)  # type: ignore[arg-type]
+    """CPU core count matching (production's check; analysis has no priority/scout rule for coreCount 0)."""
+    return production.core_count_check(ctx.qa, ctx.task, any_core_needs_multi=False)
 
 
 def vp_overloaded(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:

@@ -273,23 +273,27 @@ def f_diskio(ctx: ProdContext) -> Verdict | None:
     )
 
 
-def f_cpucore(ctx: ProdContext) -> Verdict | None:
-    """Core count: multi-core tasks need multi-core queues, single-core tasks single-core queues; maxCoreCount caps it."""
-    site = ctx.qa["corecount"].astype(float, copy=False)
-    task_cc = int(ctx.task.get("corecount") or 0)
-    high = ctx.priority >= int(ctx.config["HIGH_PRIO_MULTICORE"]) or ctx.scout
-    if task_cc > 1 or (task_cc == 0 and high):
+def core_count_check(qa: grid.QueueArrays, task: dict[str, Any], any_core_needs_multi: bool) -> Verdict:
+    """Multi-core tasks need multi-core queues, single-core tasks single-core queues; maxCoreCount caps it.
+
+    ANY_CORE_NEEDS_MULTI: whether an any-core task (corecount 0) must still go to multi-core queues.
+    Shared by the production and analysis brokers.
+    Usage: ``core_count_check(qa, task, False).passed``
+    """
+    site = qa["corecount"].astype(float, copy=False)
+    task_cc = int(task.get("corecount") or 0)
+    if task_cc > 1 or (task_cc == 0 and any_core_needs_multi):
         ok = site > 1
         need = "a multi-core queue"
     elif task_cc == 0:
-        ok = np.ones(ctx.n, dtype=bool)
+        ok = np.ones(qa.n, dtype=bool)
         need = ""
     else:
         ok = site <= 1
         need = "a single-core queue"
     codes = np.where(ok, "", "-cpucore").astype(object)
-    maxcc = ctx.task.get("maxcorecount")
-    over = np.zeros(ctx.n, dtype=bool) if not maxcc else (site > maxcc)
+    maxcc = task.get("maxcorecount")
+    over = np.zeros(qa.n, dtype=bool) if not maxcc else (site > maxcc)
     codes = np.where(ok & over, "-max_cpucore", codes)
 
     def reasons(idx: np.ndarray) -> list[str]:
@@ -301,6 +305,12 @@ def f_cpucore(ctx: ProdContext) -> Verdict | None:
         ]
 
     return Verdict(ok & ~over, codes, reasons)
+
+
+def f_cpucore(ctx: ProdContext) -> Verdict | None:
+    """Core count matching; any-core tasks at priority >= HIGH_PRIO_MULTICORE (or scouts) need multi-core queues."""
+    high = ctx.priority >= int(ctx.config["HIGH_PRIO_MULTICORE"]) or ctx.scout
+    return core_count_check(ctx.qa, ctx.task, high)
 
 
 def software_check(snap: GridSnapshot, task: dict[str, Any]) -> Verdict:
