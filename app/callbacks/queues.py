@@ -38,14 +38,14 @@ callback(Output(ids.NUCLEI_TASK, "options"), Input(ids.NUCLEI_TASK, "search_valu
          prevent_initial_call=True)(search_task_options)  # fmt: skip
 
 
-@callback(Output(ids.QUEUES_CRITERIA, "options"), Input(ids.QUEUES_TASK, "value"))
-def update_criteria_options(task: Any) -> list[dict[str, Any]]:
-    """Criteria codes present in the task's skips, most frequent first."""
+@callback(Output(ids.QUEUES_CRITERIA, "options"), Input(ids.QUEUES_TASK, "value"), State(ids.QUEUES_CRITERIA, "value"))
+def update_criteria_options(task: Any, selected: list[str] | None = None) -> list[dict[str, Any]]:
+    """Criteria codes present in the task's skips, most frequent first (the selected ones kept)."""
     tid = vm.parse_task(task)
     if tid is None:
         return []
     try:
-        return vm.criteria_options(data.job_decision(tid))
+        return vm.criteria_options(data.job_decision(tid), selected)
     except Exception:  # the decision panel shows the error itself
         return []
 

@@ -45,7 +45,9 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
             ),
             html.Div(
                 [html.Label("skip criteria", htmlFor=ids.QUEUES_CRITERIA),
-                 dcc.Dropdown(id=ids.QUEUES_CRITERIA, multi=True, value=vm.split_list(criteria), placeholder="all criteria")],
+                 dcc.Dropdown(id=ids.QUEUES_CRITERIA, multi=True, value=vm.split_list(criteria),
+                              options=[{"label": c, "value": c} for c in vm.split_list(criteria)],
+                              placeholder="all criteria")],
                 style={"minWidth": "320px"},
             ),
         ],

@@ -254,10 +254,15 @@ def skipped_rows(decision: Decision, criteria: list[str] | None = None) -> list[
     return out
 
 
-def criteria_options(decision: Decision) -> list[dict[str, Any]]:
-    """Criteria codes that removed candidates, most frequent first, with counts."""
+def criteria_options(decision: Decision, selected: list[str] | None = None) -> list[dict[str, Any]]:
+    """Criteria codes that removed candidates, most frequent first, with counts; SELECTED codes always stay offered.
+
+    A dropdown drops a value that is not among its options, which would silently undo a permalink's filter.
+    """
     counts = sorted(decision.criteria_counts().items(), key=lambda kv: (-kv[1], kv[0]))
-    return [{"label": f"{code} ({n})", "value": code} for code, n in counts]
+    options = [{"label": f"{code} ({n})", "value": code} for code, n in counts]
+    present = {code for code, _ in counts}
+    return options + [{"label": f"{code} (0)", "value": code} for code in selected or [] if code not in present]
 
 
 def note_rows(decision: Decision) -> list[dict[str, str]]:

@@ -68,6 +68,14 @@ def test_skipped_rows_filter_by_criteria(snap) -> None:
     assert queues.criteria_options(d)[0]["value"] == "-cpucore"
 
 
+def test_selected_criteria_stay_offered(snap) -> None:
+    """A selected criteria code stays among the options even when no queue has it, so a permalink's filter survives."""
+    d = run_job_brokerage(snap, 2, Config())
+    values = [o["value"] for o in queues.criteria_options(d, ["-nopilot"])]
+    assert values[-1] == "-nopilot" and values.count("-nopilot") == 1
+    assert [o["value"] for o in queues.criteria_options(d, ["-cpucore"])].count("-cpucore") == 1
+
+
 def test_query_string_round_trip() -> None:
     """Query strings skip empty values and join lists; split_list reverses the join."""
     assert queues.query_string(task=3, criteria=["-a", "-b"], x="") == "?task=3&criteria=-a%2C-b"
