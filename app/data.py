@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,7 @@ from brokerage.snapshot import GridSnapshot, empty_snapshot
 log = logging.getLogger(__name__)
 
 cache = Cache()
+DECISION_CACHE_SIZE = 1024  # decisions kept per process (a few MB)
 SNAPSHOT_TTL_S = float(os.environ.get("SNAPSHOT_TTL", "10"))  # how often the database's snapshot key is re-checked
 
 
@@ -107,6 +110,28 @@ def _db_key() -> str | None:
         return None
 
 
+def _config_version() -> int | None:
+    """The newest stored gdpconfig version (one cheap query), or None when it cannot be read."""
+    from brokerage.store.config_store import current_version
+
+    try:
+        url = _database_url()
+        return current_version(_engine(url)) if url else None
+    except Exception:  # an unreachable database keeps the config already loaded
+        log.warning("cannot read the stored gdpconfig version", exc_info=True)
+        return None
+
+
+def _with_fresh_config(src: Source) -> Source:
+    """SRC with its gdpconfig re-read from the database (another worker or the CLI saved a version)."""
+    from brokerage.store.config_store import load_config
+
+    url = _database_url()
+    if not url:
+        return src
+    return Source(src.snap, load_config(_engine(url)), src.origin, src.problem, src.loaded_at)
+
+
 _engines: dict[str, Any] = {}
 
 
@@ -119,6 +144,26 @@ def _engine(url: str) -> Any:
     return _engines[url]
 
 
+def dispose_engines() -> None:
+    """Forget pooled connections inherited from a parent process (call first thing in a forked job)."""
+    for engine in _engines.values():
+        engine.dispose(close=False)
+
+
+def reload_config() -> None:
+    """Re-read the stored gdpconfig (after a save or restore), keeping the loaded snapshot."""
+    global _current
+    with _lock:
+        if _current is not None:
+            _current = _with_fresh_config(_current)
+
+
+def engine() -> Any:
+    """The SQLAlchemy engine of the current database, or None when the grid does not come from one."""
+    url = _database_url()
+    return _engine(url) if url else None
+
+
 def source() -> Source:
     """The current grid, loaded once per snapshot version (a database is re-checked every SNAPSHOT_TTL seconds)."""
     global _current
@@ -128,6 +173,8 @@ def source() -> Source:
             key = _db_key()
             _current.loaded_at = time.time()
             stale = key is not None and key != _current.snap.key
+            if not stale and _config_version() not in (None, _current.config.version):
+                _current = _with_fresh_config(_current)
         if _current is None or stale:
             try:
                 src = _load()
@@ -146,6 +193,8 @@ def reset(new: Source | None = None) -> None:
         _current = new
         if new is not None:
             new.loaded_at = time.time()
+    _job_decision.cache_clear()
+    _nucleus_decision.cache_clear()
     with contextlib.suppress(Exception):  # the cache is not initialised outside the app
         cache.clear()
 
@@ -166,29 +215,47 @@ def keys() -> tuple[str, str]:
     return src.snap.key, src.config.fingerprint()
 
 
+_configs: dict[str, Config] = {}
+
+
+def effective_config(overrides: Mapping[str, Any] | None = None) -> Config:
+    """The stored config with what-if OVERRIDES on top (validated; ConfigError names a bad key)."""
+    base = config()
+    cfg = base.with_overrides(overrides) if overrides else base
+    _configs[cfg.fingerprint()] = cfg
+    return cfg
+
+
+def _config_of(fp: str) -> Config:
+    """The config a memoised call was asked about (registered by effective_config just before the call)."""
+    return _configs.get(fp) or config()
+
+
 # Memoised calls take only small string/int keys; the snapshot itself is looked up inside, never hashed.
-@cache.memoize()
+# Decisions stay in process memory: their explanations hold lazily built sentences, which do not pickle,
+# and a decision is rebuilt in a few milliseconds, cheaper than a round trip to a shared cache.
+@functools.lru_cache(maxsize=DECISION_CACHE_SIZE)
 def _job_decision(snap_key: str, task_id: int, cfg_fp: str) -> Decision:
-    return run_job_brokerage(snapshot(), task_id, config())
+    return run_job_brokerage(snapshot(), task_id, _config_of(cfg_fp))
 
 
-def job_decision(task_id: int) -> Decision:
-    """Job brokerage of TASK_ID on the current grid and config (memoised)."""
-    snap_key, fp = keys()
-    return _job_decision(snap_key, int(task_id), fp)
+def job_decision(task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
+    """Job brokerage of TASK_ID on the current grid under the stored config (+ OVERRIDES), memoised."""
+    cfg = effective_config(overrides)
+    return _job_decision(snapshot().key, int(task_id), cfg.fingerprint())
 
 
-@cache.memoize()
+@functools.lru_cache(maxsize=DECISION_CACHE_SIZE)
 def _nucleus_decision(snap_key: str, task_id: int, cfg_fp: str) -> Decision:
     from brokerage.brokers.nucleus import broker
 
-    return broker(snapshot(), task_id, config(), seed=0)
+    return broker(snapshot(), task_id, _config_of(cfg_fp), seed=0)
 
 
-def nucleus_decision(task_id: int) -> Decision:
-    """Task (nucleus) brokerage of TASK_ID (memoised)."""
-    snap_key, fp = keys()
-    return _nucleus_decision(snap_key, int(task_id), fp)
+def nucleus_decision(task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
+    """Task (nucleus) brokerage of TASK_ID under the stored config (+ OVERRIDES), memoised."""
+    cfg = effective_config(overrides)
+    return _nucleus_decision(snapshot().key, int(task_id), cfg.fingerprint())
 
 
 def has_nucleus_broker() -> bool:

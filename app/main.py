@@ -6,9 +6,10 @@ from pathlib import Path
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Dash, dcc, html
+import diskcache
+from dash import Dash, DiskcacheManager, dcc, html
 
-from app import data
+from app import data, gridruns
 from app.components.layout import navbar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,6 +22,8 @@ app = Dash(
     suppress_callback_exceptions=False,
     title="PanDA brokerage",
     update_title=None,
+    # background callbacks (whole-grid what-if, reports) run in their own processes; results go through disk
+    background_callback_manager=DiskcacheManager(diskcache.Cache(str(gridruns.CACHE_DIR / "callbacks"))),
 )
 server = app.server
 data.cache.init_app(server, config=data.cache_config())

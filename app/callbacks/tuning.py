@@ -1,0 +1,270 @@
+"""Tuning page callbacks: edits → validated overrides → re-ranked task and grid impact; save, restore, reports."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dash import ALL, Input, Output, State, callback, clientside_callback, ctx, html, no_update
+from dash.exceptions import PreventUpdate
+
+from app import data, gridruns, ids
+from app.auth import check_operator
+from app.components.layout import error_alert
+from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
+from app.components.tuning_store import diff_table
+from app.viewmodels import history as hvm
+from app.viewmodels import queues as qvm
+from app.viewmodels import tuning as vm
+from brokerage.lifecycle.waiting import needs_nucleus
+from brokerage.whatif import compare, impact
+
+log = logging.getLogger(__name__)
+
+VALUES = Input({"type": ids.TUNE_INPUT, "key": ALL}, "value")
+INPUT_IDS = State({"type": ids.TUNE_INPUT, "key": ALL}, "id")
+
+
+def edits_of(values: Sequence[Any], input_ids: Sequence[dict[str, str]]) -> vm.Edits:
+    """The operator's edits, read from every parameter control, checked against the stored config."""
+    return vm.parse_edits(data.config(), {i["key"]: v for i, v in zip(input_ids, values, strict=True)})
+
+
+@callback(
+    Output({"type": ids.TUNE_FEEDBACK, "key": ALL}, "children"),
+    Output({"type": ids.TUNE_ROW, "key": ALL}, "className"),
+    Output(ids.TUNE_EDIT_SUMMARY, "children"),
+    Output(ids.TUNE_OVERRIDES, "data"),
+    Output(ids.TUNE_PERMALINK, "href"),
+    VALUES,
+    Input(ids.TUNE_TASK, "value"),
+    Input(ids.TUNE_SEARCH, "value"),
+    Input(ids.TUNE_ONLY_EDITED, "value"),
+    INPUT_IDS,
+    State({"type": ids.TUNE_ROW, "key": ALL}, "id"),
+)
+def update_edits(
+    values: list[Any],
+    task: Any,
+    search: str | None,
+    only_edited: bool | None,
+    input_ids: list[dict[str, str]],
+    row_ids: list[dict[str, str]],
+) -> tuple[Any, ...]:
+    """Refuse invalid values inline (with the allowed range), mark edited rows, and keep the permalink current."""
+    edits = edits_of(values, input_ids)
+    feedback, classes = [], []
+    for rid in row_ids:
+        key = rid["key"]
+        err = edits.errors.get(key)
+        feedback.append(html.Span(err, className="text-danger") if err else None)
+        p = vm.REGISTRY[key]
+        cls = "tune-row"
+        if key in edits.overrides:
+            cls += " edited"
+        if err:
+            cls += " invalid"
+        visible = vm.matches(p, search or "") and (not only_edited or key in edits.overrides or bool(err))
+        classes.append(cls + ("" if visible else " d-none"))
+    config = data.config()
+    return (
+        feedback,
+        classes,
+        edit_summary(edits.overrides, edits.errors, config),
+        edits.overrides,
+        vm.permalink(qvm.parse_task(task), edits.overrides),
+    )
+
+
+# The permalink is mirrored into the address bar (no reload) and into the copy button.
+clientside_callback(
+    """
+    function(href) {
+        if (!href) { return [window.dash_clientside.no_update, window.dash_clientside.no_update]; }
+        window.history.replaceState(window.history.state, "", href);
+        return [href, window.location.origin + href];
+    }
+    """,
+    Output(ids.TUNE_URL_SINK, "data"),
+    Output(ids.TUNE_COPY, "content"),
+    Input(ids.TUNE_PERMALINK, "href"),
+)
+
+
+@callback(
+    Output({"type": ids.TUNE_INPUT, "key": ALL}, "value"),
+    Input(ids.TUNE_RESET, "n_clicks"),
+    INPUT_IDS,
+    prevent_initial_call=True,
+)
+def reset_edits(n_clicks: int | None, input_ids: list[dict[str, str]]) -> list[Any]:
+    """Put every control back to the stored value."""
+    if not n_clicks:
+        raise PreventUpdate
+    config = data.config()
+    return [vm.stored_value(config, i["key"]) for i in input_ids]
+
+
+def task_view(task: Any, overrides: dict[str, Any]) -> Any:
+    """Before/after of the task's nucleus brokerage (when it still needs a nucleus) and of its job brokerage."""
+    tid = qvm.parse_task(task)
+    if tid is None:
+        return html.Div("Pick a task to compare its ranking before and after the edits.", className="text-muted small")
+    parts = []
+    if needs_nucleus(data.snapshot(), [tid]):
+        diff = compare(data.nucleus_decision(tid), data.nucleus_decision(tid, overrides))
+        parts.append(task_diff_view(diff, "Task brokerage (nucleus)"))
+    diff = compare(data.job_decision(tid), data.job_decision(tid, overrides))
+    parts.append(task_diff_view(diff, f"Job brokerage ({diff.broker})"))
+    return html.Div(parts, id="tune-task-diff", **{"data-task": str(tid)})
+
+
+@callback(Output(ids.TUNE_TASK_VIEW, "children"), VALUES, Input(ids.TUNE_TASK, "value"), INPUT_IDS)
+def update_task_view(values: list[Any], task: Any, input_ids: list[dict[str, str]]) -> Any:
+    """Re-rank the picked task under the valid edits, next to its ranking under the stored config."""
+    try:
+        return task_view(task, edits_of(values, input_ids).overrides)
+    except Exception as exc:  # error boundary: say what failed inline
+        log.exception("what-if of task %s failed", task)
+        return error_alert("What-if of the task", exc)
+
+
+def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]], None] | None = None) -> Any:
+    """Re-broker every waiting task under the edits and show what moved (placeholder when nothing is edited)."""
+    if not overrides:
+        return grid_placeholder()
+
+    def progress(done: int, total: int) -> None:
+        if set_progress is not None and total:
+            set_progress((int(100 * done / total), f"{done:,} / {total:,} brokerage runs"))
+
+    before, after = gridruns.whatif_runs(overrides, progress=progress)
+    im = impact(before, after)
+    t = data.snapshot().tasks
+    names = dict(zip(t["jeditaskid"].astype(int), t["taskname"].astype(str), strict=False)) if not t.empty else {}
+    link = vm.permalink(None, overrides)
+    return grid_impact_view(
+        im, names, after.seconds, after.recomputed, after.reused, link + ("&" if "?" in link else "?") + "task="
+    )
+
+
+@callback(
+    Output(ids.TUNE_GRID_VIEW, "children"),
+    VALUES,
+    INPUT_IDS,
+    background=True,
+    progress=[Output(ids.TUNE_GRID_PROGRESS, "value"), Output(ids.TUNE_GRID_PROGRESS, "label")],
+    running=[(Output("tune-grid-progress-box", "style"), {"display": "block"}, {"display": "none"})],
+    interval=250,
+)
+def update_grid_view(
+    set_progress: Callable[[tuple[int, str]], None], values: list[Any], input_ids: list[dict[str, str]]
+) -> Any:
+    """Background job: the whole-grid impact of the edits, with progress."""
+    gridruns.after_fork()
+    try:
+        return grid_view(edits_of(values, input_ids).overrides, set_progress)
+    except Exception as exc:
+        log.exception("grid what-if failed")
+        return error_alert("Whole-grid what-if", exc)
+
+
+# ---------------------------------------------------------------- save, history, restore
+
+
+def save_edits(
+    overrides: dict[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
+) -> tuple[Any, str | None]:
+    """Store OVERRIDES as a new version if USER holds the operator role; return (message, redirect or None)."""
+    from brokerage.store.config_store import ConfigConflictError, save_changes
+
+    engine = data.engine()
+    if engine is None:
+        return error_alert("Save", RuntimeError("this grid does not come from a database")), None
+    verdict = check_operator(user, secret)
+    if not verdict.allowed:
+        return html.Div(
+            f"Not saved: {verdict.why}.", className="alert alert-danger py-1 small mb-0", id="tune-save-refused"
+        ), None
+    if not overrides:
+        return html.Div("Nothing to save: no value differs from the stored config.", className="small text-muted"), None
+    if not (comment or "").strip():
+        return html.Div(
+            "Not saved: say why in the comment (it is kept in the history).",
+            className="alert alert-warning py-1 small mb-0",
+        ), None
+    try:
+        version = save_changes(engine, overrides, verdict.who, comment.strip(), base_version=int(base or 0))
+    except ConfigConflictError as exc:
+        return html.Div(f"Not saved: {exc}", className="alert alert-danger py-1 small mb-0"), None
+    data.reload_config()
+    return html.Div(
+        f"Saved as version {version}.", className="alert alert-success py-1 small mb-0"
+    ), f"/tuning?saved={version}"
+
+
+def restore(version: int | None, user: str | None, secret: str | None) -> tuple[Any, str | None]:
+    """Make VERSION's values current again (operator role required); return (message, redirect or None)."""
+    from brokerage.store.config_store import restore_version
+
+    engine = data.engine()
+    if engine is None or version is None:
+        raise PreventUpdate
+    verdict = check_operator(user, secret)
+    if not verdict.allowed:
+        return html.Div(f"Not restored: {verdict.why}.", className="alert alert-danger py-1 small mb-0"), None
+    new = restore_version(engine, int(version), verdict.who, f"restore version {version}")
+    data.reload_config()
+    return html.Div(
+        f"Restored version {version} as version {new}.", className="alert alert-success py-1 small mb-0"
+    ), f"/tuning?restored={new}"
+
+
+@callback(
+    Output(ids.TUNE_SAVE_RESULT, "children"),
+    Output(ids.TUNE_REDIRECT, "href"),
+    Input(ids.TUNE_SAVE, "n_clicks"),
+    Input(ids.TUNE_RESTORE, "n_clicks"),
+    State(ids.TUNE_OVERRIDES, "data"),
+    State(ids.TUNE_SAVE_USER, "value"),
+    State(ids.TUNE_SAVE_SECRET, "value"),
+    State(ids.TUNE_SAVE_COMMENT, "value"),
+    State(ids.TUNE_BASE_VERSION, "data"),
+    State(ids.TUNE_DIFF_A, "value"),
+    prevent_initial_call=True,
+)
+def on_save_or_restore(
+    save_clicks: int | None,
+    restore_clicks: int | None,
+    overrides: dict[str, Any] | None,
+    user: str | None,
+    secret: str | None,
+    comment: str | None,
+    base: int | None,
+    version_a: int | None,
+) -> tuple[Any, Any]:
+    """Save the edits or restore version A, each only for operators."""
+    try:
+        if ctx.triggered_id == ids.TUNE_RESTORE:
+            msg, to = restore(version_a, user, secret)
+        else:
+            msg, to = save_edits(overrides or {}, user, secret, comment, base)
+    except PreventUpdate:
+        raise
+    except Exception as exc:
+        log.exception("saving gdpconfig failed")
+        return error_alert("Save", exc), no_update
+    return msg, to or no_update
+
+
+@callback(Output(ids.TUNE_DIFF_VIEW, "children"), Input(ids.TUNE_DIFF_A, "value"), Input(ids.TUNE_DIFF_B, "value"))
+def update_version_diff(a: int | None, b: int | None) -> Any:
+    """Keys that differ between the two picked versions."""
+    engine = data.engine()
+    if engine is None or a is None or b is None:
+        raise PreventUpdate
+    try:
+        return diff_table(hvm.diff_rows(engine, a, b))
+    except Exception as exc:
+        return error_alert("Version diff", exc)

@@ -1,0 +1,132 @@
+"""Tuning page: edit gdpconfig, see one task re-ranked and the grid-wide impact at once; save, restore, report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from app import data, gridruns, ids
+from app.components.guard import guarded
+from app.components.layout import card, loading, page_header
+from app.components.tuning import edit_summary, grid_placeholder, param_editor
+from app.components.tuning_store import history_panel, report_panel, save_panel
+from app.viewmodels import queues as qvm
+from app.viewmodels import tuning as vm
+
+dash.register_page(__name__, path="/tuning", title="Tuning · PanDA brokerage", name="Tuning")
+
+
+@guarded("Tuning page")
+def layout(task: str | None = None, saved: str | None = None, restored: str | None = None, **query: Any) -> html.Div:
+    """Editor on the left; the picked task before/after and the grid impact on the right; save and reports below."""
+    snap = data.snapshot()
+    config = data.config()
+    edits = vm.parse_edits(config, vm.edits_from_query(query))
+    picked = qvm.parse_task(task) or vm.default_task(snap, lambda t: data.job_decision(t).status == "ok")
+    gridruns.warm_base_in_background()
+    notice = None
+    if saved:
+        notice = dbc.Alert(
+            f"Saved as gdpconfig version {saved}.", color="success", className="py-1 small", dismissable=True
+        )
+    elif restored:
+        notice = dbc.Alert(
+            f"Restored: now gdpconfig version {restored}.", color="success", className="py-1 small", dismissable=True
+        )
+    refused = [
+        dbc.Alert(f"Edit refused: {msg}", color="danger", className="py-1 small mb-1") for msg in edits.errors.values()
+    ]
+    controls = html.Div(
+        [
+            html.Div(
+                [
+                    html.Label("task", htmlFor=ids.TUNE_TASK),
+                    dcc.Dropdown(
+                        id=ids.TUNE_TASK,
+                        options=qvm.picker_options(snap, picked),
+                        value=picked,
+                        clearable=False,
+                        placeholder="type a task id or name",
+                    ),
+                ],
+                style={"minWidth": "480px"},
+            ),
+        ],
+        className="controls",
+    )
+    bar = html.Div(
+        [
+            html.Div(
+                edit_summary(edits.overrides, edits.errors, config), id=ids.TUNE_EDIT_SUMMARY, className="flex-grow-1"
+            ),
+            dcc.Clipboard(
+                id=ids.TUNE_COPY,
+                title="copy the permalink of this what-if",
+                className="btn btn-sm btn-outline-secondary me-1",
+            ),
+            html.A(
+                "permalink", id=ids.TUNE_PERMALINK, href=vm.permalink(picked, edits.overrides), className="small me-2"
+            ),
+            dbc.Button("Reset edits", id=ids.TUNE_RESET, size="sm", color="secondary", outline=True),
+        ],
+        className="d-flex align-items-center gap-1 tune-bar",
+    )
+    return html.Div(
+        [
+            page_header(
+                "Tuning",
+                "Change a brokerage parameter and see at once what it does, before saving it: the picked task's "
+                "candidates re-ranked, and the whole grid's waiting tasks re-brokered.",
+            ),
+            notice,
+            *refused,
+            bar,
+            dbc.Row(
+                [
+                    dbc.Col(
+                        card("gdpconfig parameters", param_editor(config, edits.overrides)), md=4, className="tune-left"
+                    ),
+                    dbc.Col(
+                        [
+                            card(
+                                "Selected task: before / after",
+                                [controls, html.Div(id=ids.TUNE_TASK_VIEW, className="tune-task-view")],
+                            ),
+                            card(
+                                "Whole grid: every waiting task re-brokered",
+                                [
+                                    html.Div(
+                                        [
+                                            dbc.Progress(
+                                                id=ids.TUNE_GRID_PROGRESS, value=0, label="", style={"height": "14px"}
+                                            ),
+                                        ],
+                                        id="tune-grid-progress-box",
+                                        style={"display": "none"},
+                                    ),
+                                    loading(html.Div(grid_placeholder(), id=ids.TUNE_GRID_VIEW)),
+                                ],
+                            ),
+                        ],
+                        md=8,
+                    ),
+                ],
+                className="g-2",
+            ),
+            dbc.Row(
+                [
+                    dbc.Col(card("Save as a new gdpconfig version", save_panel()), md=4),
+                    dbc.Col(card("Saved versions", history_panel()), md=4),
+                    dbc.Col(card("Brokerage report", report_panel()), md=4),
+                ],
+                className="g-2",
+            ),
+            dcc.Store(id=ids.TUNE_OVERRIDES, data=edits.overrides),
+            dcc.Store(id=ids.TUNE_BASE_VERSION, data=config.version),
+            dcc.Store(id=ids.TUNE_URL_SINK),
+            dcc.Location(id=ids.TUNE_REDIRECT, refresh=True),
+        ]
+    )

@@ -1,0 +1,467 @@
+"""What-if analysis: how a gdpconfig edit changes one task's brokerage and the whole grid's."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from brokerage import grid
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config, ConfigError, lookup_param
+from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+from brokerage.snapshot import GridSnapshot
+
+TOP_N = 10  # the "top 10" operators compare, as JEDI's MAX_SITE_CANDIDATES default
+FACTOR_TOLERANCE = 1e-9  # relative change below which a weight factor counts as unchanged
+LOAD_TOLERANCE = 1e-9  # relative change below which an expected load counts as unchanged
+
+# Which brokers read a parameter, from the family of its `used_by` tags. The nucleus (task) broker runs the
+# production job filters as its -job check and uses network weights, so production keys reach it too.
+FAMILY_BROKERS: dict[str, frozenset[str]] = {
+    "prod": frozenset({"production", "task"}),
+    "network": frozenset({"production", "task"}),
+    "task": frozenset({"task"}),
+    "anal": frozenset({"analysis"}),
+}
+ALL_BROKERS = frozenset({"production", "analysis", "task"})
+
+Progress = Callable[[int, int], None]
+
+
+def affected_brokers(keys: Iterable[str]) -> frozenset[str]:
+    """Brokers whose decisions may change when KEYS change (every broker for a key with no known family).
+
+    Usage: ``affected_brokers(["NQUEUED_SAT_CAP"]) == {"production", "task"}``
+    """
+    out: set[str] = set()
+    for key in keys:
+        try:
+            param = lookup_param(key)
+        except ConfigError:
+            return ALL_BROKERS
+        for tag in param.used_by or ("?",):
+            fam = FAMILY_BROKERS.get(tag.split(":", 1)[0])
+            if fam is None:
+                return ALL_BROKERS
+            out |= fam
+    return frozenset(out)
+
+
+def shares(decision: Decision) -> dict[str, float]:
+    """Share of the task's work each candidate is expected to get: the nucleus selection probability, or the
+    candidate's weight over the sum of weights (jobs are spread over the final candidates in proportion to weight).
+
+    Usage: ``shares(decision)["CERN-PROD"]``
+    """
+    cands = decision.candidates
+    if not cands:
+        return {}
+    if all("probability" in c.details for c in cands):
+        return {c.name: float(c.details["probability"]) for c in cands}
+    total = sum(max(c.weight, 0.0) for c in cands)
+    if total <= 0:
+        return {c.name: 1.0 / len(cands) for c in cands}
+    return {c.name: max(c.weight, 0.0) / total for c in cands}
+
+
+# ---------------------------------------------------------------- one task
+
+
+@dataclass(frozen=True)
+class RankMove:
+    """A candidate's place before and after (None = not a candidate), with its weight and share."""
+
+    name: str
+    before: int | None
+    after: int | None
+    weight_before: float | None
+    weight_after: float | None
+    share_before: float
+    share_after: float
+
+    @property
+    def move(self) -> int | None:
+        """Places gained (positive = up), None when it entered or left the candidates."""
+        if self.before is None or self.after is None:
+            return None
+        return self.before - self.after
+
+    @property
+    def arrow(self) -> str:
+        """▲ up, ▼ down, = same, new, out."""
+        if self.before is None:
+            return "new"
+        if self.after is None:
+            return "out"
+        m = self.before - self.after
+        return f"▲{m}" if m > 0 else f"▼{-m}" if m < 0 else "="
+
+
+@dataclass(frozen=True)
+class FilterChange:
+    """A candidate that newly passes (was skipped before) or newly fails (skipped after), with the criteria."""
+
+    name: str
+    change: str  # "newly passes" | "newly fails" | "other filter"
+    criteria_before: str
+    reason_before: str
+    criteria_after: str
+    reason_after: str
+
+
+@dataclass(frozen=True)
+class FactorChange:
+    """One weight factor of one candidate that changed."""
+
+    name: str
+    factor: str
+    before: float
+    after: float
+
+
+@dataclass
+class TaskDiff:
+    """Before/after of one task's brokerage under two configs."""
+
+    task: int
+    broker: str
+    label: str
+    status_before: str
+    status_after: str
+    moves: list[RankMove]
+    filter_changes: list[FilterChange]
+    factor_changes: list[FactorChange]
+    top_before: str | None
+    top_after: str | None
+    funnel: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # filter, before/after × 2
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything an operator would see differs."""
+        return bool(
+            self.status_before != self.status_after
+            or self.filter_changes
+            or self.factor_changes
+            or any(m.move != 0 for m in self.moves)
+        )
+
+
+def _close(a: float, b: float) -> bool:
+    if math.isnan(a) and math.isnan(b):
+        return True
+    return math.isclose(a, b, rel_tol=FACTOR_TOLERANCE, abs_tol=1e-12)
+
+
+def compare(before: Decision, after: Decision, top: int = TOP_N) -> TaskDiff:
+    """Compare two decisions of the same task: rank moves of the top candidates, filter and factor changes.
+
+    Usage: ``diff = compare(broker(snap, t, cfg), broker(snap, t, cfg.with_overrides({...})))``
+    """
+    if before.task != after.task or before.broker != after.broker:
+        raise ValueError(f"cannot compare task {before.task} ({before.broker}) with {after.task} ({after.broker})")
+    rb = {c.name: c for c in before.candidates}
+    ra = {c.name: c for c in after.candidates}
+    sb, sa = shares(before), shares(after)
+    shown = list(dict.fromkeys([*(c.name for c in after.candidates[:top]), *(c.name for c in before.candidates[:top])]))
+    moves = []
+    for name in shown:
+        b, a = rb.get(name), ra.get(name)
+        moves.append(
+            RankMove(
+                name,
+                b.rank if b else None,
+                a.rank if a else None,
+                b.weight if b else None,
+                a.weight if a else None,
+                sb.get(name, 0.0),
+                sa.get(name, 0.0),
+            )
+        )
+    skips_b = {s.candidate: s for s in before.skipped}
+    skips_a = {s.candidate: s for s in after.skipped}
+    changes = []
+    for name in sorted(set(skips_b) | set(skips_a)):
+        b, a = skips_b.get(name), skips_a.get(name)
+        if b and a:
+            if b.criteria == a.criteria:
+                continue
+            kind = "other filter"
+        else:
+            kind = "newly passes" if b else "newly fails"
+        changes.append(
+            FilterChange(
+                name,
+                kind,
+                b.criteria if b else "",
+                b.reason if b else "",
+                a.criteria if a else "",
+                a.reason if a else "",
+            )
+        )
+    factors = []
+    for name in shown:
+        b, a = rb.get(name), ra.get(name)
+        if not (b and a):
+            continue
+        for key in dict.fromkeys([*b.factors, *a.factors]):
+            fb, fa = float(b.factors.get(key, math.nan)), float(a.factors.get(key, math.nan))
+            if not _close(fb, fa):
+                factors.append(FactorChange(name, key, fb, fa))
+    fa_by = {f.filter: f for f in after.funnel}
+    funnel = [
+        (f.filter, f.before, f.after, fa_by[f.filter].before, fa_by[f.filter].after)
+        for f in before.funnel
+        if f.filter in fa_by
+    ]
+    return TaskDiff(
+        before.task,
+        before.broker,
+        before.label,
+        before.status,
+        after.status,
+        moves,
+        changes,
+        factors,
+        before.candidates[0].name if before.candidates else None,
+        after.candidates[0].name if after.candidates else None,
+        funnel,
+    )
+
+
+# ---------------------------------------------------------------- the whole grid
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the grid view keeps of one decision: status, top candidates, expected shares and skip counts."""
+
+    task: int
+    broker: str
+    status: str
+    top: tuple[str, ...]
+    shares: Mapping[str, float]
+    work: float  # jobs (job brokerage) or 1 task (nucleus brokerage) to spread over the candidates
+    criteria: Mapping[str, int]
+
+    @classmethod
+    def of(cls, decision: Decision, work: float, top: int = TOP_N) -> Outcome:
+        """Summarise DECISION."""
+        return cls(
+            decision.task,
+            decision.broker,
+            decision.status,
+            tuple(decision.ranked_names[:top]),
+            shares(decision),
+            work,
+            decision.criteria_counts(),
+        )
+
+
+Key = tuple[str, int]  # (broker, task)
+
+
+@dataclass
+class GridRun:
+    """Outcomes of every waiting task's brokerage under one config."""
+
+    outcomes: dict[Key, Outcome]
+    errors: dict[Key, str]
+    seconds: float
+    recomputed: int
+    reused: int = 0
+
+
+def _job_work(snap: GridSnapshot, tid: int) -> float:
+    row = grid.task_row(snap, tid)
+    n = row.get("chunk_njobs")
+    return float(n) if n is not None and n == n else 1.0
+
+
+def _decide_jobs(snap: GridSnapshot, config: Config, ids: Sequence[int]) -> Iterable[tuple[int, Decision | Exception]]:
+    """Job brokerage of IDS, production tasks through the batch broker when one exists."""
+    from brokerage.brokers import production
+    from brokerage.brokers.registry import run_job_brokerage
+
+    labels = {t: str(grid.task_row(snap, t).get("prodsourcelabel") or "managed") for t in ids}
+    prod = [t for t in ids if labels[t] != "user"]
+    many = getattr(production, "broker_many", None)
+    if many is not None and prod:
+        try:
+            yield from zip(prod, many(snap, prod, config), strict=True)
+            prod = []
+        except Exception:  # one bad task must not sink the batch: fall back to one call per task
+            pass
+    for t in [*prod, *(t for t in ids if labels[t] == "user")]:
+        try:
+            yield t, run_job_brokerage(snap, t, config)
+        except Exception as exc:
+            yield t, exc
+
+
+def run_grid(
+    snap: GridSnapshot,
+    config: Config,
+    *,
+    brokers: Iterable[str] = ALL_BROKERS,
+    task_ids: Sequence[int] | None = None,
+    progress: Progress | None = None,
+) -> GridRun:
+    """Broker every waiting task (job brokerage) and every task needing a nucleus (task brokerage) under CONFIG.
+
+    Usage: ``run = run_grid(snap, config); run.outcomes[("production", 4242)].top``
+    """
+    from brokerage.brokers import nucleus
+
+    t0 = time.perf_counter()
+    wanted = set(brokers)
+    ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
+    labels = {t: str(grid.task_row(snap, t).get("prodsourcelabel") or "managed") for t in ids}
+    job_ids = [t for t in ids if ("analysis" if labels[t] == "user" else "production") in wanted]
+    nuc_ids = needs_nucleus(snap, ids) if "task" in wanted else []
+    total = len(job_ids) + len(nuc_ids)
+    done = 0
+    outcomes: dict[Key, Outcome] = {}
+    errors: dict[Key, str] = {}
+    step = max(1, total // 50)
+    for tid, d in _decide_jobs(snap, config, job_ids):
+        key = ("analysis" if labels[tid] == "user" else "production", tid)
+        if isinstance(d, Exception):
+            errors[key] = f"{type(d).__name__}: {d}"
+        else:
+            outcomes[(d.broker, tid)] = Outcome.of(d, _job_work(snap, tid))
+        done += 1
+        if progress and done % step == 0:
+            progress(done, total)
+    for tid in nuc_ids:
+        try:
+            d = nucleus.broker(snap, tid, config, seed=0)
+            outcomes[("task", tid)] = Outcome.of(d, 1.0)
+        except Exception as exc:  # shown per task; the rest of the grid still counts
+            errors[("task", tid)] = f"{type(exc).__name__}: {exc}"
+        done += 1
+        if progress and done % step == 0:
+            progress(done, total)
+    if progress:
+        progress(total, total)
+    return GridRun(outcomes, errors, time.perf_counter() - t0, total)
+
+
+def rerun_grid(
+    snap: GridSnapshot, base: GridRun, base_config: Config, config: Config, progress: Progress | None = None
+) -> GridRun:
+    """Re-broker under CONFIG only what its differences from BASE_CONFIG can change; reuse BASE for the rest.
+
+    Usage: ``after = rerun_grid(snap, before, stored, stored.with_overrides({"NQUEUED_SAT_CAP": 300}))``
+    """
+    t0 = time.perf_counter()
+    eb, ea = base_config.effective(), config.effective()
+    changed = {k for k in eb.keys() | ea.keys() if eb.get(k) != ea.get(k)}
+    touched = affected_brokers(changed) if changed else frozenset()
+    ids = sorted({t for (_, t) in [*base.outcomes, *base.errors]})
+    fresh = run_grid(snap, config, brokers=touched, task_ids=ids, progress=progress) if touched else None
+    outcomes = {k: v for k, v in base.outcomes.items() if k[0] not in touched}
+    errors = {k: v for k, v in base.errors.items() if k[0] not in touched}
+    if fresh is not None:
+        outcomes.update(fresh.outcomes)
+        errors.update(fresh.errors)
+    return GridRun(
+        outcomes,
+        errors,
+        time.perf_counter() - t0,
+        fresh.recomputed if fresh else 0,
+        sum(1 for k in base.outcomes if k[0] not in touched),
+    )
+
+
+@dataclass
+class GridImpact:
+    """How the whole grid's brokerage moves between two runs."""
+
+    compared: dict[str, int]  # broker -> tasks present in both runs
+    top_changed: list[Key]
+    top10_changed: list[Key]
+    newly_pending: list[Key]
+    unpending: list[Key]
+    queue_load: pd.DataFrame  # queue, before, after, delta (expected jobs)
+    nucleus_load: pd.DataFrame  # nucleus, before, after, delta (expected tasks)
+    criteria: pd.DataFrame  # criteria, before, after, delta (skips summed over tasks)
+
+
+def _load(run: GridRun, brokers: set[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for (b, _), o in run.outcomes.items():
+        if b in brokers:
+            for name, s in o.shares.items():
+                out[name] = out.get(name, 0.0) + s * o.work
+    return out
+
+
+def _table(before: Mapping[str, float], after: Mapping[str, float], label: str) -> pd.DataFrame:
+    names = sorted(before.keys() | after.keys())
+    df = pd.DataFrame(
+        {
+            label: names,
+            "before": [float(before.get(n, 0.0)) for n in names],
+            "after": [float(after.get(n, 0.0)) for n in names],
+        }
+    )
+    delta = df["after"] - df["before"]
+    # sums of shares differ by rounding alone when nothing moved
+    df["delta"] = delta.where(delta.abs() > LOAD_TOLERANCE * (1.0 + df["before"].abs()), 0.0)
+    order = df["delta"].abs().sort_values(ascending=False, kind="stable").index
+    return df.loc[order].reset_index(drop=True)
+
+
+def impact(before: GridRun, after: GridRun) -> GridImpact:
+    """Compare two grid runs: tasks whose top candidate or top-10 set changed, (un)pending tasks, load shifts.
+
+    Usage: ``impact(run_grid(snap, cfg), run_grid(snap, cfg2)).top_changed``
+    """
+    common = sorted(before.outcomes.keys() & after.outcomes.keys())
+    compared: dict[str, int] = {}
+    top_changed, top10_changed, newly_pending, unpending = [], [], [], []
+    crit_b: dict[str, float] = {}
+    crit_a: dict[str, float] = {}
+    for key in common:
+        b, a = before.outcomes[key], after.outcomes[key]
+        compared[key[0]] = compared.get(key[0], 0) + 1
+        if (b.top[:1] or (None,))[0] != (a.top[:1] or (None,))[0]:
+            top_changed.append(key)
+        if set(b.top) != set(a.top):
+            top10_changed.append(key)
+        if b.status != "pending" and a.status == "pending":
+            newly_pending.append(key)
+        elif b.status == "pending" and a.status != "pending":
+            unpending.append(key)
+        for code, n in b.criteria.items():
+            crit_b[code] = crit_b.get(code, 0) + n
+        for code, n in a.criteria.items():
+            crit_a[code] = crit_a.get(code, 0) + n
+    return GridImpact(
+        compared,
+        top_changed,
+        top10_changed,
+        newly_pending,
+        unpending,
+        _table(_load(before, {"production", "analysis"}), _load(after, {"production", "analysis"}), "queue"),
+        _table(_load(before, {"task"}), _load(after, {"task"}), "nucleus"),
+        _table(crit_b, crit_a, "criteria"),
+    )
+
+
+def summary(im: GridImpact) -> dict[str, Any]:
+    """Headline counts of an impact, for the page and reports."""
+    return {
+        "compared": dict(im.compared),
+        "top_changed": len(im.top_changed),
+        "top10_changed": len(im.top10_changed),
+        "newly_pending": len(im.newly_pending),
+        "unpending": len(im.unpending),
+        "queues_shifted": int((im.queue_load["delta"] != 0).sum()),
+        "nuclei_shifted": int((im.nucleus_load["delta"] != 0).sum()),
+    }

@@ -1,0 +1,226 @@
+"""Tuning page: diff viewmodels on hand-built decisions, edit → re-rank callbacks, and operator-only saving."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from app.viewmodels import tuning as vm
+from brokerage.explain import Candidate, Decision, Skip
+from brokerage.gdpconfig import REGISTRY, Config
+from brokerage.whatif import compare
+
+
+def _text(tree: object) -> str:
+    return json.dumps(
+        tree.to_plotly_json() if hasattr(tree, "to_plotly_json") else tree,
+        ensure_ascii=False,
+        default=lambda o: o.to_plotly_json() if hasattr(o, "to_plotly_json") else str(o),
+    )
+
+
+def _decision(cands: list[tuple[str, float]], skips: list[tuple[str, str]]) -> Decision:
+    return Decision(
+        "production",
+        1,
+        "ok" if cands else "pending",
+        [Candidate(n, i, w, {"queue": w}) for i, (n, w) in enumerate(cands, start=1)],
+        [Skip(n, c, f"because {c}", c) for n, c in skips],
+        [],
+        {},
+    )
+
+
+# ---------------------------------------------------------------- viewmodels
+
+
+def test_side_rows_show_both_rankings_with_moves() -> None:
+    """Before lists A then B; after lists B (▲1, +share) then A (▼1) and the newcomer C."""
+    diff = compare(
+        _decision([("A", 3.0), ("B", 1.0)], [("C", "-status")]), _decision([("B", 2.0), ("A", 1.0), ("C", 1.0)], [])
+    )
+    left, right = vm.side_rows(diff)
+    assert [(r["rank"], r["name"], r["share"]) for r in left] == [(1, "A", "75.0%"), (2, "B", "25.0%")]
+    assert [(r["name"], r["move"]) for r in right] == [("B", "▲1"), ("A", "▼1"), ("C", "new")]
+    assert right[0]["share_delta"] == "+25.0 pt"  # 25% → 50%
+    assert vm.filter_rows(diff) == [
+        {"name": "C", "change": "newly passes", "criteria": "-status", "reason": "because -status"}
+    ]
+    assert vm.factor_rows(diff)[0] == {"name": "B", "factor": "queue", "before": "1", "after": "2"}
+    assert "Top queue A → B" in vm.headline(diff)
+
+
+def test_out_rows_name_the_filter_that_now_removes_a_candidate() -> None:
+    """A candidate that leaves the ranking is listed with the criteria that removes it after the edit."""
+    diff = compare(_decision([("A", 1.0), ("B", 1.0)], []), _decision([("A", 1.0)], [("B", "-link_unusable")]))
+    assert vm.out_rows(diff) == [
+        {"name": "B", "rank_before": 2, "criteria": "-link_unusable", "reason": "because -link_unusable"}
+    ]
+
+
+def test_headline_without_change() -> None:
+    """An unchanged decision says so."""
+    d = _decision([("A", 1.0)], [])
+    assert vm.headline(compare(d, d)).startswith("No change")
+
+
+def test_parse_edits_keeps_real_changes_and_refuses_bad_values_with_the_range() -> None:
+    """Values equal to the stored one are no edit; out-of-range values are refused naming the allowed range."""
+    cfg = Config(stored={"NQUEUED_SAT_CAP": 200})
+    e = vm.parse_edits(cfg, {"NQUEUED_SAT_CAP": 200, "MAX_SITE_CANDIDATES": 5, "NW_ACTIVE": False, "RW_OFFSET": None})
+    assert e.overrides == {"MAX_SITE_CANDIDATES": 5, "NW_ACTIVE": False} and not e.errors
+    bad = vm.parse_edits(cfg, {"NQUEUED_SAT_CAP": -5, "NOT_A_KEY": 1})
+    assert not bad.overrides
+    assert "NQUEUED_SAT_CAP" in bad.errors["NQUEUED_SAT_CAP"] and "[1, 10000000]" in bad.errors["NQUEUED_SAT_CAP"]
+    assert "not a gdpconfig parameter" in bad.errors["NOT_A_KEY"]
+
+
+def test_permalink_round_trips_task_and_edits() -> None:
+    """The permalink's query string carries the task and each edit, and parses back to the same overrides."""
+    url = vm.permalink(42, {"NQUEUED_SAT_CAP": 300, "NW_ACTIVE": False})
+    query = dict(parse_qsl(urlsplit(url).query))
+    assert query["task"] == "42"
+    assert vm.parse_edits(Config(), vm.edits_from_query(query)).overrides == {
+        "NQUEUED_SAT_CAP": 300,
+        "NW_ACTIVE": False,
+    }
+    assert vm.permalink(None, {}) == "/tuning"
+
+
+def test_param_rows_cover_every_broker_parameter_with_its_users() -> None:
+    """Every registered parameter appears once in the editor groups, with default, allowed range and users."""
+    keys = [p.key for _, _, ps in vm.components() for p in ps]
+    assert sorted(keys) == sorted(REGISTRY)
+    row = vm.param_row(REGISTRY["NQUEUED_SAT_CAP"], Config(), {"NQUEUED_SAT_CAP": 20})
+    assert row["default"] == "150" and row["edited"] and row["value"] == 20
+    assert row["used_by"] == ["production: link_queued", "network: weight"]
+    assert vm.matches(REGISTRY["NQUEUED_SAT_CAP"], "link_queued") and not vm.matches(
+        REGISTRY["RW_OFFSET"], "link_queued"
+    )
+
+
+# ---------------------------------------------------------------- callbacks
+
+
+def _ids() -> list[dict[str, str]]:
+    return [{"type": "tune-input", "key": p.key} for p in vm.tunable_params()]
+
+
+def _values(config: Config, **edits: object) -> list[object]:
+    return [edits.get(i["key"], vm.stored_value(config, i["key"])) for i in _ids()]
+
+
+def test_edit_rerenders_the_task_before_and_after(app_client) -> None:
+    """Switching NW_ACTIVE off re-ranks task 1 of the sample grid: its top queue changes from CERN-PROD_Q8."""
+    from app import data
+    from app.callbacks.tuning import update_task_view
+
+    same = _text(update_task_view(_values(data.config()), 1, _ids()))
+    assert "No change for this task" in same
+    out = _text(update_task_view(_values(data.config(), NW_ACTIVE=False), 1, _ids()))
+    assert "Top queue CERN-PROD_Q8 → MWT2_Q11" in out and "weight factors changed" in out
+
+
+def test_invalid_edit_is_refused_inline_and_left_out(app_client) -> None:
+    """An out-of-range value shows the allowed range beside the control and is not part of the overrides."""
+    from app import data
+    from app.callbacks.tuning import update_edits
+
+    rows = [{"type": "tune-row", "key": i["key"]} for i in _ids()]
+    feedback, classes, _summary, overrides, link = update_edits(
+        _values(data.config(), NQUEUED_SAT_CAP=0, MAX_SITE_CANDIDATES=3), 1, "", False, _ids(), rows
+    )
+    k = [i["key"] for i in _ids()].index("NQUEUED_SAT_CAP")
+    assert "an integer in [1, 10000000]" in _text(feedback[k]) and "invalid" in classes[k]
+    assert overrides == {"MAX_SITE_CANDIDATES": 3} and link == "/tuning?task=1&MAX_SITE_CANDIDATES=3"
+
+
+def test_grid_view_counts_moved_tasks(app_client) -> None:
+    """The whole-grid view under NW_ACTIVE=false reports tasks whose top candidate changed."""
+    from app.callbacks.tuning import grid_view
+
+    assert "No edits yet" in _text(grid_view({}))
+    text = _text(grid_view({"NW_ACTIVE": False}))
+    assert "top candidate changed" in text and "brokerage runs recomputed" in text
+
+
+# ---------------------------------------------------------------- saving with the operator role
+
+
+@pytest.fixture()
+def db_app(tmp_path: Path, snap: object, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """The app served from a fresh SQLite database holding the sample grid, with one operator 'alice'."""
+    from app import data
+    from app.main import app  # noqa: F401  the one app must exist before callbacks are called
+    from brokerage.store.repository import make_engine, save_snapshot
+    from brokerage.store.schema import upgrade
+
+    url = f"sqlite:///{tmp_path / 'grid.sqlite'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    save_snapshot(engine, snap)
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.delenv("BROKERAGE_SNAPSHOT", raising=False)
+    monkeypatch.setenv("BROKERAGE_OPERATORS", "alice:s3cret")
+    data.reset()
+    yield engine
+    data.reset()
+
+
+def test_viewer_save_is_refused_and_nothing_is_written(db_app) -> None:
+    """Without the operator secret a save is refused with the reason, and no version is written."""
+    from app.callbacks.tuning import save_edits
+    from brokerage.store.config_store import current_version, history
+
+    msg, redirect = save_edits({"NQUEUED_SAT_CAP": 300}, "bob", "guess", "more files", 0)
+    assert "Not saved" in _text(msg) and "'bob' is not an operator" in _text(msg) and redirect is None
+    msg, _ = save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "wrong", "more files", 0)
+    assert "wrong operator secret" in _text(msg)
+    assert current_version(db_app) == 0 and history(db_app) == []
+
+
+def test_operator_saves_then_restores(db_app) -> None:
+    """An operator's save becomes version 1 with who and why; restoring version 0 writes version 2 with the defaults."""
+    from app import data
+    from app.callbacks.tuning import restore, save_edits
+    from brokerage.store.config_store import history
+
+    msg, redirect = save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "s3cret", "more queued files", 0)
+    assert "Saved as version 1" in _text(msg) and redirect == "/tuning?saved=1"
+    assert data.config().get("NQUEUED_SAT_CAP") == 300 and data.config().version == 1
+    v = history(db_app)[0]
+    assert (v.version, v.who, v.comment, [c.key for c in v.changes]) == (
+        1,
+        "alice",
+        "more queued files",
+        ["NQUEUED_SAT_CAP"],
+    )
+    msg, redirect = restore(0, "alice", "s3cret")
+    assert "Restored version 0 as version 2" in _text(msg)
+    assert data.config().get("NQUEUED_SAT_CAP") == 150
+
+
+def test_stale_save_is_refused_as_a_conflict(db_app) -> None:
+    """A save based on an old version whose key someone else changed meanwhile is refused; the newer value stays."""
+    from app import data
+    from app.callbacks.tuning import save_edits
+
+    save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "s3cret", "first", 0)
+    msg, redirect = save_edits({"NQUEUED_SAT_CAP": 400}, "alice", "s3cret", "second, from an old page", 0)
+    assert "changed since version 0" in _text(msg) and redirect is None
+    assert data.config().get("NQUEUED_SAT_CAP") == 300
+
+
+def test_no_operators_configured_disables_saving(db_app, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With BROKERAGE_OPERATORS unset nobody can save, and the message says how to enable it."""
+    from app.callbacks.tuning import save_edits
+
+    monkeypatch.delenv("BROKERAGE_OPERATORS")
+    msg, _ = save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "s3cret", "x", 0)
+    assert "no operators are configured" in _text(msg)
+    assert os.environ.get("BROKERAGE_OPERATORS") is None
