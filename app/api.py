@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask, abort, jsonify, request
 
-from app import data
+from app import data, gridruns
 
 
 def register(server: Flask) -> None:
@@ -30,7 +30,9 @@ def register(server: Flask) -> None:
 
     @server.get("/api/overview")
     def api_overview() -> Any:
-        return jsonify({**meta(), "counts": ovm.counts(data.snapshot()), "skip_census": data.census()})
+        return jsonify(
+            {**meta(), "counts": ovm.counts(data.snapshot()), "skip_census": ovm.census_from_run(gridruns.base_run())}
+        )
 
     @server.get("/api/queues")
     def api_queues() -> Any:

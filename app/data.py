@@ -267,22 +267,6 @@ def has_nucleus_broker() -> bool:
     return True
 
 
-@cache.memoize()
-def _census(snap_key: str, cfg_fp: str, limit: int) -> dict[str, Any]:
-    from app.viewmodels.overview import skip_census, waiting_tasks
-
-    snap = snapshot()
-    ids = waiting_tasks(snap, limit)
-    total = len(waiting_tasks(snap, len(snap.tasks)))
-    return skip_census(ids, lambda t: run_job_brokerage(snap, t, config()), total=total)
-
-
-def census(limit: int = int(os.environ.get("OVERVIEW_TASK_SAMPLE", "300"))) -> dict[str, Any]:
-    """Skip criteria counted over up to LIMIT waiting tasks (memoised per snapshot and config)."""
-    snap_key, fp = keys()
-    return _census(snap_key, fp, limit)
-
-
 def stabilizer_frame() -> Any:
     """The Analysis Stabilizer for every (PQ, user, share), computed once per snapshot and config."""
     from brokerage.brokers.stabilizer import stabilizer_grid

@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = Path(os.environ.get("BROKERAGE_CACHE_DIR", str(ROOT / "data" / "cache")))
+LOCK_EXPIRE_S = 300  # a crashed computation frees the lock after this long
 RUN_TTL_S = 6 * 3600  # a run is keyed on the snapshot and config versions; the TTL only bounds disk use
 
 _disk: diskcache.Cache | None = None
@@ -71,9 +72,14 @@ def base_run(progress: Progress | None = None) -> GridRun:
     """
     key = base_key()
     run = _get(key)
-    if run is None:
-        run = run_grid(data.snapshot(), data.config(), progress=progress)
-        _put(key, run)
+    if run is not None:
+        return run
+    # one process computes, the others (workers, background jobs) wait for its result instead of repeating it
+    with diskcache.Lock(disk(), f"lock:{key}", expire=LOCK_EXPIRE_S):
+        run = _get(key)
+        if run is None:
+            run = run_grid(data.snapshot(), data.config(), progress=progress)
+            _put(key, run)
     return run
 
 

@@ -62,4 +62,5 @@ _register_api(server)
 
 def serve(host: str, port: int, debug: bool = False) -> None:
     """Run the development server (``brokerage serve`` calls this)."""
+    gridruns.warm_base_in_background()  # the overview census and tuning baselines are ready by the first visit
     app.run(host=host, port=port, debug=debug)

@@ -320,13 +320,19 @@ def run_grid(
     t0 = time.perf_counter()
     wanted = set(brokers)
     ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
-    labels = {t: str(grid.task_row(snap, t).get("prodsourcelabel") or "managed") for t in ids}
+    errors: dict[Key, str] = {}
+    labels: dict[int, str] = {}
+    for t in ids:
+        try:
+            labels[t] = str(grid.task_row(snap, t).get("prodsourcelabel") or "managed")
+        except KeyError as exc:  # an unknown id is reported with the others, not fatal for the grid
+            errors[("production", t)] = f"KeyError: {exc.args[0] if exc.args else t}"
+    ids = [t for t in ids if t in labels]
     job_ids = [t for t in ids if ("analysis" if labels[t] == "user" else "production") in wanted]
     nuc_ids = needs_nucleus(snap, ids) if "task" in wanted else []
     total = len(job_ids) + len(nuc_ids)
     done = 0
     outcomes: dict[Key, Outcome] = {}
-    errors: dict[Key, str] = {}
     step = max(1, total // 50)
     for tid, d in _decide_jobs(snap, config, job_ids):
         key = ("analysis" if labels[tid] == "user" else "production", tid)

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dash import Input, Output, callback, html
 
-from app import data, ids
+from app import gridruns, ids
 from app.components.guard import guarded
 from app.components.layout import figure, grid
 from app.viewmodels import overview as vm
 
 
-@callback(Output(ids.OVERVIEW_CONTENT, "children"), Input("overview-trigger", "data"))
-@guarded("Skip census")
-def update_census(_: Any) -> html.Div:
-    """Run job brokerage over waiting tasks (memoised) and chart the most common skip criteria."""
-    census = data.census()
+def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -> html.Div:
+    """The skip census over every waiting task, from the stored config's grid run (computed once per version)."""
+
+    def progress(done: int, total: int) -> None:
+        if set_progress is not None and total:
+            set_progress((int(100 * done / total), f"{done:,} / {total:,} brokerage runs"))
+
+    census = vm.census_from_run(gridruns.base_run(progress))
     rows = census["criteria"]
     return html.Div(
         [
@@ -27,3 +31,18 @@ def update_census(_: Any) -> html.Div:
             html.A("Open a task's job brokerage on the Queues page →", href="/queues", className="small"),
         ]
     )  # fmt: skip
+
+
+@callback(
+    Output(ids.OVERVIEW_CONTENT, "children"),
+    Input("overview-trigger", "data"),
+    background=True,
+    progress=[Output("overview-progress", "value"), Output("overview-progress", "label")],
+    running=[(Output("overview-progress-box", "style"), {"display": "block"}, {"display": "none"})],
+    interval=300,
+)
+@guarded("Skip census")
+def update_census(set_progress: Callable[[tuple[int, str]], None], _: Any) -> html.Div:
+    """Background job: broker every waiting task once per snapshot and config version, then chart the skip criteria."""
+    gridruns.after_fork()
+    return census_view(set_progress)

@@ -56,7 +56,22 @@ def layout(**_: Any) -> html.Div:
                 ],
                 className="g-2",
             ),
-            card("Why waiting tasks are held back", loading(html.Div(id=ids.OVERVIEW_CONTENT))),
+            card(
+                "Why waiting tasks are held back",
+                [
+                    html.Div(
+                        [
+                            html.Div(
+                                "Brokering every waiting task under the stored config…", className="small text-muted"
+                            ),
+                            dbc.Progress(id="overview-progress", value=0, label="", style={"height": "14px"}),
+                        ],
+                        id="overview-progress-box",
+                        style={"display": "none"},
+                    ),
+                    loading(html.Div(id=ids.OVERVIEW_CONTENT)),
+                ],
+            ),
             dcc.Store(id="overview-trigger", data=snap.key),
         ]
     )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, bar, empty_figure, style
-from app.viewmodels.queues import WAITING_TASK_STATUSES
-from brokerage.explain import Decision
+from brokerage.lifecycle.waiting import WAITING_TASK_STATUSES
 from brokerage.snapshot import GridSnapshot
+from brokerage.whatif import GridRun
 
 
 def counts(snap: GridSnapshot) -> dict[str, Any]:
@@ -47,46 +45,27 @@ def queue_status_figure(c: dict[str, Any]) -> go.Figure:
     return style(fig, 260, title={"text": "Queues by status and type", "x": 0, "font": {"size": 13}})
 
 
-def waiting_tasks(snap: GridSnapshot, limit: int) -> list[int]:
-    """Ids of tasks job brokerage acts on (ready, pending, assigning, …), highest priority first, at most LIMIT."""
-    t = snap.tasks
-    if t.empty:
-        return []
-    w = t[t["status"].isin(WAITING_TASK_STATUSES)].sort_values(
-        ["currentpriority", "jeditaskid"], ascending=[False, True]
-    )
-    return [int(x) for x in w["jeditaskid"].head(limit)]
-
-
-def skip_census(
-    task_ids: Iterable[int], decide: Callable[[int], Decision], budget_s: float = 1.5, total: int | None = None
-) -> dict[str, Any]:
-    """Run DECIDE over tasks until BUDGET_S is spent; count skips per criteria code and tasks left without candidates."""
-    start = time.perf_counter()
-    ids = list(task_ids)
+def census_from_run(run: GridRun) -> dict[str, Any]:
+    """The skip census of every waiting task's job brokerage, from a whole-grid run (same shape as skip_census)."""
     per_code: dict[str, int] = {}
     tasks_hit: dict[str, int] = {}
-    analysed = pending = failed = 0
-    for tid in ids:
-        if time.perf_counter() - start > budget_s:
-            break
-        try:
-            d = decide(tid)
-        except Exception:  # one bad task must not hide the census of the others
-            failed += 1
+    analysed = pending = 0
+    for (broker, _), o in run.outcomes.items():
+        if broker == "task":
             continue
         analysed += 1
-        pending += d.status != "ok"
-        for code, n in d.criteria_counts().items():
+        pending += o.status != "ok"
+        for code, n in o.criteria.items():
             per_code[code] = per_code.get(code, 0) + n
             tasks_hit[code] = tasks_hit.get(code, 0) + 1
+    failed = sum(1 for broker, _ in run.errors if broker != "task")
     ranked = sorted(per_code, key=lambda k: (-per_code[k], k))
     return {
         "analysed": analysed,
-        "candidates": len(ids) if total is None else total,
+        "candidates": analysed + failed,
         "failed": failed,
         "pending": pending,
-        "elapsed_s": round(time.perf_counter() - start, 3),
+        "elapsed_s": round(run.seconds, 3),
         "criteria": [{"criteria": k, "skips": per_code[k], "tasks": tasks_hit[k]} for k in ranked],
     }
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from app.viewmodels.common import PALETTE, num, plain, records
 from brokerage.explain import Decision
+from brokerage.lifecycle.waiting import WAITING_TASK_STATUSES
 from brokerage.snapshot import GridSnapshot
 
 QUEUE_COLUMNS = [
@@ -15,7 +16,6 @@ QUEUE_COLUMNS = [
     "capability", "jobseed", "npilot", "trr",
 ]  # fmt: skip
 COUNT_COLUMNS = ["running", "activated", "assigned", "defined", "starting", "transferring", "holding"]
-WAITING_TASK_STATUSES = ("ready", "pending", "assigning", "scouting", "defined", "registered")
 
 
 def queue_rows(snap: GridSnapshot) -> list[dict[str, Any]]:

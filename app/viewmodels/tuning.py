@@ -309,7 +309,7 @@ def load_figure(df: Any, label: str, unit: str, top: int = 15) -> go.Figure:
             marker_color=colors,
             hovertext=hover,
             hoverinfo="text",
-            text=[f"{d:+,.1f}" for d in moved["delta"]],
+            text=[f"{d:+.3g}" for d in moved["delta"]],
             textposition="auto",
         )
     )

@@ -71,13 +71,13 @@ def test_network_callbacks(app_client) -> None:
 def test_stabilizer_tasks_overview_nuclei_callbacks(app_client) -> None:
     """The remaining page callbacks render without error alerts."""
     from app.callbacks.nuclei import update_nucleus_decision
-    from app.callbacks.overview import update_census
+    from app.callbacks.overview import census_view
     from app.callbacks.stabilizer import update_stabilizer
     from app.callbacks.tasks import update_tasks
 
-    for out in (update_stabilizer("alice", None), update_tasks("all"), update_census(None), update_nucleus_decision(1)):
+    for out in (update_stabilizer("alice", None), update_tasks("all"), census_view(), update_nucleus_decision(1)):
         assert "failed:" not in _text(out)
-    assert "waiting tasks analysed" in _text(update_census(None))
+    assert "waiting tasks analysed" in _text(census_view())
 
 
 def test_task_search_callback(app_client) -> None:

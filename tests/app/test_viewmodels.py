@@ -12,6 +12,8 @@ from app.viewmodels import network, nuclei, overview, queues, stabilizer, tasks
 from brokerage.brokers.registry import run_job_brokerage
 from brokerage.brokers.stabilizer import stabilizer_grid
 from brokerage.gdpconfig import Config
+from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.whatif import run_grid
 
 
 def test_viewmodels_do_not_import_dash() -> None:
@@ -83,26 +85,24 @@ def test_query_string_round_trip() -> None:
 
 
 def test_overview_counts_and_census(snap) -> None:
-    """Counts cover queues, nuclei and waiting tasks; the census counts skips per criteria over waiting tasks."""
+    """Counts cover queues, nuclei and waiting tasks; the census counts skips per criteria over every waiting task."""
     c = overview.counts(snap)
     assert c["queues"] == 12 and c["nuclei"] == 2 and c["waiting"] == 6
-    ids = overview.waiting_tasks(snap, 100)
-    census = overview.skip_census(ids, lambda t: run_job_brokerage(snap, t, Config()))
-    assert census["analysed"] == len(ids) == 6
+    run = run_grid(snap, Config())
+    census = overview.census_from_run(run)
+    assert census["analysed"] == 6 and census["failed"] == 0
     assert census["criteria"][0]["skips"] >= census["criteria"][-1]["skips"]
+    # the census is the sum of every job decision's criteria counts
+    cpu = sum(run_job_brokerage(snap, t, Config()).criteria_counts().get("-cpucore", 0) for t in waiting_task_ids(snap))
+    assert {r["criteria"]: r["skips"] for r in census["criteria"]}.get("-cpucore", 0) == cpu
     assert "6 of 6 waiting tasks analysed" in overview.census_sentence(census)
 
 
 def test_census_reports_failures_instead_of_raising(snap) -> None:
     """A task the broker cannot handle is counted as failed and the others still count."""
-
-    def decide(t: int):
-        if t == 1:
-            raise KeyError("boom")
-        return run_job_brokerage(snap, t, Config())
-
-    census = overview.skip_census([1, 2], decide)
-    assert census["failed"] == 1 and census["analysed"] == 1
+    run = run_grid(snap, Config(), task_ids=[1, 2, 99999])
+    census = overview.census_from_run(run)
+    assert census["failed"] == 1 and census["analysed"] == 2
 
 
 def test_network_matrix_marks_blocked_and_missing(snap) -> None:

@@ -1,0 +1,58 @@
+"""Tuning page in headless Chromium: an edit re-ranks the task and the grid, bad values are refused, permalinks work."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+def control(page, key: str):
+    """The editor control of gdpconfig KEY."""
+    return page.locator(f'[id=\'{{"key":"{key}","type":"tune-input"}}\']')
+
+
+def test_edit_nqueued_sat_cap_rerenders_the_ranking(page, live_server, console_errors, shot) -> None:
+    """Setting NQUEUED_SAT_CAP to 451 changes task 1's weight factors, the grid counts it, and the URL carries the edit."""
+    page.goto(f"{live_server}/tuning?task=1")
+    diff = page.locator("#tune-task-diff")
+    expect(diff).to_contain_text("No change for this task", timeout=20_000)
+    expect(page.locator("#tune-grid-view")).to_contain_text("No edits yet")
+    box = control(page, "NQUEUED_SAT_CAP")
+    box.fill("451")
+    box.press("Enter")
+    expect(diff).to_contain_text("weight factors changed", timeout=20_000)
+    expect(page.locator("#tune-task-view")).to_contain_text("Weight factors that changed")
+    expect(page.locator("#tune-edit-summary")).to_contain_text("150 → 451")
+    expect(page).to_have_url(re.compile(r"NQUEUED_SAT_CAP=451"))
+    expect(page.locator("#tune-grid-view")).to_contain_text("tasks compared", timeout=30_000)
+    expect(page.locator("#tune-grid-timing")).to_contain_text("brokerage runs recomputed")
+    shot("tuning_edit")
+    assert console_errors == []
+
+
+def test_out_of_range_value_is_refused_inline(page, live_server, console_errors) -> None:
+    """A value below the minimum is shown next to the control with the allowed range, and is not applied."""
+    page.goto(f"{live_server}/tuning?task=1")
+    expect(page.locator("#tune-task-diff")).to_contain_text("No change for this task", timeout=20_000)
+    box = control(page, "NQUEUED_SAT_CAP")
+    box.fill("0")
+    box.press("Enter")
+    feedback = page.locator('[id=\'{"key":"NQUEUED_SAT_CAP","type":"tune-feedback"}\']')
+    expect(feedback).to_contain_text("an integer in [1, 10000000]", timeout=20_000)
+    expect(page.locator("#tune-edit-summary")).to_contain_text("refused: NQUEUED_SAT_CAP")
+    expect(page.locator("#tune-task-diff")).to_contain_text("No change for this task")
+    assert console_errors == []
+
+
+def test_permalink_reopens_the_what_if(page, live_server, console_errors, shot) -> None:
+    """Opening a permalink with NW_ACTIVE=false shows task 1's top queue moving from CERN-PROD_Q8 to MWT2_Q11."""
+    page.goto(f"{live_server}/tuning?task=1&NW_ACTIVE=false")
+    expect(page.locator("#tune-task-diff")).to_contain_text("Top queue CERN-PROD_Q8 → MWT2_Q11", timeout=20_000)
+    expect(page.locator("#tune-grid-view")).to_contain_text("top candidate changed", timeout=30_000)
+    expect(page.locator("#tune-save-result")).to_be_empty()
+    shot("tuning_permalink")
+    assert console_errors == []
