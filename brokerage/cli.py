@@ -170,7 +170,11 @@ def serve(host: str, port: int, debug: bool) -> None:
 
 
 def _attach_optional_commands() -> None:
-    for module, name in (("brokerage.store.cli", "db"), ("brokerage.brokers.nucleus_cli", "nucleus")):
+    for module, name in (
+        ("brokerage.store.cli", "db"),
+        ("brokerage.brokers.nucleus_cli", "nucleus"),
+        ("brokerage.report.cli", "report"),
+    ):
         try:
             mod = __import__(module, fromlist=[name])
         except ImportError:

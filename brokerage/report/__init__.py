@@ -1,0 +1,17 @@
+"""Brokerage reports: decisions of one task or the whole grid as CSV, JSON or a self-contained HTML page."""
+
+from brokerage.report.build import Report, TaskEntry, UnknownTaskError, build_report
+from brokerage.report.export import FORMATS, MEDIA_TYPES, Format, filename, render, write
+
+__all__ = [
+    "FORMATS",
+    "MEDIA_TYPES",
+    "Format",
+    "Report",
+    "TaskEntry",
+    "UnknownTaskError",
+    "build_report",
+    "filename",
+    "render",
+    "write",
+]

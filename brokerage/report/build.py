@@ -1,0 +1,164 @@
+"""Collect brokerage decisions of one task, a list of tasks or every waiting task into a Report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from brokerage import grid
+from brokerage.brokers import nucleus, registry
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+from brokerage.report.summary import summarise
+from brokerage.snapshot import GridSnapshot
+
+Progress = Callable[[int, int], None]
+SCOPE_ALL = "all waiting tasks"
+NUCLEUS_SEED = 0  # the nucleus broker's weighted draw is seeded so a report is reproducible
+
+
+class UnknownTaskError(KeyError):
+    """Task ids asked for that the snapshot does not hold."""
+
+    def __init__(self, missing: Sequence[int], known: int) -> None:
+        ids = ", ".join(str(t) for t in missing)
+        noun = "task" if len(missing) == 1 else "tasks"
+        super().__init__(f"unknown {noun} {ids}: not in the snapshot ({known} tasks)")
+        self.missing = list(missing)
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One task of a report: its job brokerage and, while it still needs one, its nucleus brokerage."""
+
+    task: int
+    label: str  # prodsourcelabel: picks the job broker
+    task_status: str  # JEDI task status
+    njobs: float  # chunk_njobs: jobs of this cycle spread over the candidates
+    job: Decision | None
+    nucleus: Decision | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """Decisions of the tasks in scope plus where they came from (meta) and grid-wide totals (summary).
+
+    Usage: ``report = build_report(snap, config, [4242]); report.tasks[0].job.status``
+    """
+
+    meta: dict[str, Any]
+    tasks: list[TaskEntry]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def whole_grid(self) -> bool:
+        """Whether the report covers every waiting task (rather than tasks picked by id)."""
+        return self.meta.get("scope") == SCOPE_ALL
+
+
+def tool_version() -> str:
+    """``brokerage-dashboard <version>`` of the installed package."""
+    try:
+        return f"brokerage-dashboard {version('brokerage-dashboard')}"
+    except PackageNotFoundError:
+        return "brokerage-dashboard (not installed)"
+
+
+def _utc_iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def check_task_ids(snap: GridSnapshot, task_ids: Sequence[int]) -> list[int]:
+    """TASK_IDS as ints without repeats; UnknownTaskError naming every id the snapshot lacks.
+
+    Usage: ``ids = check_task_ids(snap, [1, 2])``
+    """
+    ids = list(dict.fromkeys(int(t) for t in task_ids))
+    known = set(snap.tasks["jeditaskid"].astype(int)) if len(snap.tasks) else set()
+    missing = [t for t in ids if t not in known]
+    if missing:
+        raise UnknownTaskError(missing, len(known))
+    return ids
+
+
+def _meta(
+    snap: GridSnapshot, base: Config, config: Config, overrides: Mapping[str, Any], ids: list[int], explicit: bool
+) -> dict[str, Any]:
+    title = (f"task {ids[0]}" if len(ids) == 1 else f"{len(ids)} tasks") if explicit else SCOPE_ALL
+    return {
+        "title": title,
+        "scope": "tasks" if explicit else SCOPE_ALL,
+        "task_ids": ids if explicit else None,
+        "snapshot": snap.key,
+        "snapshot_taken_at": _utc_iso(snap.taken_at),
+        "origin": "unknown",
+        "generated_at": _utc_iso(datetime.now(UTC)),
+        "config_version": config.version,
+        "config_fingerprint": config.fingerprint(),
+        "overrides": dict(overrides),
+        "changed_from_stored": {k: {"stored": base.get(k), "whatif": config.get(k)} for k in overrides},
+        "changed_from_defaults": config.changed(),
+        "nucleus_seed": NUCLEUS_SEED,
+        "tool": tool_version(),
+    }
+
+
+def _njobs(row: Mapping[str, Any]) -> float:
+    n = row.get("chunk_njobs")
+    return 1.0 if n is None else float(n)
+
+
+def _entry(snap: GridSnapshot, tid: int, config: Config, with_nucleus: bool) -> TaskEntry:
+    row = grid.task_row(snap, tid)
+    label, status, njobs = str(row.get("prodsourcelabel") or "managed"), str(row.get("status") or ""), _njobs(row)
+    job = nuc = None
+    try:
+        job = registry.run_job_brokerage(snap, tid, config)
+        if with_nucleus:
+            nuc = nucleus.broker(snap, tid, config, seed=NUCLEUS_SEED)
+    except Exception as exc:  # one malformed task must not sink a grid-wide report; the error is shown for it
+        return TaskEntry(tid, label, status, njobs, job, nuc, f"{type(exc).__name__}: {exc}")
+    return TaskEntry(tid, label, status, njobs, job, nuc)
+
+
+def build_report(
+    snap: GridSnapshot,
+    config: Config,
+    task_ids: Sequence[int] | None,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Broker TASK_IDS (None: every waiting task, highest priority first) under CONFIG plus what-if OVERRIDES.
+
+    CONFIG is the stored gdpconfig (its own overrides count as what-if too); OVERRIDES are validated first, so a
+    bad value raises ConfigError before any work. META adds or replaces metadata (e.g. ``origin``). PROGRESS is
+    called with (tasks done, total) after every task.
+    Usage: ``report = build_report(snap, config, None, overrides={"NQUEUED_SAT_CAP": 300}, meta={"origin": path})``
+    """
+    all_overrides = {**config.overrides, **(overrides or {})}
+    base = replace(config, overrides={})
+    effective = base.with_overrides(all_overrides)
+    explicit = task_ids is not None
+    ids = check_task_ids(snap, task_ids) if task_ids is not None else waiting_task_ids(snap)
+    info = _meta(snap, base, effective, effective.overrides, ids, explicit)
+    info.update(meta or {})
+    want_nucleus = set(needs_nucleus(snap, ids))
+    t0 = time.perf_counter()
+    total = len(ids)
+    if progress:
+        progress(0, total)
+    entries = []
+    for done, tid in enumerate(ids, start=1):
+        entries.append(_entry(snap, tid, effective, tid in want_nucleus))
+        if progress:
+            progress(done, total)
+    info["seconds"] = round(time.perf_counter() - t0, 3)
+    return Report(info, entries, summarise(entries))

@@ -1,0 +1,110 @@
+"""The ``brokerage report`` command: one task's or the whole grid's brokerage as a CSV, JSON or HTML file."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from brokerage.report.export import FORMATS
+
+_SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
+
+
+def _format_of(fmt: str | None, out: str) -> str:
+    if fmt:
+        return fmt
+    suffix = Path(out).suffix.lower().lstrip(".")
+    if suffix == "htm":
+        suffix = "html"
+    if suffix not in FORMATS:
+        raise click.UsageError(f"give --format {'|'.join(FORMATS)} (cannot tell it from {out!r})")
+    return suffix
+
+
+@click.command("report")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option("--task", "task_ids", multiple=True, type=int, metavar="ID", help="jediTaskID (repeatable)")
+@click.option("--all", "all_tasks", is_flag=True, help="every waiting task, highest priority first")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="file format (default: from --out's extension)")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="file to write")
+@click.option("--quiet", is_flag=True, help="no progress bar and no summary line")
+def report(
+    snapshot_path: str | None,
+    task_ids: tuple[int, ...],
+    all_tasks: bool,
+    assignments: tuple[str, ...],
+    fmt: str | None,
+    out: str,
+    quiet: bool,
+) -> None:
+    """Export the brokerage of tasks (--task ID ...) or of every waiting task (--all) as CSV, JSON or HTML."""
+    # brokerage.cli attaches this command while it is being imported, so its helpers are imported at call time
+    from brokerage.cli import guarded
+
+    if task_ids and all_tasks:
+        raise click.UsageError("give either --task ID (repeatable) or --all, not both")
+    if not task_ids and not all_tasks:
+        raise click.UsageError("give --task ID (repeatable) or --all")
+    guarded(_run)(snapshot_path, None if all_tasks else list(task_ids), assignments, _format_of(fmt, out), out, quiet)
+
+
+def _origin(snapshot_path: str | None) -> str:
+    if snapshot_path:
+        return f"snapshot file {Path(snapshot_path).resolve()}"
+    from sqlalchemy.engine import make_url
+
+    from brokerage.store import repository
+
+    url = repository.database_url()
+    try:
+        return f"database {make_url(url).render_as_string(hide_password=True)}"
+    except Exception:  # an unparsable URL already failed to load; never print what might hold a password
+        return "database"
+
+
+def _run(
+    snapshot_path: str | None,
+    task_ids: list[int] | None,
+    assignments: tuple[str, ...],
+    fmt: str,
+    out: str,
+    quiet: bool,
+) -> None:
+    from brokerage.cli import fail, load_grid
+    from brokerage.gdpconfig import parse_assignments
+    from brokerage.report.build import build_report
+    from brokerage.report.export import write
+    from brokerage.report.files import write_atomic
+    from brokerage.report.progress import ProgressBar
+
+    overrides = parse_assignments(assignments)
+    target = Path(out)
+    if not target.parent.is_dir():
+        fail(f"cannot write {out}: the directory {target.parent} does not exist")
+    snap, config = load_grid(snapshot_path)
+    bar = None if quiet else ProgressBar()
+    try:
+        rep = build_report(
+            snap, config, task_ids, overrides=overrides, meta={"origin": _origin(snapshot_path)}, progress=bar
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    t0 = time.perf_counter()
+    try:
+        size = write_atomic(target, lambda f: write(rep, fmt, f))  # type: ignore[arg-type]
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    s = rep.summary
+    if s["errors"]:
+        first = next(e for e in rep.tasks if e.error)
+        click.echo(f"warning: brokerage failed for {s['errors']} task(s), e.g. {first.task}: {first.error}", err=True)
+    if not quiet:
+        click.echo(
+            f"wrote {out} ({fmt}, {size:,} bytes): {s['tasks']} tasks, {s['with_candidates']} with candidates, "
+            f"{s['pending']} pending; brokerage {rep.meta['seconds']:.1f} s, writing {time.perf_counter() - t0:.1f} s",
+            err=True,
+        )

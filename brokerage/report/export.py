@@ -1,0 +1,60 @@
+"""One entry point per output: render a report as CSV, JSON or HTML bytes, or stream it to a file."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from typing import IO, Literal, get_args
+
+from brokerage.report.build import Report
+from brokerage.report.html import write_html
+from brokerage.report.tabular import write_csv, write_json
+
+Format = Literal["csv", "json", "html"]
+FORMATS: tuple[str, ...] = get_args(Format)
+MEDIA_TYPES: dict[str, str] = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "html": "text/html; charset=utf-8",
+}
+_WRITERS: dict[str, Callable[[Report, IO[bytes]], None]] = {"csv": write_csv, "json": write_json, "html": write_html}
+
+
+def check_format(fmt: str) -> Format:
+    """FMT if it is a known format, else ValueError listing the formats.
+
+    Usage: ``check_format("html")``
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    return fmt  # type: ignore[return-value]
+
+
+def write(report: Report, fmt: Format, out: IO[bytes]) -> None:
+    """Stream REPORT in format FMT to the binary stream OUT (large grid-wide CSV/JSON never sit in memory twice).
+
+    Usage: ``with open("r.csv", "wb") as f: write(report, "csv", f)``
+    """
+    _WRITERS[check_format(fmt)](report, out)
+
+
+def render(report: Report, fmt: Format) -> bytes:
+    """REPORT as the bytes of a CSV, JSON or HTML file (what a download serves).
+
+    Usage: ``data = render(report, "html")``
+    """
+    buf = io.BytesIO()
+    write(report, fmt, buf)
+    return buf.getvalue()
+
+
+def filename(report: Report, fmt: Format) -> str:
+    """A download file name: ``brokerage-report-<task or all>-<snapshot>.<fmt>``.
+
+    Usage: ``filename(report, "csv") == "brokerage-report-task-4242-demo-s0-q700-t3000-0.csv"``
+    """
+    ids = report.meta.get("task_ids") or []
+    scope = "all" if report.whole_grid else f"task-{ids[0]}" if len(ids) == 1 else f"{len(ids)}-tasks"
+    snap = re.sub(r"[^A-Za-z0-9._-]+", "-", str(report.meta.get("snapshot", "snapshot"))).strip("-")
+    return f"brokerage-report-{scope}-{snap}.{check_format(fmt)}"
