@@ -43,12 +43,9 @@ QUEUES_SKIPPED = "queues-skipped"
 QUEUES_SKIPPED_TITLE = "queues-skipped-title"
 
 # tuning
-TUNE_INPUT = "tune-input"  # pattern-matching type, {"type": TUNE_INPUT, "key": KEY}
-TUNE_FEEDBACK = "tune-feedback"  # pattern-matching type
-TUNE_ROW = "tune-row"  # pattern-matching type
+TUNE_EDITOR = "tune-editor"
+TUNE_RAW = "tune-raw"  # the raw edits {key: value} read from the editor, validated server-side
 TUNE_SEARCH = "tune-search"
-TUNE_ONLY_EDITED = "tune-only-edited"
-TUNE_OVERRIDES = "tune-overrides"
 TUNE_EDIT_SUMMARY = "tune-edit-summary"
 TUNE_RESET = "tune-reset"
 TUNE_PERMALINK = "tune-permalink"

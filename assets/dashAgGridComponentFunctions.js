@@ -8,3 +8,24 @@ dagcomfuncs.Link = function (props) {
   var prefix = (props.colDef.cellRendererParams || {}).prefix || "";
   return React.createElement("a", { href: prefix + encodeURIComponent(props.value) }, String(props.value));
 };
+
+/* The tuning page's value column: the editor that fits each gdpconfig parameter's type. */
+var dagfuncs = (window.dashAgGridFunctions = window.dashAgGridFunctions || {});
+
+dagfuncs.tuneEditor = function (params) {
+  var d = params.data;
+  if (d.kind === "switch") {
+    return { component: "agCheckboxCellEditor" };
+  }
+  if (d.kind === "select") {
+    return { component: "agSelectCellEditor", params: { values: d.choices } };
+  }
+  if (d.kind === "number") {
+    return { component: "agNumberCellEditor", params: { step: d.step || "any", showStepperButtons: true } };
+  }
+  return { component: "agTextCellEditor" };
+};
+
+dagfuncs.tuneRenderer = function (params) {
+  return params.data.kind === "switch" ? { component: "agCheckboxCellRenderer" } : undefined;
+};

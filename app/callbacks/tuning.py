@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from dash import ALL, Input, Output, State, callback, clientside_callback, ctx, html, no_update
+from dash import Input, Output, Patch, State, callback, clientside_callback, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import data, gridruns, ids
@@ -22,59 +22,67 @@ from brokerage.whatif import compare, impact
 
 log = logging.getLogger(__name__)
 
-VALUES = Input({"type": ids.TUNE_INPUT, "key": ALL}, "value")
-INPUT_IDS = State({"type": ids.TUNE_INPUT, "key": ALL}, "id")
+RAW = Input(ids.TUNE_RAW, "data")
 
 
-def edits_of(values: Sequence[Any], input_ids: Sequence[dict[str, str]]) -> vm.Edits:
-    """The operator's edits, read from every parameter control, checked against the stored config."""
-    return vm.parse_edits(data.config(), {i["key"]: v for i, v in zip(input_ids, values, strict=True)})
+def edits_of(raw: dict[str, Any] | None) -> vm.Edits:
+    """The operator's raw edits checked against the stored config: valid overrides and refusals."""
+    return vm.parse_edits(data.config(), raw or {})
+
+
+# The editor's rows become {key: value} for every value that differs from the stored one, in the browser
+# (vm.raw_from_rows is the same rule in Python); every what-if callback reads that store.
+clientside_callback(
+    """
+    function(changed, rows) {
+        if (!rows) { return window.dash_clientside.no_update; }
+        const raw = {};
+        for (const r of rows) {
+            const v = r.value;
+            const same = v === r.stored || (v !== null && r.stored !== null && String(v) === String(r.stored));
+            if (!same && !(v === null && r.kind !== "text")) { raw[r.key] = v; }
+        }
+        return raw;
+    }
+    """,
+    Output(ids.TUNE_RAW, "data"),
+    Input(ids.TUNE_EDITOR, "cellValueChanged"),
+    State(ids.TUNE_EDITOR, "rowData"),
+    prevent_initial_call=True,
+)
 
 
 @callback(
-    Output({"type": ids.TUNE_FEEDBACK, "key": ALL}, "children"),
-    Output({"type": ids.TUNE_ROW, "key": ALL}, "className"),
+    Output(ids.TUNE_EDITOR, "rowTransaction"),
     Output(ids.TUNE_EDIT_SUMMARY, "children"),
-    Output(ids.TUNE_OVERRIDES, "data"),
     Output(ids.TUNE_PERMALINK, "href"),
-    VALUES,
+    RAW,
     Input(ids.TUNE_TASK, "value"),
-    Input(ids.TUNE_SEARCH, "value"),
-    Input(ids.TUNE_ONLY_EDITED, "value"),
-    INPUT_IDS,
-    State({"type": ids.TUNE_ROW, "key": ALL}, "id"),
+    State(ids.TUNE_EDITOR, "rowData"),
 )
 def update_edits(
-    values: list[Any],
-    task: Any,
-    search: str | None,
-    only_edited: bool | None,
-    input_ids: list[dict[str, str]],
-    row_ids: list[dict[str, str]],
+    raw: dict[str, Any] | None, task: Any, shown_rows: list[dict[str, Any]] | None = None
 ) -> tuple[Any, ...]:
     """Refuse invalid values inline (with the allowed range), mark edited rows, and keep the permalink current."""
-    edits = edits_of(values, input_ids)
-    feedback, classes = [], []
-    for rid in row_ids:
-        key = rid["key"]
-        err = edits.errors.get(key)
-        feedback.append(html.Span(err, className="text-danger") if err else None)
-        p = vm.REGISTRY[key]
-        cls = "tune-row"
-        if key in edits.overrides:
-            cls += " edited"
-        if err:
-            cls += " invalid"
-        visible = vm.matches(p, search or "") and (not only_edited or key in edits.overrides or bool(err))
-        classes.append(cls + ("" if visible else " d-none"))
     config = data.config()
+    edits = edits_of(raw)
+    rows = vm.editor_rows(config, raw or {}, edits)
+    # only rows whose flags changed are sent: redrawing all 80 rows costs the browser more than the round trip
+    before = {r["key"]: (r.get("edited"), r.get("error")) for r in shown_rows or []}
+    changed = [r for r in rows if before.get(r["key"]) != (r["edited"], r["error"])]
     return (
-        feedback,
-        classes,
+        {"update": changed} if changed else no_update,
         edit_summary(edits.overrides, edits.errors, config),
-        edits.overrides,
         vm.permalink(qvm.parse_task(task), edits.overrides),
     )
+
+
+@callback(Output(ids.TUNE_EDITOR, "dashGridOptions"), Input(ids.TUNE_SEARCH, "value"), prevent_initial_call=True)
+def search_params(text: str | None) -> Patch:
+    """Filter the editor's rows by any text in any column."""
+    patch = Patch()
+    patch["quickFilterText"] = text or ""
+    return patch
 
 
 # The permalink is mirrored into the address bar (no reload) and into the copy button.
@@ -93,17 +101,16 @@ clientside_callback(
 
 
 @callback(
-    Output({"type": ids.TUNE_INPUT, "key": ALL}, "value"),
+    Output(ids.TUNE_EDITOR, "rowData"),
+    Output(ids.TUNE_RAW, "data", allow_duplicate=True),
     Input(ids.TUNE_RESET, "n_clicks"),
-    INPUT_IDS,
     prevent_initial_call=True,
 )
-def reset_edits(n_clicks: int | None, input_ids: list[dict[str, str]]) -> list[Any]:
-    """Put every control back to the stored value."""
+def reset_edits(n_clicks: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Put every value back to the stored one."""
     if not n_clicks:
         raise PreventUpdate
-    config = data.config()
-    return [vm.stored_value(config, i["key"]) for i in input_ids]
+    return vm.editor_rows(data.config(), {}, vm.Edits({}, {})), {}
 
 
 def task_view(task: Any, overrides: dict[str, Any]) -> Any:
@@ -117,14 +124,15 @@ def task_view(task: Any, overrides: dict[str, Any]) -> Any:
         parts.append(task_diff_view(diff, "Task brokerage (nucleus)"))
     diff = compare(data.job_decision(tid), data.job_decision(tid, overrides))
     parts.append(task_diff_view(diff, f"Job brokerage ({diff.broker})"))
-    return html.Div(parts, id="tune-task-diff", **{"data-task": str(tid)})
+    marks = {"data-task": str(tid), "data-config": data.effective_config(overrides).fingerprint()}
+    return html.Div(parts, id="tune-task-diff", **marks)
 
 
-@callback(Output(ids.TUNE_TASK_VIEW, "children"), VALUES, Input(ids.TUNE_TASK, "value"), INPUT_IDS)
-def update_task_view(values: list[Any], task: Any, input_ids: list[dict[str, str]]) -> Any:
+@callback(Output(ids.TUNE_TASK_VIEW, "children"), RAW, Input(ids.TUNE_TASK, "value"))
+def update_task_view(raw: dict[str, Any] | None, task: Any) -> Any:
     """Re-rank the picked task under the valid edits, next to its ranking under the stored config."""
     try:
-        return task_view(task, edits_of(values, input_ids).overrides)
+        return task_view(task, edits_of(raw).overrides)
     except Exception as exc:  # error boundary: say what failed inline
         log.exception("what-if of task %s failed", task)
         return error_alert("What-if of the task", exc)
@@ -144,27 +152,25 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
     t = data.snapshot().tasks
     names = dict(zip(t["jeditaskid"].astype(int), t["taskname"].astype(str), strict=False)) if not t.empty else {}
     link = vm.permalink(None, overrides)
-    return grid_impact_view(
+    view = grid_impact_view(
         im, names, after.seconds, after.recomputed, after.reused, link + ("&" if "?" in link else "?") + "task="
     )
+    return html.Div(view, id="tune-grid-impact", **{"data-config": data.effective_config(overrides).fingerprint()})
 
 
 @callback(
     Output(ids.TUNE_GRID_VIEW, "children"),
-    VALUES,
-    INPUT_IDS,
+    RAW,
     background=True,
     progress=[Output(ids.TUNE_GRID_PROGRESS, "value"), Output(ids.TUNE_GRID_PROGRESS, "label")],
     running=[(Output("tune-grid-progress-box", "style"), {"display": "block"}, {"display": "none"})],
     interval=250,
 )
-def update_grid_view(
-    set_progress: Callable[[tuple[int, str]], None], values: list[Any], input_ids: list[dict[str, str]]
-) -> Any:
+def update_grid_view(set_progress: Callable[[tuple[int, str]], None], raw: dict[str, Any] | None) -> Any:
     """Background job: the whole-grid impact of the edits, with progress."""
     gridruns.after_fork()
     try:
-        return grid_view(edits_of(values, input_ids).overrides, set_progress)
+        return grid_view(edits_of(raw).overrides, set_progress)
     except Exception as exc:
         log.exception("grid what-if failed")
         return error_alert("Whole-grid what-if", exc)
@@ -204,6 +210,19 @@ def save_edits(
     ), f"/tuning?saved={version}"
 
 
+def save_raw(
+    raw: dict[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
+) -> tuple[Any, str | None]:
+    """Save the editor's raw edits, refusing the whole set while any edit is invalid."""
+    edits = edits_of(raw)
+    if edits.errors:
+        refused = ", ".join(sorted(edits.errors))
+        return html.Div(
+            f"Not saved: fix the refused edits first ({refused}).", className="alert alert-danger py-1 small mb-0"
+        ), None
+    return save_edits(edits.overrides, user, secret, comment, base)
+
+
 def restore(version: int | None, user: str | None, secret: str | None) -> tuple[Any, str | None]:
     """Make VERSION's values current again (operator role required); return (message, redirect or None)."""
     from brokerage.store.config_store import restore_version
@@ -226,7 +245,7 @@ def restore(version: int | None, user: str | None, secret: str | None) -> tuple[
     Output(ids.TUNE_REDIRECT, "href"),
     Input(ids.TUNE_SAVE, "n_clicks"),
     Input(ids.TUNE_RESTORE, "n_clicks"),
-    State(ids.TUNE_OVERRIDES, "data"),
+    State(ids.TUNE_RAW, "data"),
     State(ids.TUNE_SAVE_USER, "value"),
     State(ids.TUNE_SAVE_SECRET, "value"),
     State(ids.TUNE_SAVE_COMMENT, "value"),
@@ -237,7 +256,7 @@ def restore(version: int | None, user: str | None, secret: str | None) -> tuple[
 def on_save_or_restore(
     save_clicks: int | None,
     restore_clicks: int | None,
-    overrides: dict[str, Any] | None,
+    raw: dict[str, Any] | None,
     user: str | None,
     secret: str | None,
     comment: str | None,
@@ -249,7 +268,7 @@ def on_save_or_restore(
         if ctx.triggered_id == ids.TUNE_RESTORE:
             msg, to = restore(version_a, user, secret)
         else:
-            msg, to = save_edits(overrides or {}, user, secret, comment, base)
+            msg, to = save_raw(raw or {}, user, secret, comment, base)
     except PreventUpdate:
         raise
     except Exception as exc:

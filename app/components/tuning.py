@@ -5,97 +5,68 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import dash_ag_grid as dag
 import dash_bootstrap_components as dbc
-from dash import dcc, html
+from dash import html
 
 from app import ids
 from app.components.layout import empty_state, figure, grid
 from app.viewmodels import tuning as vm
-from brokerage.gdpconfig import Config, Param, Value
+from brokerage.gdpconfig import Config, Value
 from brokerage.whatif import GridImpact, TaskDiff
 
+EDITOR_COLUMNS: list[dict[str, Any]] = [
+    {"field": "key", "headerName": "key", "pinned": "left", "minWidth": 200, "tooltipField": "description",
+     "cellClass": "tune-key-cell", "filter": "agTextColumnFilter"},
+    {"field": "value", "headerName": "value ✎", "editable": True, "cellDataType": False, "minWidth": 110,
+     "maxWidth": 130, "singleClickEdit": True,
+     "cellEditorSelector": {"function": "tuneEditor(params)"},
+     "cellRendererSelector": {"function": "tuneRenderer(params)"},
+     "cellClassRules": {"tune-invalid": "params.data.error !== ''", "tune-edited": "params.data.edited"},
+     "tooltipField": "error", "filter": False, "sortable": False},
+    {"field": "unit", "maxWidth": 100, "filter": False},
+    {"field": "current", "headerName": "stored", "maxWidth": 100, "filter": False},
+    {"field": "default", "maxWidth": 100, "filter": False},
+    {"field": "allowed", "minWidth": 170, "tooltipField": "allowed", "filter": False},
+    {"field": "used_by", "headerName": "used by", "minWidth": 200, "tooltipField": "used_by"},
+    {"field": "component", "maxWidth": 140},
+    {"field": "description", "minWidth": 380, "tooltipField": "description"},
+]  # fmt: skip
 
-def _control(p: Param, value: Value, edited: bool) -> Any:
-    cid = {"type": ids.TUNE_INPUT, "key": p.key}
-    kind = vm.input_kind(p)
-    if kind == "switch":
-        return dbc.Switch(id=cid, value=bool(value), className="mb-0")
-    if kind == "select":
-        return dbc.Select(id=cid, options=[{"label": c, "value": c} for c in p.choices or ()], value=value, size="sm")
-    if kind == "number":
-        return dcc.Input(
-            id=cid,
-            type="number",
-            value=value,
-            debounce=True,
-            step="any" if p.type == "float" else 1,
-            className="form-control form-control-sm tune-number" + (" edited" if edited else ""),
-        )
-    return dcc.Input(
-        id=cid,
-        type="text",
-        value="" if value is None else str(value),
-        debounce=True,
-        className="form-control form-control-sm",
+
+def param_editor(rows: list[dict[str, Any]]) -> html.Div:
+    """Every broker parameter in one editable grid (edit the value cell; search filters every column)."""
+    editor = dag.AgGrid(
+        id=ids.TUNE_EDITOR,
+        rowData=rows,
+        columnDefs=EDITOR_COLUMNS,
+        defaultColDef={"resizable": True, "sortable": True, "filter": True, "floatingFilter": False},
+        getRowId="params.data.key",
+        dashGridOptions={
+            "animateRows": False,
+            "tooltipShowDelay": 300,
+            "stopEditingWhenCellsLoseFocus": True,
+            "suppressRowVirtualisation": True,  # 80 rows: every control stays in the page (tests, find-in-page)
+            "rowClassRules": {"tune-row-edited": "params.data.edited", "tune-row-invalid": "params.data.error !== ''"},
+        },
+        columnSize="autoSize",
+        className="ag-theme-alpine compact-grid",
+        style={"height": "72vh", "width": "100%"},
     )
-
-
-def param_editor_row(row: Mapping[str, Any], param: Param) -> html.Div:
-    """One parameter: key, control, unit, then what it means, its current/default/allowed values and its users."""
-    meta = [
-        html.Span(["current ", html.B(row["current"])]),
-        html.Span(["default ", html.B(row["default"])]),
-        html.Span(["allowed: ", row["allowed"]]),
-    ]
-    if not row["in_panda_config"]:
-        meta.append(html.Span("hard-coded in PanDA, tunable here", className="text-warning"))
     return html.Div(
         [
-            html.Div(
-                [
-                    html.Code(row["key"], className="tune-key"),
-                    html.Div(_control(param, row["value"], row["edited"]), className="tune-control"),
-                    html.Span(row["unit"], className="tune-unit text-muted"),
-                ],
-                className="tune-head",
+            dbc.Input(
+                id=ids.TUNE_SEARCH,
+                placeholder="search key, meaning or filter (e.g. link_queued)",
+                size="sm",
+                type="search",
+                className="mb-1",
             ),
-            html.Div(id={"type": ids.TUNE_FEEDBACK, "key": row["key"]}, className="tune-feedback"),
-            html.Div(row["description"], className="tune-descr"),
-            html.Div(meta, className="tune-meta"),
+            editor,
             html.Div(
-                [html.Span(u, className="badge text-bg-light me-1") for u in row["used_by"]], className="tune-used"
+                "Click a value to edit it; Enter applies it at once. Hover a key for its meaning.",
+                className="small text-muted mt-1",
             ),
-        ],
-        id={"type": ids.TUNE_ROW, "key": row["key"]},
-        className="tune-row" + (" edited" if row["edited"] else ""),
-    )
-
-
-def param_editor(config: Config, edited: Mapping[str, Value]) -> html.Div:
-    """Every broker parameter grouped by component, with a search box and an 'edited only' switch."""
-    items = []
-    for component, title, params in vm.components():
-        rows = [param_editor_row(vm.param_row(p, config, edited), p) for p in params]
-        n_edit = sum(1 for p in params if p.key in edited)
-        label = f"{title} · {len(params)}" + (f" · {n_edit} edited" if n_edit else "")
-        items.append(dbc.AccordionItem(rows, title=label, item_id=component))
-    open_items = [c for c, _, ps in vm.components() if any(p.key in edited for p in ps)] or ["jobbroker"]
-    return html.Div(
-        [
-            html.Div(
-                [
-                    dbc.Input(
-                        id=ids.TUNE_SEARCH,
-                        placeholder="search key, meaning or filter (e.g. link_queued)",
-                        size="sm",
-                        type="search",
-                        debounce=True,
-                    ),
-                    dbc.Switch(id=ids.TUNE_ONLY_EDITED, label="edited only", value=False, className="ms-2 mb-0 small"),
-                ],
-                className="d-flex align-items-center mb-2",
-            ),
-            dbc.Accordion(items, always_open=True, active_item=open_items, className="tune-accordion"),
         ]
     )
 
@@ -109,7 +80,7 @@ def edit_summary(overrides: Mapping[str, Value], errors: Mapping[str, str], conf
         )
         for k, v in sorted(overrides.items())
     ]
-    refused = [html.Span(f"refused: {k}", className="badge text-bg-danger me-1") for k in sorted(errors)]
+    refused = [html.Div(f"refused: {errors[k]}", className="text-danger tune-refused") for k in sorted(errors)]
     version = "defaults" if not config.version else f"stored version {config.version}"
     if not overrides and not errors:
         return html.Div(f"No edits: showing {version}. Edit a value to see the what-if.", className="small text-muted")

@@ -24,7 +24,8 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
     """Editor on the left; the picked task before/after and the grid impact on the right; save and reports below."""
     snap = data.snapshot()
     config = data.config()
-    edits = vm.parse_edits(config, vm.edits_from_query(query))
+    raw = vm.edits_from_query(query)
+    edits = vm.parse_edits(config, raw)
     picked = qvm.parse_task(task) or vm.default_task(snap, lambda t: data.job_decision(t).status == "ok")
     gridruns.warm_base_in_background()
     notice = None
@@ -36,9 +37,6 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
         notice = dbc.Alert(
             f"Restored: now gdpconfig version {restored}.", color="success", className="py-1 small", dismissable=True
         )
-    refused = [
-        dbc.Alert(f"Edit refused: {msg}", color="danger", className="py-1 small mb-1") for msg in edits.errors.values()
-    ]
     controls = html.Div(
         [
             html.Div(
@@ -82,12 +80,13 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                 "candidates re-ranked, and the whole grid's waiting tasks re-brokered.",
             ),
             notice,
-            *refused,
             bar,
             dbc.Row(
                 [
                     dbc.Col(
-                        card("gdpconfig parameters", param_editor(config, edits.overrides)), md=4, className="tune-left"
+                        card("gdpconfig parameters", param_editor(vm.editor_rows(config, raw, edits))),
+                        md=5,
+                        className="tune-left",
                     ),
                     dbc.Col(
                         [
@@ -111,7 +110,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                                 ],
                             ),
                         ],
-                        md=8,
+                        md=7,
                     ),
                 ],
                 className="g-2",
@@ -124,7 +123,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                 ],
                 className="g-2",
             ),
-            dcc.Store(id=ids.TUNE_OVERRIDES, data=edits.overrides),
+            dcc.Store(id=ids.TUNE_RAW, data=raw),
             dcc.Store(id=ids.TUNE_BASE_VERSION, data=config.version),
             dcc.Store(id=ids.TUNE_URL_SINK),
             dcc.Location(id=ids.TUNE_REDIRECT, refresh=True),

@@ -168,6 +168,50 @@ def param_row(p: Param, config: Config, edited: Mapping[str, Value]) -> dict[str
     }
 
 
+def editor_rows(config: Config, raw: Mapping[str, Any], edits: Edits) -> list[dict[str, Any]]:
+    """One AG Grid row per parameter: the control's value (RAW edit or stored), what it means and any refusal."""
+    rows = []
+    for p in tunable_params():
+        stored = stored_value(config, p.key)
+        value = raw.get(p.key, stored)
+        rows.append(
+            {
+                "key": p.key,
+                "component": p.component,
+                "value": value,
+                "stored": stored,
+                "current": shown(stored),
+                "default": shown(p.default),
+                "unit": p.unit,
+                "allowed": p.allowed(),
+                "used_by": ", ".join(used_by_labels(p)),
+                "description": p.description + ("" if p.in_panda_config else " (hard-coded in PanDA; tunable here)"),
+                "kind": input_kind(p),
+                "choices": list(p.choices or ()),
+                "step": 1 if p.type == "int" else None,
+                "error": edits.errors.get(p.key, ""),
+                "edited": p.key in edits.overrides,
+            }
+        )
+    return rows
+
+
+def raw_from_rows(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The raw edits held by the editor's rows: every value that differs from the stored one.
+
+    The browser computes the same map for the raw-edits store (app/callbacks/tuning.py).
+    """
+    raw: dict[str, Any] = {}
+    for r in rows:
+        v, stored = r.get("value"), r.get("stored")
+        if v is None and r.get("kind") != "text":
+            continue  # an emptied number box is no edit
+        if v == stored or (v is not None and stored is not None and str(v) == str(stored)):
+            continue
+        raw[str(r["key"])] = v
+    return raw
+
+
 def matches(p: Param, text: str) -> bool:
     """Whether the editor's search TEXT matches P's key, description or the filters using it."""
     t = text.strip().lower()

@@ -107,37 +107,59 @@ def test_param_rows_cover_every_broker_parameter_with_its_users() -> None:
 # ---------------------------------------------------------------- callbacks
 
 
-def _ids() -> list[dict[str, str]]:
-    return [{"type": "tune-input", "key": p.key} for p in vm.tunable_params()]
-
-
-def _values(config: Config, **edits: object) -> list[object]:
-    return [edits.get(i["key"], vm.stored_value(config, i["key"])) for i in _ids()]
-
-
 def test_edit_rerenders_the_task_before_and_after(app_client) -> None:
     """Switching NW_ACTIVE off re-ranks task 1 of the sample grid: its top queue changes from CERN-PROD_Q8."""
     from app import data
     from app.callbacks.tuning import update_task_view
 
-    same = _text(update_task_view(_values(data.config()), 1, _ids()))
+    rows = vm.editor_rows(data.config(), {}, vm.Edits({}, {}))
+    same = _text(update_task_view(vm.raw_from_rows(rows), 1))
     assert "No change for this task" in same
-    out = _text(update_task_view(_values(data.config(), NW_ACTIVE=False), 1, _ids()))
+    for r in rows:
+        if r["key"] == "NW_ACTIVE":
+            r["value"] = False
+    assert vm.raw_from_rows(rows) == {"NW_ACTIVE": False}
+    out = _text(update_task_view(vm.raw_from_rows(rows), 1))
     assert "Top queue CERN-PROD_Q8 → MWT2_Q11" in out and "weight factors changed" in out
 
 
 def test_invalid_edit_is_refused_inline_and_left_out(app_client) -> None:
-    """An out-of-range value shows the allowed range beside the control and is not part of the overrides."""
-    from app import data
+    """An out-of-range value is marked on its row and in the summary with the allowed range, and is not applied."""
     from app.callbacks.tuning import update_edits
 
-    rows = [{"type": "tune-row", "key": i["key"]} for i in _ids()]
-    feedback, classes, _summary, overrides, link = update_edits(
-        _values(data.config(), NQUEUED_SAT_CAP=0, MAX_SITE_CANDIDATES=3), 1, "", False, _ids(), rows
+    transaction, summary, link = update_edits({"NQUEUED_SAT_CAP": 0, "MAX_SITE_CANDIDATES": 3}, 1)
+    rows = {r["key"]: r for r in transaction["update"]}
+    assert "an integer in [1, 10000000]" in rows["NQUEUED_SAT_CAP"]["error"] and not rows["NQUEUED_SAT_CAP"]["edited"]
+    assert rows["MAX_SITE_CANDIDATES"]["edited"] and rows["MAX_SITE_CANDIDATES"]["error"] == ""
+    assert "refused: NQUEUED_SAT_CAP" in _text(summary) and "[1, 10000000]" in _text(summary)
+    assert link == "/tuning?task=1&MAX_SITE_CANDIDATES=3"
+
+
+def test_save_is_refused_while_an_edit_is_invalid(app_client) -> None:
+    """Saving with a refused edit in the set writes nothing and names the refused key."""
+    from app.callbacks.tuning import save_raw
+
+    msg, redirect = save_raw({"NQUEUED_SAT_CAP": 0}, "alice", "s3cret", "why", 0)
+    assert redirect is None
+    assert "fix the refused edits first (NQUEUED_SAT_CAP)" in _text(msg)
+
+
+def test_editor_rows_carry_value_kind_and_refusal() -> None:
+    """Each editor row has the raw value, the stored value, the control kind and the refusal message."""
+    cfg = Config()
+    edits = vm.parse_edits(cfg, {"NW_ACTIVE": False, "NQUEUED_SAT_CAP": 0})
+    rows = {r["key"]: r for r in vm.editor_rows(cfg, {"NW_ACTIVE": False, "NQUEUED_SAT_CAP": 0}, edits)}
+    assert len(rows) == len(REGISTRY)
+    assert (rows["NW_ACTIVE"]["kind"], rows["NW_ACTIVE"]["value"], rows["NW_ACTIVE"]["edited"]) == (
+        "switch",
+        False,
+        True,
     )
-    k = [i["key"] for i in _ids()].index("NQUEUED_SAT_CAP")
-    assert "an integer in [1, 10000000]" in _text(feedback[k]) and "invalid" in classes[k]
-    assert overrides == {"MAX_SITE_CANDIDATES": 3} and link == "/tuning?task=1&MAX_SITE_CANDIDATES=3"
+    assert rows["NQUEUED_SAT_CAP"]["kind"] == "number" and rows["NQUEUED_SAT_CAP"]["error"]
+    assert (
+        rows["NQUEUED_SAT_CAP"]["stored"] == 150
+        and rows["NQUEUED_SAT_CAP"]["used_by"] == "production: link_queued, network: weight"
+    )
 
 
 def test_grid_view_counts_moved_tasks(app_client) -> None:

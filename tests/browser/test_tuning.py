@@ -10,9 +10,19 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 
-def control(page, key: str):
-    """The editor control of gdpconfig KEY."""
-    return page.locator(f'[id=\'{{"key":"{key}","type":"tune-input"}}\']')
+def value_cell(page, key: str):
+    """The editable value cell of gdpconfig KEY in the editor grid."""
+    return page.locator(f'#tune-editor .ag-center-cols-container .ag-row[row-id="{key}"] .ag-cell[col-id="value"]')
+
+
+def edit(page, key: str, value: str) -> None:
+    """Click KEY's value cell, type VALUE and press Enter, as an operator does."""
+    cell = value_cell(page, key)
+    cell.scroll_into_view_if_needed()
+    cell.click()
+    box = cell.locator("input")
+    box.fill(value)
+    box.press("Enter")
 
 
 def test_edit_nqueued_sat_cap_rerenders_the_ranking(page, live_server, console_errors, shot) -> None:
@@ -21,9 +31,7 @@ def test_edit_nqueued_sat_cap_rerenders_the_ranking(page, live_server, console_e
     diff = page.locator("#tune-task-diff")
     expect(diff).to_contain_text("No change for this task", timeout=20_000)
     expect(page.locator("#tune-grid-view")).to_contain_text("No edits yet")
-    box = control(page, "NQUEUED_SAT_CAP")
-    box.fill("451")
-    box.press("Enter")
+    edit(page, "NQUEUED_SAT_CAP", "451")
     expect(diff).to_contain_text("weight factors changed", timeout=20_000)
     expect(page.locator("#tune-task-view")).to_contain_text("Weight factors that changed")
     expect(page.locator("#tune-edit-summary")).to_contain_text("150 → 451")
@@ -38,12 +46,10 @@ def test_out_of_range_value_is_refused_inline(page, live_server, console_errors)
     """A value below the minimum is shown next to the control with the allowed range, and is not applied."""
     page.goto(f"{live_server}/tuning?task=1")
     expect(page.locator("#tune-task-diff")).to_contain_text("No change for this task", timeout=20_000)
-    box = control(page, "NQUEUED_SAT_CAP")
-    box.fill("0")
-    box.press("Enter")
-    feedback = page.locator('[id=\'{"key":"NQUEUED_SAT_CAP","type":"tune-feedback"}\']')
-    expect(feedback).to_contain_text("an integer in [1, 10000000]", timeout=20_000)
-    expect(page.locator("#tune-edit-summary")).to_contain_text("refused: NQUEUED_SAT_CAP")
+    edit(page, "NQUEUED_SAT_CAP", "0")
+    expect(page.locator("#tune-edit-summary")).to_contain_text("refused: NQUEUED_SAT_CAP", timeout=20_000)
+    expect(page.locator("#tune-edit-summary")).to_contain_text("an integer in [1, 10000000]")
+    expect(value_cell(page, "NQUEUED_SAT_CAP")).to_have_class(re.compile("tune-invalid"))
     expect(page.locator("#tune-task-diff")).to_contain_text("No change for this task")
     assert console_errors == []
 
