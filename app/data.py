@@ -38,6 +38,15 @@ class Source:
 
 
 _lock = threading.Lock()
+
+
+def _fresh_lock_in_child() -> None:
+    # a background job is forked while other request threads may hold the lock: the child gets its own
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock_in_child)
 _current: Source | None = None
 
 

@@ -27,6 +27,17 @@ _lock = threading.Lock()
 _warming: set[str] = set()
 
 
+def _reset_in_child() -> None:
+    # forked background jobs must not inherit a held lock or the parent's disk-cache connection
+    global _lock, _disk
+    _lock = threading.Lock()
+    _disk = None
+    _warming.clear()
+
+
+os.register_at_fork(after_in_child=_reset_in_child)
+
+
 def disk() -> diskcache.Cache:
     """The on-disk store of grid runs (opened lazily, so forked background jobs open their own handle)."""
     global _disk

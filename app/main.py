@@ -56,8 +56,10 @@ app.layout = serve_layout
 
 from app import callbacks as _callbacks  # noqa: E402,F401  registers every callback on this one app
 from app.api import register as _register_api  # noqa: E402
+from app.reports import register as _register_reports  # noqa: E402
 
 _register_api(server)
+_register_reports(server)
 
 
 def serve(host: str, port: int, debug: bool = False) -> None:

@@ -4,6 +4,7 @@ whole-grid impact are painted, on the demo grid."""
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import statistics
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=int(os.environ.get("BENCH_EDITS", "10")))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    faulthandler.dump_traceback_later(600, exit=True)  # a stuck run prints where it hangs instead of idling
     os.environ.pop("DATABASE_URL", None)
     os.environ.pop("BROKERAGE_SNAPSHOT", None)
     os.environ["BROKERAGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-tuning-")  # no runs left from earlier

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import csv
+import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -246,3 +250,42 @@ def test_no_operators_configured_disables_saving(db_app, monkeypatch: pytest.Mon
     msg, _ = save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "s3cret", "x", 0)
     assert "no operators are configured" in _text(msg)
     assert os.environ.get("BROKERAGE_OPERATORS") is None
+
+
+# ---------------------------------------------------------------- reports from the app
+
+
+def test_export_task_report_under_the_edits_downloads_and_is_served(app_client) -> None:
+    """A task's HTML report is written, records the what-if edit, is pushed to the browser and served by its link."""
+    from app.callbacks.reports import export
+
+    calls: list[tuple[int, str]] = []
+    payload, status = export("task", "html", 1, {"NW_ACTIVE": False}, calls.append)
+    assert payload["filename"].endswith(".html") and payload["base64"]
+    html_text = base64.b64decode(payload["content"]).decode()
+    assert "NW_ACTIVE" in html_text and "<svg" in html_text
+    link = re.search(r'"href": "(/reports/[^"]+)"', _text(status)).group(1)
+    resp = app_client.get(link)
+    assert resp.status_code == 200 and resp.data.decode() == html_text
+    assert calls and calls[-1][0] == 100
+
+
+def test_export_all_tasks_csv_parses(app_client) -> None:
+    """The whole-grid CSV report parses and covers every waiting task of the sample grid."""
+    from app.callbacks.reports import export
+
+    payload, _ = export("all", "csv", None, {})
+    rows = list(csv.DictReader(io.StringIO(base64.b64decode(payload["content"]).decode())))
+    assert {int(r["task"]) for r in rows if r["task"]} == {1, 2, 3, 4, 7, 8}
+
+
+def test_export_refuses_invalid_edits_and_bad_paths(app_client) -> None:
+    """A refused edit blocks the export, and the download route serves nothing outside its folder."""
+    from app.callbacks.reports import export
+
+    payload, status = export("task", "json", 1, {"NQUEUED_SAT_CAP": 0})
+    assert payload is None and "fix the refused edits first" in _text(status)
+    sneaky = app_client.get("/reports/0123456789abcdef/..%2F..%2Fpyproject.toml")
+    assert b"[build-system]" not in sneaky.data and "attachment" not in (sneaky.headers.get("Content-Disposition") or "")
+    assert app_client.get("/reports/not-a-token/x.csv").status_code == 404
+    assert app_client.get("/reports/0123456789abcdef/missing.csv").status_code == 404

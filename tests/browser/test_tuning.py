@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -61,4 +62,18 @@ def test_permalink_reopens_the_what_if(page, live_server, console_errors, shot) 
     expect(page.locator("#tune-grid-view")).to_contain_text("top candidate changed", timeout=30_000)
     expect(page.locator("#tune-save-result")).to_be_empty()
     shot("tuning_permalink")
+    assert console_errors == []
+
+
+def test_export_report_downloads_a_file(page, live_server, console_errors) -> None:
+    """Exporting the selected task's report under an edit runs in the background and downloads the HTML file."""
+    page.goto(f"{live_server}/tuning?task=1&NW_ACTIVE=false")
+    expect(page.locator("#tune-task-diff")).to_contain_text("Top queue", timeout=20_000)
+    with page.expect_download(timeout=60_000) as info:
+        page.locator("#tune-report-button").click()
+    download = info.value
+    assert download.suggested_filename.endswith(".html") and "task-1" in download.suggested_filename
+    text = Path(download.path()).read_text(encoding="utf-8")
+    assert "NW_ACTIVE" in text and "<svg" in text
+    expect(page.locator("#tune-report-status")).to_contain_text("download")
     assert console_errors == []

@@ -1,0 +1,95 @@
+"""Report export on the tuning page: a background job with progress, then a download."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from dash import Input, Output, State, callback, html, no_update
+
+from app import gridruns, ids
+from app.callbacks.tuning import edits_of
+from app.components.layout import error_alert
+from app.reports import INLINE_LIMIT, make_report
+from app.viewmodels import queues as qvm
+
+log = logging.getLogger(__name__)
+
+_SHOWN = {"visibility": "visible", "height": "12px"}
+_HIDDEN = {"visibility": "hidden", "height": "12px"}
+
+
+def export(
+    scope: str,
+    fmt: str,
+    task: Any,
+    raw: dict[str, Any] | None,
+    set_progress: Callable[[tuple[int, str]], None] | None = None,
+) -> tuple[Any, Any]:
+    """Build the report under the current edits; return (download data or None, status with a download link)."""
+    edits = edits_of(raw)
+    if edits.errors:
+        refused = ", ".join(sorted(edits.errors))
+        return None, html.Span(f"Not exported: fix the refused edits first ({refused}).", className="text-danger")
+
+    def progress(done: int, total: int) -> None:
+        if set_progress is not None and total:
+            set_progress((int(100 * done / total), f"{done:,} / {total:,} tasks"))
+
+    made = make_report(scope, fmt, qvm.parse_task(task), edits.overrides, progress)
+    what = f"{len(edits.overrides)} what-if edit(s)" if edits.overrides else "the stored config"
+    status = html.Span(
+        [
+            f"{made.name} ({made.size / 1e6:.1f} MB) under {what}: ",
+            html.A("download", href=made.url, id="tune-report-link"),
+        ]
+    )
+    if made.size > INLINE_LIMIT:
+        return None, status
+    payload = {
+        "content": base64.b64encode(made.path.read_bytes()).decode(),
+        "filename": made.name,
+        "base64": True,
+        "type": made.media_type,
+    }
+    return payload, status
+
+
+@callback(
+    Output(ids.TUNE_REPORT_DOWNLOAD, "data"),
+    Output(ids.TUNE_REPORT_STATUS, "children"),
+    Input(ids.TUNE_REPORT_BUTTON, "n_clicks"),
+    State(ids.TUNE_REPORT_SCOPE, "value"),
+    State(ids.TUNE_REPORT_FORMAT, "value"),
+    State(ids.TUNE_TASK, "value"),
+    State(ids.TUNE_RAW, "data"),
+    background=True,
+    progress=[Output(ids.TUNE_REPORT_PROGRESS, "value"), Output(ids.TUNE_REPORT_PROGRESS, "label")],
+    running=[
+        (Output(ids.TUNE_REPORT_BUTTON, "disabled"), True, False),
+        (Output(ids.TUNE_REPORT_CANCEL, "disabled"), False, True),
+        (Output(ids.TUNE_REPORT_PROGRESS, "style"), _SHOWN, _HIDDEN),
+    ],
+    cancel=[Input(ids.TUNE_REPORT_CANCEL, "n_clicks")],
+    interval=300,
+    prevent_initial_call=True,
+)
+def on_export(
+    set_progress: Callable[[tuple[int, str]], None],
+    n_clicks: int | None,
+    scope: str,
+    fmt: str,
+    task: Any,
+    raw: dict[str, Any] | None,
+) -> tuple[Any, Any]:
+    """Background job: build and write the report, showing progress; the browser then downloads it."""
+    gridruns.after_fork()
+    if not n_clicks:
+        return no_update, no_update
+    try:
+        return export(scope, fmt, task, raw, set_progress)
+    except Exception as exc:  # an unknown task or a bad edit is said inline, never a traceback
+        log.exception("report export failed")
+        return None, error_alert("Report", exc)
