@@ -53,6 +53,7 @@ TUNE_COPY = "tune-copy"
 TUNE_TASK = "tune-task"
 TUNE_TASK_VIEW = "tune-task-view"
 TUNE_GRID_VIEW = "tune-grid-view"
+TUNE_GRID_TRIGGER = "tune-grid-trigger"  # the edits, passed on by the task view when it is done
 TUNE_GRID_PROGRESS = "tune-grid-progress"
 TUNE_SAVE_USER = "tune-save-user"
 TUNE_SAVE_SECRET = "tune-save-secret"

@@ -15,5 +15,7 @@ mkdir -p data
 if [ "${1:-}" = "--no-serve" ]; then
   exit 0
 fi
-echo "dashboard: http://${HOST:-127.0.0.1}:${PORT:-8050}/"
+# the local demo gets one operator so saving on /tuning can be tried; set BROKERAGE_OPERATORS for real use
+export BROKERAGE_OPERATORS="${BROKERAGE_OPERATORS:-operator:change-me}"
+echo "dashboard: http://${HOST:-127.0.0.1}:${PORT:-8050}/   (tuning saves: operator name and secret from BROKERAGE_OPERATORS)"
 exec .venv/bin/brokerage serve --host "${HOST:-127.0.0.1}" --port "${PORT:-8050}"

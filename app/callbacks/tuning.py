@@ -56,14 +56,17 @@ clientside_callback(
     Output(ids.TUNE_EDITOR, "rowTransaction"),
     Output(ids.TUNE_EDIT_SUMMARY, "children"),
     Output(ids.TUNE_PERMALINK, "href"),
-    RAW,
-    Input(ids.TUNE_TASK, "value"),
+    Input(ids.TUNE_GRID_TRIGGER, "data"),
+    State(ids.TUNE_TASK, "value"),
     State(ids.TUNE_EDITOR, "rowData"),
 )
 def update_edits(
     raw: dict[str, Any] | None, task: Any, shown_rows: list[dict[str, Any]] | None = None
 ) -> tuple[Any, ...]:
-    """Refuse invalid values inline (with the allowed range), mark edited rows, and keep the permalink current."""
+    """Refuse invalid values inline (with the allowed range), mark edited rows, and keep the permalink current.
+
+    Runs after the task view (it follows the edits the task view passes on), so the re-ranking paints first.
+    """
     config = data.config()
     edits = edits_of(raw)
     rows = vm.editor_rows(config, raw or {}, edits)
@@ -128,14 +131,18 @@ def task_view(task: Any, overrides: dict[str, Any]) -> Any:
     return html.Div(parts, id="tune-task-diff", **marks)
 
 
-@callback(Output(ids.TUNE_TASK_VIEW, "children"), RAW, Input(ids.TUNE_TASK, "value"))
-def update_task_view(raw: dict[str, Any] | None, task: Any) -> Any:
-    """Re-rank the picked task under the valid edits, next to its ranking under the stored config."""
+@callback(
+    Output(ids.TUNE_TASK_VIEW, "children"), Output(ids.TUNE_GRID_TRIGGER, "data"), RAW, Input(ids.TUNE_TASK, "value")
+)
+def update_task_view(raw: dict[str, Any] | None, task: Any) -> tuple[Any, Any]:
+    """Re-rank the picked task under the valid edits, next to its ranking under the stored config; then hand the
+    edits on to the whole-grid job, which starts only once this view is answered (the interactive part goes first)."""
     try:
-        return task_view(task, edits_of(raw).overrides)
+        view = task_view(task, edits_of(raw).overrides)
     except Exception as exc:  # error boundary: say what failed inline
         log.exception("what-if of task %s failed", task)
-        return error_alert("What-if of the task", exc)
+        view = error_alert("What-if of the task", exc)
+    return view, raw or {}
 
 
 def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]], None] | None = None) -> Any:
@@ -160,7 +167,7 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
 @callback(
     Output(ids.TUNE_GRID_VIEW, "children"),
-    RAW,
+    Input(ids.TUNE_GRID_TRIGGER, "data"),
     background=True,
     progress=[Output(ids.TUNE_GRID_PROGRESS, "value"), Output(ids.TUNE_GRID_PROGRESS, "label")],
     running=[(Output("tune-grid-progress-box", "style"), {"display": "block"}, {"display": "none"})],

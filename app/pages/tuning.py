@@ -124,6 +124,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                 className="g-2",
             ),
             dcc.Store(id=ids.TUNE_RAW, data=raw),
+            dcc.Store(id=ids.TUNE_GRID_TRIGGER),
             dcc.Store(id=ids.TUNE_BASE_VERSION, data=config.version),
             dcc.Store(id=ids.TUNE_URL_SINK),
             dcc.Location(id=ids.TUNE_REDIRECT, refresh=True),

@@ -117,13 +117,15 @@ def test_edit_rerenders_the_task_before_and_after(app_client) -> None:
     from app.callbacks.tuning import update_task_view
 
     rows = vm.editor_rows(data.config(), {}, vm.Edits({}, {}))
-    same = _text(update_task_view(vm.raw_from_rows(rows), 1))
+    same = _text(update_task_view(vm.raw_from_rows(rows), 1)[0])
     assert "No change for this task" in same
     for r in rows:
         if r["key"] == "NW_ACTIVE":
             r["value"] = False
     assert vm.raw_from_rows(rows) == {"NW_ACTIVE": False}
-    out = _text(update_task_view(vm.raw_from_rows(rows), 1))
+    out, trigger = update_task_view(vm.raw_from_rows(rows), 1)
+    out = _text(out)
+    assert trigger == {"NW_ACTIVE": False}
     assert "Top queue CERN-PROD_Q8 → MWT2_Q11" in out and "weight factors changed" in out
 
 
@@ -286,6 +288,8 @@ def test_export_refuses_invalid_edits_and_bad_paths(app_client) -> None:
     payload, status = export("task", "json", 1, {"NQUEUED_SAT_CAP": 0})
     assert payload is None and "fix the refused edits first" in _text(status)
     sneaky = app_client.get("/reports/0123456789abcdef/..%2F..%2Fpyproject.toml")
-    assert b"[build-system]" not in sneaky.data and "attachment" not in (sneaky.headers.get("Content-Disposition") or "")
+    assert b"[build-system]" not in sneaky.data and "attachment" not in (
+        sneaky.headers.get("Content-Disposition") or ""
+    )
     assert app_client.get("/reports/not-a-token/x.csv").status_code == 404
     assert app_client.get("/reports/0123456789abcdef/missing.csv").status_code == 404
