@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
 from app import data
-from brokerage.whatif import GridRun, Progress, rerun_grid, run_grid
+from brokerage.gdpconfig import Config
+from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.snapshot import GridSnapshot
+from brokerage.whatif import ALL_BROKERS, GridRun, Progress, rerun_grid, run_grid
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +49,49 @@ def disk() -> diskcache.Cache:
     if _disk is None:
         _disk = diskcache.Cache(str(CACHE_DIR / "gridruns"), size_limit=512 * 2**20)
     return _disk
+
+
+WORKERS = int(os.environ.get("BROKERAGE_GRID_WORKERS", str(min(4, os.cpu_count() or 1))))
+CHUNKS_PER_WORKER = 8  # several chunks per worker keep the progress bar moving and the workers evenly loaded
+MIN_PARALLEL_TASKS = 200  # below this, starting processes costs more than it saves
+
+
+def _run_chunk(job: tuple[Config, frozenset[str], list[int]]) -> GridRun:
+    cfg, brokers, ids = job
+    return run_grid(data.snapshot(), cfg, brokers=brokers, task_ids=ids)
+
+
+def parallel_run(
+    snap: GridSnapshot,
+    config: Config,
+    *,
+    brokers: Iterable[str] = ALL_BROKERS,
+    task_ids: Sequence[int] | None = None,
+    progress: Progress | None = None,
+) -> GridRun:
+    """run_grid over WORKERS forked processes (each inherits the loaded snapshot); same result, merged.
+
+    Usage: ``rerun_grid(snap, base, stored, cfg, runner=parallel_run)``
+    """
+    ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
+    if WORKERS < 2 or len(ids) < MIN_PARALLEL_TASKS or snap is not data.snapshot():
+        return run_grid(snap, config, brokers=brokers, task_ids=ids, progress=progress)
+    t0 = time.perf_counter()
+    n = WORKERS * CHUNKS_PER_WORKER
+    chunks = [ids[i::n] for i in range(n) if ids[i::n]]
+    wanted = frozenset(brokers)
+    merged = GridRun({}, {}, 0.0, 0)
+    done = 0
+    with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+        for part in pool.imap_unordered(_run_chunk, [(config, wanted, c) for c in chunks]):
+            merged.outcomes.update(part.outcomes)
+            merged.errors.update(part.errors)
+            merged.recomputed += part.recomputed
+            done += 1
+            if progress:  # in tasks, as the chunks come back
+                progress(done * len(ids) // len(chunks), len(ids))
+    merged.seconds = time.perf_counter() - t0
+    return merged
 
 
 def _key(snap_key: str, fp: str) -> str:
@@ -89,7 +137,7 @@ def base_run(progress: Progress | None = None) -> GridRun:
     with diskcache.Lock(disk(), f"lock:{key}", expire=LOCK_EXPIRE_S):
         run = _get(key)
         if run is None:
-            run = run_grid(data.snapshot(), data.config(), progress=progress)
+            run = parallel_run(data.snapshot(), data.config(), progress=progress)
             _put(key, run)
     return run
 
@@ -107,7 +155,7 @@ def whatif_runs(overrides: Mapping[str, Any], progress: Progress | None = None) 
     key = _key(data.snapshot().key, cfg.fingerprint())
     after = _get(key)
     if after is None:
-        after = rerun_grid(data.snapshot(), before, stored, cfg, progress=progress)
+        after = rerun_grid(data.snapshot(), before, stored, cfg, progress=progress, runner=parallel_run)
         _put(key, after)
     return before, after
 

@@ -357,11 +357,20 @@ def run_grid(
     return GridRun(outcomes, errors, time.perf_counter() - t0, total)
 
 
+Runner = Callable[..., GridRun]  # run_grid's signature; the app passes a parallel one
+
+
 def rerun_grid(
-    snap: GridSnapshot, base: GridRun, base_config: Config, config: Config, progress: Progress | None = None
+    snap: GridSnapshot,
+    base: GridRun,
+    base_config: Config,
+    config: Config,
+    progress: Progress | None = None,
+    runner: Runner | None = None,
 ) -> GridRun:
     """Re-broker under CONFIG only what its differences from BASE_CONFIG can change; reuse BASE for the rest.
 
+    RUNNER replaces run_grid (same arguments), e.g. to spread the tasks over processes.
     Usage: ``after = rerun_grid(snap, before, stored, stored.with_overrides({"NQUEUED_SAT_CAP": 300}))``
     """
     t0 = time.perf_counter()
@@ -369,7 +378,8 @@ def rerun_grid(
     changed = {k for k in eb.keys() | ea.keys() if eb.get(k) != ea.get(k)}
     touched = affected_brokers(changed) if changed else frozenset()
     ids = sorted({t for (_, t) in [*base.outcomes, *base.errors]})
-    fresh = run_grid(snap, config, brokers=touched, task_ids=ids, progress=progress) if touched else None
+    run = runner or run_grid
+    fresh = run(snap, config, brokers=touched, task_ids=ids, progress=progress) if touched else None
     outcomes = {k: v for k, v in base.outcomes.items() if k[0] not in touched}
     errors = {k: v for k, v in base.errors.items() if k[0] not in touched}
     if fresh is not None:

@@ -18,7 +18,7 @@ def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -
 
     def progress(done: int, total: int) -> None:
         if set_progress is not None and total:
-            set_progress((int(100 * done / total), f"{done:,} / {total:,} brokerage runs"))
+            set_progress((int(100 * done / total), f"{int(100 * done / total)} %"))
 
     census = vm.census_from_run(gridruns.base_run(progress))
     rows = census["criteria"]

@@ -152,7 +152,7 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
     def progress(done: int, total: int) -> None:
         if set_progress is not None and total:
-            set_progress((int(100 * done / total), f"{done:,} / {total:,} brokerage runs"))
+            set_progress((int(100 * done / total), f"{int(100 * done / total)} %"))
 
     before, after = gridruns.whatif_runs(overrides, progress=progress)
     im = impact(before, after)
@@ -171,7 +171,7 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
     background=True,
     progress=[Output(ids.TUNE_GRID_PROGRESS, "value"), Output(ids.TUNE_GRID_PROGRESS, "label")],
     running=[(Output("tune-grid-progress-box", "style"), {"display": "block"}, {"display": "none"})],
-    interval=250,
+    interval=100,  # ms between polls of the job: the result shows at most this long after it is ready
 )
 def update_grid_view(set_progress: Callable[[tuple[int, str]], None], raw: dict[str, Any] | None) -> Any:
     """Background job: the whole-grid impact of the edits, with progress."""

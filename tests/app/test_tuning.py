@@ -293,3 +293,17 @@ def test_export_refuses_invalid_edits_and_bad_paths(app_client) -> None:
     )
     assert app_client.get("/reports/not-a-token/x.csv").status_code == 404
     assert app_client.get("/reports/0123456789abcdef/missing.csv").status_code == 404
+
+
+def test_parallel_grid_run_equals_the_serial_one(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spreading the grid run over forked workers gives exactly the outcomes of one process."""
+    from app import data, gridruns
+    from brokerage.whatif import run_grid
+
+    monkeypatch.setattr(gridruns, "WORKERS", 2)
+    monkeypatch.setattr(gridruns, "MIN_PARALLEL_TASKS", 1)
+    seen: list[tuple[int, int]] = []
+    parallel = gridruns.parallel_run(data.snapshot(), data.config(), progress=lambda d, t: seen.append((d, t)))
+    serial = run_grid(data.snapshot(), data.config())
+    assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
+    assert seen[-1][0] == seen[-1][1] == 6
