@@ -6,26 +6,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from brokerage.explain import Decision
+from brokerage.whatif import shares  # one definition of a candidate's share, shared with the tuning page
 
 if TYPE_CHECKING:
     from brokerage.report.build import TaskEntry
-
-
-def shares(decision: Decision) -> dict[str, float]:
-    """Share of the task's jobs each candidate is expected to get: weight / Σ weights (equal when Σ is 0); for the
-    nucleus broker, the selection probability.
-
-    Usage: ``shares(decision)["CERN-PROD_MCORE"]``
-    """
-    cands = decision.candidates
-    if not cands:
-        return {}
-    if decision.label == "nucleus" and all("probability" in c.details for c in cands):
-        return {c.name: float(c.details["probability"]) for c in cands}
-    total = sum(max(c.weight, 0.0) for c in cands)
-    if total <= 0:
-        return {c.name: 1.0 / len(cands) for c in cands}
-    return {c.name: max(c.weight, 0.0) / total for c in cands}
 
 
 def _add(into: dict[str, float], items: Mapping[str, float], scale: float) -> None:
