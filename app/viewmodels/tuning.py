@@ -282,7 +282,9 @@ def filter_rows(diff: TaskDiff) -> list[dict[str, Any]]:
         {
             "name": c.name,
             "change": c.change,
-            "criteria": c.criteria_after or c.criteria_before,
+            "criteria": f"{c.criteria_before} → {c.criteria_after}"
+            if c.change == "other filter"
+            else c.criteria_after or c.criteria_before,
             "reason": c.reason_after or c.reason_before,
         }
         for c in diff.filter_changes
