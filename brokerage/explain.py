@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
 
 
 class LazyTexts:
@@ -22,10 +24,14 @@ class LazyTexts:
         self._idx = idx
         self._texts: list[str] | None = None
 
-    def __getitem__(self, k: int) -> str:
+    def all(self) -> list[str]:
+        """Every sentence, in row order."""
         if self._texts is None:
             self._texts = self._build(self._idx)
-        return self._texts[k]
+        return self._texts
+
+    def __getitem__(self, k: int) -> str:
+        return self.all()[k]
 
 
 class Skip:
@@ -59,6 +65,10 @@ class Skip:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the lazy sentence builder is a closure: pickle the sentence itself
+        return (Skip, self._key())
+
     def __repr__(self) -> str:
         c, code, reason, stage, temp = self._key()
         return f"Skip(candidate={c!r}, criteria={code!r}, reason={reason!r}, stage={stage!r}, temporary={temp!r})"
@@ -72,6 +82,143 @@ class Skip:
             "stage": self.stage,
             "temporary": self.temporary,
         }
+
+
+# one filter's removed rows: (candidate names of the table, row indices, code or codes of those rows,
+# sentence or lazy sentences of those rows, stage, temporary); or a list of ready Skip objects
+_Block = tuple[np.ndarray, np.ndarray, "str | np.ndarray", "str | LazyTexts", str, bool] | list[Skip]
+
+
+class SkipList(Sequence[Skip]):
+    """A decision's skips, kept as the filters' masks (row indices per filter) until someone reads them.
+
+    Reads like a list of Skip (len, iteration, indexing, equality with a list); Skip objects and their
+    sentences are built on first use, and ``to_dicts`` / ``criteria_counts`` work without building them.
+    Usage: ``skips = SkipList(); skips.add(names, idx, "-status", texts, "status check"); len(skips)``
+    """
+
+    __slots__ = ("_blocks", "_items", "_n")
+
+    def __init__(self, skips: Iterable[Skip] = ()) -> None:
+        self._blocks: list[_Block] = []
+        self._items: list[Skip] | None = None
+        self._n = 0
+        items = list(skips)
+        if items:
+            self._blocks.append(items)
+            self._n = len(items)
+
+    def add(
+        self, names: np.ndarray, idx: np.ndarray, codes: str | np.ndarray, texts: str | LazyTexts, stage: str,
+        temporary: bool = False,
+    ) -> None:  # fmt: skip
+        """Record rows IDX of the candidate table NAMES as removed by STAGE (CODES / TEXTS: one or per row)."""
+        if len(idx) == 0:
+            return
+        self._blocks.append((names, idx, codes, texts, stage, bool(temporary)))
+        self._n += len(idx)
+        self._items = None
+
+    def append(self, skip: Skip) -> None:
+        """Add one ready Skip at the end."""
+        self.extend((skip,))
+
+    def extend(self, skips: Iterable[Skip]) -> None:
+        """Add ready Skips at the end."""
+        items = list(skips)
+        if not items:
+            return
+        last = self._blocks[-1] if self._blocks else None
+        if isinstance(last, list):
+            last.extend(items)
+        else:
+            self._blocks.append(items)
+        self._n += len(items)
+        if self._items is not None:
+            self._items.extend(items)
+
+    def _materialise(self) -> list[Skip]:
+        items = self._items
+        if items is None:
+            items = []
+            for b in self._blocks:
+                if isinstance(b, list):
+                    items.extend(b)
+                    continue
+                names, idx, codes, texts, stage, temp = b
+                cands = names[idx].tolist()
+                code_list = [codes] * len(cands) if isinstance(codes, str) else codes.tolist()
+                if isinstance(texts, str):
+                    items.extend(Skip(c, k, texts, stage, temp) for c, k in zip(cands, code_list, strict=True))
+                else:
+                    items.extend(
+                        Skip(c, k, (texts, j), stage, temp)
+                        for j, (c, k) in enumerate(zip(cands, code_list, strict=True))
+                    )
+            self._items = items
+        return items
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Skip: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Skip]: ...
+
+    def __getitem__(self, i: int | slice) -> Skip | list[Skip]:
+        return self._materialise()[i]
+
+    def __iter__(self) -> Iterator[Skip]:
+        return iter(self._materialise())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SkipList | list | tuple):
+            return len(self) == len(other) and self._materialise() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._materialise())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SkipList, (self._materialise(),))
+
+    def criteria_counts(self) -> dict[str, int]:
+        """How many candidates each criteria code removed (without building Skip objects)."""
+        counts: dict[str, int] = {}
+        for b in self._blocks:
+            if isinstance(b, list):
+                for s in b:
+                    counts[s.criteria] = counts.get(s.criteria, 0) + 1
+                continue
+            codes = b[2]
+            if isinstance(codes, str):
+                counts[codes] = counts.get(codes, 0) + len(b[1])
+            else:
+                for k in codes.tolist():
+                    counts[k] = counts.get(k, 0) + 1
+        return counts
+
+    def to_dicts(self, label: str = "queue") -> list[dict[str, Any]]:
+        """Every skip's JSON form (as Skip.to_dict), built straight from the stored masks."""
+        out: list[dict[str, Any]] = []
+        for b in self._blocks:
+            if isinstance(b, list):
+                out.extend(s.to_dict(label) for s in b)
+                continue
+            names, idx, codes, texts, stage, temp = b
+            cands = names[idx].tolist()
+            n = len(cands)
+            code_list = [codes] * n if isinstance(codes, str) else codes.tolist()
+            text_list = [texts] * n if isinstance(texts, str) else texts.all()
+            out.extend(
+                {label: c, "criteria": k, "reason": r, "stage": stage, "temporary": temp}
+                for c, k, r in zip(cands, code_list, text_list, strict=True)
+            )
+        return out
 
 
 @dataclass(slots=True)
@@ -129,7 +276,7 @@ class Decision:
     task: int
     status: str  # "ok" or "pending"
     candidates: list[Candidate]
-    skipped: list[Skip]
+    skipped: Sequence[Skip]  # a SkipList from the brokers; any list of Skip works
     funnel: list[FunnelStep]
     config: dict[str, Any]
     label: str = "queue"
@@ -152,6 +299,8 @@ class Decision:
 
     def criteria_counts(self) -> dict[str, int]:
         """How many candidates each criteria code removed."""
+        if isinstance(self.skipped, SkipList):
+            return self.skipped.criteria_counts()
         counts: dict[str, int] = {}
         for s in self.skipped:
             counts[s.criteria] = counts.get(s.criteria, 0) + 1
@@ -164,7 +313,9 @@ class Decision:
             "task": self.task,
             "status": self.status,
             "candidates": [c.to_dict(self.label) for c in self.candidates],
-            "skipped": [s.to_dict(self.label) for s in self.skipped],
+            "skipped": self.skipped.to_dicts(self.label)
+            if isinstance(self.skipped, SkipList)
+            else [s.to_dict(self.label) for s in self.skipped],
             "funnel": [f.to_dict() for f in self.funnel],
             "config": self.config,
         }

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from brokerage.snapshot import GridSnapshot
+
+if TYPE_CHECKING:
+    from brokerage.gdpconfig import Config
 
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
 COUNT_STATUSES = ("running", "defined", "assigned", "activated", "starting", "transferring")
@@ -249,8 +255,14 @@ def task_row(snapshot: GridSnapshot, jeditaskid: int) -> dict[str, Any]:
 
 
 def _task_records(snapshot: GridSnapshot) -> dict[int, dict[str, Any]]:
-    rows = snapshot.tasks.to_dict("records")
-    return {int(r["jeditaskid"]): {k: (None if _isnull(v) else v) for k, v in r.items()} for r in rows}
+    df = snapshot.tasks
+    rows = df.to_dict("records")
+    for column in df.columns:
+        # only rows whose column pandas calls missing can hold a null (None, NaN, NaT)
+        for i in np.flatnonzero(df[column].isna().to_numpy()).tolist():
+            if _isnull(rows[i][column]):
+                rows[i][column] = None
+    return {int(r["jeditaskid"]): r for r in rows}
 
 
 def _isnull(v: Any) -> bool:
@@ -258,8 +270,57 @@ def _isnull(v: Any) -> bool:
 
 
 def nucleus_queues(snapshot: GridSnapshot, nucleus: str | None) -> np.ndarray:
-    """Mask of queues at the nucleus site (the queues associated with the nucleus)."""
-    qa = queue_arrays(snapshot)
-    if not nucleus:
-        return np.zeros(qa.n, dtype=bool)
-    return qa["atlas_site"] == nucleus
+    """Mask of queues at the nucleus site (the queues associated with the nucleus); built once per nucleus, read-only."""
+
+    def build() -> np.ndarray:
+        qa = queue_arrays(snapshot)
+        out = qa["atlas_site"] == nucleus if nucleus else np.zeros(qa.n, dtype=bool)
+        out.flags.writeable = False
+        return out
+
+    return snapshot.cached(f"nucleus_queues:{nucleus or ''}", build)
+
+
+# --- work shared by the tasks of one snapshot under one config ----------------------------------
+
+T = TypeVar("T")
+_NONE = object()  # a memoised None ("this check does not apply") is still a hit
+_SHARED_CONFIGS = 8  # configs whose shared work is kept per snapshot (what-if sessions bring new ones)
+_SHARED_ENTRIES = 4096  # memo entries per config before it is cleared
+
+# the latest (snapshot, config, memo), held weakly so that it keeps no replaced snapshot alive
+_last_shared: tuple[Callable[[], Any], Callable[[], Any], dict[Any, Any]] = (lambda: None, lambda: None, {})
+
+
+def _shared(snapshot: GridSnapshot, config: Config) -> dict[Any, Any]:
+    global _last_shared
+    last_snap, last_config, memo = _last_shared
+    if last_snap() is snapshot and last_config() is config:  # the common case: many tasks in a row
+        return memo
+    registry: dict[str, dict[Any, Any]] = snapshot.cached("per_config", dict)
+    fp = config.fingerprint()
+    found = registry.get(fp)
+    if found is None:
+        if len(registry) >= _SHARED_CONFIGS:
+            # tolerate a concurrent caller evicting the same entry (dashboard callbacks run in threads)
+            with contextlib.suppress(StopIteration, RuntimeError, KeyError):
+                registry.pop(next(iter(registry)))
+        found = registry[fp] = {}
+    _last_shared = (weakref.ref(snapshot), weakref.ref(config), found)
+    return found
+
+
+def per_config(snapshot: GridSnapshot, config: Config, key: Any, build: Callable[[], T]) -> T:
+    """BUILD() memoised per snapshot, config (its fingerprint) and KEY, for work many tasks share.
+
+    KEY must name everything BUILD reads besides the snapshot and the config (e.g. the task fields a
+    verdict depends on); what BUILD returns is shared, so it must not be changed by its users.
+    Usage: ``per_config(snap, config, ("zeroshare", ptype, gshare, prio), lambda: build_verdict(...))``
+    """
+    memo = _shared(snapshot, config)
+    value = memo.get(key, _NONE)
+    if value is _NONE:
+        if len(memo) >= _SHARED_ENTRIES:
+            memo.clear()
+        value = memo[key] = build()
+    return value

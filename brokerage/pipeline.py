@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.explain import FunnelStep, LazyTexts, Skip
+from brokerage.explain import FunnelStep, LazyTexts, Skip, SkipList
 
 ReasonFn = Callable[[np.ndarray], list[str]]
 
@@ -31,7 +31,7 @@ class Verdict:
         """Criteria codes of rows IDX."""
         if isinstance(self.criteria, str):
             return [self.criteria] * len(idx)
-        return [str(c) for c in self.criteria[idx]]
+        return [str(c) for c in self.criteria[idx].tolist()]
 
     def texts(self, idx: np.ndarray) -> list[str]:
         """Reason sentences of rows IDX."""
@@ -59,39 +59,36 @@ def apply_filters(
     alive: np.ndarray,
     filters: Sequence[Filter],
     ctx: Any,
-    skips: list[Skip] | None = None,
+    skips: SkipList | list[Skip] | None = None,
     funnel: list[FunnelStep] | None = None,
-) -> tuple[np.ndarray, list[Skip], list[FunnelStep]]:
+) -> tuple[np.ndarray, SkipList, list[FunnelStep]]:
     """Run FILTERS in order over the rows still ALIVE; return the survivors, the skips and the funnel.
 
+    Each filter's removed rows are kept as indices with their codes; Skip objects and sentences are
+    built only when the skips are read (see SkipList).
     Usage: ``alive, skips, funnel = apply_filters(names, alive, FILTERS, ctx)``
     """
-    skips = [] if skips is None else skips
+    skips = skips if isinstance(skips, SkipList) else SkipList(skips or ())
     funnel = [] if funnel is None else funnel
     alive = alive.copy()
+    left = int(np.count_nonzero(alive))
     for f in filters:
-        before = int(alive.sum())
+        before = left
         if before == 0:
             funnel.append(FunnelStep(f.name, 0, 0))
             continue
         verdict = f.run(ctx)
         if verdict is not None:
-            removed = alive & ~verdict.passed
-            idx = np.flatnonzero(removed)
+            idx = (alive > verdict.passed).nonzero()[0]  # alive and not passed
             if len(idx):
-                temporary = verdict.temporary or f.temporary
-                stage = f.name
-                if isinstance(verdict.reasons, str):
-                    texts: list[Any] = [verdict.reasons] * len(idx)
-                else:
-                    lazy = LazyTexts(verdict.reasons, idx)
-                    texts = [(lazy, k) for k in range(len(idx))]
-                skips.extend(
-                    Skip(name, code, text, stage, temporary)
-                    for name, code, text in zip(names[idx].tolist(), verdict.codes(idx), texts, strict=True)
-                )
-                alive &= ~removed
-        funnel.append(FunnelStep(f.name, before, int(alive.sum())))
+                crit = verdict.criteria
+                codes = crit if isinstance(crit, str) else crit[idx]
+                reasons = verdict.reasons
+                texts = reasons if isinstance(reasons, str) else LazyTexts(reasons, idx)
+                skips.add(names, idx, codes, texts, f.name, verdict.temporary or f.temporary)
+                alive[idx] = False
+                left -= len(idx)
+        funnel.append(FunnelStep(f.name, before, left))
     return alive, skips, funnel
 
 
@@ -100,6 +97,23 @@ def fmt(x: float, digits: int = 3) -> str:
     x = float(x)
     if x != x:  # NaN
         return "n/a"
-    if abs(x) < 1e15 and x == int(x):
+    if abs(x) < 1e15 and x.is_integer():
         return str(int(x))
     return f"{x:.{digits}g}"
+
+
+def fmt_many(values: Any, digits: int = 3) -> list[str]:
+    """``fmt`` of every value of an array, in one pass.
+
+    Usage: ``fmt_many(np.array([2.0, 0.12345, np.nan])) == ["2", "0.123", "n/a"]``
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size < 8:  # numpy's per-call overhead outweighs the loop
+        return [fmt(x, digits) for x in v.tolist()]
+    whole = (np.abs(v) < 1e15) & (v == np.trunc(v))
+    ints = np.where(whole, v, 0.0).astype(np.int64).tolist()
+    spec = f".{digits}g"
+    return [
+        str(i) if w else ("n/a" if x != x else format(x, spec))
+        for x, i, w in zip(v.tolist(), ints, whole.tolist(), strict=True)
+    ]

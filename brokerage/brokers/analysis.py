@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,9 +14,9 @@ import pandas as pd
 from brokerage import grid
 from brokerage.brokers import production
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
-from brokerage.explain import Candidate, Decision, FunnelStep, Skip
+from brokerage.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
 from brokerage.gdpconfig import Config, ConfigError
-from brokerage.pipeline import Filter, Verdict, apply_filters, fmt
+from brokerage.pipeline import Filter, Verdict, apply_filters, fmt, fmt_many
 from brokerage.snapshot import GridSnapshot
 
 BROKER = "analysis"
@@ -290,7 +291,18 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config) -> An
 
 def initial_candidates(ctx: AnalContext) -> np.ndarray:
     """All queues with type analysis or unified, plus queues pre-assigned through the task's site."""
-    return np.isin(ctx.qa["type"], ANALYSIS_TYPES) | match_queues(ctx.snap, split_list(ctx.task.get("site")))
+    return _analysis_type(ctx.snap) | match_queues(ctx.snap, split_list(ctx.task.get("site")))
+
+
+def _analysis_type(snap: GridSnapshot) -> np.ndarray:
+    """Queues of type analysis or unified (built once per snapshot, read-only)."""
+
+    def build() -> np.ndarray:
+        out = np.isin(grid.queue_arrays(snap)["type"], ANALYSIS_TYPES)
+        out.flags.writeable = False
+        return out
+
+    return snap.cached("analysis:type", build)
 
 
 def f_excluded(ctx: AnalContext) -> Verdict | None:
@@ -357,10 +369,9 @@ def f_locality(ctx: AnalContext) -> Verdict | None:
     union = not bool((complete & ctx.prelim).any())
     ctx.derived["locality_union"] = union
     ok = have > 0 if union else complete
+    of_total = f"of {fmt(total)} files available"
     return Verdict(
-        ok,
-        "-input_data",
-        lambda idx: [f"input data not local: {fmt(have[i])} of {fmt(total)} files available" for i in idx],
+        ok, "-input_data", lambda idx: [f"input data not local: {h} {of_total}" for h in fmt_many(have[idx])]
     )
 
 
@@ -380,7 +391,7 @@ def vp_overloaded(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     c = ctx.counts
     nq = c["defined"] + c["assigned"] + c["activated"] + c["starting"]
     nr = c["running"]
-    anal = np.isin(ctx.qa["type"], ANALYSIS_TYPES)
+    anal = _analysis_type(ctx.snap)
     tq, tr = float(nq[anal].sum()), float(nr[anal].sum())
     grand = tq / tr if tr > 0 else np.inf
     ratio = np.divide(nq, nr, out=np.full(ctx.n, np.inf), where=nr > 0)
@@ -673,7 +684,7 @@ class PassResult:
 
     persistent_alive: np.ndarray
     alive: np.ndarray
-    skips: list[Skip]
+    skips: SkipList
     funnel: list[FunnelStep]
     locality_removed: int
 
@@ -714,14 +725,11 @@ def stabilizer_records(ctx: AnalContext, mask: np.ndarray) -> list[dict[str, Any
     s = ctx.stab
     keys = ("nQ", "nR", "trr", "can_throttle", "nQ_max", "nQ_max_rule", "nR_user", "nUsers", "percentage",
             "max_q_len", "max_q_len_rule", "nQ_user", "throttled")  # fmt: skip
-    out = []
-    for i in np.flatnonzero(mask):
-        rec = {"queue": str(ctx.qa.name[i])}
-        for k in keys:
-            v = getattr(s, k)[i]
-            rec[k] = v.item() if isinstance(v, np.generic) else v
-        out.append(rec)
-    return out
+    rows = np.flatnonzero(mask)
+    columns = [[str(q) for q in ctx.qa.name[rows].tolist()]]
+    for k in keys:  # tolist gives Python values; object columns may still hold numpy scalars
+        columns.append([v.item() if isinstance(v, np.generic) else v for v in getattr(s, k)[rows].tolist()])
+    return [dict(zip(("queue", *keys), values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) -> Decision:
@@ -737,7 +745,7 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
     if thr is not None:
         extra = {"throttled": {"rule": thr["rule"], "numbers": thr["numbers"]}, "pass": 1, "stabilizer": []}
         return Decision(
-            BROKER, tid, "pending", [], [], [], config.changed(), pending_minutes=pending,
+            BROKER, tid, "pending", [], [], [], _changed(snap, config), pending_minutes=pending,
             message=f"throttle to generate jobs due to {thr['message']}", extra=extra,
         )  # fmt: skip
     ctx = make_context(snap, task, config)
@@ -749,9 +757,7 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
         result = run_pass(ctx, use_locality=False)
         pass_no = 2
         message = f"pass 2 without the input data locality check: {why}"
-        counts: dict[str, int] = {}
-        for s in first.skips:
-            counts[s.criteria] = counts.get(s.criteria, 0) + 1
+        counts = first.skips.criteria_counts()
         extra["pass1"] = {"funnel": [f.to_dict() for f in first.funnel], "criteria_counts": counts}
     unknown = [p for p in split_list(task.get("site")) if not match_queues(ctx.snap, [p]).any()]
     if unknown:
@@ -766,7 +772,7 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
     idx = np.flatnonzero(result.alive)
     if len(idx) == 0:
         return Decision(
-            BROKER, tid, "pending", [], skips, funnel, config.changed(), pending_minutes=pending,
+            BROKER, tid, "pending", [], skips, funnel, _changed(snap, config), pending_minutes=pending,
             message="; ".join(filter(None, [message, "no candidates"])), extra=extra,
         )  # fmt: skip
     w = weights(ctx, idx)
@@ -779,14 +785,27 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
     rest = order[top:]
     if len(rest):
         cutoff = float(w.used[order[top - 1]])
-        for k in rest:
-            skips.append(
-                Skip(
-                    str(ctx.qa.name[idx[k]]),
-                    "-low_weight",
-                    f"weight={w.used[k]:.4g} below the best {top} (cut at {cutoff:.4g})",
-                    "best candidates",
-                )
-            )
+        used = w.used
+
+        def low_weight(ks: np.ndarray) -> list[str]:
+            return [f"weight={x:.4g} below the best {top} (cut at {cutoff:.4g})" for x in used[ks].tolist()]
+
+        skips.add(ctx.qa.name, idx[rest], "-low_weight", LazyTexts(low_weight, rest), "best candidates")
         funnel.append(FunnelStep("best candidates", len(order), top))
-    return Decision(BROKER, tid, "ok", candidates, skips, funnel, config.changed(), message=message, extra=extra)
+    return Decision(BROKER, tid, "ok", candidates, skips, funnel, _changed(snap, config), message=message, extra=extra)
+
+
+def broker_many(snap: GridSnapshot, task_ids: Sequence[int], config: Config | None = None) -> list[Decision]:
+    """Analysis job brokerage of many tasks on one snapshot and config; each decision equals ``broker``'s.
+
+    Work that does not depend on the task (verdicts shared per snapshot and config, the software check per
+    distinct request) is done once; an unknown task id raises KeyError like ``broker``.
+    Usage: ``[d.status for d in broker_many(snap, [7, 8], Config())]``
+    """
+    config = config or Config()
+    return [broker(snap, tid, config) for tid in task_ids]
+
+
+def _changed(snap: GridSnapshot, config: Config) -> dict[str, Any]:
+    """config.changed() for a decision (computed once per snapshot and config, copied per decision)."""
+    return dict(grid.per_config(snap, config, "changed", config.changed))

@@ -429,11 +429,22 @@ class JobCheck:
 
     def skips(self, queues: np.ndarray, names: np.ndarray) -> list[Skip]:
         """The skips of QUEUES (indices), in filter order, as ``apply_filters`` would have recorded them."""
-        out = []
-        for i in sorted((int(q) for q in queues if self.removed_by[q] >= 0), key=lambda q: (self.removed_by[q], q)):
-            f, v = self.verdicts[self.removed_by[i]]
-            one = np.array([i])
-            out.append(Skip(str(names[i]), v.codes(one)[0], v.texts(one)[0], f.name, v.temporary or f.temporary))
+        queues = np.asarray(queues, dtype=np.int64)
+        by = self.removed_by[queues]
+        queues, by = queues[by >= 0], by[by >= 0]
+        order = np.lexsort((queues, by))
+        queues, by = queues[order], by[order]
+        out: list[Skip] = []
+        starts = np.flatnonzero(np.r_[True, by[1:] != by[:-1]]).tolist() if len(by) else []
+        for a, b in zip(starts, [*starts[1:], len(by)][: len(starts)], strict=True):
+            # the queues one filter removed: their codes and sentences are built together
+            f, v = self.verdicts[int(by[a])]
+            rows = queues[a:b]
+            temporary = v.temporary or f.temporary
+            out.extend(
+                Skip(str(n), c, t, f.name, temporary)
+                for n, c, t in zip(names[rows].tolist(), v.codes(rows), v.texts(rows), strict=True)
+            )
         return out
 
 

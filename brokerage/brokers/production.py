@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,10 +11,10 @@ import numpy as np
 from brokerage import grid
 from brokerage.checks.fairshare import zero_share
 from brokerage.checks.software import software_index, software_verdict
-from brokerage.explain import Candidate, Decision, FunnelStep, Skip
+from brokerage.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
 from brokerage.gdpconfig import Config
 from brokerage.network import NetworkWeights, network_weights
-from brokerage.pipeline import Filter, Verdict, apply_filters, fmt
+from brokerage.pipeline import Filter, Verdict, apply_filters, fmt, fmt_many
 from brokerage.snapshot import GridSnapshot
 
 BROKER = "production"
@@ -62,10 +63,7 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config, hint_
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
     express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
-    site_cc = qa["corecount"].astype(float, copy=False)
     task_cc = int(task.get("corecount") or 0)
-    # a multi-core (or any-core) job takes the whole slot; a single-core job one core
-    job_cores = np.where(task_cc == 1, 1.0, np.where(site_cc > 0, site_cc, max(task_cc, 1)))
     ctx = ProdContext(
         snap=snap,
         task=task,
@@ -81,7 +79,7 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config, hint_
         merge=bool(task.get("is_merge")),
         priority=priority,
         express=express,
-        job_cores=job_cores,
+        job_cores=grid.per_config(snap, config, ("job_cores", task_cc), lambda: job_cores(qa, task_cc)),
         hint_mode=hint_mode,
     )
     if nucleus:
@@ -89,10 +87,22 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config, hint_
     return ctx
 
 
+def job_cores(qa: grid.QueueArrays, task_cc: int) -> np.ndarray:
+    """Cores one job of a task with corecount TASK_CC takes at every queue.
+
+    Usage: ``job_cores(grid.queue_arrays(snap), 8)``
+    """
+    site_cc = qa["corecount"].astype(float, copy=False)
+    # a multi-core (or any-core) job takes the whole slot; a single-core job one core
+    out = np.where(task_cc == 1, 1.0, np.where(site_cc > 0, site_cc, max(task_cc, 1)))
+    out.flags.writeable = False  # shared by the tasks with this corecount
+    return out
+
+
 # --- step 1: preliminary candidates -------------------------------------------------------------
 
 
-def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, list[Skip], list[str]]:
+def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, SkipList, list[str]]:
     """Step 1: pre-assigned queues, else all production/unified queues without 'test' in the name.
 
     Returns (candidate mask, mask of queues removed by the name rule, their skips, unknown pre-assigned names).
@@ -109,14 +119,17 @@ def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, list[Skip], l
                 unknown.append(w)
             else:
                 mask[i] = True
-        return mask, np.zeros(qa.n, dtype=bool), [], unknown
+        return mask, np.zeros(qa.n, dtype=bool), SkipList(), unknown
+    candidates, test, test_idx = grid.per_config(ctx.snap, ctx.config, "preliminary", lambda: _preliminary_masks(qa))
+    skips = SkipList()
+    skips.add(qa.name, test_idx, "-test", "name contains 'test': not a preliminary candidate", "preliminary candidates")
+    return candidates.copy(), test.copy(), skips, []
+
+
+def _preliminary_masks(qa: grid.QueueArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     prod = np.isin(qa["type"], ("production", "unified"))
     test = prod & qa.name_has_test
-    skips = [
-        Skip(str(n), "-test", "name contains 'test': not a preliminary candidate", "preliminary candidates")
-        for n in qa.name[test]
-    ]
-    return prod & ~test, test, skips, []
+    return prod & ~test, test, np.flatnonzero(test)
 
 
 # --- step 2: filters, in the seed's order -------------------------------------------------------
@@ -126,19 +139,28 @@ def f_status(ctx: ProdContext) -> Verdict | None:
     """The queue status must be online unless the queues are pre-assigned."""
     if ctx.preassigned:
         return None
-    status = ctx.qa["status"]
-    return Verdict(status == "online", "-status", lambda idx: [f"status={s}" for s in status[idx]])
+    return grid.per_config(ctx.snap, ctx.config, "status", lambda: _status_verdict(ctx.qa))
+
+
+def _status_verdict(qa: grid.QueueArrays) -> Verdict:
+    status = qa["status"]
+    return Verdict(status == "online", "-status", lambda idx: [f"status={s}" for s in status[idx].tolist()])
 
 
 def f_link_blocked(ctx: ProdContext) -> Verdict | None:
     """Skip queues if their links to the nucleus are blocked."""
     if ctx.nw is None:
         return None
-    sites = ctx.qa["atlas_site"]
-    return Verdict(
-        ~ctx.nw.blocked,
-        "-link_unusable",
-        lambda idx: [f"link from satellite={s} to nucleus={ctx.nucleus} is blocked" for s in sites[idx]],
+    nucleus, blocked, sites = ctx.nucleus, ctx.nw.blocked, ctx.qa["atlas_site"]
+    return grid.per_config(
+        ctx.snap,
+        ctx.config,
+        ("link_blocked", nucleus, ctx.express),
+        lambda: Verdict(
+            ~blocked,
+            "-link_unusable",
+            lambda idx: [f"link from satellite={s} to nucleus={nucleus} is blocked" for s in sites[idx].tolist()],
+        ),
     )
 
 
@@ -146,18 +168,21 @@ def f_link_queued(ctx: ProdContext) -> Verdict | None:
     """Skip queues if over NQUEUED_SAT_CAP files are queued on their links to the nucleus."""
     if ctx.nw is None:
         return None
+    nucleus, q, at_nucleus, sites = ctx.nucleus, ctx.nw.nqueued, ctx.at_nucleus, ctx.qa["atlas_site"]
     cap = ctx.config["NQUEUED_SAT_CAP"]
-    over = (ctx.nw.nqueued > cap) & ~ctx.at_nucleus
-    sites, q = ctx.qa["atlas_site"], ctx.nw.nqueued
-    return Verdict(
-        ~over,
-        "-link_unusable",
-        lambda idx: [
-            f"{fmt(q[i])} files queued from satellite={sites[i]} to nucleus={ctx.nucleus} > NQUEUED_SAT_CAP={cap}"
-            for i in idx
-        ],
-        temporary=True,
-    )
+
+    def build() -> Verdict:
+        return Verdict(
+            ~((q > cap) & ~at_nucleus),
+            "-link_unusable",
+            lambda idx: [
+                f"{n} files queued from satellite={s} to nucleus={nucleus} > NQUEUED_SAT_CAP={cap}"
+                for n, s in zip(fmt_many(q[idx]), sites[idx].tolist(), strict=True)
+            ],
+            temporary=True,
+        )
+
+    return grid.per_config(ctx.snap, ctx.config, ("link_queued", nucleus, ctx.express), build)
 
 
 def f_links_full(ctx: ProdContext) -> Verdict | None:
@@ -166,15 +191,20 @@ def f_links_full(ctx: ProdContext) -> Verdict | None:
         return None
     from brokerage.network import link_table
 
-    links = link_table(ctx.snap, ctx.nucleus or "")
+    nucleus, n = ctx.nucleus, ctx.n
+    links = link_table(ctx.snap, nucleus or "")
     total = links.total_queued_express if ctx.express else links.total_queued
     cap = ctx.config["NQUEUED_NUC_CAP_FOR_JOBS"]
-    ok = total <= cap
-    return Verdict(
-        np.full(ctx.n, ok),
-        "-links_full",
-        f"{fmt(total)} files queued to nucleus={ctx.nucleus} > NQUEUED_NUC_CAP_FOR_JOBS={cap}",
-        temporary=True,
+    return grid.per_config(
+        ctx.snap,
+        ctx.config,
+        ("links_full", nucleus, ctx.express),
+        lambda: Verdict(
+            np.full(n, total <= cap),
+            "-links_full",
+            f"{fmt(total)} files queued to nucleus={nucleus} > NQUEUED_NUC_CAP_FOR_JOBS={cap}",
+            temporary=True,
+        ),
     )
 
 
@@ -194,16 +224,20 @@ def f_inactive(ctx: ProdContext) -> Verdict | None:
     """For priority >= 800, scout, merge jobs: skip queues where no job started for 2 h although jobs were activated."""
     if not (_high_prio(ctx) or ctx.merge):
         return None
-    waiting = grid.job_counts(ctx.snap, None)["activated"]
-    hours = ctx.qa.laststart_hours
-    limit = float(ctx.config["INACTIVE_HOURS"])
+    return grid.per_config(ctx.snap, ctx.config, "inactive", lambda: _inactive_verdict(ctx.snap, ctx.config))
+
+
+def _inactive_verdict(snap: GridSnapshot, config: Config) -> Verdict:
+    waiting = grid.job_counts(snap, None)["activated"]
+    hours = grid.queue_arrays(snap).laststart_hours
+    limit = float(config["INACTIVE_HOURS"])
     inactive = (hours > limit) & (waiting > 0)
     return Verdict(
         ~inactive,
         "-inactive",
         lambda idx: [
-            f"inactive: no job started for {fmt(hours[i], 2)} h > {fmt(limit)} h with {fmt(waiting[i])} jobs activated"
-            for i in idx
+            f"inactive: no job started for {h} h > {fmt(limit)} h with {w} jobs activated"
+            for h, w in zip(fmt_many(hours[idx], 2), fmt_many(waiting[idx]), strict=True)
         ],
         temporary=True,
     )
@@ -212,15 +246,15 @@ def f_inactive(ctx: ProdContext) -> Verdict | None:
 def f_zeroshare(ctx: ProdContext) -> Verdict | None:
     """Zero share in the queue's fairsharepolicy for the task's processing type."""
     t = ctx.task
-    policies, inverse = _policy_index(ctx.snap)
-    verdicts = np.array(
-        [zero_share(p, t.get("processingtype") or "", t.get("gshare") or "", ctx.priority) if p else None
-         for p in policies],
-        dtype=object,
-    )  # fmt: skip
-    reasons = verdicts[inverse]
+    key = ("zeroshare", t.get("processingtype") or "", t.get("gshare") or "", ctx.priority)
+    return grid.per_config(ctx.snap, ctx.config, key, lambda: _zeroshare_verdict(ctx.snap, *key[1:]))
+
+
+def _zeroshare_verdict(snap: GridSnapshot, processingtype: str, gshare: str, priority: int) -> Verdict:
+    policies, inverse = _policy_index(snap)
+    verdicts = [zero_share(p, processingtype, gshare, priority) if p else None for p in policies]
     passed = np.array([r is None for r in verdicts], dtype=bool)[inverse]
-    return Verdict(passed, "-zeroshare", lambda idx: [str(r) for r in reasons[idx]])
+    return Verdict(passed, "-zeroshare", lambda idx: [str(verdicts[k]) for k in inverse[idx].tolist()])
 
 
 def _policy_index(snap: GridSnapshot) -> tuple[list[str], np.ndarray]:
@@ -243,13 +277,14 @@ def f_io(ctx: ProdContext) -> Verdict | None:
     mgb, mfiles = ctx.avail["missing_gb"], ctx.avail["missing_files"]
     size_cut, num_cut = ctx.config["SIZE_CUTOFF_TO_MOVE_INPUT"], ctx.config["NUM_CUTOFF_TO_MOVE_INPUT"]
     ok = (mgb < size_cut) & (mfiles < num_cut)
+    io_text = fmt(io)
     return Verdict(
         ok,
         "-io",
         lambda idx: [
-            f"ioIntensity={fmt(io)} > IO_INTENSITY_CUTOFF={cutoff} and {fmt(mgb[i])} GB / {fmt(mfiles[i])} files "
+            f"ioIntensity={io_text} > IO_INTENSITY_CUTOFF={cutoff} and {g} GB / {f} files "
             f"to move (limits {size_cut} GB / {num_cut} files)"
-            for i in idx
+            for g, f in zip(fmt_many(mgb[idx]), fmt_many(mfiles[idx]), strict=True)
         ],
     )
 
@@ -259,18 +294,25 @@ def f_diskio(ctx: ProdContext) -> Verdict | None:
     task_io = ctx.task.get("diskio")
     if task_io is None:
         return None
-    maxio = ctx.qa["maxdiskio"].astype(float, copy=False)
-    limit = np.where(maxio > 0, maxio, float(ctx.config["MAX_DISKIO_DEFAULT"]))
-    avg = ctx.qa["diskio_avg"].astype(float, copy=False)
-    bad = (avg > limit) & (task_io > limit)
+    over, limit, avg = grid.per_config(ctx.snap, ctx.config, "diskio", lambda: _diskio_limits(ctx.qa, ctx.config))
+    bad = over & (task_io > limit)
     return Verdict(
         ~bad,
         "-diskIO",
         lambda idx: [
-            f"diskIO per core {fmt(avg[i])} > limit {fmt(limit[i])} kB/s and task diskIO={fmt(task_io)}" for i in idx
+            f"diskIO per core {a} > limit {lim} kB/s and task diskIO={fmt(task_io)}"
+            for a, lim in zip(fmt_many(avg[idx]), fmt_many(limit[idx]), strict=True)
         ],
         temporary=True,
     )
+
+
+def _diskio_limits(qa: grid.QueueArrays, config: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per queue: running jobs over the diskIO limit, the limit and the average diskIO per core."""
+    maxio = qa["maxdiskio"].astype(float, copy=False)
+    limit = np.where(maxio > 0, maxio, float(config["MAX_DISKIO_DEFAULT"]))
+    avg = qa["diskio_avg"].astype(float, copy=False)
+    return avg > limit, limit, avg
 
 
 def core_count_check(qa: grid.QueueArrays, task: dict[str, Any], any_core_needs_multi: bool) -> Verdict:
@@ -291,17 +333,16 @@ def core_count_check(qa: grid.QueueArrays, task: dict[str, Any], any_core_needs_
     else:
         ok = site <= 1
         need = "a single-core queue"
-    codes = np.where(ok, "", "-cpucore").astype(object)
     maxcc = task.get("maxcorecount")
     over = np.zeros(qa.n, dtype=bool) if not maxcc else (site > maxcc)
-    codes = np.where(ok & over, "-max_cpucore", codes)
+    codes = np.where(ok & over, "-max_cpucore", np.where(ok, "", "-cpucore"))
 
     def reasons(idx: np.ndarray) -> list[str]:
         return [
-            f"corecount={fmt(site[i])} > maxCoreCount={maxcc}"
-            if codes[i] == "-max_cpucore"
-            else f"task corecount={task_cc} needs {need}, queue corecount={fmt(site[i])}"
-            for i in idx
+            f"corecount={cc} > maxCoreCount={maxcc}"
+            if code == "-max_cpucore"
+            else f"task corecount={task_cc} needs {need}, queue corecount={cc}"
+            for cc, code in zip(fmt_many(site[idx]), codes[idx].tolist(), strict=True)
         ]
 
     return Verdict(ok & ~over, codes, reasons)
@@ -310,7 +351,9 @@ def core_count_check(qa: grid.QueueArrays, task: dict[str, Any], any_core_needs_
 def f_cpucore(ctx: ProdContext) -> Verdict | None:
     """Core count matching; any-core tasks at priority >= HIGH_PRIO_MULTICORE (or scouts) need multi-core queues."""
     high = ctx.priority >= int(ctx.config["HIGH_PRIO_MULTICORE"]) or ctx.scout
-    return core_count_check(ctx.qa, ctx.task, high)
+    t = ctx.task
+    key = ("cpucore", int(t.get("corecount") or 0), repr(t.get("maxcorecount")), high)
+    return grid.per_config(ctx.snap, ctx.config, key, lambda: core_count_check(ctx.qa, t, high))
 
 
 def software_check(snap: GridSnapshot, task: dict[str, Any]) -> Verdict:
@@ -347,14 +390,14 @@ def f_memory(ctx: ProdContext) -> Verdict | None:
     minrss = ctx.qa["minrss"].astype(float, copy=False)
     low = (maxrss > 0) & (mem > maxrss)
     high = (minrss > 0) & (mem < minrss)
-    codes = np.where(low, "-lowmemory", "-highmemory").astype(object)
+    codes = np.where(low, "-lowmemory", "-highmemory")
 
     def reasons(idx: np.ndarray) -> list[str]:
         return [
-            f"expected memory {fmt(mem[i])} MB > maxrss={fmt(maxrss[i])} MB"
-            if low[i]
-            else f"expected memory {fmt(mem[i])} MB < minrss={fmt(minrss[i])} MB"
-            for i in idx
+            f"expected memory {m} MB > maxrss={hi} MB" if is_low else f"expected memory {m} MB < minrss={lo} MB"
+            for m, hi, lo, is_low in zip(
+                fmt_many(mem[idx]), fmt_many(maxrss[idx]), fmt_many(minrss[idx]), low[idx].tolist(), strict=True
+            )
         ]
 
     return Verdict(~(low | high), codes, reasons)
@@ -364,8 +407,20 @@ def f_remoteio(ctx: ProdContext) -> Verdict | None:
     """Skip queues without direct access when the task reads input only by direct access."""
     if ctx.task.get("allowinputlan") != "only":
         return None
-    da = ctx.qa["direct_access_lan"].astype(bool)
-    return Verdict(da, "-remoteio", "the task uses only direct access but the queue does not support it")
+    return Verdict(
+        _direct_access(ctx.snap), "-remoteio", "the task uses only direct access but the queue does not support it"
+    )
+
+
+def _direct_access(snap: GridSnapshot) -> np.ndarray:
+    """Per queue: can its jobs read input by direct access over LAN (built once per snapshot)."""
+
+    def build() -> np.ndarray:
+        out = grid.queue_arrays(snap)["direct_access_lan"].astype(bool)
+        out.flags.writeable = False
+        return out
+
+    return snap.cached("production:direct_access", build)
 
 
 def expected_scratch_mb(ctx: ProdContext) -> np.ndarray:
@@ -378,25 +433,30 @@ def expected_scratch_mb(ctx: ProdContext) -> np.ndarray:
     else:
         out_mb = out * input_mb
     out_mb = max(float(ctx.config["MIN_OUTPUT_DISK_GB"]) * 1024.0, out_mb)
-    direct = ctx.qa["direct_access_lan"].astype(bool)
-    return np.where(direct, 0.0, input_mb) + out_mb + float(t.get("workdiskcount") or 0)
+    return np.where(_direct_access(ctx.snap), 0.0, input_mb) + out_mb + float(t.get("workdiskcount") or 0)
 
 
 def f_scratch(ctx: ProdContext) -> Verdict | None:
     """maxwdir divided by the queue's coreCount must exceed the job's expected disk usage."""
     need = expected_scratch_mb(ctx)
     ctx.derived["scratch"] = need
-    maxwdir = ctx.qa["maxwdir"].astype(float, copy=False)
-    cc = np.maximum(ctx.qa["corecount"].astype(float, copy=False), 1.0)
-    per_core = maxwdir / cc
-    ok = (maxwdir <= 0) | (per_core > need)
+    unlimited, per_core = grid.per_config(ctx.snap, ctx.config, "scratch", lambda: _scratch_per_core(ctx.qa))
+    ok = unlimited | (per_core > need)
     return Verdict(
         ok,
         "-disk",
         lambda idx: [
-            f"small scratch disk: maxwdir/coreCount={fmt(per_core[i])} MB <= expected {fmt(need[i])} MB" for i in idx
+            f"small scratch disk: maxwdir/coreCount={pc} MB <= expected {nd} MB"
+            for pc, nd in zip(fmt_many(per_core[idx]), fmt_many(need[idx]), strict=True)
         ],
     )
+
+
+def _scratch_per_core(qa: grid.QueueArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Per queue: no scratch limit (maxwdir <= 0), and maxwdir / coreCount in MB."""
+    maxwdir = qa["maxwdir"].astype(float, copy=False)
+    cc = np.maximum(qa["corecount"].astype(float, copy=False), 1.0)
+    return maxwdir <= 0, maxwdir / cc
 
 
 def _output_free(ctx: ProdContext) -> np.ndarray:
@@ -408,18 +468,19 @@ def _output_free(ctx: ProdContext) -> np.ndarray:
 
 def f_storage(ctx: ProdContext) -> Verdict | None:
     """DISK size check: free space in the local storage has to be over STORAGE_MIN_FREE_SIZE (200 GB)."""
+    return grid.per_config(ctx.snap, ctx.config, "storage", lambda: _storage_verdict(ctx))
+
+
+def _storage_verdict(ctx: ProdContext) -> Verdict:
     free = _output_free(ctx)
     floor = float(ctx.config["STORAGE_MIN_FREE_SIZE"])
-    ok = free > floor
-    out = ctx.qa.out_endpoint
+    out, ep_names = ctx.qa.out_endpoint, ctx.ep.name
     return Verdict(
-        ok,
+        free > floor,
         "-disk",
         lambda idx: [
-            "no output storage endpoint"
-            if out[i] < 0
-            else f"disk shortage at {ctx.ep.name[out[i]]}: {fmt(free[i])} GB free <= {fmt(floor)} GB"
-            for i in idx
+            "no output storage endpoint" if o < 0 else f"disk shortage at {ep_names[o]}: {f} GB free <= {fmt(floor)} GB"
+            for o, f in zip(out[idx].tolist(), fmt_many(free[idx]), strict=True)
         ],
         temporary=True,
     )
@@ -448,37 +509,65 @@ def _endpoint_ok(snap: GridSnapshot) -> dict[str, np.ndarray]:
     return snap.cached("endpoint_ok", build)
 
 
+_BLACKLIST_TEXTS = {
+    "-read_lan_blacklist": "input endpoints cannot read over LAN, read_lan is not ON",
+    "-write_lan_blacklist": "output endpoints cannot write over LAN, write_lan is not ON",
+    "-write_wan_blacklist": "input endpoints cannot receive files over WAN, write_wan is not ON",
+    "-read_wan_blacklist": "output endpoints cannot send out files over WAN, read_wan is not ON",
+}  # in the order the checks apply: a queue failing several gets the first one's code
+
+
+def _blacklist_codes(snap: GridSnapshot) -> dict[bool, tuple[np.ndarray, np.ndarray]]:
+    """(passed, code) per queue when every queue is a satellite (True: WAN checked too) or none is (False)."""
+
+    def build() -> dict[bool, tuple[np.ndarray, np.ndarray]]:
+        ok = _endpoint_ok(snap)
+        out = {}
+        for satellite in (False, True):
+            good = {
+                "-read_lan_blacklist": ok["read_lan"],
+                "-write_lan_blacklist": ok["write_lan"],
+                "-write_wan_blacklist": ok["write_wan"] | (not satellite),
+                "-read_wan_blacklist": ok["read_wan"] | (not satellite),
+            }
+            codes = np.full(len(ok["read_lan"]), "", dtype=object)
+            for code in reversed(_BLACKLIST_TEXTS):  # reverse order so the first failing check wins
+                codes = np.where(good[code], codes, code)
+            out[satellite] = (codes == "", codes)
+        return out
+
+    return snap.cached("production:blacklist_codes", build)
+
+
 def f_blacklist(ctx: ProdContext) -> Verdict | None:
     """Skip queues whose storage endpoints are blacklisted (detailed status OFF or TEST) for the needed activity."""
-    ok = _endpoint_ok(ctx.snap)
-    satellite = ~ctx.at_nucleus if ctx.nucleus else np.zeros(ctx.n, dtype=bool)
-    read_lan, write_lan = ok["read_lan"], ok["write_lan"]
-    write_wan = ~satellite | ok["write_wan"]
-    read_wan = ~satellite | ok["read_wan"]
-    codes = np.full(ctx.n, "", dtype=object)
-    texts = np.full(ctx.n, "", dtype=object)
-    for good, code, text in (
-        (read_wan, "-read_wan_blacklist", "output endpoints cannot send out files over WAN, read_wan is not ON"),
-        (write_wan, "-write_wan_blacklist", "input endpoints cannot receive files over WAN, write_wan is not ON"),
-        (write_lan, "-write_lan_blacklist", "output endpoints cannot write over LAN, write_lan is not ON"),
-        (read_lan, "-read_lan_blacklist", "input endpoints cannot read over LAN, read_lan is not ON"),
-    ):  # reverse order so the first failing condition's text wins
-        codes = np.where(good, codes, code)
-        texts = np.where(good, texts, text)
-    return Verdict(read_lan & write_lan & write_wan & read_wan, codes, lambda idx: list(texts[idx]))
+    variants = _blacklist_codes(ctx.snap)
+    if ctx.nucleus:
+        satellite = ~ctx.at_nucleus  # only satellites need the WAN transfers
+        (pass_wan, codes_wan), (pass_lan, codes_lan) = variants[True], variants[False]
+        passed, codes = np.where(satellite, pass_wan, pass_lan), np.where(satellite, codes_wan, codes_lan)
+    else:
+        passed, codes = variants[False]
+    return Verdict(passed, codes, lambda idx: [_BLACKLIST_TEXTS[c] for c in codes[idx].tolist()])
 
 
 def f_scout_walltime(ctx: ProdContext) -> Verdict | None:
     """Scout or merge jobs: skip queues whose maxtime is less than 24 hours."""
     if not (ctx.scout or ctx.merge):
         return None
-    maxtime = ctx.qa["maxtime"].astype(float, copy=False)
-    need = float(ctx.config["MIN_WALLTIME_SCOUT_MERGE_HOURS"]) * 3600.0
+    return grid.per_config(
+        ctx.snap, ctx.config, ("scout_walltime", ctx.scout), lambda: _scout_walltime(ctx.qa, ctx.config, ctx.scout)
+    )
+
+
+def _scout_walltime(qa: grid.QueueArrays, config: Config, scout: bool) -> Verdict:
+    maxtime = qa["maxtime"].astype(float, copy=False)
+    need = float(config["MIN_WALLTIME_SCOUT_MERGE_HOURS"]) * 3600.0
     ok = (maxtime <= 0) | (maxtime >= need)
-    code = "-scout_walltime" if ctx.scout else "-min_walltime"
-    kind = "scout" if ctx.scout else "merge"
+    code = "-scout_walltime" if scout else "-min_walltime"
+    kind = "scout" if scout else "merge"
     return Verdict(
-        ok, code, lambda idx: [f"maxtime={fmt(maxtime[i])} s < {fmt(need)} s needed by {kind} jobs" for i in idx]
+        ok, code, lambda idx: [f"maxtime={m} s < {fmt(need)} s needed by {kind} jobs" for m in fmt_many(maxtime[idx])]
     )
 
 
@@ -508,14 +597,16 @@ def f_walltime(ctx: ProdContext) -> Verdict | None:
     mintime = ctx.qa["mintime"].astype(float, copy=False)
     short = (maxtime > 0) & (wall > maxtime)
     long_ = (mintime > 0) & (wall < mintime)
-    codes = np.where(short, "-shortwalltime", "-longwalltime").astype(object)
+    codes = np.where(short, "-shortwalltime", "-longwalltime")
 
     def reasons(idx: np.ndarray) -> list[str]:
         return [
-            f"short walltime: expected {fmt(wall[i])} s > maxtime={fmt(maxtime[i])} s"
-            if short[i]
-            else f"long walltime needed: expected {fmt(wall[i])} s < mintime={fmt(mintime[i])} s"
-            for i in idx
+            f"short walltime: expected {w} s > maxtime={hi} s"
+            if is_short
+            else f"long walltime needed: expected {w} s < mintime={lo} s"
+            for w, hi, lo, is_short in zip(
+                fmt_many(wall[idx]), fmt_many(maxtime[idx]), fmt_many(mintime[idx]), short[idx].tolist(), strict=True
+            )
         ]
 
     return Verdict(~(short | long_), codes, reasons)
@@ -535,36 +626,63 @@ def f_wnconnectivity(ctx: ProdContext) -> Verdict | None:
     want = ctx.task.get("ipconnectivity")
     if not want:
         return None
+    return grid.per_config(
+        ctx.snap, ctx.config, ("wnconnectivity", want), lambda: _connectivity_verdict(ctx.snap, want)
+    )
+
+
+def _connectivity_verdict(snap: GridSnapshot, want: str) -> Verdict:
     t_conn, t_stack = split_connectivity(want)
-    qconn = ctx.qa["wnconnectivity"]
-    parsed = [split_connectivity(c) for c in qconn]
+    qconn = grid.queue_arrays(snap)["wnconnectivity"]
+    distinct, inverse = snap.cached("production:wnconnectivity", lambda: _distinct(qconn))
     ok = np.array(
         [(not t_conn or t_conn in _CONNECTIVITY_ACCEPTS.get(c or "full", set())) and (s == t_stack)
-         for c, s in parsed],
+         for c, s in map(split_connectivity, distinct)],
         dtype=bool,
-    )  # fmt: skip
-    return Verdict(ok, "-network", lambda idx: [f"wnconnectivity={qconn[i]!r} cannot take {want!r}" for i in idx])
+    )[inverse]  # fmt: skip
+    return Verdict(
+        ok, "-network", lambda idx: [f"wnconnectivity={c!r} cannot take {want!r}" for c in qconn[idx].tolist()]
+    )
+
+
+def _distinct(values: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Distinct values (first-seen order) and each row's index into them."""
+    uniq: dict[Any, int] = {}
+    inv = [uniq.setdefault(v, len(uniq)) for v in values.tolist()]
+    return list(uniq), np.asarray(inv, dtype=np.intp)
 
 
 def f_eventservice(ctx: ProdContext) -> Verdict | None:
     """Event service settings: ES tasks need ES queues (eshigh only for high priority), others avoid es-only queues."""
+    es_task = bool(ctx.task.get("eventservice"))
+    es_high = es_task and (ctx.priority >= int(ctx.config["ES_HIGH_PRIORITY"]) or ctx.scout)
+    return grid.per_config(
+        ctx.snap, ctx.config, ("eventservice", es_task, es_high), lambda: _es_verdict(ctx, es_task, es_high)
+    )
+
+
+def _es_verdict(ctx: ProdContext, es_task: bool, es_high: bool) -> Verdict:
     seed = ctx.qa["jobseed"]
-    if ctx.task.get("eventservice"):
+    if es_task:
         high_prio = int(ctx.config["ES_HIGH_PRIORITY"])
-        es_high = ctx.priority >= high_prio or ctx.scout
         std = seed == "std"
         high_only = (seed == "eshigh") & (not es_high)
-        codes = np.where(std, "-es", "-eshigh").astype(object)
+        codes = np.where(std, "-es", "-eshigh")
         texts = np.where(
             std, "event service task on a queue with jobseed=std", f"jobseed=eshigh needs priority >= {high_prio}"
         )
-        return Verdict(~(std | high_only), codes, lambda idx: list(texts[idx]))
+        return Verdict(~(std | high_only), codes, lambda idx: texts[idx].tolist())
     es = seed == "es"
     return Verdict(~es, "-nones", "non event service task on a queue with jobseed=es")
 
 
 def f_transferring(ctx: ProdContext) -> Verdict | None:
     """Too many transferring jobs: skip if transferring > max(transferring_limit, 2 x running)."""
+    gshare = ctx.task.get("gshare")
+    return grid.per_config(ctx.snap, ctx.config, ("transferring", gshare), lambda: _transferring_verdict(ctx))
+
+
+def _transferring_verdict(ctx: ProdContext) -> Verdict:
     lim = ctx.qa["transferringlimit"].astype(float, copy=False)
     lim = np.where(lim > 0, lim, float(ctx.config["DEFAULT_TRANSFERRING_LIMIT"]))
     tr = ctx.counts["transferring"]
@@ -573,7 +691,10 @@ def f_transferring(ctx: ProdContext) -> Verdict | None:
     return Verdict(
         tr <= cap,
         "-transferring",
-        lambda idx: [f"too many transferring jobs {fmt(tr[i])} > max({fmt(lim[i])}, 2x{fmt(run[i])})" for i in idx],
+        lambda idx: [
+            f"too many transferring jobs {t} > max({m}, 2x{r})"
+            for t, m, r in zip(fmt_many(tr[idx]), fmt_many(lim[idx]), fmt_many(run[idx]), strict=True)
+        ],
         temporary=True,
     )
 
@@ -590,8 +711,13 @@ def f_full_chain(ctx: ProdContext) -> Verdict | None:
     """Full-chain: a fullChain task on a bare nucleus uses only its queues; others avoid bareNucleus=only sites."""
     if ctx.nucleus is None:
         return None
+    key = ("full_chain", ctx.nucleus, bool(ctx.task.get("fullchain")))
+    return grid.per_config(ctx.snap, ctx.config, key, lambda: _full_chain_verdict(ctx))
+
+
+def _full_chain_verdict(ctx: ProdContext) -> Verdict | None:
     site_mode, modes = _bare_modes(ctx.snap)
-    nucleus_mode = modes.get(ctx.nucleus, "")
+    nucleus_mode = modes.get(ctx.nucleus or "", "")
     if ctx.task.get("fullchain") and nucleus_mode in ("only", "allow"):
         return Verdict(
             ctx.at_nucleus,
@@ -605,7 +731,9 @@ def f_full_chain(ctx: ProdContext) -> Verdict | None:
     return Verdict(
         ~only,
         "-not_full_chain",
-        lambda idx: [f"site={sites[i]} is a bareNucleus=only nucleus reserved for full-chain tasks" for i in idx],
+        lambda idx: [
+            f"site={s} is a bareNucleus=only nucleus reserved for full-chain tasks" for s in sites[idx].tolist()
+        ],
     )
 
 
@@ -623,8 +751,12 @@ def _bare_modes(snap: GridSnapshot) -> tuple[np.ndarray, dict[str, str]]:
 
 def f_nopilot(ctx: ProdContext) -> Verdict | None:
     """Skip queues without pilots for the last 3 hours."""
-    npilot = ctx.qa["npilot"].astype(float, copy=False)
-    hours = ctx.config["NO_PILOT_HOURS"]
+    return grid.per_config(ctx.snap, ctx.config, "nopilot", lambda: _nopilot_verdict(ctx.qa, ctx.config))
+
+
+def _nopilot_verdict(qa: grid.QueueArrays, config: Config) -> Verdict:
+    npilot = qa["npilot"].astype(float, copy=False)
+    hours = config["NO_PILOT_HOURS"]
     return Verdict(npilot > 0, "-nopilot", f"no pilot for the last {fmt(hours)} hours", temporary=True)
 
 
@@ -634,10 +766,17 @@ def f_network_express(ctx: ProdContext) -> Verdict | None:
         return None
     thr = float(ctx.config["NW_THRESHOLD"]) * float(ctx.config["NW_WEIGHT_MULTIPLIER"])
     w = ctx.nw.weight
-    return Verdict(
-        w >= thr,
-        "-lowNetworkWeight",
-        lambda idx: [f"network weight {w[i]:.3f} < NW_THRESHOLD x NW_WEIGHT_MULTIPLIER = {thr:.3f}" for i in idx],
+    return grid.per_config(
+        ctx.snap,
+        ctx.config,
+        ("network_express", ctx.nucleus),
+        lambda: Verdict(
+            w >= thr,
+            "-lowNetworkWeight",
+            lambda idx: [
+                f"network weight {x:.3f} < NW_THRESHOLD x NW_WEIGHT_MULTIPLIER = {thr:.3f}" for x in w[idx].tolist()
+            ],
+        ),
     )
 
 
@@ -744,35 +883,68 @@ def t1_factor(ctx: ProdContext) -> np.ndarray:
     """Weight factor for queues of the task's nucleus from t1Weight (1 elsewhere)."""
     if ctx.nucleus is None:
         return np.ones(ctx.n)
-    return np.where(ctx.at_nucleus, t1_weight(ctx), 1.0)
+    t1 = t1_weight(ctx)
+    return grid.per_config(
+        ctx.snap, ctx.config, ("t1", ctx.nucleus, t1), lambda: _frozen(np.where(ctx.at_nucleus, t1, 1.0))
+    )
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only A (arrays memoised for many tasks must not be changed by one)."""
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True)
+class _Running:
+    """The weight terms that depend only on the task's global share (its job counts)."""
+
+    nrunning: np.ndarray
+    rule: np.ndarray
+    no_assigned: np.ndarray  # zeros
+    ones: np.ndarray
+    base_local: np.ndarray  # base where assigned jobs are ignored (the input is local everywhere)
+
+
+def _running_terms(ctx: ProdContext) -> _Running:
+    c, cfg = ctx.counts, ctx.config
+    nrun, rule = effective_running(
+        c["running"],
+        ctx.qa["nbatchjob"].astype(float, copy=False),
+        ctx.qa["numslots"].astype(float, copy=False),
+        c["starting"],
+        float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
+    )
+    zeros, ones = np.zeros(ctx.n), np.ones(ctx.n)
+    base = _base(nrun, c, zeros, ones, float(cfg["WEIGHT_QUEUE_OFFSET"]))
+    return _Running(*(_frozen(a) for a in (nrun, rule, zeros, ones, base)))
+
+
+def _base(
+    nrun: np.ndarray, c: dict[str, np.ndarray], assigned: np.ndarray, many: np.ndarray, offset: float
+) -> np.ndarray:
+    return (nrun + 1.0) / ((c["activated"] + assigned + c["starting"] + c["defined"] + offset) * many)
 
 
 def weights(ctx: ProdContext) -> WeightTerms:
     """Step 3: (running+1)/((activated+assigned+starting+defined+10) x manyAssigned) x data x network (x t1)."""
     c, cfg = ctx.counts, ctx.config
-    numslots = ctx.qa["numslots"].astype(float, copy=False)
-    nrun, rule = effective_running(
-        c["running"],
-        ctx.qa["nbatchjob"].astype(float, copy=False),
-        numslots,
-        c["starting"],
-        float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
-    )
+    r = grid.per_config(ctx.snap, cfg, ("running", ctx.task.get("gshare")), lambda: _running_terms(ctx))
+    nrun = r.nrunning
     total = float(ctx.avail["total_gb"])
-    local = (total <= 0) | (ctx.avail["avail_gb"] >= total)
-    # assigned jobs wait for input transfers; they do not count where the input is already local
-    assigned = np.where(local, 0.0, c["assigned"])
-    act = c["activated"]
-    ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
-    many = np.maximum(1.0, np.minimum(2.0, ratio))
-    base = (nrun + 1.0) / ((act + assigned + c["starting"] + c["defined"] + float(cfg["WEIGHT_QUEUE_OFFSET"])) * many)
     if total > 0:
+        # assigned jobs wait for input transfers; they do not count where the input is already local
+        assigned = np.where(ctx.avail["avail_gb"] >= total, 0.0, c["assigned"])
+        act = c["activated"]
+        ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
+        many = np.maximum(1.0, np.minimum(2.0, ratio))
+        base = _base(nrun, c, assigned, many, float(cfg["WEIGHT_QUEUE_OFFSET"]))
         data = (ctx.avail["avail_gb"] + total) / (total * (ctx.avail["missing_files"] / 100.0 + 1.0))
-    else:
-        data = np.ones(ctx.n)
-    network = ctx.nw.weight if ctx.nw is not None and cfg["NW_ACTIVE"] else np.ones(ctx.n)
+    else:  # no input: local everywhere, no assigned job counts
+        assigned, many, base, data = r.no_assigned, r.ones, r.base_local, r.ones
+    network = ctx.nw.weight if ctx.nw is not None and cfg["NW_ACTIVE"] else r.ones
     t1 = t1_factor(ctx)
-    return WeightTerms(nrun, rule, assigned, many, base, data, network, t1, base * data * network * t1)
+    return WeightTerms(nrun, r.rule, assigned, many, base, data, network, t1, base * data * network * t1)
 
 
 # --- step 4: further filters --------------------------------------------------------------------
@@ -814,34 +986,47 @@ def further_filters(terms: WeightTerms) -> list[Filter]:
 
 def candidate_factors(terms: WeightTerms, i: int, ctx: ProdContext) -> tuple[dict[str, float], dict[str, Any]]:
     """Weight factors (multiplied together give the weight) and the job counts behind them for queue I."""
-    c = ctx.counts
-    factors = {
-        "base": float(terms.base[i]),
-        "data": float(terms.data[i]),
-        "network": float(terms.network[i]),
-        "t1": float(terms.t1[i]),
+    return candidates_factors(terms, np.array([i]), ctx)[0]
+
+
+_FACTORS = ("base", "data", "network", "t1")
+
+
+def candidates_factors(
+    terms: WeightTerms, rows: np.ndarray, ctx: ProdContext
+) -> list[tuple[dict[str, float], dict[str, Any]]]:
+    """``candidate_factors`` of every queue in ROWS, read from the arrays in one pass."""
+    c, avail, nw = ctx.counts, ctx.avail, ctx.nw
+
+    def floats(a: np.ndarray) -> list[float]:
+        return np.asarray(a[rows], dtype=float).tolist()
+
+    factors = [floats(a) for a in (terms.base, terms.data, terms.network, terms.t1)]
+    columns: dict[str, list[Any]] = {
+        "nRunning": floats(terms.nrunning),
+        "nRunning_rule": [str(x) for x in terms.running_rule[rows].tolist()],
+        "nActivated": floats(c["activated"]),
+        "nAssigned": floats(terms.assigned),
+        "nStarting": floats(c["starting"]),
+        "nDefined": floats(c["defined"]),
+        "manyAssigned": floats(terms.many_assigned),
+        "availableGB": floats(avail["avail_gb"]),
+        "totalGB": [float(avail["total_gb"])] * len(rows),
+        "nMissingFiles": floats(avail["missing_files"]),
     }
-    details: dict[str, Any] = {
-        "nRunning": float(terms.nrunning[i]),
-        "nRunning_rule": str(terms.running_rule[i]),
-        "nActivated": float(c["activated"][i]),
-        "nAssigned": float(terms.assigned[i]),
-        "nStarting": float(c["starting"][i]),
-        "nDefined": float(c["defined"][i]),
-        "manyAssigned": float(terms.many_assigned[i]),
-        "availableGB": float(ctx.avail["avail_gb"][i]),
-        "totalGB": float(ctx.avail["total_gb"]),
-        "nMissingFiles": float(ctx.avail["missing_files"][i]),
-    }
-    if ctx.nw is not None:
-        details.update(
-            networkWeight=float(ctx.nw.weight[i]),
-            queuedWeight=float(ctx.nw.queued_weight[i]),
-            throughputWeight=float(ctx.nw.throughput_weight[i]),
-            nQueuedFiles=float(ctx.nw.nqueued[i]),
-            network_rule=str(ctx.nw.rule[i]),
+    if nw is not None:
+        columns.update(
+            networkWeight=floats(nw.weight),
+            queuedWeight=floats(nw.queued_weight),
+            throughputWeight=floats(nw.throughput_weight),
+            nQueuedFiles=floats(nw.nqueued),
+            network_rule=[str(x) for x in nw.rule[rows].tolist()],
         )
-    return factors, details
+    names = list(columns)
+    return [
+        (dict(zip(_FACTORS, f, strict=True)), dict(zip(names, d, strict=True)))
+        for f, d in zip(zip(*factors, strict=True), zip(*columns.values(), strict=True), strict=True)
+    ]
 
 
 def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) -> Decision:
@@ -855,6 +1040,19 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
     return run(ctx)
 
 
+def broker_many(snap: GridSnapshot, task_ids: Sequence[int], config: Config | None = None) -> list[Decision]:
+    """Production job brokerage of many tasks on one snapshot and config; each decision equals ``broker``'s.
+
+    The tasks share what does not depend on them: task-independent verdicts (status, pilots, storage,
+    blacklists, ...) are built once per snapshot and config, verdicts that depend on a few task fields
+    (zero share, core count, software, connectivity, ...) once per distinct value, and skips stay masks
+    until read. An unknown task id raises KeyError like ``broker``.
+    Usage: ``[d.ranked_names for d in broker_many(snap, [4242, 4243], Config())]``
+    """
+    config = config or Config()
+    return [run(make_context(snap, grid.task_row(snap, tid), config)) for tid in task_ids]
+
+
 def run(ctx: ProdContext) -> Decision:
     """Run steps 1-5 on a prepared context."""
     cfg = ctx.config
@@ -865,31 +1063,37 @@ def run(ctx: ProdContext) -> Decision:
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)
     idx = np.flatnonzero(alive)
     message = f"unknown pre-assigned queues: {', '.join(unknown)}" if unknown else ""
+    changed = dict(grid.per_config(ctx.snap, cfg, "changed", cfg.changed))
     if len(idx) == 0:
         return Decision(
-            BROKER, int(ctx.task["jeditaskid"]), "pending", [], skips, funnel, cfg.changed(),
+            BROKER, int(ctx.task["jeditaskid"]), "pending", [], skips, funnel, changed,
             pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=message or "no candidates",
         )  # fmt: skip
     w = terms.weight[idx]
     order = idx[np.lexsort((ctx.qa.name[idx], -w))]
     top = int(cfg["MAX_SITE_CANDIDATES"])
     chosen, rest = order[:top], order[top:]
-    candidates = []
-    for rank, i in enumerate(chosen, start=1):
-        factors, details = candidate_factors(terms, int(i), ctx)
-        candidates.append(Candidate(str(ctx.qa.name[i]), rank, float(terms.weight[i]), factors, details))
+    candidates = [
+        Candidate(str(name), rank, weight, factors, details)
+        for rank, (name, weight, (factors, details)) in enumerate(
+            zip(
+                ctx.qa.name[chosen].tolist(),
+                terms.weight[chosen].tolist(),
+                candidates_factors(terms, chosen, ctx),
+                strict=True,
+            ),
+            start=1,
+        )
+    ]
     if len(rest):
         cutoff = float(terms.weight[chosen[-1]])
-        for i in rest:
-            skips.append(
-                Skip(
-                    str(ctx.qa.name[i]),
-                    "-low_weight",
-                    f"weight={terms.weight[i]:.4g} below the best {top} (cut at {cutoff:.4g})",
-                    "best candidates",
-                )
-            )
+        weight = terms.weight
+
+        def low_weight(rows: np.ndarray) -> list[str]:
+            return [f"weight={x:.4g} below the best {top} (cut at {cutoff:.4g})" for x in weight[rows].tolist()]
+
+        skips.add(ctx.qa.name, rest, "-low_weight", LazyTexts(low_weight, rest), "best candidates")
         funnel.append(FunnelStep("best candidates", len(order), len(chosen)))
     return Decision(
-        BROKER, int(ctx.task["jeditaskid"]), "ok", candidates, skips, funnel, cfg.changed(), message=message,
+        BROKER, int(ctx.task["jeditaskid"]), "ok", candidates, skips, funnel, changed, message=message,
     )  # fmt: skip

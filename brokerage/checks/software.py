@@ -623,6 +623,72 @@ def _all_sources(task: TaskSoftware, all_desc: Mapping[str, Any] | None) -> tupl
 
 _ANY, _MISSING, _LISTED, _AUTO = 0, 1, 2, 3
 _MAX_PLANS = 16  # candidate lists remembered per index (the broker passes the same arrays every call)
+_VERDICT_MEMO_CELLS = 2_000_000  # queues x remembered task requests per plan (about 30 bytes per cell)
+
+
+@dataclass
+class _Features:
+    """What check_auto_queue reads of each distinct AUTO description, as small ids and inverted indexes.
+
+    Per description: ids of its cpu/gpu entries, cmtconfigs, containers and cvmfs (equal ids, equal
+    values, order kept where a sentence shows it); per cmtconfig, tag key and tag container name the
+    descriptions that list it.
+    """
+
+    hardware: np.ndarray  # hardware id of every description
+    hardware_first: list[int]  # a description of each hardware id
+    cmt: np.ndarray  # cmtconfigs id of every description
+    cmt_values: list[tuple[str, ...]]  # the cmtconfigs of each id
+    containers: np.ndarray
+    n_containers: int
+    cvmfs: np.ndarray
+    n_cvmfs: int
+    cmtconfigs: tuple[str, ...]  # every cmtconfig of any description (regex sw_platforms resolve among them)
+    cmt_members: dict[str, np.ndarray]  # cmtconfig -> descriptions listing it
+    tag_keys: dict[tuple[str, str, str], np.ndarray]  # (cmtconfig, project, release) -> descriptions having it
+    tag_names: dict[str, np.ndarray]  # tag container_name or source -> descriptions having it
+
+
+def _features(descs: list[SoftwareDescription]) -> _Features:
+    hardware: dict[Any, int] = {}
+    cmt: dict[tuple[str, ...], int] = {}
+    containers: dict[tuple[str, ...], int] = {}
+    cvmfs: dict[frozenset[str], int] = {}
+    ids = np.empty((4, len(descs)), dtype=np.int64)
+    cmt_members: dict[str, list[int]] = {}
+    tag_keys: dict[tuple[str, str, str], list[int]] = {}
+    tag_names: dict[str, list[int]] = {}
+    for i, d in enumerate(descs):
+        hw = (tuple(tuple(e.items()) for e in d.cpu), tuple(tuple(e.items()) for e in d.gpu))
+        ids[0, i] = hardware.setdefault(hw, len(hardware))
+        ids[1, i] = cmt.setdefault(d.cmtconfigs, len(cmt))
+        ids[2, i] = containers.setdefault(d.containers, len(containers))
+        ids[3, i] = cvmfs.setdefault(d.cvmfs, len(cvmfs))
+        for c in dict.fromkeys(d.cmtconfigs):
+            cmt_members.setdefault(c, []).append(i)
+        for k in d.tag_keys:
+            tag_keys.setdefault(k, []).append(i)
+        for name in d.tag_containers | d.tag_sources:
+            tag_names.setdefault(name, []).append(i)
+    first = np.unique(ids[0], return_index=True)[1].tolist()
+
+    def arrays(index: dict[Any, list[int]]) -> dict[Any, np.ndarray]:
+        return {k: np.asarray(v, dtype=np.intp) for k, v in index.items()}
+
+    return _Features(
+        hardware=ids[0],
+        hardware_first=first,
+        cmt=ids[1],
+        cmt_values=list(cmt),
+        containers=ids[2],
+        n_containers=len(containers),
+        cvmfs=ids[3],
+        n_cvmfs=len(cvmfs),
+        cmtconfigs=tuple(cmt_members),
+        cmt_members=arrays(cmt_members),
+        tag_keys=arrays(tag_keys),
+        tag_names=arrays(tag_names),
+    )
 
 
 @dataclass
@@ -633,6 +699,11 @@ class _Plan:
     releases: Any
     group: np.ndarray  # group index of every queue
     groups: list[tuple[int, Any]]  # (kind, explicit releases tuple or description)
+    fixed: list[int] = field(default_factory=list)  # groups that are not AUTO descriptions
+    auto: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))  # AUTO groups, in order
+    descs: list[SoftwareDescription] = field(default_factory=list)  # the description of each AUTO group
+    features: _Features | None = None  # built on first use by an index
+    verdicts: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # SoftwareVerdict fields per task request
 
 
 def _plan(queue_names: np.ndarray, releases: Sequence[Any], software: Mapping[str, Mapping[str, Any]]) -> _Plan:
@@ -663,7 +734,16 @@ def _plan(queue_names: np.ndarray, releases: Sequence[Any], software: Mapping[st
             g = seen[key] = len(groups)
             groups.append((key if isinstance(key, int) else key[0], payload))
         group[i] = g
-    return _Plan(queue_names, releases, group, groups)
+    auto = [g for g, (kind, _) in enumerate(groups) if kind == _AUTO]
+    return _Plan(
+        queue_names,
+        releases,
+        group,
+        groups,
+        fixed=[g for g, (kind, _) in enumerate(groups) if kind != _AUTO],
+        auto=np.asarray(auto, dtype=np.intp),
+        descs=[groups[g][1] for g in auto],
+    )
 
 
 def _cached_plan(queue_names: np.ndarray, releases: Sequence[Any], software: Mapping[str, Mapping[str, Any]]) -> _Plan:
@@ -678,6 +758,92 @@ def _cached_plan(queue_names: np.ndarray, releases: Sequence[Any], software: Map
                 software._plans.pop(next(iter(software._plans)), None)
         plan = software._plans[key] = _plan(queue_names, releases, software)
     return plan
+
+
+def _fixed_outcome(kind: int, payload: Any, request: TaskSoftware) -> Outcome:
+    if kind == _ANY:
+        return PASS_ANY
+    if kind == _MISSING:
+        return NO_DESCRIPTION
+    return check_listed_release(request, payload)
+
+
+def _auto_by_description(plan: _Plan, request: TaskSoftware, all_sources: tuple[str, ...], memo_key: str) -> Any:
+    """Outcome of every AUTO description, checked one by one (memoised on each description)."""
+    outcomes = []
+    for desc in plan.descs:
+        outcome = desc._results.get(memo_key)
+        if outcome is None:
+            outcome = check_auto_queue(request, desc, all_sources)
+            if len(desc._results) >= _MAX_RESULTS_PER_DESCRIPTION:
+                desc._results.clear()
+            desc._results[memo_key] = outcome
+        outcomes.append(outcome)
+    return outcomes, np.arange(len(outcomes), dtype=np.intp)
+
+
+def _auto_by_class(plan: _Plan, request: TaskSoftware, all_sources: tuple[str, ...], memo_key: str) -> Any:
+    """Outcome of every AUTO description, checked once per class of descriptions the task cannot tell apart.
+
+    A class key mixes exactly what check_auto_queue reads for this request, in its order: the regex
+    resolution (cmtconfigs), the hardware verdict (a rejection ends the check: its sentence is the key),
+    then the container or release inputs. Returns (outcomes, class of each description).
+    """
+    descs = plan.descs
+    if not descs:
+        return [], np.empty(0, dtype=np.intp)
+    f = plan.features
+    if f is None:
+        f = plan.features = _features(descs)
+    arch = request.architecture
+    key = np.zeros(len(descs), dtype=np.int64)
+    size = 1  # how many keys the mix can take; past int64 the check goes description by description
+
+    def mix(values: np.ndarray, cardinality: int) -> None:
+        nonlocal key, size
+        key = key * cardinality + values
+        size *= cardinality
+
+    def member(index: np.ndarray | None) -> np.ndarray:
+        out = np.zeros(len(descs), dtype=np.int64)
+        if index is not None:
+            out[index] = 1
+        return out
+
+    # rows whose check ends early get a negative key naming how: 0 no regex match, h > 0 hardware sentence h
+    ended = np.full(len(descs), -1, dtype=np.int64)
+    if arch.sw_platform_is_regex:
+        pattern = re.compile(arch.sw_platform)
+        platforms = [c for c in f.cmtconfigs if pattern.fullmatch(c)]
+        matched = set(platforms)
+        has = np.array([not matched.isdisjoint(v) for v in f.cmt_values], dtype=bool)[f.cmt]
+        ended[~has] = 0
+        mix(f.cmt, len(f.cmt_values))
+    else:
+        platforms = [arch.sw_platform]
+    sentences: dict[str, int] = {}
+    rejection = [hardware_rejection(arch, descs[i]) for i in f.hardware_first]
+    hw = np.array([0 if r is None else sentences.setdefault(r, len(sentences) + 1) for r in rejection])[f.hardware]
+    ended = np.where((ended < 0) & (hw > 0), hw, ended)
+    if request.container_name:
+        if request.only_tags_for_fc:
+            mix(member(f.tag_names.get(request.container_name)), 2)
+        else:
+            mix(f.containers, f.n_containers)
+    elif request.release is not None:
+        if not arch.sw_platform_is_regex:
+            mix(member(f.cmt_members.get(arch.sw_platform)), 2)
+        mix(f.containers, f.n_containers)
+        mix(f.cvmfs, f.n_cvmfs)
+        project, version = request.release.project, request.release.version
+        for p in platforms:
+            mix(member(f.tag_keys.get((p, project, version))), 2)
+    if size >= 2**62:
+        return _auto_by_description(plan, request, all_sources, memo_key)
+    key = np.where(ended >= 0, -1 - ended, key)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    outcomes = [check_auto_queue(request, descs[i], all_sources) for i in first.tolist()]
+    return outcomes, inverse.reshape(-1)
 
 
 @dataclass
@@ -696,8 +862,9 @@ def software_verdict(
     """Release/cache/architecture/container verdict of a task over queues (criteria -cache, -regexpcmtconfig).
 
     SOFTWARE maps panda_queue (and 'ALL') to its queue_software row. With a SoftwareIndex (see
-    build_software_index) queues sharing a description are checked once, outcomes are reused across calls,
-    and the grouping of QUEUE_NAMES / RELEASES is remembered (they are treated as immutable).
+    build_software_index) the grouping of QUEUE_NAMES / RELEASES is remembered (they are treated as
+    immutable), descriptions the task cannot tell apart are checked once, and the outcome of a task
+    request is reused by later tasks asking the same.
     Raises ArchitectureError when the task's architecture is malformed.
     Usage: ``v = software_verdict(task, qa.name, qa["releases"], software_index(snap))``
     """
@@ -709,30 +876,32 @@ def software_verdict(
         (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), *all_sources)
     )
     plan = _cached_plan(queue_names, releases, software)
-    outcomes: list[Outcome] = []
-    for kind, payload in plan.groups:
-        if kind == _ANY:
-            outcomes.append(PASS_ANY)
-        elif kind == _MISSING:
-            outcomes.append(NO_DESCRIPTION)
-        elif kind == _LISTED:
-            outcomes.append(check_listed_release(request, payload))
-        else:
-            outcome = payload._results.get(memo_key)
-            if outcome is None:
-                outcome = check_auto_queue(request, payload, all_sources)
-                if len(payload._results) >= _MAX_RESULTS_PER_DESCRIPTION:
-                    payload._results.clear()
-                payload._results[memo_key] = outcome
-            outcomes.append(outcome)
-    group = plan.group
-    passed = np.array([o.passed for o in outcomes], dtype=bool)[group]
-    criteria = np.array([o.criteria for o in outcomes], dtype=object)[group]
-    resolved = np.array([o.resolved for o in outcomes], dtype=object)[group]
+    indexed = isinstance(software, SoftwareIndex)
+    hit = plan.verdicts.get(memo_key) if indexed else None
+    if hit is None:
+        outcomes = [_fixed_outcome(*plan.groups[g], request) for g in plan.fixed]
+        by = _auto_by_class if indexed else _auto_by_description
+        auto_outcomes, auto_index = by(plan, request, all_sources, memo_key)
+        per_group = np.empty(len(plan.groups), dtype=np.intp)
+        per_group[plan.fixed] = np.arange(len(outcomes), dtype=np.intp)
+        per_group[plan.auto] = auto_index + len(outcomes)
+        outcomes.extend(auto_outcomes)
+        which = per_group[plan.group]
+        passed = np.array([o.passed for o in outcomes], dtype=bool)[which]
+        criteria = np.array([o.criteria for o in outcomes], dtype=object)[which]
+        resolved = np.array([o.resolved for o in outcomes], dtype=object)[which]
+        for a in (which, passed, criteria, resolved):
+            a.flags.writeable = False  # shared by every task asking the same
 
-    def reasons(idx: np.ndarray) -> list[str]:
-        return [outcomes[g].reason for g in group[idx]]
+        def reasons(idx: np.ndarray) -> list[str]:
+            return [outcomes[k].reason for k in which[idx].tolist()]
 
+        hit = (passed, criteria, reasons, resolved)
+        if indexed:
+            if len(plan.verdicts) * max(len(queue_names), 1) >= _VERDICT_MEMO_CELLS:
+                plan.verdicts.clear()
+            plan.verdicts[memo_key] = hit
+    passed, criteria, reasons, resolved = hit
     return SoftwareVerdict(passed, criteria, reasons, resolved=resolved)
 
 
