@@ -8,6 +8,7 @@ from typing import Any
 from dash import Input, Output, callback, html
 
 from app import gridruns, ids
+from app.callbacks.progress import progress_bar
 from app.components.guard import guarded
 from app.components.layout import figure, grid
 from app.viewmodels import overview as vm
@@ -16,9 +17,7 @@ from app.viewmodels import overview as vm
 def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -> html.Div:
     """The skip census over every waiting task, from the stored config's grid run (computed once per version)."""
 
-    def progress(done: int, total: int) -> None:
-        if set_progress is not None and total:
-            set_progress((int(100 * done / total), f"{int(100 * done / total)} %"))
+    progress = progress_bar(set_progress)
 
     census = vm.census_from_run(gridruns.base_run(progress))
     rows = census["criteria"]

@@ -10,6 +10,7 @@ from typing import Any
 from dash import Input, Output, State, callback, html, no_update
 
 from app import gridruns, ids
+from app.callbacks.progress import progress_bar
 from app.callbacks.tuning import edits_of
 from app.components.layout import error_alert
 from app.reports import INLINE_LIMIT, make_report
@@ -34,9 +35,7 @@ def export(
         refused = ", ".join(sorted(edits.errors))
         return None, html.Span(f"Not exported: fix the refused edits first ({refused}).", className="text-danger")
 
-    def progress(done: int, total: int) -> None:
-        if set_progress is not None and total:
-            set_progress((int(100 * done / total), f"{done:,} / {total:,} tasks"))
+    progress = progress_bar(set_progress, "tasks")
 
     made = make_report(scope, fmt, qvm.parse_task(task), edits.overrides, progress)
     what = f"{len(edits.overrides)} what-if edit(s)" if edits.overrides else "the stored config"

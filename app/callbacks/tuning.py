@@ -11,6 +11,7 @@ from dash.exceptions import PreventUpdate
 
 from app import data, gridruns, ids
 from app.auth import check_operator
+from app.callbacks.progress import progress_bar
 from app.components.layout import error_alert
 from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
 from app.components.tuning_store import diff_table
@@ -150,9 +151,7 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
     if not overrides:
         return grid_placeholder()
 
-    def progress(done: int, total: int) -> None:
-        if set_progress is not None and total:
-            set_progress((int(100 * done / total), f"{int(100 * done / total)} %"))
+    progress = progress_bar(set_progress)
 
     before, after = gridruns.whatif_runs(overrides, progress=progress)
     im = impact(before, after)

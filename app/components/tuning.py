@@ -156,28 +156,14 @@ def task_diff_view(diff: TaskDiff, title: str) -> html.Div:
                 dropped, [("name", label), ("rank_before", "rank before"), ("criteria", "criteria"), ("reason", "why")]
             )
         )
-    filters = vm.filter_rows(diff)
-    if filters:
-        parts.append(html.Div(f"Filter verdicts that changed ({len(filters)})", className="small fw-semibold mt-2"))
-        parts.append(
-            html.Div(
-                _small_table(
-                    filters, [("name", label), ("change", "change"), ("criteria", "criteria"), ("reason", "reason")]
-                ),
-                className="scroll-box",
-            )
-        )
-    factors = vm.factor_rows(diff)
-    if factors:
-        parts.append(html.Div(f"Weight factors that changed ({len(factors)})", className="small fw-semibold mt-2"))
-        parts.append(
-            html.Div(
-                _small_table(
-                    factors, [("name", label), ("factor", "factor"), ("before", "before"), ("after", "after")]
-                ),
-                className="scroll-box",
-            )
-        )
+    sections = (
+        ("Filter verdicts that changed", vm.filter_rows(diff), [("change", "change"), ("criteria", "criteria"), ("reason", "reason")]),
+        ("Weight factors that changed", vm.factor_rows(diff), [("factor", "factor"), ("before", "before"), ("after", "after")]),
+    )  # fmt: skip
+    for title, rows, columns in sections:
+        if rows:
+            parts.append(html.Div(f"{title} ({len(rows)})", className="small fw-semibold mt-2"))
+            parts.append(html.Div(_small_table(rows, [("name", label), *columns]), className="scroll-box"))
     return html.Div(
         parts, className="task-diff", **{"data-task": str(diff.task), "data-changed": str(diff.changed).lower()}
     )
