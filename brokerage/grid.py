@@ -286,7 +286,8 @@ def nucleus_queues(snapshot: GridSnapshot, nucleus: str | None) -> np.ndarray:
 T = TypeVar("T")
 _NONE = object()  # a memoised None ("this check does not apply") is still a hit
 _SHARED_CONFIGS = 8  # configs whose shared work is kept per snapshot (what-if sessions bring new ones)
-_SHARED_ENTRIES = 4096  # memo entries per config before it is cleared
+_SHARED_ENTRIES = 4096  # memo entries per config before it is cleared ...
+_SHARED_CELLS = 8_000_000  # ... or fewer on big grids: entries x queues (most entries hold a few arrays over queues)
 
 # the latest (snapshot, config, memo), held weakly so that it keeps no replaced snapshot alive
 _last_shared: tuple[Callable[[], Any], Callable[[], Any], dict[Any, Any]] = (lambda: None, lambda: None, {})
@@ -320,7 +321,7 @@ def per_config(snapshot: GridSnapshot, config: Config, key: Any, build: Callable
     memo = _shared(snapshot, config)
     value = memo.get(key, _NONE)
     if value is _NONE:
-        if len(memo) >= _SHARED_ENTRIES:
+        if len(memo) >= max(64, min(_SHARED_ENTRIES, _SHARED_CELLS // max(queue_arrays(snapshot).n, 1))):
             memo.clear()
         value = memo[key] = build()
     return value
