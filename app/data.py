@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import logging
 import os
 import threading
@@ -38,15 +39,32 @@ class Source:
 
 
 _lock = threading.Lock()
+_inherited: list[Any] = []  # handles from the parent process, kept alive (unused) in a forked child
 
 
-def _fresh_lock_in_child() -> None:
-    # a background job is forked while other request threads may hold the lock: the child gets its own
+def _after_fork_in_child() -> None:
+    """Make a forked child (grid-run worker, background job) independent of the parent's other threads.
+
+    Another thread of the parent may have been inside SQLite (or held our lock) at the moment of the fork;
+    its lock stays held forever in the child. Freeing an inherited SQLite connection takes SQLite's mutex,
+    so the child's garbage collector hung on the parent's dead connections (seen with gdb: stuck in
+    sqlite3_free from gc). The child therefore never collects what it inherited, keeps the parent's
+    engines referenced, and opens fresh ones.
+    """
     global _lock
     _lock = threading.Lock()
+    gc.freeze()
+    _inherited.append(dict(_engines))
+    _engines.clear()
 
 
-os.register_at_fork(after_in_child=_fresh_lock_in_child)
+def keep_from_parent(handle: Any) -> None:
+    """Keep HANDLE (inherited from the parent process) referenced for the life of a forked child."""
+    if handle is not None:
+        _inherited.append(handle)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 _current: Source | None = None
 
 
@@ -151,12 +169,6 @@ def _engine(url: str) -> Any:
 
         _engines[url] = repository.make_engine(url)
     return _engines[url]
-
-
-def dispose_engines() -> None:
-    """Forget pooled connections inherited from a parent process (call first thing in a forked job)."""
-    for engine in _engines.values():
-        engine.dispose(close=False)
 
 
 def reload_config() -> None:

@@ -33,9 +33,11 @@ _warming: set[str] = set()
 
 
 def _reset_in_child() -> None:
-    # forked background jobs must not inherit a held lock or the parent's disk-cache connection
+    # a forked child must not inherit a held lock; it opens its own disk-cache connection, and keeps the
+    # parent's referenced, since freeing it could wait on a SQLite mutex held by a thread that is gone
     global _lock, _disk
     _lock = threading.Lock()
+    data.keep_from_parent(_disk)
     _disk = None
     _warming.clear()
 
@@ -56,9 +58,15 @@ CHUNKS_PER_WORKER = 8  # several chunks per worker keep the progress bar moving 
 MIN_PARALLEL_TASKS = 200  # below this, starting processes costs more than it saves
 
 
-def _run_chunk(job: tuple[Config, frozenset[str], list[int]]) -> GridRun:
-    cfg, brokers, ids = job
-    return run_grid(data.snapshot(), cfg, brokers=brokers, task_ids=ids)
+# A forked worker can hang for good when another thread of the parent held a lock at the moment of the
+# fork (seen in 2 of 8 start-ups where a request and the warm-up thread both wanted the baseline). A run
+# whose workers stay silent this long finishes the missing chunks in the parent instead of waiting forever.
+STALL_S = float(os.environ.get("BROKERAGE_GRID_STALL_S", "30"))
+
+
+def _run_chunk(job: tuple[int, Config, frozenset[str], list[int]]) -> tuple[int, GridRun]:
+    i, cfg, brokers, ids = job
+    return i, run_grid(data.snapshot(), cfg, brokers=brokers, task_ids=ids)
 
 
 def parallel_run(
@@ -81,15 +89,26 @@ def parallel_run(
     chunks = [ids[i::n] for i in range(n) if ids[i::n]]
     wanted = frozenset(brokers)
     merged = GridRun({}, {}, 0.0, 0)
-    done = 0
+    missing = set(range(len(chunks)))
+
+    def add(i: int, part: GridRun) -> None:
+        merged.outcomes.update(part.outcomes)
+        merged.errors.update(part.errors)
+        merged.recomputed += part.recomputed
+        missing.discard(i)
+        if progress:  # in tasks, as the chunks come back
+            progress((len(chunks) - len(missing)) * len(ids) // len(chunks), len(ids))
+
     with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
-        for part in pool.imap_unordered(_run_chunk, [(config, wanted, c) for c in chunks]):
-            merged.outcomes.update(part.outcomes)
-            merged.errors.update(part.errors)
-            merged.recomputed += part.recomputed
-            done += 1
-            if progress:  # in tasks, as the chunks come back
-                progress(done * len(ids) // len(chunks), len(ids))
+        parts = pool.imap_unordered(_run_chunk, [(i, config, wanted, c) for i, c in enumerate(chunks)])
+        try:
+            while missing:
+                add(*parts.next(timeout=STALL_S))
+        except multiprocessing.TimeoutError:
+            log.warning("grid run: workers silent for %.0f s; %d of %d chunks run in-process", STALL_S,
+                        len(missing), len(chunks))  # fmt: skip
+    for i in sorted(missing):  # the pool is terminated on leaving the block above
+        add(i, run_grid(snap, config, brokers=wanted, task_ids=chunks[i]))
     merged.seconds = time.perf_counter() - t0
     return merged
 
@@ -180,10 +199,3 @@ def warm_base_in_background() -> None:
             _warming.discard(key)
 
     threading.Thread(target=work, name="warm-grid-run", daemon=True).start()
-
-
-def after_fork() -> None:
-    """In a forked background job: drop inherited handles (database pools, the disk cache) before use."""
-    global _disk
-    _disk = None
-    data.dispose_engines()

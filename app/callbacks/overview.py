@@ -43,5 +43,4 @@ def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -
 @guarded("Skip census")
 def update_census(set_progress: Callable[[tuple[int, str]], None], _: Any) -> html.Div:
     """Background job: broker every waiting task once per snapshot and config version, then chart the skip criteria."""
-    gridruns.after_fork()
     return census_view(set_progress)

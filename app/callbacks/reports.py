@@ -9,7 +9,7 @@ from typing import Any
 
 from dash import Input, Output, State, callback, html, no_update
 
-from app import gridruns, ids
+from app import ids
 from app.callbacks.progress import progress_bar
 from app.callbacks.tuning import edits_of
 from app.components.layout import error_alert
@@ -84,7 +84,6 @@ def on_export(
     raw: dict[str, Any] | None,
 ) -> tuple[Any, Any]:
     """Background job: build and write the report, showing progress; the browser then downloads it."""
-    gridruns.after_fork()
     if not n_clicks:
         return no_update, no_update
     try:

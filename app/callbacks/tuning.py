@@ -174,7 +174,6 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 )
 def update_grid_view(set_progress: Callable[[tuple[int, str]], None], raw: dict[str, Any] | None) -> Any:
     """Background job: the whole-grid impact of the edits, with progress."""
-    gridruns.after_fork()
     try:
         return grid_view(edits_of(raw).overrides, set_progress)
     except Exception as exc:

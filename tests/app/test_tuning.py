@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -304,6 +305,37 @@ def test_parallel_grid_run_equals_the_serial_one(app_client, monkeypatch: pytest
     monkeypatch.setattr(gridruns, "MIN_PARALLEL_TASKS", 1)
     seen: list[tuple[int, int]] = []
     parallel = gridruns.parallel_run(data.snapshot(), data.config(), progress=lambda d, t: seen.append((d, t)))
+    serial = run_grid(data.snapshot(), data.config())
+    assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
+    assert seen[-1][0] == seen[-1][1] == 6
+
+
+_TEST_PROCESS = os.getpid()
+
+
+def _hang_on_the_first_chunk(job: tuple) -> tuple:
+    """A grid-run chunk worker whose first chunk never returns when run in a forked worker."""
+    from app import gridruns
+
+    i, cfg, brokers, ids = job
+    if i == 0 and os.getpid() != _TEST_PROCESS:
+        time.sleep(3600)
+    return i, gridruns.run_grid(gridruns.data.snapshot(), cfg, brokers=brokers, task_ids=ids)
+
+
+def test_a_stalled_grid_worker_is_replaced_by_an_in_process_run(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When forked workers stop answering for STALL_S, the missing chunks are brokered in the parent, same outcomes."""
+    from app import data, gridruns
+    from brokerage.whatif import run_grid
+
+    monkeypatch.setattr(gridruns, "WORKERS", 2)
+    monkeypatch.setattr(gridruns, "MIN_PARALLEL_TASKS", 1)
+    monkeypatch.setattr(gridruns, "STALL_S", 1.0)
+    monkeypatch.setattr(gridruns, "_run_chunk", _hang_on_the_first_chunk)
+    seen: list[tuple[int, int]] = []
+    t0 = time.perf_counter()
+    parallel = gridruns.parallel_run(data.snapshot(), data.config(), progress=lambda d, t: seen.append((d, t)))
+    assert time.perf_counter() - t0 < 30  # did not wait for the hung worker
     serial = run_grid(data.snapshot(), data.config())
     assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
     assert seen[-1][0] == seen[-1][1] == 6
