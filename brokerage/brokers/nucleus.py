@@ -140,6 +140,19 @@ def task_rw_seconds(snap: GridSnapshot) -> pd.Series:
     return snap.cached("nucleus:task_rw", build)
 
 
+def _assigned_work(snap: GridSnapshot, na: NucleusArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(nucleus index, currentPriority, RW in HS06 s) of every task that counts for RW (built once per snapshot)."""
+
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        t = snap.tasks
+        nuc = np.fromiter((na.index.get(s, -1) if isinstance(s, str) else -1 for s in t["nucleus"]), np.int64, len(t))
+        counted = t["status"].isin(RW_STATUSES).to_numpy() & (nuc >= 0)
+        prio = t["currentpriority"].astype(float).fillna(0.0).to_numpy()[counted]
+        return nuc[counted], prio, task_rw_seconds(snap).to_numpy()[counted]
+
+    return snap.cached("nucleus:assigned_work", build)
+
+
 class RWTable:
     """RW per (priority level, nucleus) in HS06 s, for the priorities of a batch of tasks.
 
@@ -149,16 +162,12 @@ class RWTable:
 
     def __init__(self, snap: GridSnapshot, na: NucleusArrays, priorities: np.ndarray) -> None:
         self.levels = np.unique(np.asarray(priorities, dtype=float))
-        t = snap.tasks
-        nuc = np.fromiter((na.index.get(s, -1) if isinstance(s, str) else -1 for s in t["nucleus"]), np.int64, len(t))
-        counted = t["status"].isin(RW_STATUSES).to_numpy() & (nuc >= 0)
-        prio = t["currentpriority"].astype(float).fillna(0.0).to_numpy()[counted]
-        rw = task_rw_seconds(snap).to_numpy()[counted]
+        nuc, prio, rw = _assigned_work(snap, na)
         # a task counts for every level at or below its own priority: add at its highest level, then sum downwards
         top = np.searchsorted(self.levels, prio, side="right") - 1
         keep = top >= 0
         table = np.zeros((len(self.levels), na.n))
-        np.add.at(table, (top[keep], nuc[counted][keep]), rw[keep])
+        np.add.at(table, (top[keep], nuc[keep]), rw[keep])
         self.table = np.flip(np.cumsum(np.flip(table, axis=0), axis=0), axis=0)
 
     def rw(self, priority: float) -> np.ndarray:
