@@ -9,6 +9,11 @@ dagcomfuncs.Link = function (props) {
   return React.createElement("a", { href: prefix + encodeURIComponent(props.value) }, String(props.value));
 };
 
+/* The sentence an empty grid shows instead of "No Rows To Show" (text only: no HTML is evaluated). */
+dagcomfuncs.EmptyMessage = function (props) {
+  return React.createElement("span", { className: "grid-empty" }, String(props.message || "No rows"));
+};
+
 /* The tuning page's value column: the editor that fits each gdpconfig parameter's type. */
 var dagfuncs = (window.dashAgGridFunctions = window.dashAgGridFunctions || {});
 

@@ -93,8 +93,12 @@ def grid(
     export_name: str | None = None,
     row_id: str | None = None,
     fit: bool = True,
+    no_rows: str | None = None,
 ) -> dag.AgGrid:
-    """An AG Grid with sorting, filtering, resizing and pagination; columns inferred from the rows if not given."""
+    """An AG Grid with sorting, filtering, resizing and pagination; columns inferred from the rows if not given.
+
+    NO_ROWS is the sentence shown when the grid is empty (say why, not just "No Rows To Show").
+    """
     if columns is None:
         columns = [{"field": k} for k in (rows[0].keys() if rows else [])]
     # keep PanDA's own column names: AG Grid would otherwise split and capitalise them
@@ -109,6 +113,9 @@ def grid(
         "paginationPageSize": page_size,
         "animateRows": False,
     }
+    if no_rows:
+        options["noRowsOverlayComponent"] = "EmptyMessage"
+        options["noRowsOverlayComponentParams"] = {"message": no_rows}
     return dag.AgGrid(
         rowData=rows,
         columnDefs=columns,

@@ -33,7 +33,9 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
                     {"condition": "params.value === true", "style": {"color": "#dc2626", "fontWeight": "600"}}
                 ]
             }
-    picked = qvm.parse_task(task) or qvm.default_task(snap)
+    picked = qvm.parse_task(task) or qvm.showcase_task(
+        snap, lambda t: len(data.nucleus_decision(t).candidates), want=3, stage="nucleus"
+    )
     return html.Div(
         [
             page_header("Nuclei", f"Nuclei collect task output. Storage below DISK_THRESHOLD ({cfg['DISK_THRESHOLD']} TB) or more than NQUEUED_NUC_CAP ({cfg['NQUEUED_NUC_CAP']}) files queued in is flagged red."),

@@ -22,7 +22,7 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
     snap = data.snapshot()
     rows = vm.queue_rows(snap)
-    picked = vm.parse_task(task) or vm.default_task(snap)
+    picked = vm.parse_task(task) or vm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
     table = card(
         f"All queues ({len(rows)})",
         grid(

@@ -26,7 +26,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
     config = data.config()
     raw = vm.edits_from_query(query)
     edits = vm.parse_edits(config, raw)
-    picked = qvm.parse_task(task) or vm.default_task(snap, lambda t: data.job_decision(t).status == "ok")
+    picked = qvm.parse_task(task) or qvm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
     gridruns.warm_base_in_background()
     notice = None
     if saved:

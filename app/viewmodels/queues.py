@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -111,6 +112,35 @@ def default_task(snap: GridSnapshot) -> int | None:
     return opts[0]["value"] if opts else None
 
 
+def showcase_task(
+    snap: GridSnapshot, n_candidates: Callable[[int], int], want: int = 5, tries: int = 20, stage: str = "jobs"
+) -> int | None:
+    """The task a brokerage view opens on when the URL names none: the first waiting production task at STAGE
+    whose brokerage keeps at least WANT candidates (a ranking with its factors at work), else the one with most
+    candidates among the first TRIES such tasks, else the first waiting task. STAGE "jobs": tasks with a nucleus
+    (job brokerage); "nucleus": tasks still without one (task brokerage).
+
+    Usage: ``showcase_task(snap, lambda t: len(data.job_decision(t).candidates))``
+    """
+    from brokerage.lifecycle.waiting import waiting_task_ids
+
+    ids = waiting_task_ids(snap)
+    if not ids:
+        return default_task(snap)
+    t = snap.tasks.set_index("jeditaskid").loc[ids]
+    nucleus = t["nucleus"]
+    has_nucleus = nucleus.map(lambda n: isinstance(n, str) and n != "")
+    production = (t["prodsourcelabel"] != "user") & (has_nucleus if stage == "jobs" else ~has_nucleus)
+    best, best_n = ids[0], 0
+    for tid in production[production].index[:tries].tolist():
+        n = n_candidates(int(tid))
+        if n >= want:
+            return int(tid)
+        if n > best_n:
+            best, best_n = int(tid), n
+    return best
+
+
 def parse_task(value: Any) -> int | None:
     """A task id from URL text or a dropdown value; None when absent or not a number."""
     try:
@@ -200,11 +230,16 @@ def factor_figure(decision: Decision, top: int = 10) -> dict[str, Any]:
              "marker": {"color": PALETTE[i % len(PALETTE)]}, "hovertemplate": f"{k}=%{{x:.4g}}<extra>%{{y}}</extra>",
              "xaxis": "x2", "yaxis": "y"}
         )  # fmt: skip
+    values = [float(v) for c in cands for v in c.factors.values() if v is not None]
+    # factors multiply, so when they span orders of magnitude (t1Weight 100 beside a data factor of 2) a log
+    # axis shows each one's share of the weight; a zero factor keeps the linear axis
+    log = bool(values) and min(values) > 0 and max(values) / min(values) > 20
+    title = "weight | weight factors (their product is the weight" + ("; log scale)" if log else ")")
     layout = _layout(
-        max(260, 46 * len(cands) + 90), "weight | weight factors (their product is the weight)",
+        max(260, 46 * len(cands) + 90), title,
         barmode="group", bargap=0.25,
         xaxis={"domain": [0, 0.33], "gridcolor": "#eef0f3"},
-        xaxis2={"domain": [0.36, 1], "gridcolor": "#eef0f3"},
+        xaxis2={"domain": [0.36, 1], "gridcolor": "#eef0f3", **({"type": "log"} if log else {})},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         shapes=[{"type": "line", "xref": "x2", "yref": "paper", "x0": 1, "x1": 1, "y0": 0, "y1": 1,
                  "line": {"dash": "dot", "color": "#9ca3af"}}],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -24,26 +24,6 @@ COMPONENT_TITLES = {
 }
 BROKER_OF_FAMILY = {"prod": "production", "anal": "analysis", "task": "nucleus", "network": "network"}
 RESERVED_QUERY = {"task"}  # query parameters of the page that are not gdpconfig keys
-
-
-def default_task(snap: Any, has_candidates: Callable[[int], bool], tries: int = 20) -> int | None:
-    """The highest-priority waiting production task with a nucleus and candidates (its ranking shows most
-    parameters at work), else the first waiting task."""
-    from brokerage.lifecycle.waiting import waiting_task_ids
-
-    ids = waiting_task_ids(snap)
-    if not ids:
-        return None
-    t = snap.tasks.set_index("jeditaskid")
-    for tid in ids:
-        row = t.loc[tid]
-        if row["prodsourcelabel"] != "user" and isinstance(row["nucleus"], str) and row["nucleus"]:
-            if has_candidates(tid):
-                return tid
-            tries -= 1
-            if tries <= 0:
-                break
-    return ids[0]
 
 
 def tunable_params() -> list[Param]:

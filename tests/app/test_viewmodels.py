@@ -49,6 +49,18 @@ def test_parse_task_accepts_text_and_rejects_junk() -> None:
     assert queues.parse_task("abc") is None and queues.parse_task(None) is None
 
 
+def test_showcase_task_opens_on_a_waiting_production_ranking(snap) -> None:
+    """With no task in the URL, the view opens on the first waiting production task with a nucleus keeping at
+    least WANT candidates; else the one with most candidates; else the first waiting task."""
+    counts = {1: 2, 2: 7, 8: 9, 7: 40}  # 7 is a user task, 3/4 have no nucleus: never picked
+    assert queues.showcase_task(snap, lambda t: counts.get(t, 0), want=5) == 2
+    assert queues.showcase_task(snap, lambda t: counts.get(t, 0), want=8) == 8
+    assert queues.showcase_task(snap, lambda t: counts.get(t, 0), want=50) == 8
+    assert queues.showcase_task(snap, lambda t: 0, want=5) == 1  # nobody has candidates: the first waiting task
+    # task brokerage: production tasks still without a nucleus (3, 4)
+    assert queues.showcase_task(snap, lambda t: {3: 1, 4: 4}.get(t, 0), want=3, stage="nucleus") == 4
+
+
 def test_funnel_and_factors_explain_a_decision(snap) -> None:
     """The funnel starts at the initial count and the factor figure has a weight trace and one per factor."""
     d = run_job_brokerage(snap, 1, Config())
