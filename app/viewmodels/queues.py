@@ -115,24 +115,26 @@ def default_task(snap: GridSnapshot) -> int | None:
 def showcase_task(
     snap: GridSnapshot, n_candidates: Callable[[int], int], want: int = 5, tries: int = 20, stage: str = "jobs"
 ) -> int | None:
-    """The task a brokerage view opens on when the URL names none: the first waiting production task at STAGE
-    whose brokerage keeps at least WANT candidates (a ranking with its factors at work), else the one with most
-    candidates among the first TRIES such tasks, else the first waiting task. STAGE "jobs": tasks with a nucleus
-    (job brokerage); "nucleus": tasks still without one (task brokerage).
+    """The task a brokerage view opens on when the URL names none: the first waiting task at STAGE whose
+    brokerage keeps at least WANT candidates (a ranking with its factors at work), else the one with most
+    candidates among the first TRIES such tasks, else the first waiting task. STAGE "jobs": production tasks
+    with a nucleus (job brokerage); "nucleus": tasks in task brokerage (``needs_nucleus``).
 
     Usage: ``showcase_task(snap, lambda t: len(data.job_decision(t).candidates))``
     """
-    from brokerage.lifecycle.waiting import waiting_task_ids
+    from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
 
     ids = waiting_task_ids(snap)
     if not ids:
         return default_task(snap)
-    t = snap.tasks.set_index("jeditaskid").loc[ids]
-    nucleus = t["nucleus"]
-    has_nucleus = nucleus.map(lambda n: isinstance(n, str) and n != "")
-    production = (t["prodsourcelabel"] != "user") & (has_nucleus if stage == "jobs" else ~has_nucleus)
+    if stage == "nucleus":
+        eligible = needs_nucleus(snap, ids)
+    else:
+        t = snap.tasks.set_index("jeditaskid").loc[ids]
+        has_nucleus = t["nucleus"].map(lambda n: isinstance(n, str) and n != "")
+        eligible = t.index[(t["prodsourcelabel"] != "user") & has_nucleus].tolist()
     best, best_n = ids[0], 0
-    for tid in production[production].index[:tries].tolist():
+    for tid in eligible[:tries]:
         n = n_candidates(int(tid))
         if n >= want:
             return int(tid)

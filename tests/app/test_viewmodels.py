@@ -57,8 +57,8 @@ def test_showcase_task_opens_on_a_waiting_production_ranking(snap) -> None:
     assert queues.showcase_task(snap, lambda t: counts.get(t, 0), want=8) == 8
     assert queues.showcase_task(snap, lambda t: counts.get(t, 0), want=50) == 8
     assert queues.showcase_task(snap, lambda t: 0, want=5) == 1  # nobody has candidates: the first waiting task
-    # task brokerage: production tasks still without a nucleus (3, 4)
-    assert queues.showcase_task(snap, lambda t: {3: 1, 4: 4}.get(t, 0), want=3, stage="nucleus") == 4
+    # task brokerage: production tasks in 'assigning' without a nucleus (only 4; 3 is pending)
+    assert queues.showcase_task(snap, lambda t: {3: 9, 4: 1}.get(t, 0), want=3, stage="nucleus") == 4
 
 
 def test_funnel_and_factors_explain_a_decision(snap) -> None:
