@@ -56,34 +56,39 @@ def nucleus_rows(snap: GridSnapshot, config: Config) -> list[dict[str, Any]]:
 
 
 def storage_figure(rows: list[dict[str, Any]], threshold_tb: float) -> go.Figure:
-    """Free + expired space per nucleus against total, with the DISK_THRESHOLD line."""
+    """Free + expired space per nucleus (what the space check compares) against the DISK_THRESHOLD line.
+
+    A log axis, because storages span 100 TB to 20 PB and the threshold would otherwise sit flat on the axis;
+    nuclei below the threshold are drawn red. Used and total space are in the hover and the table.
+    """
     if not rows:
         return empty_figure("no nucleus in the grid")
     names = [r["nucleus"] for r in rows]
+    short = [r["free_TB"] + r["expired_TB"] < threshold_tb for r in rows]
+    hover = [f"total {r['total_TB']:g} TB · free {r['free_TB']:g} · expired {r['expired_TB']:g}" for r in rows]
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=[r["free_TB"] for r in rows], name="free", marker_color=PALETTE[1]))
     fig.add_trace(
-        go.Bar(x=names, y=[r["expired_TB"] for r in rows], name="expired (reclaimable)", marker_color=PALETTE[2])
-    )
+        go.Bar(x=names, y=[max(r["free_TB"], 1e-3) for r in rows], name="free", customdata=hover,
+               marker_color=[PALETTE[3] if s else PALETTE[1] for s in short],
+               hovertemplate="%{x}: %{customdata}<extra></extra>")
+    )  # fmt: skip
     fig.add_trace(
-        go.Bar(
-            x=names,
-            y=[max(r["total_TB"] - r["free_TB"] - r["expired_TB"], 0) for r in rows],
-            name="used",
-            marker_color="#cbd5e1",
-        )
-    )
-    fig.add_hline(
-        y=threshold_tb,
-        line_dash="dash",
-        line_color=PALETTE[3],
-        annotation_text=f"DISK_THRESHOLD {threshold_tb:g} TB",
-        annotation_position="top left",
-    )
+        go.Bar(x=names, y=[r["expired_TB"] for r in rows], name="expired (reclaimable)", customdata=hover,
+               marker_color=PALETTE[2], hovertemplate="%{x}: %{customdata}<extra></extra>")
+    )  # fmt: skip
+    # a line trace, not add_hline: on a log axis an hline's annotation is placed in log units (y=100 -> 1e100)
+    fig.add_trace(
+        go.Scatter(x=names, y=[threshold_tb] * len(names), mode="lines", name=f"DISK_THRESHOLD {threshold_tb:g} TB",
+                   line={"dash": "dash", "color": PALETTE[3], "width": 1.5}, hoverinfo="skip")
+    )  # fmt: skip
     fig.update_layout(barmode="stack")
     fig.update_xaxes(type="category")
-    fig.update_yaxes(title_text="TB")
-    return style(fig, 320, title={"text": "Disk storage per nucleus", "x": 0, "font": {"size": 13}})
+    fig.update_yaxes(title_text="free + expired, TB (log)", type="log")
+    return style(
+        fig,
+        320,
+        title={"text": "Space for output per nucleus (red: below the threshold)", "x": 0, "font": {"size": 13}},
+    )
 
 
 def probability_figure(decision: Decision) -> go.Figure:

@@ -178,7 +178,12 @@ def test_nucleus_rows_flag_storage_and_backlog(snap) -> None:
     assert bnl["bare_nucleus"] == "allow" and bnl["total_TB"] == 1000.0 and bnl["free_TB"] == 500.0
     assert not bnl["below_threshold"] and bnl["active_tasks"] == 2
     fig = nuclei.storage_figure(rows, 100.0)
-    assert len(fig.data) == 3 and fig.layout.shapes
+    assert [t.name for t in fig.data] == ["free", "expired (reclaimable)", "DISK_THRESHOLD 100 TB"]
+    assert set(fig.data[2].y) == {100.0} and fig.layout.yaxis.type == "log"
+    # a nucleus whose free + expired space is below DISK_THRESHOLD is drawn red, the others green
+    red, green = "#dc2626", "#16a34a"
+    assert set(nuclei.storage_figure(rows, 1e9).data[0].marker.color) == {red}
+    assert set(nuclei.storage_figure(rows, 0.0).data[0].marker.color) == {green}
 
 
 def test_probability_figure_uses_broker_probability(snap) -> None:
