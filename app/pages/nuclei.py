@@ -10,7 +10,7 @@ from dash import dcc, html
 
 from app import data, ids
 from app.components.guard import guarded
-from app.components.layout import card, figure, grid, loading, page_header
+from app.components.layout import card, figure, grid, loading, page_header, url_notice
 from app.viewmodels import nuclei as vm
 from app.viewmodels import queues as qvm
 
@@ -33,7 +33,8 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
                     {"condition": "params.value === true", "style": {"color": "#dc2626", "fontWeight": "600"}}
                 ]
             }
-    picked = qvm.parse_task(task) or qvm.showcase_task(
+    picked, problem = qvm.url_task(snap, task)
+    picked = picked or qvm.showcase_task(
         snap, lambda t: len(data.nucleus_decision(t).candidates), want=3, stage="nucleus"
     )
     return html.Div(
@@ -42,7 +43,7 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
             dbc.Row([dbc.Col(card("Storage", figure(vm.storage_figure(rows, float(cfg["DISK_THRESHOLD"])))), md=5),
                      dbc.Col(card(f"Nuclei ({len(rows)})", grid(rows, cols, height=320, export_name="nuclei.csv")), md=7)], className="g-2"),
             card("Task brokerage of a task (which nucleus gets its output)",
-                 [html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked), value=picked, clearable=False)],
+                 [url_notice(problem), html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked), value=picked, clearable=False)],
                                      style={"minWidth": "520px"})], className="controls"),
                   loading(html.Div(id=ids.NUCLEI_DECISION))]),
             dcc.Store(id=ids.NUCLEI_URL_SINK),

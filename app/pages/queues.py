@@ -11,7 +11,7 @@ from dash import dcc, html
 from app import data, ids
 from app.components.decision import job_decision_panel
 from app.components.guard import guarded
-from app.components.layout import card, grid, loading, page_header
+from app.components.layout import card, grid, loading, page_header, url_notice
 from app.viewmodels import queues as vm
 
 dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", name="Queues")
@@ -22,7 +22,8 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
     snap = data.snapshot()
     rows = vm.queue_rows(snap)
-    picked = vm.parse_task(task) or vm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
+    picked, problem = vm.url_task(snap, task)
+    picked = picked or vm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
     table = card(
         f"All queues ({len(rows)})",
         grid(
@@ -59,7 +60,7 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
                 "Queues", "Every PanDA queue with its job counts; pick a task to see where its jobs would go and why."
             ),
             table,
-            card("Job brokerage of a task", [controls, loading(job_decision_panel())]),
+            card("Job brokerage of a task", [url_notice(problem), controls, loading(job_decision_panel())]),
             dcc.Store(id=ids.QUEUES_URL_SINK),
         ]
     )

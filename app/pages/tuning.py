@@ -10,7 +10,7 @@ from dash import dcc, html
 
 from app import data, gridruns, ids
 from app.components.guard import guarded
-from app.components.layout import card, loading, page_header
+from app.components.layout import card, loading, page_header, url_notice
 from app.components.tuning import edit_summary, grid_placeholder, param_editor
 from app.components.tuning_store import history_panel, report_panel, save_panel
 from app.viewmodels import queues as qvm
@@ -26,7 +26,8 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
     config = data.config()
     raw = vm.edits_from_query(query)
     edits = vm.parse_edits(config, raw)
-    picked = qvm.parse_task(task) or qvm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
+    picked, problem = qvm.url_task(snap, task)
+    picked = picked or qvm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
     gridruns.warm_base_in_background()
     notice = None
     if saved:
@@ -80,6 +81,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                 "candidates re-ranked, and the whole grid's waiting tasks re-brokered.",
             ),
             notice,
+            url_notice(problem),
             bar,
             dbc.Row(
                 [

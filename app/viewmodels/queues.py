@@ -143,6 +143,21 @@ def showcase_task(
     return best
 
 
+def url_task(snap: GridSnapshot, raw: Any) -> tuple[int | None, str | None]:
+    """The task named by a URL's ``?task=``, or (None, why) when it names no task of this snapshot.
+
+    Usage: ``tid, problem = url_task(snap, "45000011")``
+    """
+    if raw in (None, ""):
+        return None, None
+    tid = parse_task(raw)
+    if tid is None:
+        return None, f"task={raw}: not a task id (jeditaskid, a whole number); showing another task instead"
+    if snap.tasks.empty or not (snap.tasks["jeditaskid"] == tid).any():
+        return None, f"task={tid}: no such task in this snapshot; showing another task instead"
+    return tid, None
+
+
 def parse_task(value: Any) -> int | None:
     """A task id from URL text or a dropdown value; None when absent or not a number."""
     try:

@@ -61,6 +61,15 @@ def test_showcase_task_opens_on_a_waiting_production_ranking(snap) -> None:
     assert queues.showcase_task(snap, lambda t: {3: 9, 4: 1}.get(t, 0), want=3, stage="nucleus") == 4
 
 
+def test_url_task_names_an_unusable_permalink(snap) -> None:
+    """A ?task= that is not a whole number, or no task of the snapshot, is reported with the value, not dropped."""
+    assert queues.url_task(snap, "2") == (2, None) and queues.url_task(snap, None) == (None, None)
+    tid, why = queues.url_task(snap, "999")
+    assert tid is None and why is not None and "task=999" in why and "no such task" in why
+    tid, why = queues.url_task(snap, "abc")
+    assert tid is None and why is not None and "task=abc" in why and "whole number" in why
+
+
 def test_funnel_and_factors_explain_a_decision(snap) -> None:
     """The funnel starts at the initial count and the factor figure has a weight trace and one per factor."""
     d = run_job_brokerage(snap, 1, Config())

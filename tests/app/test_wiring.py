@@ -93,3 +93,12 @@ def test_page_layout_errors_are_inline(app_client) -> None:
 
     tree = dash.page_registry["app.pages.queue"]["layout"](name="NOPE")
     assert "Queue page failed" in str(tree) and "unknown queue 'NOPE'" in str(tree)
+
+
+@pytest.mark.parametrize("module", ["queues", "nuclei", "tuning"])
+def test_unknown_task_in_a_permalink_is_said_inline(app_client, module: str) -> None:
+    """A permalink naming no task of the snapshot shows a warning with the value, and the page still opens."""
+    import dash
+
+    tree = str(dash.page_registry[f"app.pages.{module}"]["layout"](task="999"))
+    assert "task=999: no such task in this snapshot" in tree and "failed:" not in tree
