@@ -340,7 +340,7 @@ def load_figure(df: Any, label: str, unit: str, top: int = 15) -> go.Figure:
         )
     )
     fig.update_yaxes(type="category")
-    fig.update_xaxes(title_text=f"shift of expected {unit} (after − before)", zeroline=True)
+    fig.update_xaxes(title_text=f"{unit}: after − before", zeroline=True)
     n = len(moved)
     return style(
         fig,
