@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dash
@@ -26,6 +27,9 @@ app = Dash(
     background_callback_manager=DiskcacheManager(diskcache.Cache(str(gridruns.CACHE_DIR / "callbacks"))),
 )
 server = app.server
+if os.environ.get("BROKERAGE_SECRET_KEY"):
+    # signs background-job handles; without it Dash keeps a random one in the (shared) job cache
+    server.secret_key = os.environ["BROKERAGE_SECRET_KEY"]
 data.cache.init_app(server, config=data.cache_config())
 
 
