@@ -403,7 +403,7 @@ PARAMS: tuple[Param, ...] = (
         "float",
         3,
         "h",
-        "Queues without pilots for this long are skipped.",
+        "Queues whose last pilot (lastpilot) is older than this are skipped; npilot = 0 decides when unknown.",
         minimum=0,
         maximum=720,
         used_by=("prod:pilot", "anal:pilot"),

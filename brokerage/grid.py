@@ -33,6 +33,7 @@ class QueueArrays:
     rel_queue: np.ndarray  # queue index of each panda_ddm_relation row (sorted by queue)
     rel_endpoint: np.ndarray  # endpoint index of each relation row
     laststart_hours: np.ndarray  # hours since laststart (inf when never)
+    lastpilot_hours: np.ndarray  # hours since the last pilot (NaN when the snapshot does not say)
 
     @property
     def n(self) -> int:
@@ -98,9 +99,35 @@ def _build_queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
     for qi, ei in zip(rq[dw][::-1], re_[dw][::-1], strict=True):
         out_ep[qi] = ei
     taken = pd.Timestamp(snapshot.taken_at)
-    last = q["laststart"]
-    hours = ((taken - last).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.inf)
-    return QueueArrays(names, index, col, site_is_nucleus, name_has_test, out_ep, rq[order], re_[order], hours)
+    hours = ((taken - q["laststart"]).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.inf)
+    pilot = pd.to_datetime(q["lastpilot"], utc=True) if "lastpilot" in q else pd.Series(pd.NaT, index=q.index)
+    pilot_hours = ((taken - pilot).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.nan)
+    return QueueArrays(
+        names, index, col, site_is_nucleus, name_has_test, out_ep, rq[order], re_[order], hours, pilot_hours
+    )
+
+
+def without_pilots(qa: QueueArrays, no_pilot_hours: float) -> np.ndarray:
+    """Queues without pilots for the last NO_PILOT_HOURS: the last pilot is older than that when the snapshot
+    knows it (lastpilot), else no pilot was counted (npilot = 0).
+
+    Usage: ``without_pilots(queue_arrays(snap), config["NO_PILOT_HOURS"])``
+    """
+    known = ~np.isnan(qa.lastpilot_hours)
+    return np.where(known, np.nan_to_num(qa.lastpilot_hours) > no_pilot_hours, qa["npilot"] <= 0)
+
+
+def no_pilot_reasons(qa: QueueArrays, no_pilot_hours: float) -> Callable[[np.ndarray], list[str]]:
+    """Sentences for queues without pilots (rows IDX), naming the last pilot's age when known."""
+
+    def reasons(idx: np.ndarray) -> list[str]:
+        limit = f"{no_pilot_hours:g}"
+        return [
+            f"no pilot for the last {limit} hours (npilot=0)" if h != h else f"last pilot {h:.1f} h ago > {limit} h"
+            for h in qa.lastpilot_hours[idx].tolist()
+        ]
+
+    return reasons
 
 
 def job_counts(snapshot: GridSnapshot, gshare: str | None) -> dict[str, np.ndarray]:

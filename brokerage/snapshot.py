@@ -80,6 +80,12 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("diskio_avg", "float", "average diskIO per core of running jobs, kB/s", default=0.0, minimum=0),
         _c("laststart", "time", "when a job last started at the queue (SiteData.laststart)", nullable=True),
         _c("npilot", "int", "pilots that asked for or updated jobs in the last NO_PILOT_HOURS", default=0, minimum=0),
+        _c(
+            "lastpilot",
+            "time",
+            "when a pilot last asked for jobs at the queue (decides -nopilot when set)",
+            nullable=True,
+        ),
         _c("nbatchjob", "int", "running + submitted batch workers (Harvester)", default=0, minimum=0),
         _c("numslots", "int", "Harvester numSlots (null = undefined)", nullable=True, minimum=0),
         _c("site_class", "int", "analysis site class: 1 hi, 0 mid, -1 lo (null = unclassified)", nullable=True),

@@ -28,6 +28,7 @@ NQUEUED_SAT_CAP = float(_default("NQUEUED_SAT_CAP"))
 NQUEUED_NUC_CAP = float(_default("NQUEUED_NUC_CAP"))
 NQUEUED_NUC_CAP_FOR_JOBS = float(_default("NQUEUED_NUC_CAP_FOR_JOBS"))
 INACTIVE_HOURS = float(_default("INACTIVE_HOURS"))
+NO_PILOT_HOURS = float(_default("NO_PILOT_HOURS"))
 IO_INTENSITY_CUTOFF = float(_default("IO_INTENSITY_CUTOFF"))
 MIN_BAD_JOBS = float(_default("MIN_BAD_JOBS_TO_SKIP_PQ"))
 TW_DONE_JOB_STAT_H = float(_default("TW_DONE_JOB_STAT"))
@@ -634,6 +635,16 @@ def _network(rng: np.random.Generator, sites: _Sites, taken: pd.Timestamp) -> di
     }
 
 
+def _last_pilot_age(npilot: np.ndarray, laststart_age: np.ndarray) -> np.ndarray:
+    """Seconds since the last pilot, consistent with NPILOT pilots over NO_PILOT_HOURS (no random draw, so the
+    rest of the demo grid stays as it was): pilots arriving evenly, the last one half a gap ago; a queue
+    without pilots last saw one an hour past the window or at its last job start, whichever is older."""
+    window = NO_PILOT_HOURS * 3600.0
+    silent = np.maximum(np.nan_to_num(laststart_age, nan=0.0), window + 3600.0)
+    age = np.where(npilot > 0, window / (2.0 * np.maximum(npilot, 1)), silent)
+    return np.where((npilot <= 0) & np.isnan(laststart_age), np.nan, age)  # never seen a pilot
+
+
 def _times(taken: pd.Timestamp, seconds_ago: np.ndarray) -> pd.DatetimeIndex:
     """Timestamps SECONDS_AGO before TAKEN, rounded to the second (NaN -> missing)."""
     return taken - pd.to_timedelta(np.round(seconds_ago), unit="s")
@@ -848,6 +859,7 @@ def _jobs(rng: np.random.Generator, sites: _Sites, q: _Queues, taken: pd.Timesta
         dynamic={
             "laststart": _times(taken, age),
             "npilot": npilot,
+            "lastpilot": _times(taken, _last_pilot_age(npilot, age)),
             "nbatchjob": nbatch,
             "numslots": numslots,
             "trr": trr,

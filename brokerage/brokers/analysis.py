@@ -473,9 +473,9 @@ def f_walltime(ctx: AnalContext) -> Verdict | None:
 
 
 def f_nopilot(ctx: AnalContext) -> Verdict | None:
-    """Skip queues without pilots for the last 3 hours."""
-    npilot = ctx.qa["npilot"].astype(float)
-    return Verdict(npilot > 0, "-nopilot", f"no pilot for the last {fmt(ctx.config['NO_PILOT_HOURS'])} hours")
+    """Skip queues without pilots for the last NO_PILOT_HOURS (3 h)."""
+    hours = float(ctx.config["NO_PILOT_HOURS"])
+    return Verdict(~grid.without_pilots(ctx.qa, hours), "-nopilot", grid.no_pilot_reasons(ctx.qa, hours))
 
 
 # --- step 3: filters for temporary issues -------------------------------------------------------

@@ -677,16 +677,19 @@ def _es_verdict(ctx: ProdContext, es_task: bool, es_high: bool) -> Verdict:
 
 
 def f_transferring(ctx: ProdContext) -> Verdict | None:
-    """Too many transferring jobs: skip if transferring > max(transferring_limit, 2 x running)."""
-    gshare = ctx.task.get("gshare")
-    return grid.per_config(ctx.snap, ctx.config, ("transferring", gshare), lambda: _transferring_verdict(ctx))
+    """Too many transferring jobs: skip if transferring > max(transferring_limit, 2 x running).
+
+    The limit is the queue's (CRIC transferringlimit), so jobs of every share count, not only the task's.
+    """
+    return grid.per_config(ctx.snap, ctx.config, "transferring", lambda: _transferring_verdict(ctx))
 
 
 def _transferring_verdict(ctx: ProdContext) -> Verdict:
     lim = ctx.qa["transferringlimit"].astype(float, copy=False)
     lim = np.where(lim > 0, lim, float(ctx.config["DEFAULT_TRANSFERRING_LIMIT"]))
-    tr = ctx.counts["transferring"]
-    run = ctx.counts["running"]
+    every_share = grid.job_counts(ctx.snap, None)
+    tr = every_share["transferring"]
+    run = every_share["running"]
     cap = np.maximum(lim, 2.0 * run)
     return Verdict(
         tr <= cap,
@@ -750,14 +753,13 @@ def _bare_modes(snap: GridSnapshot) -> tuple[np.ndarray, dict[str, str]]:
 
 
 def f_nopilot(ctx: ProdContext) -> Verdict | None:
-    """Skip queues without pilots for the last 3 hours."""
+    """Skip queues without pilots for the last NO_PILOT_HOURS (3 h)."""
     return grid.per_config(ctx.snap, ctx.config, "nopilot", lambda: _nopilot_verdict(ctx.qa, ctx.config))
 
 
 def _nopilot_verdict(qa: grid.QueueArrays, config: Config) -> Verdict:
-    npilot = qa["npilot"].astype(float, copy=False)
-    hours = config["NO_PILOT_HOURS"]
-    return Verdict(npilot > 0, "-nopilot", f"no pilot for the last {fmt(hours)} hours", temporary=True)
+    hours = float(config["NO_PILOT_HOURS"])
+    return Verdict(~grid.without_pilots(qa, hours), "-nopilot", grid.no_pilot_reasons(qa, hours), temporary=True)
 
 
 def f_network_express(ctx: ProdContext) -> Verdict | None:

@@ -654,6 +654,7 @@ def random_scenario(seed: int) -> tuple[GridSnapshot, Config]:
                 maxdiskio=0 if coin(0.7) else 100,
                 diskio_avg=pick(0.0, 50.0, 200.0),
                 npilot=10 if coin(0.9) else 0,
+                lastpilot=pick(None, None, "2026-11-20T11:50:00Z", "2026-11-20T08:00:00Z"),
                 nbatchjob=pick(0, 5, 50),
                 numslots=pick(None, None, 0, 30),
                 site_class=pick(None, -1, 0, 1),

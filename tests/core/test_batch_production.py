@@ -239,7 +239,11 @@ def varied_grid() -> GridSnapshot:
         {"site_name": "S1", "role": "satellite"},
         {"site_name": "S2", "role": "satellite"},
     ]
-    jobs = counts("SHORT", running=5, transferring=50) + counts("MCORE", gshare="Reprocessing", running=1, activated=9)
+    jobs = (
+        counts("SHORT", running=5, transferring=50)
+        + counts("MCORE", gshare="Reprocessing", running=1, activated=9)
+        + counts("DIRECT", gshare="Reprocessing", running=30, activated=2)  # weights differ by share
+    )
     return grid(queues, tasks, sites, job_counts=jobs)
 
 

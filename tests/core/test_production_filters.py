@@ -493,6 +493,18 @@ def test_too_many_transferring_jobs() -> None:
     assert d.skip_of("A").temporary
 
 
+def test_transferring_counts_the_jobs_of_every_share() -> None:
+    """The transferring limit is the queue's: 1500 + 1500 transferring jobs of two shares exceed max(2000, 2x10)."""
+    qs = [queue("A", "S1"), queue("B", "S1")]
+    jc = (
+        counts("A", running=10, transferring=1500)  # the task's share (MC Simulation)
+        + counts("A", gshare="Data Derivations", transferring=1500)  # 3000 in all > max(2000, 20)
+        + counts("B", running=10, transferring=1500)
+        + counts("B", gshare="Data Derivations", transferring=400)  # 1900 in all, not more than 2000
+    )
+    assert_codes(grid(qs, [task(1)], job_counts=jc), {"A": "-transferring", "B": None})
+
+
 def test_t1weight_minus_one_keeps_nucleus_queues() -> None:
     """t1Weight=-1 keeps only the nucleus' queues for normal jobs (not for merge jobs)."""
     expected = {"QN": None, "Q1": "-t1weight", "Q2": "-t1weight"}
@@ -504,6 +516,21 @@ def test_no_pilot() -> None:
     """Queues without pilots for the last 3 hours are skipped (temporarily)."""
     d = assert_codes(grid([queue("A", "S1", npilot=0), queue("B", "S1")], [task(1)]), {"A": "-nopilot", "B": None})
     assert d.skip_of("A").temporary
+
+
+def test_no_pilot_hours_applies_to_the_last_pilot_time() -> None:
+    """When the snapshot knows the last pilot, a queue is without pilots if that is over NO_PILOT_HOURS ago."""
+    qs = [
+        queue("A", "S1", lastpilot=TWO_HOURS_AGO, npilot=5),  # 2 h ago: fine under 3 h, not under 1 h
+        queue("B", "S1", lastpilot=THREE_HOURS_AGO, npilot=5),  # exactly 3 h: not more than 3 h
+        queue("C", "S1", lastpilot=None, npilot=0),  # unknown time: npilot decides
+        queue("D", "S1", lastpilot=None, npilot=3),
+    ]
+    snap = grid(qs, [task(1)])
+    assert_codes(snap, {"A": None, "B": None, "C": "-nopilot", "D": None})
+    d = assert_codes(snap, {"A": "-nopilot", "B": "-nopilot", "C": "-nopilot", "D": None}, NO_PILOT_HOURS=1)
+    assert d.skip_of("A").reason == "last pilot 2.0 h ago > 1 h"
+    assert d.skip_of("C").reason == "no pilot for the last 1 hours (npilot=0)"
 
 
 def test_no_pilot_applies_to_preassigned_queues() -> None:

@@ -109,6 +109,7 @@ def _random_grid(rng: random.Random, n_sites: int, n_nuclei: int, n_queues: int)
                 diskio_avg=bad(0.0, 50.0, 200.0),
                 laststart=bad(RECENT, LONG_AGO, None),
                 npilot=bad(10, 0),
+                lastpilot=pick((None, None, RECENT, LONG_AGO)),
                 nbatchjob=pick((0, 5, 50)),
                 numslots=pick((None, None, None, 0, 7, 30)),
             )

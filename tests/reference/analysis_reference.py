@@ -11,6 +11,7 @@ import pandas as pd
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
 from tests.reference import software_reference
+from tests.reference.production_reference import without_pilots
 
 QUEUED = ("defined", "assigned", "activated", "starting")
 CAP_QUEUED = ("defined", "assigned", "activated", "starting", "throttled")
@@ -267,7 +268,7 @@ def _one_pass(
         name = q["panda_queue"]
         preassigned = _matches(q, site_list) or _matches(q, included)
         code = _persistent(task, cfg, q, counts[name], avail, locality, someone_has_all, preassigned, grand,
-                           endpoints, relations, software)  # fmt: skip
+                           endpoints, relations, software, snap)  # fmt: skip
         if code:
             skips[name] = code
             locality_removed += code == "-input_data"
@@ -298,6 +299,7 @@ def _persistent(
     endpoints: dict[str, dict],
     relations: list[dict],
     software: dict[str, dict],
+    snap: GridSnapshot,
 ) -> str:
     name = q["panda_queue"]
     # the queue status must be online unless the queues are pre-assigned
@@ -381,8 +383,8 @@ def _persistent(
             return "-shortwalltime"
         if q["mintime"] > 0 and wall < q["mintime"]:
             return "-longwalltime"
-    # no pilot for the last 3 hours
-    if q["npilot"] <= 0:
+    # no pilot for the last NO_PILOT_HOURS
+    if without_pilots(snap, q, cfg["NO_PILOT_HOURS"]):
         return "-nopilot"
     return ""
 

@@ -496,10 +496,14 @@ def broker(
         return "-nones" if q["jobseed"] == "es" else None
 
     def transferring(q: dict[str, Any]) -> str | None:
-        """Skip if transferring > max(transferring_limit, 2 x running); transferring_limit 2000 if undefined."""
+        """Skip if transferring > max(transferring_limit, 2 x running); transferring_limit 2000 if undefined.
+
+        The limit is the queue's, so the jobs of every share count, not only the task's.
+        """
         limit = q["transferringlimit"] if q["transferringlimit"] > 0 else cfg["DEFAULT_TRANSFERRING_LIMIT"]
-        name = q["panda_queue"]
-        return "-transferring" if n(name, "transferring") > max(limit, 2 * n(name, "running")) else None
+        jobs = counts_all_shares.get(q["panda_queue"], {})
+        transferring, running = jobs.get("transferring", 0.0), jobs.get("running", 0.0)
+        return "-transferring" if transferring > max(limit, 2 * running) else None
 
     def t1_weight(q: dict[str, Any]) -> str | None:
         """Use only the queues associated with the nucleus if the task sets t1Weight=-1 and normal jobs are generated."""
@@ -522,10 +526,10 @@ def broker(
         return "-not_full_chain" if bare_mode.get(q["atlas_site"], "") == "only" else None
 
     def no_pilot(q: dict[str, Any]) -> str | None:
-        """Skip queues without pilots for the last 3 hours."""
+        """Skip queues without pilots for the last NO_PILOT_HOURS (the last pilot's time if known, else npilot)."""
         if waived:
             return None
-        return None if q["npilot"] > 0 else "-nopilot"
+        return "-nopilot" if without_pilots(snap, q, cfg["NO_PILOT_HOURS"]) else None
 
     def express_network(q: dict[str, Any]) -> str | None:
         """processingType=urgent or priority 1000: networkWeight >= NW_THRESHOLD x NW_WEIGHT_MULTIPLIER."""
@@ -671,3 +675,11 @@ def broker(
         details = {k: t[k] for k in ("running", "assigned", "manyAssigned")}
         chosen.append(RefCandidate(q["panda_queue"], t["weight"], factors, details))
     return RefResult("ok", chosen, skips, funnel)
+
+
+def without_pilots(snap: GridSnapshot, q: dict[str, Any], hours: float) -> bool:
+    """No pilot for the last HOURS: the last pilot is older than that when known, else npilot is 0."""
+    last = q.get("lastpilot")
+    if last is None or pd.isna(last):
+        return q["npilot"] <= 0
+    return (pd.Timestamp(snap.taken_at) - pd.Timestamp(last)).total_seconds() / 3600.0 > hours
