@@ -26,7 +26,8 @@ dagfuncs.tuneEditor = function (params) {
     return { component: "agSelectCellEditor", params: { values: d.choices } };
   }
   if (d.kind === "number") {
-    return { component: "agNumberCellEditor", params: { step: d.step || "any", showStepperButtons: true } };
+    // step "any": a fraction typed for an integer parameter reaches the server, which refuses it with the range
+    return { component: "agNumberCellEditor", params: { step: "any", showStepperButtons: true } };
   }
   return { component: "agTextCellEditor" };
 };

@@ -41,7 +41,8 @@ clientside_callback(
         for (const r of rows) {
             const v = r.value;
             const same = v === r.stored || (v !== null && r.stored !== null && String(v) === String(r.stored));
-            if (!same && !(v === null && r.kind !== "text")) { raw[r.key] = v; }
+            // an emptied box is "" and a number the grid cannot hold (1e999) its text: the server refuses both
+            if (!same) { raw[r.key] = v == null ? "" : (typeof v === "number" && !isFinite(v) ? String(v) : v); }
         }
         return raw;
     }

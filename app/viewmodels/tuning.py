@@ -93,7 +93,8 @@ class Edits:
 def parse_edits(config: Config, values: Mapping[str, Any]) -> Edits:
     """Turn editor VALUES (key → raw control value) into overrides that differ from the stored config.
 
-    An empty number box means "no edit". Usage: ``parse_edits(cfg, {"NQUEUED_SAT_CAP": 300}).overrides``
+    None is no edit; an empty value is refused for a parameter that needs one (the stored value stays in force).
+    Usage: ``parse_edits(cfg, {"NQUEUED_SAT_CAP": 300}).overrides``
     """
     overrides: dict[str, Value] = {}
     errors: dict[str, str] = {}
@@ -101,10 +102,9 @@ def parse_edits(config: Config, values: Mapping[str, Any]) -> Edits:
         if key not in REGISTRY:
             errors[key] = f"{key}: not a gdpconfig parameter of the brokers"
             continue
-        p = REGISTRY[key]
-        text = _raw_text(raw)
-        if text == "" and not p.nullable:
+        if raw is None:  # nothing typed for this key
             continue
+        text = _raw_text(raw)
         try:
             value = parse_value(key, text)
         except ConfigError as exc:
@@ -184,11 +184,10 @@ def raw_from_rows(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
     raw: dict[str, Any] = {}
     for r in rows:
         v, stored = r.get("value"), r.get("stored")
-        if v is None and r.get("kind") != "text":
-            continue  # an emptied number box is no edit
         if v == stored or (v is not None and stored is not None and str(v) == str(stored)):
             continue
-        raw[str(r["key"])] = v
+        # an emptied box, or a number the browser cannot hold (1e999 arrives as null), is an edit to refuse
+        raw[str(r["key"])] = "" if v is None else v
     return raw
 
 

@@ -83,6 +83,14 @@ def test_parse_edits_keeps_real_changes_and_refuses_bad_values_with_the_range() 
     assert not bad.overrides
     assert "NQUEUED_SAT_CAP" in bad.errors["NQUEUED_SAT_CAP"] and "[1, 10000000]" in bad.errors["NQUEUED_SAT_CAP"]
     assert "not a gdpconfig parameter" in bad.errors["NOT_A_KEY"]
+    # an emptied box (or a number the browser could not hold, e.g. 1e999) is refused, not silently ignored
+    empty = vm.parse_edits(cfg, {"NW_THRESHOLD": "", "MAX_SITE_CANDIDATES": 2.5})
+    assert not empty.overrides
+    assert empty.errors["NW_THRESHOLD"] == "NW_THRESHOLD: a value is required: a number in [0, 10]"
+    assert "expected an integer in [1, 1000]" in empty.errors["MAX_SITE_CANDIDATES"]
+    assert vm.raw_from_rows([{"key": "NW_THRESHOLD", "value": None, "stored": 1.7, "kind": "number"}]) == {
+        "NW_THRESHOLD": ""
+    }
 
 
 def test_permalink_round_trips_task_and_edits() -> None:

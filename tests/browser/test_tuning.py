@@ -52,6 +52,11 @@ def test_out_of_range_value_is_refused_inline(page, live_server, console_errors)
     expect(page.locator("#tune-edit-summary")).to_contain_text("an integer in [1, 10000000]")
     expect(value_cell(page, "NQUEUED_SAT_CAP")).to_have_class(re.compile("tune-invalid"))
     expect(page.locator("#tune-task-diff")).to_contain_text("No change for this task")
+    # an emptied box and a fraction for an integer parameter are refused too, never silently dropped
+    edit(page, "NW_THRESHOLD", "")
+    expect(page.locator("#tune-edit-summary")).to_contain_text("NW_THRESHOLD: a value is required", timeout=20_000)
+    edit(page, "MAX_SITE_CANDIDATES", "2.5")
+    expect(page.locator("#tune-edit-summary")).to_contain_text("expected an integer in [1, 1000]", timeout=20_000)
     assert console_errors == []
 
 
