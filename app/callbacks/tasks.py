@@ -22,13 +22,17 @@ def update_tasks(window: str) -> Any:
     snap = data.snapshot()
     log = snap.task_status_log
     counts = vm.status_counts(snap.tasks)
-    tr = vm.transitions(log, snap.taken_at, vm.window_or_default(window))
-    tis = vm.time_in_state(vm.durations(log, snap.taken_at))
+    window = vm.window_or_default(window)
+    since = vm.window_start(snap.taken_at, window)
+    tr = vm.transitions(log, snap.taken_at, window)
+    tis = vm.time_in_state(vm.durations(log, snap.taken_at), since)
+    span = "" if since is None else f" in the last {window}"
     task_cols = [link_col("jeditaskid", "/task?id=", "task", pinned="left", maxWidth=110), {"field": "status", "maxWidth": 120},
                  {"field": "prodsourcelabel", "maxWidth": 130}, {"field": "taskname", "flex": 2}, {"field": "gshare"},
                  {"field": "nucleus"}, {"field": "currentpriority", "maxWidth": 130}]  # fmt: skip
+    moved = vm.tasks_in_window(snap.tasks, log, since)
     tasks = records(
-        snap.tasks[["jeditaskid", "status", "prodsourcelabel", "taskname", "gshare", "nucleus", "currentpriority"]]
+        moved[["jeditaskid", "status", "prodsourcelabel", "taskname", "gshare", "nucleus", "currentpriority"]]
     )
     flows: Any = (
         figure(vm.sankey(tr, counts))
@@ -38,9 +42,9 @@ def update_tasks(window: str) -> Any:
     return html.Div(
         [
             dbc.Row([dbc.Col(card(f"State flows ({int(tr['n'].sum()) if len(tr) else 0} transitions)", flows), md=8),
-                     dbc.Col(card("Time in state", figure(vm.time_figure(tis))), md=4)], className="g-2"),
+                     dbc.Col(card(f"Time in state (stays that ended{span or ' at any time'})", figure(vm.time_figure(tis))), md=4)], className="g-2"),
             dbc.Row([dbc.Col(card("Transitions", grid(records(tr), height=260, export_name="transitions.csv")), md=4),
-                     dbc.Col(card("Tasks", grid(tasks, task_cols, height=260, export_name="tasks.csv")), md=8)], className="g-2"),
+                     dbc.Col(card(f"Tasks ({len(tasks)} with a state change{span or ''})", grid(tasks, task_cols, height=260, export_name="tasks.csv")), md=8)], className="g-2"),
         ]
     )  # fmt: skip
 

@@ -17,6 +17,20 @@ def window_or_default(w: Any) -> str:
     return w if w in WINDOWS else "all"
 
 
+def window_start(taken_at: Any, window: str) -> pd.Timestamp | None:
+    """The start of WINDOW before the snapshot time (None for "all")."""
+    hours = WINDOWS[window_or_default(window)]
+    return None if hours is None else pd.Timestamp(taken_at) - pd.Timedelta(hours=hours)
+
+
+def tasks_in_window(tasks: pd.DataFrame, log: pd.DataFrame, since: pd.Timestamp | None) -> pd.DataFrame:
+    """The tasks that changed state at or after SINCE (every task when SINCE is None)."""
+    if since is None:
+        return tasks
+    moved = set(log.loc[log["modificationtime"] >= since, "jeditaskid"].astype(int))
+    return tasks[tasks["jeditaskid"].astype(int).isin(moved)]
+
+
 def _ordered(log: pd.DataFrame) -> pd.DataFrame:
     return log.sort_values(["jeditaskid", "modificationtime"], kind="stable")
 
@@ -28,9 +42,9 @@ def transitions(log: pd.DataFrame, taken_at: Any, window: str = "all") -> pd.Dat
     d = _ordered(log).copy()
     d["source"] = d.groupby("jeditaskid")["status"].shift(1)
     d = d.dropna(subset=["source"])
-    hours = WINDOWS[window_or_default(window)]
-    if hours is not None:
-        d = d[d["modificationtime"] >= pd.Timestamp(taken_at) - pd.Timedelta(hours=hours)]
+    since = window_start(taken_at, window)
+    if since is not None:
+        d = d[d["modificationtime"] >= since]
     out = d.groupby(["source", "status"]).size().reset_index(name="n").rename(columns={"status": "target"})
     return out.sort_values("n", ascending=False, ignore_index=True)
 
@@ -67,11 +81,14 @@ def sankey(tr: pd.DataFrame, state_counts: dict[str, int]) -> go.Figure:
     )
 
 
-def time_in_state(dur: pd.DataFrame) -> pd.DataFrame:
-    """Median and mean hours per state over finished stays, plus tasks currently there."""
+def time_in_state(dur: pd.DataFrame, since: pd.Timestamp | None = None) -> pd.DataFrame:
+    """Median and mean hours per state over finished stays (those that ended at or after SINCE, when given),
+    plus tasks currently there."""
     if dur.empty:
         return pd.DataFrame(columns=["status", "stays", "median_h", "mean_h", "now"])
     done = dur[~dur["current"]]
+    if since is not None:
+        done = done[done["entered"] + pd.to_timedelta(done["hours"], unit="h") >= since]
     g = done.groupby("status")["hours"]
     out = pd.DataFrame({"stays": g.size(), "median_h": g.median().round(2), "mean_h": g.mean().round(2)})
     out["now"] = dur[dur["current"]].groupby("status").size()

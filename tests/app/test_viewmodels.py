@@ -175,6 +175,13 @@ def test_task_transitions_and_durations(snap) -> None:
     assert list(zip(recent["source"], recent["target"], strict=True)) == [("prepared", "done")]
     tis = tasks.time_in_state(tasks.durations(log, snap.taken_at))
     assert "defined" in set(tis["status"])
+    # the 6 h window (since 06:00) holds one finished stay, task 6's hour in prepared, and only task 6 moved
+    since = tasks.window_start(snap.taken_at, "6h")
+    windowed = tasks.time_in_state(tasks.durations(log, snap.taken_at), since)
+    assert windowed.set_index("status")["stays"].to_dict() == {"prepared": 1}
+    assert windowed.set_index("status")["median_h"]["prepared"] == 1.0
+    assert list(tasks.tasks_in_window(snap.tasks, log, since)["jeditaskid"]) == [6]
+    assert len(tasks.tasks_in_window(snap.tasks, log, None)) == len(snap.tasks)
     hist = tasks.history(log, snap.taken_at, 6)
     assert [h["status"] for h in hist][-1] == "done" and hist[-1]["current"]
     assert tasks.sankey(tr, tasks.status_counts(snap.tasks)).data[0].type == "sankey"
