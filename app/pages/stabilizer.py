@@ -24,7 +24,7 @@ def layout(user: str | None = None, queue: str | None = None, **_: Any) -> html.
     picked = user if user in users else (users[0] if users else None)
     return html.Div(
         [
-            page_header("Analysis Stabilizer", "A PQ can throttle only with enough queued jobs (nQ against nQ_max); there a user is throttled when nQ(PQ,user) exceeds max_q_len."),
+            page_header("Analysis Stabilizer", "A PQ can throttle once nQ ≥ max(BASE_QUEUE_LENGTH_PER_PQ, BASE_EXPECTED_WAIT_HOUR_ON_PQ × trr) (grey mark); there a user is throttled when nQ(PQ,user) exceeds max_q_len = max(BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER, BASE_QUEUE_RATIO_ON_PQ × nR, nQ_max × percentage)."),
             html.Div(
                 [html.Div([html.Label("user"), dcc.Dropdown(id=ids.STAB_USER, options=users, value=picked, placeholder="all users")]),
                  html.Div([html.Label("queue"), dcc.Dropdown(id=ids.STAB_QUEUE, options=queues, value=queue if queue in queues else None, placeholder="all queues")])],

@@ -16,10 +16,12 @@ def per_queue(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (share, PQ): nQ, nQ_max, nR, trr, users and how many users are throttled there."""
     if df.empty:
         return pd.DataFrame(
-            columns=["gshare", "panda_queue", "nQ", "nQ_max", "nQ_max_rule", "nR", "trr", "users", "throttled_users"]
-        )
+            columns=["gshare", "panda_queue", "nQ", "throttle_from", "nQ_max", "nQ_max_rule", "nR", "trr", "users",
+                     "throttled_users"]
+        )  # fmt: skip
     g = df.groupby(["gshare", "panda_queue"], sort=True)
-    out = g.agg(nQ=("nQ", "first"), nQ_max=("nQ_max", "first"), nQ_max_rule=("nQ_max_rule", "first"), nR=("nR", "first"),
+    out = g.agg(nQ=("nQ", "first"), throttle_from=("throttle_from", "first"), nQ_max=("nQ_max", "first"),
+                nQ_max_rule=("nQ_max_rule", "first"), nR=("nR", "first"),
                 trr=("trr", "first"), users=("produsername", "nunique"), throttled_users=("throttled", "sum")).reset_index()  # fmt: skip
     out["throttled_users"] = out["throttled_users"].astype(int)
     return out
@@ -52,13 +54,18 @@ def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) 
     fig.add_trace(go.Bar(x=x, y=d["nQ"].tolist(), name="nQ (queued jobs)", marker={"color": colors, "line": {"width": lines, "color": "#111827"}},
                          customdata=d[["throttled_users", "gshare"]].to_numpy().tolist(),
                          hovertemplate="%{x}<br>nQ=%{y}<br>throttled users=%{customdata[0]}<extra>%{customdata[1]}</extra>"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=x, y=d["nQ_max"].tolist(), mode="markers", name="nQ_max",
-                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
+    fig.add_trace(go.Scatter(x=x, y=d["throttle_from"].tolist(), mode="markers", name="throttles from (nQ ≥)",
+                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#9ca3af"}},
+                             hovertemplate="%{x}<br>can throttle from nQ=%{y:.0f}<extra></extra>"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=x, y=d["nQ_max"].tolist(), mode="markers", name="nQ_max (sets users' max_q_len)",
+                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}},
+                             hovertemplate="%{x}<br>nQ_max=%{y:.0f}<extra></extra>"))  # fmt: skip
     fig.update_xaxes(type="category", tickangle=-45)
     fig.update_yaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
-        fig, 340, title={"text": "Per queue: nQ vs nQ_max (red = some user throttled)", "x": 0, "font": {"size": 13}}
-    )
+        fig, 340, title={"text": "Per queue: nQ, where throttling starts, nQ_max (red = some user throttled)", "x": 0,
+                         "font": {"size": 13}},
+    )  # fmt: skip
 
 
 def user_figure(df: pd.DataFrame, user: str | None) -> go.Figure:

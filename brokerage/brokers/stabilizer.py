@@ -41,6 +41,7 @@ class StabilizerTable:
     nR: np.ndarray
     trr: np.ndarray
     can_throttle: np.ndarray
+    throttle_from: np.ndarray  # the nQ from which the PQ can throttle: max(base length, base wait x trr)
     release_rule: np.ndarray
     nQ_max: np.ndarray
     nQ_max_rule: np.ndarray
@@ -115,6 +116,7 @@ def compute(
         nR=nR,
         trr=trr,
         can_throttle=can_throttle,
+        throttle_from=np.maximum(base_len, base_wait * trr),
         release_rule=RELEASE_RULES[release],
         nQ_max=nQ_max,
         nQ_max_rule=NQ_MAX_RULES[nq_max_which],

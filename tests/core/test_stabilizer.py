@@ -47,6 +47,12 @@ def test_throttleable_at_both_limits() -> None:
     assert one(nQ=100, nR=0, trr=0, nR_user=0, nQ_user=0, nUsers=1)["can_throttle"]
 
 
+def test_throttle_from_is_the_larger_release_limit() -> None:
+    """A PQ can throttle from nQ = max(BASE_QUEUE_LENGTH_PER_PQ, 8 × trr): 160 at trr 20, 100 at trr 5."""
+    assert one(nQ=0, nR=0, trr=20, nR_user=0, nQ_user=0, nUsers=1)["throttle_from"] == 160
+    assert one(nQ=0, nR=0, trr=5, nR_user=0, nQ_user=0, nUsers=1)["throttle_from"] == 100
+
+
 # --- nQ_max(PQ) = max(BASE_QUEUE_LENGTH_PER_PQ, STATIC_MAX_QUEUE_RUNNING_RATIO × nR, MAX_EXPECTED_WAIT_HOUR × trr) ---
 
 
