@@ -45,9 +45,14 @@ def page_header(title: str, subtitle: str = "") -> html.Div:
 
 
 def error_alert(where: str, exc: BaseException) -> dbc.Alert:
-    """An inline error naming what failed and the message, never a traceback."""
-    # KeyError's str() wraps the message in quotes; show the message itself
-    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    """An inline error naming what failed and the message, never a traceback.
+
+    A KeyError is an unknown id (task, queue, user): said plainly, as a warning, without the exception's name.
+    """
+    if isinstance(exc, KeyError):
+        text = str(exc.args[0]) if exc.args else "not found"  # str() of a KeyError adds quotes
+        return dbc.Alert([html.Strong(f"{where}: "), html.Span(text)], color="warning", className="py-2 small")
+    text = str(exc)
     return dbc.Alert(
         [html.Strong(f"{where} failed: "), html.Span(f"{type(exc).__name__}: {text}")],
         color="danger",

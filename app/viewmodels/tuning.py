@@ -306,8 +306,9 @@ def headline(diff: TaskDiff) -> str:
 def impact_kpis(im: GridImpact) -> list[tuple[str, str]]:
     """(label, value) headline numbers of the grid impact."""
     compared = sum(im.compared.values())
+    nuclei = im.compared.get("task", 0)  # an assigning task is brokered twice: its nucleus and its jobs
     return [
-        ("tasks compared", f"{compared:,}"),
+        (f"brokerages compared ({compared - nuclei:,} job, {nuclei:,} nucleus)", f"{compared:,}"),
         ("top candidate changed", f"{len(im.top_changed):,}"),
         ("top-10 set changed", f"{len(im.top10_changed):,}"),
         ("newly pending", f"{len(im.newly_pending):,}"),
@@ -334,7 +335,7 @@ def load_figure(df: Any, label: str, unit: str, top: int = 15) -> go.Figure:
             marker_color=colors,
             hovertext=hover,
             hoverinfo="text",
-            text=[f"{d:+.3g}" for d in moved["delta"]],
+            text=[f"{d:+,.0f}" if abs(d) >= 100 else f"{d:+.3g}" for d in moved["delta"]],
             textposition="auto",
         )
     )

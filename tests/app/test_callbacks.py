@@ -37,7 +37,7 @@ def test_decision_callback_empty_and_error_states(app_client) -> None:
 
     assert "No task picked" in _text(update_decision(None, None)[0])
     err = _text(update_decision(12345, None)[0])
-    assert "Job brokerage failed" in err and "unknown task 12345" in err and "Traceback" not in err
+    assert "Job brokerage: " in err and "unknown task 12345" in err and "Traceback" not in err and "KeyError" not in err
 
 
 def test_export_needs_a_click(app_client) -> None:

@@ -37,7 +37,7 @@ def test_edit_nqueued_sat_cap_rerenders_the_ranking(page, live_server, console_e
     expect(page.locator("#tune-task-view")).to_contain_text("Weight factors that changed")
     expect(page.locator("#tune-edit-summary")).to_contain_text("150 → 451")
     expect(page).to_have_url(re.compile(r"NQUEUED_SAT_CAP=451"))
-    expect(page.locator("#tune-grid-view")).to_contain_text("tasks compared", timeout=30_000)
+    expect(page.locator("#tune-grid-view")).to_contain_text("brokerages compared", timeout=30_000)
     expect(page.locator("#tune-grid-timing")).to_contain_text("brokerage runs recomputed")
     shot("tuning_edit")
     assert console_errors == []
