@@ -62,7 +62,7 @@ def error_alert(where: str, exc: BaseException) -> dbc.Alert:
 
 def url_notice(problem: str | None) -> dbc.Alert | None:
     """A warning that a permalink's parameter was not usable (None when it was)."""
-    return dbc.Alert(problem, color="warning", className="py-1 small mb-2", id="url-notice") if problem else None
+    return dbc.Alert(problem, color="warning", className="py-1 small mb-2 url-notice") if problem else None
 
 
 def empty_state(title: str, explanation: str) -> html.Div:

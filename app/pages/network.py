@@ -9,8 +9,9 @@ from dash import dcc, html
 
 from app import ids
 from app.components.guard import guarded
-from app.components.layout import card, empty_state, loading, page_header
+from app.components.layout import card, empty_state, loading, page_header, url_notice
 from app.viewmodels import network as vm
+from app.viewmodels.common import unusable_choice
 
 dash.register_page(__name__, path="/network", title="Network · PanDA brokerage", name="Network")
 
@@ -21,6 +22,7 @@ def layout(metric: str | None = None, **_: Any) -> html.Div:
     return html.Div(
         [
             page_header("Network", "Links from every site (rows) to every nucleus (columns). Red ✕ = blocked link; grey with ○ = metric missing. Click a cell."),
+            url_notice(unusable_choice("metric", metric, list(vm.METRICS), vm.metric_or_default(metric))),
             html.Div(
                 [html.Div([html.Label("metric"), dcc.RadioItems(id=ids.NETWORK_METRIC, options=[{"label": f" {v}", "value": k} for k, v in vm.METRICS.items()],
                                                               value=vm.metric_or_default(metric), inline=True, inputClassName="me-1", labelClassName="me-3")])],

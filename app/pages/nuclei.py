@@ -28,6 +28,9 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
         if c["field"] == "nucleus":
             c.update(minWidth=160, pinned="left")
         if c["field"] in ("below_threshold", "backlogged"):
+            # a flag reads as a red "yes", not as a grey checkbox
+            c.update(cellDataType=False, maxWidth=150,
+                     valueFormatter={"function": "params.value ? 'yes' : ''"})  # fmt: skip
             c["cellStyle"] = {
                 "styleConditions": [
                     {"condition": "params.value === true", "style": {"color": "#dc2626", "fontWeight": "600"}}

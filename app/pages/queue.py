@@ -17,6 +17,11 @@ from app.viewmodels import stabilizer as svm
 dash.register_page(__name__, path="/queue", title="Queue · PanDA brokerage", name="Queue")
 
 
+# who is throttled here comes first; the queue-wide terms repeat on every row, so they go last
+STAB_COLUMNS = ("produsername", "throttled", "nQ_user", "max_q_len", "max_q_len_rule", "nR_user", "percentage",
+                "gshare", "nQ", "throttle_from", "nQ_max", "can_throttle")  # fmt: skip
+
+
 @guarded("Queue page")
 def layout(name: str | None = None, **_: Any) -> html.Div:
     """One queue: its CRIC attributes, job counts per share and the Stabilizer rows at it."""
@@ -34,7 +39,7 @@ def layout(name: str | None = None, **_: Any) -> html.Div:
                     dbc.Col(card("Attributes", html.Table(html.Tbody([html.Tr([html.Th(k), html.Td(str(v))]) for k, v in attrs]),
                                                           className="table table-sm detail-table mb-0")), md=5),
                     dbc.Col([card("Jobs per share and status", grid(counts, height=200) if counts else empty_state("No jobs", "No job counts for this queue.")),
-                             card("Analysis Stabilizer at this queue", grid(stab, height=220) if stab else empty_state("No analysis users", "No user has analysis jobs here.")),
+                             card("Analysis Stabilizer at this queue", grid(stab, [{"field": c} for c in STAB_COLUMNS], height=220) if stab else empty_state("No analysis users", "No user has analysis jobs here.")),
                              dcc.Link("Stabilizer page for this queue →", href=f"/stabilizer?queue={name}")], md=7),
                 ],
                 className="g-2",

@@ -9,8 +9,9 @@ from dash import dcc, html
 
 from app import data, ids
 from app.components.guard import guarded
-from app.components.layout import loading, page_header
+from app.components.layout import loading, page_header, url_notice
 from app.viewmodels import stabilizer as vm
+from app.viewmodels.common import unusable_choice
 
 dash.register_page(__name__, path="/stabilizer", title="Stabilizer · PanDA brokerage", name="Stabilizer")
 
@@ -25,6 +26,8 @@ def layout(user: str | None = None, queue: str | None = None, **_: Any) -> html.
     return html.Div(
         [
             page_header("Analysis Stabilizer", "A PQ can throttle once nQ ≥ max(BASE_QUEUE_LENGTH_PER_PQ, BASE_EXPECTED_WAIT_HOUR_ON_PQ × trr) (grey mark); there a user is throttled when nQ(PQ,user) exceeds max_q_len = max(BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER, BASE_QUEUE_RATIO_ON_PQ × nR, nQ_max × percentage)."),
+            url_notice(unusable_choice("user", user, users, picked)),
+            url_notice(unusable_choice("queue", queue, queues, None)),
             html.Div(
                 [html.Div([html.Label("user"), dcc.Dropdown(id=ids.STAB_USER, options=users, value=picked, placeholder="all users")]),
                  html.Div([html.Label("queue"), dcc.Dropdown(id=ids.STAB_QUEUE, options=queues, value=queue if queue in queues else None, placeholder="all queues")])],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -71,3 +72,15 @@ def bar(labels: list[str], values: list[float], title: str, height: int = 260, c
     fig = go.Figure(go.Bar(x=list(values), y=list(labels), orientation="h", marker_color=color, text=list(values)))
     fig.update_yaxes(autorange="reversed", type="category")
     return style(fig, height, title={"text": title, "x": 0, "font": {"size": 13}})
+
+
+def unusable_choice(name: str, value: Any, allowed: Sequence[Any], shown: Any) -> str | None:
+    """Why a permalink's ?NAME=VALUE was not used (VALUE not among ALLOWED), or None when it was (or is absent).
+
+    Usage: ``unusable_choice("metric", "bogus", ["weight", "queued"], "weight")``
+    """
+    if value in (None, "") or value in allowed:
+        return None
+    listed = ", ".join(str(a) for a in list(allowed)[:8]) + (", …" if len(allowed) > 8 else "")
+    instead = f"showing {shown}" if shown not in (None, "") else "showing all"
+    return f"{name}={value}: not one of {listed}; {instead} instead"

@@ -39,6 +39,8 @@ def nucleus_rows(snap: GridSnapshot, config: Config) -> list[dict[str, Any]]:
             {
                 "nucleus": name,
                 "state": r.get("state", ""),
+                "below_threshold": (free + expired) < threshold,
+                "backlogged": queued > cap,
                 "cloud": r.get("cloud", ""),
                 "bare_nucleus": r.get("bare_nucleus") or "no",
                 "endpoints": len(mine),
@@ -46,10 +48,8 @@ def nucleus_rows(snap: GridSnapshot, config: Config) -> list[dict[str, Any]]:
                 "free_TB": round(free, 1),
                 "expired_TB": round(expired, 1),
                 "usable_TB": round(free + expired, 1),
-                "below_threshold": (free + expired) < threshold,
                 "active_tasks": int((active["nucleus"] == name).sum()) if len(active) else 0,
                 "files_queued_in": round(queued, 0),
-                "backlogged": queued > cap,
             }
         )
     return rows

@@ -102,3 +102,18 @@ def test_unknown_task_in_a_permalink_is_said_inline(app_client, module: str) -> 
 
     tree = str(dash.page_registry[f"app.pages.{module}"]["layout"](task="999"))
     assert "task=999: no such task in this snapshot" in tree and "failed:" not in tree
+
+
+@pytest.mark.parametrize(
+    ("module", "params", "said"),
+    [("network", {"metric": "bogus"}, "metric=bogus: not one of weight"),
+     ("tasks", {"window": "3y"}, "window=3y: not one of 6h, 24h"),
+     ("stabilizer", {"user": "Nobody Here"}, "user=Nobody Here: not one of"),
+     ("stabilizer", {"queue": "FOO"}, "queue=FOO: not one of")],
+)  # fmt: skip
+def test_unusable_permalink_choices_are_said_inline(app_client, module: str, params: dict, said: str) -> None:
+    """A permalink value a page cannot use is named in a warning with what is allowed, and the page still opens."""
+    import dash
+
+    tree = str(dash.page_registry[f"app.pages.{module}"]["layout"](**params))
+    assert said in tree and "failed:" not in tree
