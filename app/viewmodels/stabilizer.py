@@ -55,10 +55,10 @@ def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) 
                          customdata=d[["throttled_users", "gshare"]].to_numpy().tolist(),
                          hovertemplate="%{x}<br>nQ=%{y}<br>throttled users=%{customdata[0]}<extra>%{customdata[1]}</extra>"))  # fmt: skip
     fig.add_trace(go.Scatter(x=x, y=d["throttle_from"].tolist(), mode="markers", name="throttles from (nQ ≥)",
-                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#9ca3af"}},
+                             marker={"symbol": "line-ew-open", "size": 22, "color": "#9ca3af", "line": {"width": 3, "color": "#9ca3af"}},
                              hovertemplate="%{x}<br>can throttle from nQ=%{y:.0f}<extra></extra>"))  # fmt: skip
     fig.add_trace(go.Scatter(x=x, y=d["nQ_max"].tolist(), mode="markers", name="nQ_max (sets users' max_q_len)",
-                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}},
+                             marker={"symbol": "line-ew-open", "size": 22, "color": "#111827", "line": {"width": 3, "color": "#111827"}},
                              hovertemplate="%{x}<br>nQ_max=%{y:.0f}<extra></extra>"))  # fmt: skip
     fig.update_xaxes(type="category", tickangle=-45)
     fig.update_yaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
