@@ -39,6 +39,8 @@ def matrix(snap: GridSnapshot, config: Config, metric: str) -> dict[str, Any]:
     z = np.full((len(sites), len(nuc)), np.nan)
     blocked = np.zeros(z.shape, dtype=bool)
     missing = np.zeros(z.shape, dtype=bool)
+    over_cap = np.zeros(z.shape, dtype=bool)
+    cap = float(config["NQUEUED_SAT_CAP"])
     for j, n in enumerate(nuc):
         nw = network_weights(snap, sites, n, config)
         links = link_table(snap, n)
@@ -53,8 +55,11 @@ def matrix(snap: GridSnapshot, config: Config, metric: str) -> dict[str, Any]:
         blocked[:, j] = nw.blocked
         same = sites == n
         missing[:, j] = (~has_link | np.isnan(col)) & ~same
+        # job brokerage skips these links (-link_unusable) before any weight is used
+        over_cap[:, j] = has_link & (np.nan_to_num(nw.nqueued) > cap) & ~same
     return {"metric": metric, "sites": [str(s) for s in sites], "nuclei": nuc, "z": [[plain(v) for v in r] for r in z],
-            "blocked": blocked.tolist(), "missing": missing.tolist()}  # fmt: skip
+            "blocked": blocked.tolist(), "missing": missing.tolist(), "over_cap": over_cap.tolist(),
+            "cap": cap}  # fmt: skip
 
 
 def heatmap(m: dict[str, Any]) -> go.Figure:
@@ -64,6 +69,10 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     z = np.array([[np.nan if v is None else v for v in r] for r in m["z"]], dtype=float)
     # blocked links carry closeness -1: left out of the colour scale so they cannot pass for "very close"
     z[np.array(m["blocked"], dtype=bool)] = np.nan
+    over = np.array(m.get("over_cap", np.zeros(z.shape, dtype=bool)), dtype=bool)
+    if m["metric"] == "weight":
+        # 2 - n/cap goes negative past the cap, where the link is skipped anyway: keep the scale for usable links
+        z[over] = np.nan
     scale = "Blues" if m["metric"] != "queued" else "Oranges"
     if m["metric"] == "closeness":
         scale = "Blues_r"
@@ -72,7 +81,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
                    colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12},
                    hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
     )  # fmt: skip
-    bx, by, mx, my, sx, sy = [], [], [], [], [], []
+    bx, by, mx, my, sx, sy, ox, oy = [], [], [], [], [], [], [], []
     for i, site in enumerate(m["sites"]):
         for j, nuc in enumerate(m["nuclei"]):
             if site == nuc:
@@ -81,6 +90,9 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
             elif m["blocked"][i][j]:
                 bx.append(nuc)
                 by.append(site)
+            elif over[i][j] and m["metric"] in ("weight", "queued"):
+                ox.append(nuc)
+                oy.append(site)
             elif m["missing"][i][j]:
                 mx.append(nuc)
                 my.append(site)
@@ -88,8 +100,14 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
         fig.add_trace(go.Scatter(x=bx, y=by, mode="markers", name="blocked link (closeness -1)",
                                  marker={"symbol": "x-thin", "size": 10, "color": "#dc2626", "line": {"width": 2, "color": "#dc2626"}},
                                  hovertemplate="%{y} → %{x}: BLOCKED<extra></extra>"))  # fmt: skip
+    if ox:
+        cap = m.get("cap", 0)
+        fig.add_trace(go.Scatter(x=ox, y=oy, mode="markers", name=f"over NQUEUED_SAT_CAP={cap:g} files (link skipped)",
+                                 marker={"symbol": "triangle-up", "size": 8, "color": "#f59e0b", "line": {"width": 1, "color": "#92400e"}},
+                                 hovertemplate="%{y} → %{x}: over NQUEUED_SAT_CAP, skipped (-link_unusable)<extra></extra>"))  # fmt: skip
     if mx:
-        fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", name="metric missing",
+        missing_label = "metrics missing (weight from fallbacks)" if m["metric"] == "weight" else "metric missing"
+        fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", name=missing_label,
                                  marker={"symbol": "circle-open", "size": 6, "color": "#6b7280"},
                                  hovertemplate="%{y} → %{x}: no " + m["metric"] + " data<extra></extra>"))  # fmt: skip
     if sx:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -124,6 +125,19 @@ def test_census_reports_failures_instead_of_raising(snap) -> None:
     run = run_grid(snap, Config(), task_ids=[1, 2, 99999])
     census = overview.census_from_run(run)
     assert census["failed"] == 1 and census["analysed"] == 2
+
+
+def test_network_weight_map_sets_links_over_the_cap_apart(snap) -> None:
+    """Links over NQUEUED_SAT_CAP are skipped by job brokerage: marked, and their negative 2 - n/cap weight is not
+    drawn (with a cap of 1 file, every sample link with queued files is over it; a nucleus to itself never is)."""
+    m = network.matrix(snap, Config().with_overrides({"NQUEUED_SAT_CAP": 1}), "weight")
+    i, j = m["sites"].index("AGLT2"), m["nuclei"].index("CERN-PROD")
+    assert m["over_cap"][i][j] and m["z"][i][j] < 0
+    same = m["sites"].index("CERN-PROD")
+    assert not m["over_cap"][same][j] and m["z"][same][j] == 2.5
+    fig = network.heatmap(m)
+    assert np.isnan(np.array(fig.data[0].z, dtype=float)[i][j])
+    assert "over NQUEUED_SAT_CAP=1 files (link skipped)" in {t.name for t in fig.data[1:]}
 
 
 def test_network_matrix_marks_blocked_and_missing(snap) -> None:
