@@ -21,7 +21,7 @@ def layout(metric: str | None = None, **_: Any) -> html.Div:
     """Metric switch, heatmap and the clicked link's panel; ?metric= preselects."""
     return html.Div(
         [
-            page_header("Network", "Links from every site (rows) to every nucleus (columns). Red ✕ = blocked link; grey with ○ = metric missing. Click a cell."),
+            page_header("Network", "Links from every site (rows) to every nucleus (columns). Red ✕ = blocked link; orange ▲ = over NQUEUED_SAT_CAP (job brokerage skips it); ○ = metric missing. Click a cell."),
             url_notice(unusable_choice("metric", metric, list(vm.METRICS), vm.metric_or_default(metric))),
             html.Div(
                 [html.Div([html.Label("metric"), dcc.RadioItems(id=ids.NETWORK_METRIC, options=[{"label": f" {v}", "value": k} for k, v in vm.METRICS.items()],
