@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from dash import Input, Output, State, callback, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, html, no_update
 
 from app import ids
 from app.callbacks.progress import progress_bar
@@ -54,6 +54,21 @@ def export(
         "type": made.media_type,
     }
     return payload, status
+
+
+# a new export or a cancel first clears the previous report's line, so an old file is never taken for the new one
+clientside_callback(
+    """
+    function(run, cancel) {
+        const t = (window.dash_clientside.callback_context.triggered || [])[0] || {};
+        return (t.prop_id || "").startsWith("CANCEL_ID.") ? "Cancelled: no report was written." : "";
+    }
+    """.replace("CANCEL_ID", ids.TUNE_REPORT_CANCEL),
+    Output(ids.TUNE_REPORT_STATUS, "children", allow_duplicate=True),
+    Input(ids.TUNE_REPORT_BUTTON, "n_clicks"),
+    Input(ids.TUNE_REPORT_CANCEL, "n_clicks"),
+    prevent_initial_call=True,
+)
 
 
 @callback(

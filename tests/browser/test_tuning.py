@@ -81,4 +81,10 @@ def test_export_report_downloads_a_file(page, live_server, console_errors) -> No
     text = Path(download.path()).read_text(encoding="utf-8")
     assert "NW_ACTIVE" in text and "<svg" in text
     expect(page.locator("#tune-report-status")).to_contain_text("download")
+    # a second export first clears the finished one's line, so the old file cannot be taken for the new one
+    page.get_by_label("CSV").check()
+    with page.expect_download(timeout=60_000) as again:
+        page.locator("#tune-report-button").click()
+        expect(page.locator("#tune-report-status")).not_to_contain_text(".html", timeout=5_000)
+    assert again.value.suggested_filename.endswith(".csv")
     assert console_errors == []
