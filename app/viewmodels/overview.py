@@ -78,7 +78,12 @@ def census_figure(census: dict[str, Any], top: int = 12) -> go.Figure:
     fig = bar(
         [r["criteria"] for r in rows],
         [r["skips"] for r in rows],
-        "Queues skipped per criteria (all analysed tasks)",
+        "Queues skipped per criteria (all analysed tasks"
+        + (
+            f"; the {top} most common of {len(census['criteria'])}, all in the table)"
+            if len(census["criteria"]) > top
+            else ")"
+        ),
         300,
         PALETTE[3],
     )
