@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]  # fmt: skip
-PICKS = int(os.environ.get("BENCH_PICKS", "15"))
+PICKS = int(os.environ.get("BENCH_PICKS", "25"))
 
 
 def _grid_source() -> str:
