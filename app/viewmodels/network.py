@@ -120,12 +120,20 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
         type="category", range=[n - 0.5, -0.5], tickmode="array", tickvals=m["sites"], tickfont={"size": 10}
     )
     fig.update_xaxes(type="category", side="top", range=[-0.5, k - 0.5], tickmode="array", tickvals=m["nuclei"])
-    return style(
-        fig,
-        max(320, (18 if len(m["sites"]) < 60 else 13) * len(m["sites"]) + 140),
-        plot_bgcolor="#e5e7eb",
-        legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
-    )
+    if n > 40:
+        # a tall map: name the nuclei below it too, so a column can be read at the bottom
+        fig.add_trace(go.Scatter(x=m["nuclei"], y=[m["sites"][-1]] * k, xaxis="x2", mode="markers",
+                                 marker={"opacity": 0}, showlegend=False, hoverinfo="skip"))  # fmt: skip
+        fig.update_layout(xaxis2={"type": "category", "side": "bottom", "overlaying": "x", "matches": "x",
+                                  "tickmode": "array", "tickvals": m["nuclei"], "tickangle": -90, "showgrid": False})  # fmt: skip
+    height = max(320, (18 if n < 60 else 13) * n + 140)
+    legend: dict[str, Any] = {"orientation": "h", "y": -0.02, "yanchor": "top"}
+    extra: dict[str, Any] = {}
+    if n > 40:  # room below for the second row of nucleus names, and the legend under them
+        height += 180
+        extra["margin"] = {"l": 10, "r": 10, "t": 50, "b": 190}
+        legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom"}
+    return style(fig, height, plot_bgcolor="#e5e7eb", legend=legend, **extra)
 
 
 def link_detail(snap: GridSnapshot, config: Config, site: str, nucleus: str) -> dict[str, Any]:
