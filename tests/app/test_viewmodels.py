@@ -140,6 +140,17 @@ def test_network_weight_map_sets_links_over_the_cap_apart(snap) -> None:
     assert "over NQUEUED_SAT_CAP=1 files (link skipped)" in {t.name for t in fig.data[1:]}
 
 
+def test_tall_network_map_names_the_nuclei_at_the_bottom_too() -> None:
+    """Over 40 site rows, the nucleus names are repeated below the map; a short map keeps them on top only."""
+
+    def fake(n: int) -> dict:
+        return {"metric": "weight", "sites": [f"S{i}" for i in range(n)], "nuclei": ["A", "B"],
+                "z": [[1.0, 1.0]] * n, "blocked": [[False, False]] * n, "missing": [[False, False]] * n}  # fmt: skip
+
+    assert network.heatmap(fake(50)).layout.xaxis2.side == "bottom"
+    assert "xaxis2" not in network.heatmap(fake(10)).to_plotly_json()["layout"]
+
+
 def test_network_matrix_marks_blocked_and_missing(snap) -> None:
     """The blocked AGLT2→BNL link and MWT2's missing throughput are flagged, not shown as numbers."""
     m = network.matrix(snap, Config(), "throughput")
