@@ -12,10 +12,16 @@ from brokerage.report.export import FORMATS
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 
 
+def _gzipped(out: str) -> bool:
+    """An --out name ending in .gz asks for a gzip-compressed file."""
+    return out.lower().endswith(".gz")
+
+
 def _format_of(fmt: str | None, out: str) -> str:
     if fmt:
         return fmt
-    suffix = Path(out).suffix.lower().lstrip(".")
+    name = out[:-3] if _gzipped(out) else out
+    suffix = Path(name).suffix.lower().lstrip(".")
     if suffix == "htm":
         suffix = "html"
     if suffix not in FORMATS:
@@ -29,7 +35,7 @@ def _format_of(fmt: str | None, out: str) -> str:
 @click.option("--all", "all_tasks", is_flag=True, help="every waiting task, highest priority first")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="file format (default: from --out's extension)")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="file to write")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="file to write (.gz: compressed)")
 @click.option("--quiet", is_flag=True, help="no progress bar and no summary line")
 def report(
     snapshot_path: str | None,
@@ -95,7 +101,7 @@ def _run(
             bar.close()
     t0 = time.perf_counter()
     try:
-        size = write_atomic(target, lambda f: write(rep, fmt, f))  # type: ignore[arg-type]
+        size = write_atomic(target, lambda f: write(rep, fmt, f, gzipped=_gzipped(out)))  # type: ignore[arg-type]
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     s = rep.summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 from pathlib import Path
@@ -52,6 +53,17 @@ def test_all_tasks_json_with_progress(snapshot_file: Path, tmp_path: Path) -> No
     assert f"] {n}/{n} tasks" in result.stderr and "[" + "#" * 30 + "]" in result.stderr
     assert len(result.stderr.splitlines()) <= 7  # not a tty: a few lines, not one per task
     assert f"wrote {out}" in result.stderr
+
+
+def test_gz_out_writes_the_same_report_compressed(snapshot_file: Path, tmp_path: Path) -> None:
+    """--out NAME.json.gz takes the format from the name before .gz and writes the same JSON gzip-compressed."""
+    plain, packed = tmp_path / "r.json", tmp_path / "r.json.gz"
+    assert run(snapshot_file, "--all", "--quiet", "--out", str(plain)).exit_code == 0
+    result = run(snapshot_file, "--all", "--quiet", "--out", str(packed))
+    assert result.exit_code == 0, result.stderr
+    unpacked, expected = json.loads(gzip.decompress(packed.read_bytes())), json.loads(plain.read_text())
+    assert unpacked["tasks"] == expected["tasks"] and unpacked["summary"] == expected["summary"]
+    assert packed.stat().st_size < plain.stat().st_size
 
 
 def test_quiet_prints_nothing(snapshot_file: Path, a_task: int, tmp_path: Path) -> None:
