@@ -45,6 +45,15 @@ def queued_weight(nqueued: np.ndarray | float, cap: float) -> np.ndarray:
     return 2.0 - np.asarray(nqueued, dtype=float) / float(cap)
 
 
+def over_sat_cap(nqueued: np.ndarray, cap: float, at_nucleus: np.ndarray) -> np.ndarray:
+    """Links with over NQUEUED_SAT_CAP files queued to the nucleus (a link from the nucleus itself never is).
+
+    Job brokerage skips their queues (-link_unusable); the network page marks them.
+    Usage: ``over_sat_cap(np.array([200.0, 10.0]), 150, np.array([False, False]))``
+    """
+    return (np.nan_to_num(np.asarray(nqueued, dtype=float)) > float(cap)) & ~at_nucleus
+
+
 def throughput_weight(mbps: np.ndarray | float) -> np.ndarray:
     """throughputWeight from FTS MB/s by the step table THROUGHPUT_STEPS.
 

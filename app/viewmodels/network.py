@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from app.viewmodels.common import empty_figure, num, plain, style
 from brokerage.gdpconfig import Config
-from brokerage.network import link_table, network_weights
+from brokerage.network import link_table, network_weights, over_sat_cap
 from brokerage.snapshot import GridSnapshot
 
 METRICS = {
@@ -56,7 +56,7 @@ def matrix(snap: GridSnapshot, config: Config, metric: str) -> dict[str, Any]:
         same = sites == n
         missing[:, j] = (~has_link | np.isnan(col)) & ~same
         # job brokerage skips these links (-link_unusable) before any weight is used
-        over_cap[:, j] = has_link & (np.nan_to_num(nw.nqueued) > cap) & ~same
+        over_cap[:, j] = has_link & over_sat_cap(nw.nqueued, cap, same)
     return {"metric": metric, "sites": [str(s) for s in sites], "nuclei": nuc, "z": [[plain(v) for v in r] for r in z],
             "blocked": blocked.tolist(), "missing": missing.tolist(), "over_cap": over_cap.tolist(),
             "cap": cap}  # fmt: skip
@@ -69,7 +69,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     z = np.array([[np.nan if v is None else v for v in r] for r in m["z"]], dtype=float)
     # blocked links carry closeness -1: left out of the colour scale so they cannot pass for "very close"
     z[np.array(m["blocked"], dtype=bool)] = np.nan
-    over = np.array(m.get("over_cap", np.zeros(z.shape, dtype=bool)), dtype=bool)
+    over = np.array(m["over_cap"], dtype=bool)
     if m["metric"] == "weight":
         # 2 - n/cap goes negative past the cap, where the link is skipped anyway: keep the scale for usable links
         z[over] = np.nan
@@ -101,8 +101,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
                                  marker={"symbol": "x-thin", "size": 10, "color": "#dc2626", "line": {"width": 2, "color": "#dc2626"}},
                                  hovertemplate="%{y} → %{x}: BLOCKED<extra></extra>"))  # fmt: skip
     if ox:
-        cap = m.get("cap", 0)
-        fig.add_trace(go.Scatter(x=ox, y=oy, mode="markers", name=f"over NQUEUED_SAT_CAP={cap:g} files (link skipped)",
+        fig.add_trace(go.Scatter(x=ox, y=oy, mode="markers", name=f"over NQUEUED_SAT_CAP={m['cap']:g} files (link skipped)",
                                  marker={"symbol": "triangle-up", "size": 8, "color": "#f59e0b", "line": {"width": 1, "color": "#92400e"}},
                                  hovertemplate="%{y} → %{x}: over NQUEUED_SAT_CAP, skipped (-link_unusable)<extra></extra>"))  # fmt: skip
     if mx:

@@ -13,7 +13,7 @@ from brokerage.checks.fairshare import zero_share
 from brokerage.checks.software import software_index, software_verdict
 from brokerage.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
 from brokerage.gdpconfig import Config
-from brokerage.network import NetworkWeights, network_weights
+from brokerage.network import NetworkWeights, network_weights, over_sat_cap
 from brokerage.pipeline import Filter, Verdict, apply_filters, fmt, fmt_many
 from brokerage.snapshot import GridSnapshot
 
@@ -173,7 +173,7 @@ def f_link_queued(ctx: ProdContext) -> Verdict | None:
 
     def build() -> Verdict:
         return Verdict(
-            ~((q > cap) & ~at_nucleus),
+            ~over_sat_cap(q, cap, at_nucleus),
             "-link_unusable",
             lambda idx: [
                 f"{n} files queued from satellite={s} to nucleus={nucleus} > NQUEUED_SAT_CAP={cap}"

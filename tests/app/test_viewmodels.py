@@ -145,7 +145,8 @@ def test_tall_network_map_names_the_nuclei_at_the_bottom_too() -> None:
 
     def fake(n: int) -> dict:
         return {"metric": "weight", "sites": [f"S{i}" for i in range(n)], "nuclei": ["A", "B"],
-                "z": [[1.0, 1.0]] * n, "blocked": [[False, False]] * n, "missing": [[False, False]] * n}  # fmt: skip
+                "z": [[1.0, 1.0]] * n, "blocked": [[False, False]] * n, "missing": [[False, False]] * n,
+                "over_cap": [[False, False]] * n, "cap": 150.0}  # fmt: skip
 
     assert network.heatmap(fake(50)).layout.xaxis2.side == "bottom"
     assert "xaxis2" not in network.heatmap(fake(10)).to_plotly_json()["layout"]
