@@ -1,0 +1,94 @@
+"""Derived data of one snapshot (numpy views, indices, memoised verdicts), held by the caller and bounded."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from brokerage.snapshot import GridSnapshot
+
+T = TypeVar("T")
+_MISSING = object()
+
+STRUCTURES = 20_000  # derived structures kept (a few per snapshot, one or two per task brokered)
+MEMO_ENTRIES = 8192  # memoised verdicts and shared values kept ...
+MEMO_CELLS = 16_000_000  # ... or fewer on big grids: entries x candidates (most hold a few arrays over queues)
+
+
+class _Lru:
+    """A dict bounded to CAPACITY entries that drops the least recently used one; safe across threads."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(1, capacity)
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], T]) -> T:
+        with self._lock:
+            value = self._data.get(key, _MISSING)
+            if value is not _MISSING:
+                self._data.move_to_end(key)
+                return value
+        value = build()  # outside the lock: a build may itself use the cache
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.capacity:
+                self._data.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+class GridCache:
+    """What brokers derive from one snapshot, kept between calls by whoever holds this object.
+
+    ``get`` keeps named structures (the queue arrays, replica indices, a task's input at every queue);
+    ``memo`` keeps verdicts and values under keys derived from what they declare they read (see
+    ``brokerage.framework.Reads``). Both are bounded. ``memoise=False`` turns verdict sharing off (every call
+    computes afresh), which must not change any decision.
+    Usage: ``cache = GridCache(snap); production.broker(snap, 4242, config, cache=cache)``
+    """
+
+    def __init__(self, snap: GridSnapshot, *, memoise: bool = True) -> None:
+        self.snap = snap
+        self.memoise = memoise
+        self._structures = _Lru(STRUCTURES)
+        n = max(len(snap.tables["queues"]), 1)
+        self._memo = _Lru(max(64, min(MEMO_ENTRIES, MEMO_CELLS // n)))
+
+    def get(self, key: Hashable, build: Callable[[], T]) -> T:
+        """BUILD() once per KEY for this snapshot (a structure that depends on the snapshot alone, or on KEY).
+
+        Usage: ``qa = cache.get("queue_arrays", lambda: build(cache))``
+        """
+        return self._structures.get(key, build)
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """BUILD() shared by every call with the same KEY (computed afresh when memoising is off)."""
+        if not self.memoise:
+            return build()
+        return self._memo.get(key, build)
+
+    def sizes(self) -> dict[str, int]:
+        """Entries held, for monitoring: ``{"structures": n, "memo": m}``."""
+        return {"structures": len(self._structures), "memo": len(self._memo)}
+
+
+def cache_for(snap: GridSnapshot, cache: GridCache | None) -> GridCache:
+    """CACHE, or a new one for SNAP when the caller holds none; a cache of another snapshot is an error.
+
+    Usage: ``cache = cache_for(snap, cache)``
+    """
+    if cache is None:
+        return GridCache(snap)
+    if cache.snap is not snap:
+        raise ValueError(f"the cache belongs to snapshot {cache.snap.key}, not to {snap.key}")
+    return cache

@@ -1,0 +1,227 @@
+"""Broker framework: filters as declared records, run in order over a candidate table, then rank and cut."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+from brokerage.cache import GridCache
+from brokerage.explain import FunnelStep, LazyTexts, SkipList
+from brokerage.gdpconfig import Config
+
+ReasonFn = Callable[[np.ndarray], list[str]]
+T = TypeVar("T")
+
+
+class Context(Protocol):
+    """What every broker's per-task context offers the framework (and the checks in ``brokerage/checks``).
+
+    ``DEPENDS`` maps each per-task attribute derived from the task (arrays such as ``counts``) to what it is
+    derived from, so a verdict that reads it is memoised under those inputs.
+    """
+
+    DEPENDS: dict[str, Reads]
+    cache: GridCache
+    task: dict[str, Any]
+    config: Config
+    alive: np.ndarray
+
+
+@dataclass
+class Verdict:
+    """What a filter says about every row: which pass, and for the others the code and sentence.
+
+    ``criteria`` is one code for all failing rows or an array of codes per row; ``reasons`` builds the
+    sentences only for the rows that are actually removed (indices into the table), so explanation
+    costs nothing for rows that pass.
+    """
+
+    passed: np.ndarray
+    criteria: str | np.ndarray
+    reasons: ReasonFn | str
+    temporary: bool = False
+
+    def codes(self, idx: np.ndarray) -> list[str]:
+        """Criteria codes of rows IDX."""
+        if isinstance(self.criteria, str):
+            return [self.criteria] * len(idx)
+        return [str(c) for c in self.criteria[idx].tolist()]
+
+    def texts(self, idx: np.ndarray) -> list[str]:
+        """Reason sentences of rows IDX."""
+        if isinstance(self.reasons, str):
+            return [self.reasons] * len(idx)
+        return self.reasons(idx)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a memoised verdict or value depends on besides the snapshot: gdpconfig keys, task fields, and
+    attributes of the context (scalars such as ``nucleus``, or derived attributes listed in ``DEPENDS``).
+
+    The memo key is made of the current values of exactly these, so a declaration is the whole contract:
+    ``tests/core/test_framework.py`` records what every memoised function really reads and checks it is declared.
+    """
+
+    config: tuple[str, ...] = ()
+    task: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+
+    def __add__(self, other: Reads) -> Reads:
+        return Reads(
+            tuple(dict.fromkeys(self.config + other.config)),
+            tuple(dict.fromkeys(self.task + other.task)),
+            tuple(dict.fromkeys(self.facts + other.facts)),
+        )
+
+
+def expand(reads: Reads, depends: dict[str, Reads]) -> Reads:
+    """READS with every derived attribute replaced by what it is derived from (recursively).
+
+    Usage: ``expand(Reads(facts=("counts",)), ProdContext.DEPENDS) == Reads(task=("gshare",))``
+    """
+    out = Reads(reads.config, reads.task, ())
+    for fact in reads.facts:
+        below = depends.get(fact)
+        out = out + (expand(below, depends) if below is not None else Reads(facts=(fact,)))
+    return out
+
+
+_EXPANDED: dict[tuple[str, type], Reads] = {}  # (memo name, context class) -> flattened reads; fixed by declarations
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    if isinstance(v, float) and v != v:
+        return "nan"  # NaN != NaN would make every key unique
+    return v
+
+
+def memo_key(name: str, reads: Reads, ctx: Context) -> tuple[Any, ...]:
+    """The memo key of NAME: its name and the values of everything it declares it reads."""
+    flat = _EXPANDED.get((name, type(ctx)))
+    if flat is None:
+        flat = _EXPANDED[(name, type(ctx))] = expand(reads, type(ctx).DEPENDS)
+    cfg, task = ctx.config, ctx.task
+    return (
+        name,
+        *[_hashable(cfg[k]) for k in flat.config],
+        *[_hashable(task.get(f)) for f in flat.task],
+        *[_hashable(getattr(ctx, f)) for f in flat.facts],
+    )
+
+
+@dataclass(frozen=True)
+class Derived(Generic[T]):
+    """A value many tasks share (an array over queues, a tuple of weight terms), memoised under what it reads.
+
+    Usage: ``JOB_CORES = Derived("job_cores", Reads(task=("corecount",)), _job_cores); JOB_CORES(ctx)``
+    """
+
+    name: str
+    reads: Reads
+    fn: Callable[[Any], T]
+
+    def __call__(self, ctx: Context) -> T:
+        return ctx.cache.memo(memo_key(self.name, self.reads, ctx), lambda: self.fn(ctx))
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One named, ordered check of a broker.
+
+    ``codes`` are the criteria codes it can give, ``rule`` the seed's rule it implements, ``fn`` returns a
+    Verdict over all rows or None when the check does not apply to the task. With ``reads`` the verdict is
+    memoised per snapshot under the declared inputs (a task-independent check is built once for every task);
+    without, it is computed per task.
+    """
+
+    name: str
+    codes: tuple[str, ...]
+    rule: str
+    fn: Callable[[Any], Verdict | None]
+    temporary: bool = False
+    reads: Reads | None = None
+
+    def run(self, ctx: Context) -> Verdict | None:
+        """The verdict of this filter for CTX (memoised when declared)."""
+        if self.reads is None:
+            return self.fn(ctx)
+        return ctx.cache.memo(memo_key(self.name, self.reads, ctx), lambda: self.fn(ctx))
+
+
+def all_pass(n: int) -> np.ndarray:
+    """A mask where every row passes."""
+    return np.ones(n, dtype=bool)
+
+
+def apply_filters(
+    names: np.ndarray,
+    alive: np.ndarray,
+    filters: Sequence[Filter],
+    ctx: Any,
+    skips: SkipList | None = None,
+    funnel: list[FunnelStep] | None = None,
+) -> tuple[np.ndarray, SkipList, list[FunnelStep]]:
+    """Run FILTERS in order over the rows still ALIVE; return the survivors, the skips and the funnel.
+
+    Each filter sees the rows still alive as ``ctx.alive``. Its removed rows are kept as indices with their
+    codes; Skip objects and sentences are built only when the skips are read (see SkipList).
+    Usage: ``alive, skips, funnel = apply_filters(names, alive, FILTERS, ctx)``
+    """
+    skips = SkipList() if skips is None else skips
+    funnel = [] if funnel is None else funnel
+    alive = alive.copy()
+    left = int(np.count_nonzero(alive))
+    for f in filters:
+        before = left
+        if before == 0:
+            funnel.append(FunnelStep(f.name, 0, 0))
+            continue
+        ctx.alive = alive
+        verdict = f.run(ctx)
+        if verdict is not None:
+            idx = (alive > verdict.passed).nonzero()[0]  # alive and not passed
+            if len(idx):
+                crit = verdict.criteria
+                codes = crit if isinstance(crit, str) else crit[idx]
+                reasons = verdict.reasons
+                texts = reasons if isinstance(reasons, str) else LazyTexts(reasons, idx)
+                skips.add(names, idx, codes, texts, f.name, verdict.temporary or f.temporary)
+                alive = alive.copy()
+                alive[idx] = False
+                left -= len(idx)
+        funnel.append(FunnelStep(f.name, before, left))
+    return alive, skips, funnel
+
+
+LOW_WEIGHT = "-low_weight"
+BEST_CANDIDATES = "best candidates"
+
+
+def rank_and_cut(
+    names: np.ndarray, idx: np.ndarray, weight: np.ndarray, top: int, skips: SkipList, funnel: list[FunnelStep]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Order the survivors IDX by WEIGHT (aligned with IDX; ties by name), keep the best TOP.
+
+    The others are recorded as ``-low_weight`` skips with the cut and a ``best candidates`` funnel step.
+    Returns (positions into IDX of the kept candidates best first, their weights).
+    Usage: ``keep, w = rank_and_cut(qa.name, idx, weight[idx], 10, skips, funnel)``
+    """
+    order = np.lexsort((names[idx], -weight))
+    chosen, rest = order[:top], order[top:]
+    if len(rest):
+        cutoff = float(weight[chosen[-1]])
+
+        def low_weight(rows: np.ndarray) -> list[str]:
+            return [f"weight={x:.4g} below the best {top} (cut at {cutoff:.4g})" for x in weight[rows].tolist()]
+
+        skips.add(names, idx[rest], LOW_WEIGHT, LazyTexts(low_weight, rest), BEST_CANDIDATES)
+        funnel.append(FunnelStep(BEST_CANDIDATES, len(order), len(chosen)))
+    return chosen, weight[chosen]
