@@ -150,7 +150,7 @@ _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 @guarded
 def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], as_json: bool) -> None:
     """Run the job brokerage for a task (production or analysis, by its prodSourceLabel)."""
-    from brokerage.brokers.registry import run_job_brokerage
+    from brokerage.brokers.router import run_job_brokerage
 
     overrides = parse_assignments(assignments)
     snap, config = load_grid(snapshot_path)

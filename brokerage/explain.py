@@ -137,6 +137,14 @@ class SkipList(Sequence[Skip]):
         if self._items is not None:
             self._items.extend(items)
 
+    def forget(self, candidates: Iterable[str]) -> None:
+        """Take back the skips of CANDIDATES (a later rule let them through after all)."""
+        drop = set(candidates)
+        kept = [s for s in self._materialise() if s.candidate not in drop]
+        self._blocks = [kept] if kept else []
+        self._items = None
+        self._n = len(kept)
+
     def _materialise(self) -> list[Skip]:
         items = self._items
         if items is None:
@@ -339,3 +347,30 @@ class Decision:
                 lines.append(f"{f.before:>5} -> {f.after:>3} candidates, {f.cut_percent:>3}% cut : {f.filter}")
         lines.append(f"the number of final candidates: {len(self.candidates)}")
         return lines
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """Compact number for reason sentences (integers without decimals)."""
+    x = float(x)
+    if x != x:  # NaN
+        return "n/a"
+    if abs(x) < 1e15 and x.is_integer():
+        return str(int(x))
+    return f"{x:.{digits}g}"
+
+
+def fmt_many(values: Any, digits: int = 3) -> list[str]:
+    """``fmt`` of every value of an array, in one pass.
+
+    Usage: ``fmt_many(np.array([2.0, 0.12345, np.nan])) == ["2", "0.123", "n/a"]``
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size < 8:  # numpy's per-call overhead outweighs the loop
+        return [fmt(x, digits) for x in v.tolist()]
+    whole = (np.abs(v) < 1e15) & (v == np.trunc(v))
+    ints = np.where(whole, v, 0.0).astype(np.int64).tolist()
+    spec = f".{digits}g"
+    return [
+        str(i) if w else ("n/a" if x != x else format(x, spec))
+        for x, i, w in zip(v.tolist(), ints, whole.tolist(), strict=True)
+    ]

@@ -542,6 +542,19 @@ PARAMS: tuple[Param, ...] = (
         **_CONST,
     ),
     _p(
+        "ALL_CAPPED_KEEP_BEST",
+        _JB,
+        "int",
+        0,
+        "queues",
+        "When the step-4 caps skip every queue, keep the queues with this many best weights (seed 001: 3); "
+        "0 lets the task wait as PanDA's code does.",
+        minimum=0,
+        maximum=1000,
+        used_by=("prod:cap",),
+        **_CONST,
+    ),
+    _p(
         "JOB_PENDING_MINUTES",
         _JB,
         "int",
@@ -1110,7 +1123,11 @@ class Config:
         return {k: self.get(k) for k in keys}
 
     def changed(self) -> dict[str, Value]:
-        """Effective values that differ from the registry defaults."""
+        """Effective values that differ from the registry defaults (a fresh dict the caller may keep)."""
+        return dict(self._changed)
+
+    @cached_property
+    def _changed(self) -> dict[str, Value]:
         out = {}
         for key, value in self.effective().items():
             if key not in REGISTRY or value != REGISTRY[key].default:
@@ -1119,7 +1136,7 @@ class Config:
 
     @cached_property
     def _fingerprint(self) -> str:
-        text = json.dumps(self.changed(), sort_keys=True, default=str)
+        text = json.dumps(self._changed, sort_keys=True, default=str)
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def fingerprint(self) -> str:

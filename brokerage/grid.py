@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from brokerage.snapshot import GridSnapshot
-
-if TYPE_CHECKING:
-    from brokerage.gdpconfig import Config
+from brokerage.cache import GridCache
 
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
 COUNT_STATUSES = ("running", "defined", "assigned", "activated", "starting", "transferring")
@@ -56,26 +51,27 @@ class EndpointArrays:
         return self.col[column]
 
 
-def queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
+def queue_arrays(cache: GridCache) -> QueueArrays:
     """Numpy view of the queues table (built once per snapshot).
 
-    Usage: ``qa = queue_arrays(snap); qa["corecount"]``
+    Usage: ``qa = queue_arrays(GridCache(snap)); qa["corecount"]``
     """
-    return snapshot.cached("queue_arrays", lambda: _build_queue_arrays(snapshot))
+    return cache.get("queue_arrays", lambda: _build_queue_arrays(cache))
 
 
-def endpoint_arrays(snapshot: GridSnapshot) -> EndpointArrays:
+def endpoint_arrays(cache: GridCache) -> EndpointArrays:
     """Numpy view of the ddm_endpoints table (built once per snapshot)."""
 
     def build() -> EndpointArrays:
-        df = snapshot.ddm_endpoints
+        df = cache.snap.ddm_endpoints
         names = df["ddm_endpoint_name"].to_numpy(dtype=object)
         return EndpointArrays(names, {n: i for i, n in enumerate(names)}, {c: df[c].to_numpy() for c in df.columns})
 
-    return snapshot.cached("endpoint_arrays", build)
+    return cache.get("endpoint_arrays", build)
 
 
-def _build_queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
+def _build_queue_arrays(cache: GridCache) -> QueueArrays:
+    snapshot = cache.snap
     q = snapshot.queues
     names = q["panda_queue"].to_numpy(dtype=object)
     index = {n: i for i, n in enumerate(names)}
@@ -85,7 +81,7 @@ def _build_queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
     roles = dict(zip(snapshot.sites["site_name"], snapshot.sites["role"], strict=True))
     site_is_nucleus = np.array([roles.get(s) == "nucleus" for s in col["atlas_site"]], dtype=bool)
     name_has_test = np.array(["test" in n.lower() for n in names], dtype=bool)
-    ep = endpoint_arrays(snapshot)
+    ep = endpoint_arrays(cache)
     rel = snapshot.panda_ddm_relation
     rq = rel["panda_queue"].map(index).to_numpy()
     re_ = rel["ddm_endpoint_name"].map(ep.index).to_numpy()
@@ -130,15 +126,15 @@ def no_pilot_reasons(qa: QueueArrays, no_pilot_hours: float) -> Callable[[np.nda
     return reasons
 
 
-def job_counts(snapshot: GridSnapshot, gshare: str | None) -> dict[str, np.ndarray]:
+def job_counts(cache: GridCache, gshare: str | None) -> dict[str, np.ndarray]:
     """Jobs per queue by status for one global share (all shares when GSHARE is None).
 
-    Usage: ``job_counts(snap, "MC Simulation")["running"]``
+    Usage: ``job_counts(cache, "MC Simulation")["running"]``
     """
 
     def build() -> dict[str, np.ndarray]:
-        qa = queue_arrays(snapshot)
-        jc = snapshot.job_counts
+        qa = queue_arrays(cache)
+        jc = cache.snap.job_counts
         if gshare is not None:
             jc = jc[jc["gshare"] == gshare]
         qi = jc["panda_queue"].map(qa.index).to_numpy()
@@ -150,20 +146,20 @@ def job_counts(snapshot: GridSnapshot, gshare: str | None) -> dict[str, np.ndarr
         for s in COUNT_STATUSES:
             m = status == s
             out[s] = np.bincount(qi[m], weights=njobs[m], minlength=qa.n)
+            out[s].flags.writeable = False
         return out
 
-    return snapshot.cached(f"job_counts:{gshare}", build)
+    return cache.get(("job_counts", gshare), build)
 
 
-def available_at_queues(snapshot: GridSnapshot, jeditaskid: int, master_only: bool = False) -> dict[str, Any]:
+def available_at_queues(cache: GridCache, jeditaskid: int, master_only: bool = False) -> dict[str, Any]:
     """Input data of one task at every queue: size and files locally available (best endpoint per dataset).
 
     Returns totals (``total_gb``, ``total_files``) and per-queue arrays ``avail_gb``, ``avail_files``,
     ``disk_gb`` (on disk endpoints only) and ``missing_files``.
-    Usage: ``available_at_queues(snap, 123)["avail_gb"]``
+    Usage: ``available_at_queues(cache, 123)["avail_gb"]``
     """
-    key = f"avail:{jeditaskid}:{master_only}"
-    return snapshot.cached(key, lambda: _available(snapshot, jeditaskid, master_only))
+    return cache.get(("avail", int(jeditaskid), bool(master_only)), lambda: _available(cache, jeditaskid, master_only))
 
 
 @dataclass(frozen=True)
@@ -192,11 +188,12 @@ def _slices(keys: np.ndarray) -> dict[int, tuple[int, int]]:
     return {int(keys[a]): (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
 
 
-def replica_index(snapshot: GridSnapshot) -> ReplicaIndex:
+def replica_index(cache: GridCache) -> ReplicaIndex:
     """Per-snapshot index of datasets and replicas by task (built once)."""
 
     def build() -> ReplicaIndex:
-        ep = endpoint_arrays(snapshot)
+        snapshot = cache.snap
+        ep = endpoint_arrays(cache)
         ds = snapshot.datasets.sort_values(["jeditaskid", "datasetid"], kind="stable")
         rep = snapshot.dataset_replicas.sort_values(["jeditaskid", "datasetid"], kind="stable")
         e = rep["ddm_endpoint_name"].map(ep.index).to_numpy()
@@ -217,13 +214,13 @@ def replica_index(snapshot: GridSnapshot) -> ReplicaIndex:
             rep_start=_slices(rtask),
         )
 
-    return snapshot.cached("replica_index", build)
+    return cache.get("replica_index", build)
 
 
-def _available(snapshot: GridSnapshot, jeditaskid: int, master_only: bool) -> dict[str, Any]:
-    qa = queue_arrays(snapshot)
-    ep = endpoint_arrays(snapshot)
-    ri = replica_index(snapshot)
+def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str, Any]:
+    qa = queue_arrays(cache)
+    ep = endpoint_arrays(cache)
+    ri = replica_index(cache)
     a, b = ri.ds_start.get(int(jeditaskid), (0, 0))
     keep = ri.ds_master[a:b] if master_only else np.ones(b - a, dtype=bool)
     ds_ids = ri.ds_id[a:b][keep]
@@ -262,26 +259,19 @@ def _available(snapshot: GridSnapshot, jeditaskid: int, master_only: bool) -> di
     }
 
 
-def _task_rows(snapshot: GridSnapshot, table: str, jeditaskid: int) -> pd.DataFrame:
-    groups = snapshot.cached(f"groups:{table}", lambda: snapshot.tables[table].groupby("jeditaskid").indices)
-    idx = groups.get(jeditaskid)
-    df = snapshot.tables[table]
-    return df.iloc[idx] if idx is not None else df.iloc[0:0]
-
-
-def task_row(snapshot: GridSnapshot, jeditaskid: int) -> dict[str, Any]:
+def task_row(cache: GridCache, jeditaskid: int) -> dict[str, Any]:
     """One task as a dict of JEDI_TASKS fields; KeyError naming the id when unknown.
 
-    Usage: ``task_row(snap, 4242)["corecount"]``
+    Usage: ``task_row(cache, 4242)["corecount"]``
     """
-    records = snapshot.cached("task_records", lambda: _task_records(snapshot))
+    records = cache.get("task_records", lambda: _task_records(cache.snap))
     try:
         return dict(records[int(jeditaskid)])
     except KeyError:
         raise KeyError(f"unknown task {jeditaskid}: not in the snapshot ({len(records)} tasks)") from None
 
 
-def _task_records(snapshot: GridSnapshot) -> dict[int, dict[str, Any]]:
+def _task_records(snapshot: Any) -> dict[int, dict[str, Any]]:
     df = snapshot.tasks
     rows = df.to_dict("records")
     for column in df.columns:
@@ -296,59 +286,22 @@ def _isnull(v: Any) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT
 
 
-def nucleus_queues(snapshot: GridSnapshot, nucleus: str | None) -> np.ndarray:
+def nucleus_queues(cache: GridCache, nucleus: str | None) -> np.ndarray:
     """Mask of queues at the nucleus site (the queues associated with the nucleus); built once per nucleus, read-only."""
 
     def build() -> np.ndarray:
-        qa = queue_arrays(snapshot)
+        qa = queue_arrays(cache)
         out = qa["atlas_site"] == nucleus if nucleus else np.zeros(qa.n, dtype=bool)
         out.flags.writeable = False
         return out
 
-    return snapshot.cached(f"nucleus_queues:{nucleus or ''}", build)
+    return cache.get(("nucleus_queues", nucleus or ""), build)
 
 
-# --- work shared by the tasks of one snapshot under one config ----------------------------------
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only A (arrays shared by many tasks must not be changed by one).
 
-T = TypeVar("T")
-_NONE = object()  # a memoised None ("this check does not apply") is still a hit
-_SHARED_CONFIGS = 8  # configs whose shared work is kept per snapshot (what-if sessions bring new ones)
-_SHARED_ENTRIES = 4096  # memo entries per config before it is cleared ...
-_SHARED_CELLS = 8_000_000  # ... or fewer on big grids: entries x queues (most entries hold a few arrays over queues)
-
-# the latest (snapshot, config, memo), held weakly so that it keeps no replaced snapshot alive
-_last_shared: tuple[Callable[[], Any], Callable[[], Any], dict[Any, Any]] = (lambda: None, lambda: None, {})
-
-
-def _shared(snapshot: GridSnapshot, config: Config) -> dict[Any, Any]:
-    global _last_shared
-    last_snap, last_config, memo = _last_shared
-    if last_snap() is snapshot and last_config() is config:  # the common case: many tasks in a row
-        return memo
-    registry: dict[str, dict[Any, Any]] = snapshot.cached("per_config", dict)
-    fp = config.fingerprint()
-    found = registry.get(fp)
-    if found is None:
-        if len(registry) >= _SHARED_CONFIGS:
-            # tolerate a concurrent caller evicting the same entry (dashboard callbacks run in threads)
-            with contextlib.suppress(StopIteration, RuntimeError, KeyError):
-                registry.pop(next(iter(registry)))
-        found = registry[fp] = {}
-    _last_shared = (weakref.ref(snapshot), weakref.ref(config), found)
-    return found
-
-
-def per_config(snapshot: GridSnapshot, config: Config, key: Any, build: Callable[[], T]) -> T:
-    """BUILD() memoised per snapshot, config (its fingerprint) and KEY, for work many tasks share.
-
-    KEY must name everything BUILD reads besides the snapshot and the config (e.g. the task fields a
-    verdict depends on); what BUILD returns is shared, so it must not be changed by its users.
-    Usage: ``per_config(snap, config, ("zeroshare", ptype, gshare, prio), lambda: build_verdict(...))``
+    Usage: ``frozen(np.ones(3)).flags.writeable is False``
     """
-    memo = _shared(snapshot, config)
-    value = memo.get(key, _NONE)
-    if value is _NONE:
-        if len(memo) >= max(64, min(_SHARED_ENTRIES, _SHARED_CELLS // max(queue_arrays(snapshot).n, 1))):
-            memo.clear()
-        value = memo[key] = build()
-    return value
+    a.flags.writeable = False
+    return a

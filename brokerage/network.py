@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
 
 CLOSENESS = "AGIS_closeness"
 QUEUED = "Production Output_queued"
@@ -17,6 +17,14 @@ MBPS_KEYS = ("dashb_mbps_1h", "dashb_mbps_1d", "dashb_mbps_1w")  # most recent f
 BLOCKED_LINK = -1.0
 MIN_CLOSENESS = 0.0
 NETWORK_MAX_AGE_MINUTES = 60  # rows older than this are not used (reference §5.1)
+# every gdpconfig key the network weight reads: weights are shared under the values of these
+NETWORK_KEYS = (
+    "MAX_CLOSENESS",
+    "MISSING_CLOSENESS_FRACTION",
+    "NQUEUED_SAT_CAP",
+    "SAME_SITE_NETWORK_WEIGHT",
+    "NW_QUEUE_IMPORTANCE",
+)
 
 # throughputWeight step function (strict '>' thresholds, first match). The seed shows it as a plot;
 # this follows the plot, which puts 1.7 on (50, 75] MB/s where PanDA's code uses 1.6.
@@ -95,26 +103,27 @@ class LinkTable:
         return np.fromiter((order.get(s, -1) for s in sites), dtype=np.int64, count=len(sites))
 
 
-def link_table(snapshot: GridSnapshot, nucleus: str) -> LinkTable:
+def link_table(cache: GridCache, nucleus: str) -> LinkTable:
     """The fresh network metrics into NUCLEUS, taking the most recent throughput of 1h, else 1d, else 1w.
 
-    Usage: ``link_table(snap, "CERN-PROD").closeness``
+    Usage: ``link_table(GridCache(snap), "CERN-PROD").closeness``
     """
-    return snapshot.cached(f"network:{nucleus}", lambda: _build_link_table(snapshot, nucleus))
+    return cache.get(("network", nucleus), lambda: _build_link_table(cache, nucleus))
 
 
-def _fresh_network(snapshot: GridSnapshot) -> pd.DataFrame:
+def _fresh_network(cache: GridCache) -> pd.DataFrame:
     def build() -> pd.DataFrame:
+        snapshot = cache.snap
         net = snapshot.network
         cutoff = pd.Timestamp(snapshot.taken_at) - pd.Timedelta(minutes=NETWORK_MAX_AGE_MINUTES)
         fresh = net[net["ts"].isna() | (net["ts"] >= cutoff)]
         return fresh.pivot_table(index=["dst", "src"], columns="key", values="value", aggfunc="last")
 
-    return snapshot.cached("network:fresh", build)
+    return cache.get("network:fresh", build)
 
 
-def _build_link_table(snapshot: GridSnapshot, nucleus: str) -> LinkTable:
-    piv = _fresh_network(snapshot)
+def _build_link_table(cache: GridCache, nucleus: str) -> LinkTable:
+    piv = _fresh_network(cache)
     try:
         rows = piv.xs(nucleus, level="dst")
     except KeyError:
@@ -162,30 +171,30 @@ class NetworkWeights:
 
 
 def network_weights(
-    snapshot: GridSnapshot, sites: np.ndarray, nucleus: str, config: Config, express: bool = False
+    cache: GridCache, sites: np.ndarray, nucleus: str, config: Config, express: bool = False
 ) -> NetworkWeights:
     """networkWeight = q x queuedWeight + (1 - q) x throughputWeight for every site in SITES (q = 0.5 by default).
 
-    Usage: ``network_weights(snap, np.array(["AGLT2"]), "BNL-ATLAS", Config()).weight``
+    Usage: ``network_weights(GridCache(snap), np.array(["AGLT2"]), "BNL-ATLAS", Config()).weight``
     """
     from brokerage.grid import queue_arrays
 
-    if sites is queue_arrays(snapshot)["atlas_site"]:
-        # the same for every task with this nucleus: compute once per snapshot, nucleus and config
-        key = f"network:weights:{nucleus}:{express}:{config.fingerprint()}"
-        return snapshot.cached(key, lambda: _network_weights(snapshot, sites, nucleus, config, express))
-    return _network_weights(snapshot, sites, nucleus, config, express)
+    if sites is queue_arrays(cache)["atlas_site"]:
+        # the same for every task with this nucleus: shared under the values of the keys it reads
+        key = ("network_weights", nucleus, express, *(config[k] for k in NETWORK_KEYS))
+        return cache.memo(key, lambda: _network_weights(cache, sites, nucleus, config, express))
+    return _network_weights(cache, sites, nucleus, config, express)
 
 
 def _network_weights(
-    snapshot: GridSnapshot, sites: np.ndarray, nucleus: str, config: Config, express: bool
+    cache: GridCache, sites: np.ndarray, nucleus: str, config: Config, express: bool
 ) -> NetworkWeights:
-    links = link_table(snapshot, nucleus)
+    links = link_table(cache, nucleus)
     from brokerage.grid import queue_arrays
 
-    if sites is queue_arrays(snapshot)["atlas_site"]:
+    if sites is queue_arrays(cache)["atlas_site"]:
         # brokers pass the queues' site column: index it once per snapshot and nucleus
-        idx = snapshot.cached(f"network:queue_lookup:{nucleus}", lambda: links.lookup(sites))
+        idx = cache.get(("network:queue_lookup", nucleus), lambda: links.lookup(sites))
     else:
         idx = links.lookup(np.asarray(sites, dtype=object))
     have = idx >= 0

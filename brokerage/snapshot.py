@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -274,30 +276,32 @@ _DTYPES = {
 }
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class GridSnapshot:
-    """The grid at one moment: every table as a DataFrame, plus when it was taken.
+    """The grid at one moment, immutable: every table as a DataFrame, plus when it was taken.
 
+    What brokers derive from it (numpy views, indices, verdicts) lives in a ``brokerage.cache.GridCache``
+    held by the caller, never on the snapshot.
     Usage: ``snap = GridSnapshot.from_json(path); snap.queues.head()``
     """
 
-    tables: dict[str, pd.DataFrame]
+    tables: Mapping[str, pd.DataFrame]
     taken_at: datetime
     snapshot_id: str = "snapshot"
     version: int = 0
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a read-only mapping does not pickle; snapshots travel to worker processes
+        return (GridSnapshot, (dict(self.tables), self.taken_at, self.snapshot_id, self.version))
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables")
         if tables is not None and name in TABLES:
             return tables[name]
         raise AttributeError(name)
-
-    def cached(self, key: str, build: Any) -> Any:
-        """Memoise a derived structure (e.g. numpy arrays for brokers) on this immutable snapshot."""
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
 
     @property
     def key(self) -> str:

@@ -10,10 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from brokerage import grid
+from brokerage import grid, runner
+from brokerage.cache import GridCache, cache_for
 from brokerage.explain import Decision
 from brokerage.gdpconfig import Config, ConfigError, lookup_param
-from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.snapshot import GridSnapshot
 
 TOP_N = 10  # the "top 10" operators compare, as JEDI's MAX_SITE_CANDIDATES default
@@ -28,7 +29,7 @@ FAMILY_BROKERS: dict[str, frozenset[str]] = {
     "task": frozenset({"task"}),
     "anal": frozenset({"analysis"}),
 }
-ALL_BROKERS = frozenset({"production", "analysis", "task"})
+ALL_BROKERS = runner.ALL_BROKERS
 
 Progress = Callable[[int, int], None]
 
@@ -276,31 +277,12 @@ class GridRun:
     reused: int = 0
 
 
-def _job_work(snap: GridSnapshot, tid: int) -> float:
-    row = grid.task_row(snap, tid)
-    n = row.get("chunk_njobs")
+def _work(cache: GridCache, key: Key) -> float:
+    """Jobs of this cycle (job brokerage: chunk_njobs, 1 when unknown) or 1 task (nucleus brokerage)."""
+    if key[0] == runner.NUCLEUS_NAME:
+        return 1.0
+    n = grid.task_row(cache, key[1]).get("chunk_njobs")
     return float(n) if n is not None and n == n else 1.0
-
-
-def _decide_jobs(snap: GridSnapshot, config: Config, ids: Sequence[int]) -> Iterable[tuple[int, Decision | Exception]]:
-    """Job brokerage of IDS, production tasks through the batch broker when one exists."""
-    from brokerage.brokers import production
-    from brokerage.brokers.registry import run_job_brokerage
-
-    labels = {t: str(grid.task_row(snap, t).get("prodsourcelabel") or "managed") for t in ids}
-    prod = [t for t in ids if labels[t] != "user"]
-    many = getattr(production, "broker_many", None)
-    if many is not None and prod:
-        try:
-            yield from zip(prod, many(snap, prod, config), strict=True)
-            prod = []
-        except Exception:  # one bad task must not sink the batch: fall back to one call per task
-            pass
-    for t in [*prod, *(t for t in ids if labels[t] == "user")]:
-        try:
-            yield t, run_job_brokerage(snap, t, config)
-        except Exception as exc:
-            yield t, exc
 
 
 def run_grid(
@@ -310,51 +292,31 @@ def run_grid(
     brokers: Iterable[str] = ALL_BROKERS,
     task_ids: Sequence[int] | None = None,
     progress: Progress | None = None,
+    cache: GridCache | None = None,
 ) -> GridRun:
     """Broker every waiting task (job brokerage) and every task needing a nucleus (task brokerage) under CONFIG.
 
-    Usage: ``run = run_grid(snap, config); run.outcomes[("production", 4242)].top``
+    Unknown task ids are listed in ``errors``; a brokerage that raises stops the run.
+    Usage: ``run = run_grid(snap, config, cache=cache); run.outcomes[("production", 4242)].top``
     """
-    from brokerage.brokers import nucleus
-
     t0 = time.perf_counter()
-    wanted = set(brokers)
+    cache = cache_for(snap, cache)
     ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
     errors: dict[Key, str] = {}
-    labels: dict[int, str] = {}
+    known = []
     for t in ids:
         try:
-            labels[t] = str(grid.task_row(snap, t).get("prodsourcelabel") or "managed")
+            grid.task_row(cache, t)
+            known.append(t)
         except KeyError as exc:  # an unknown id is reported with the others, not fatal for the grid
             errors[("production", t)] = f"KeyError: {exc.args[0] if exc.args else t}"
-    ids = [t for t in ids if t in labels]
-    job_ids = [t for t in ids if ("analysis" if labels[t] == "user" else "production") in wanted]
-    nuc_ids = needs_nucleus(snap, ids) if "task" in wanted else []
-    total = len(job_ids) + len(nuc_ids)
-    done = 0
-    outcomes: dict[Key, Outcome] = {}
-    step = max(1, total // 50)
-    for tid, d in _decide_jobs(snap, config, job_ids):
-        key = ("analysis" if labels[tid] == "user" else "production", tid)
-        if isinstance(d, Exception):
-            errors[key] = f"{type(d).__name__}: {d}"
-        else:
-            outcomes[(d.broker, tid)] = Outcome.of(d, _job_work(snap, tid))
-        done += 1
-        if progress and done % step == 0:
-            progress(done, total)
-    for tid in nuc_ids:
-        try:
-            d = nucleus.broker(snap, tid, config, seed=0)
-            outcomes[("task", tid)] = Outcome.of(d, 1.0)
-        except Exception as exc:  # shown per task; the rest of the grid still counts
-            errors[("task", tid)] = f"{type(exc).__name__}: {exc}"
-        done += 1
-        if progress and done % step == 0:
-            progress(done, total)
-    if progress:
-        progress(total, total)
-    return GridRun(outcomes, errors, time.perf_counter() - t0, total)
+    keys = runner.plan(cache, known, frozenset(brokers))
+    outcomes = {
+        key: Outcome.of(d, _work(cache, key))
+        for key, d in runner.run(snap, config, keys, cache=cache, progress=progress)
+        if isinstance(d, Decision)
+    }
+    return GridRun(outcomes, errors, time.perf_counter() - t0, len(keys))
 
 
 Runner = Callable[..., GridRun]  # run_grid's signature; the app passes a parallel one
@@ -366,11 +328,12 @@ def rerun_grid(
     base_config: Config,
     config: Config,
     progress: Progress | None = None,
-    runner: Runner | None = None,
+    run_with: Runner | None = None,
+    cache: GridCache | None = None,
 ) -> GridRun:
     """Re-broker under CONFIG only what its differences from BASE_CONFIG can change; reuse BASE for the rest.
 
-    RUNNER replaces run_grid (same arguments), e.g. to spread the tasks over processes.
+    RUN_WITH replaces run_grid (same arguments), e.g. to spread the tasks over a cluster.
     Usage: ``after = rerun_grid(snap, before, stored, stored.with_overrides({"NQUEUED_SAT_CAP": 300}))``
     """
     t0 = time.perf_counter()
@@ -378,8 +341,8 @@ def rerun_grid(
     changed = {k for k in eb.keys() | ea.keys() if eb.get(k) != ea.get(k)}
     touched = affected_brokers(changed) if changed else frozenset()
     ids = sorted({t for (_, t) in [*base.outcomes, *base.errors]})
-    run = runner or run_grid
-    fresh = run(snap, config, brokers=touched, task_ids=ids, progress=progress) if touched else None
+    run = run_with or run_grid
+    fresh = run(snap, config, brokers=touched, task_ids=ids, progress=progress, cache=cache) if touched else None
     outcomes = {k: v for k, v in base.outcomes.items() if k[0] not in touched}
     errors = {k: v for k, v in base.errors.items() if k[0] not in touched}
     if fresh is not None:

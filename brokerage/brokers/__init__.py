@@ -1,1 +1,1 @@
-"""Brokerage algorithms, one module each, and the registry that picks one per task."""
+"""Brokerage algorithms, one module each, and the router that picks one per task."""

@@ -5,18 +5,29 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from brokerage import grid
-from brokerage.brokers import production
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
-from brokerage.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
+from brokerage.cache import GridCache, cache_for
+from brokerage.checks.context import QueueContext
+from brokerage.checks.cores import CPUCORE, JOB_CORES
+from brokerage.checks.diskio import DISKIO
+from brokerage.checks.memory import MEMORY
+from brokerage.checks.pilot import NOPILOT
+from brokerage.checks.running import effective_running
+from brokerage.checks.scratch import direct_access, scratch_verdict
+from brokerage.checks.software import SOFTWARE
+from brokerage.checks.status import status_verdict
+from brokerage.checks.storage import BLACKLIST, STORAGE
+from brokerage.checks.walltime import WALLTIME
+from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt, fmt_many
+from brokerage.framework import Filter, Reads, Verdict, apply_filters, rank_and_cut
 from brokerage.gdpconfig import Config, ConfigError
-from brokerage.pipeline import Filter, Verdict, apply_filters, fmt, fmt_many
 from brokerage.snapshot import GridSnapshot
 
 BROKER = "analysis"
@@ -43,9 +54,9 @@ QUEUED = ("defined", "assigned", "activated", "starting")
 # --- task-level throttles -----------------------------------------------------------------------
 
 
-def _cap_totals(snap: GridSnapshot) -> dict[str, pd.DataFrame]:
+def _cap_totals(cache: GridCache) -> dict[str, pd.DataFrame]:
     def build() -> dict[str, pd.DataFrame]:
-        u = snap.user_job_counts
+        u = cache.snap.user_job_counts
         run = (u["jobstatus"] == "running").to_numpy()
         que = u["jobstatus"].isin(CAP_QUEUED_STATUSES).to_numpy()
         nj = u["njobs"].to_numpy(dtype=float)
@@ -66,12 +77,12 @@ def _cap_totals(snap: GridSnapshot) -> dict[str, pd.DataFrame]:
             "group": df[df["wg"] != ""].groupby("wg")[cols].sum(),
         }
 
-    return snap.cached("analysis:cap_totals", build)
+    return cache.get("analysis:cap_totals", build)
 
 
-def _users(snap: GridSnapshot) -> dict[str, tuple[float, bool]]:
+def _users(cache: GridCache) -> dict[str, tuple[float, bool]]:
     def build() -> dict[str, tuple[float, bool]]:
-        u = snap.users
+        u = cache.snap.users
         return {
             str(name): (float(slots), bool(quota))
             for name, slots, quota in zip(
@@ -79,25 +90,25 @@ def _users(snap: GridSnapshot) -> dict[str, tuple[float, bool]]:
             )
         }
 
-    return snap.cached("analysis:users", build)
+    return cache.get("analysis:users", build)
 
 
-def _share_usage(snap: GridSnapshot) -> dict[str, float]:
-    g = snap.gshares
-    return snap.cached(
+def _share_usage(cache: GridCache) -> dict[str, float]:
+    g = cache.snap.gshares
+    return cache.get(
         "analysis:gshare_usage", lambda: dict(zip(g["gshare"], g["usage_perc"].astype(float), strict=True))
     )
 
 
-def throttle(snap: GridSnapshot, task: dict[str, Any], config: Config) -> dict[str, Any] | None:
+def throttle(cache: GridCache, task: dict[str, Any], config: Config) -> dict[str, Any] | None:
     """Step 1: the first task-level throttle that holds, as {rule, numbers, message}, or None.
 
-    Usage: ``throttle(snap, grid.task_row(snap, 7), Config())``
+    Usage: ``throttle(cache, grid.task_row(cache, 7), Config())``
     """
     user = str(task.get("username") or "")
     wg = str(task.get("workinggroup") or "")
     scope, name, kind = ("group", wg, "GROUP") if wg else ("user", user, "USER")
-    totals = _cap_totals(snap)[scope]
+    totals = _cap_totals(cache)[scope]
     row = totals.loc[name] if name in totals.index else None
     n = {
         k: (float(row[k]) if row is not None else 0.0) for k in ("run_jobs", "queued_jobs", "run_cores", "queued_cores")
@@ -120,7 +131,7 @@ def throttle(snap: GridSnapshot, task: dict[str, Any], config: Config) -> dict[s
             "message": f"too many {what} {fmt(count)} > {rule}={fmt(factor * cap)}",
         }
 
-    slots, quota = _users(snap).get(user, (0.0, False))
+    slots, quota = _users(cache).get(user, (0.0, False))
     if quota:
         return {
             "rule": "global disk quota",
@@ -131,7 +142,7 @@ def throttle(snap: GridSnapshot, task: dict[str, Any], config: Config) -> dict[s
     tclass = task.get("task_class")
     if task.get("gshare") != USER_ANALYSIS or tclass is None or int(tclass) not in (-1, 0, 1):
         return None
-    usage = float(_share_usage(snap).get(USER_ANALYSIS, 0.0))
+    usage = float(_share_usage(cache).get(USER_ANALYSIS, 0.0))
     tclass = int(tclass)
     numbers: dict[str, Any] = {"gshare": USER_ANALYSIS, "usage_perc": usage, "task_class": TASK_CLASS_NAMES[tclass]}
     if tclass == -1:
@@ -161,36 +172,21 @@ def throttle(snap: GridSnapshot, task: dict[str, Any], config: Config) -> dict[s
 # --- context ------------------------------------------------------------------------------------
 
 
-@dataclass
-class AnalContext:
-    """Everything the analysis filters of one task need, as arrays over all queues."""
+@dataclass(kw_only=True)
+class AnalContext(QueueContext):
+    """The queue context of an analysis task, plus its Stabilizer, failure history and candidate masks."""
 
-    snap: GridSnapshot
-    task: dict[str, Any]
-    config: Config
-    qa: grid.QueueArrays
-    ep: grid.EndpointArrays
-    counts: dict[str, np.ndarray]
-    avail: dict[str, Any]
+    DEPENDS: ClassVar[dict[str, Reads]] = {
+        **QueueContext.DEPENDS,
+        "at_nucleus": Reads(facts=("avail",)),
+        "wan_needed": Reads(facts=("avail",)),
+    }
+
     stab: StabilizerTable
     history: dict[str, np.ndarray]
     prelim: np.ndarray
     preassigned: np.ndarray
-    job_cores: np.ndarray
     use_locality: bool = True
-    # production's endpoint check treats queues holding the input like the nucleus (no WAN needed)
-    nucleus: str | None = None
-    at_nucleus: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    derived: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        """Number of queues."""
-        return self.qa.n
-
-    def names(self, idx: np.ndarray) -> np.ndarray:
-        """Queue names of rows IDX."""
-        return self.qa.name[idx]
 
 
 def split_list(text: str | None) -> list[str]:
@@ -198,12 +194,12 @@ def split_list(text: str | None) -> list[str]:
     return [s.strip() for s in str(text or "").split(",") if s.strip()]
 
 
-def match_queues(snap: GridSnapshot, patterns: list[str]) -> np.ndarray:
+def match_queues(cache: GridCache, patterns: list[str]) -> np.ndarray:
     """Queues whose name or ATLAS site matches any shell-style wildcard pattern (case-sensitive, whole name).
 
-    Usage: ``match_queues(snap, ["ANALY_*"])``
+    Usage: ``match_queues(cache, ["ANALY_*"])``
     """
-    qa = grid.queue_arrays(snap)
+    qa = grid.queue_arrays(cache)
     if not patterns:
         return np.zeros(qa.n, dtype=bool)
 
@@ -218,13 +214,13 @@ def match_queues(snap: GridSnapshot, patterns: list[str]) -> np.ndarray:
             count=qa.n,
         )
 
-    return snap.cached("analysis:match:" + "\x1f".join(patterns), build)
+    return cache.get(("analysis:match", *patterns), build)
 
 
-def _task_job_arrays(snap: GridSnapshot) -> dict[str, Any]:
+def _task_job_arrays(cache: GridCache) -> dict[str, Any]:
     def build() -> dict[str, Any]:
-        qa = grid.queue_arrays(snap)
-        t = snap.task_job_counts
+        qa = grid.queue_arrays(cache)
+        t = cache.snap.task_job_counts
         qi = t["panda_queue"].map(qa.index)
         return {
             "groups": t.groupby("jeditaskid").indices,
@@ -234,18 +230,21 @@ def _task_job_arrays(snap: GridSnapshot) -> dict[str, Any]:
             "time": t["modificationtime"].to_numpy(dtype="datetime64[ns]"),
         }
 
-    return snap.cached("analysis:task_job_arrays", build)
+    return cache.get("analysis:task_job_arrays", build)
 
 
-def failure_history(snap: GridSnapshot, jeditaskid: int, hours: float) -> dict[str, np.ndarray]:
-    """finished / failed / closed jobs of the task per queue, modified within HOURS before the snapshot."""
-    n = grid.queue_arrays(snap).n
-    arrays = _task_job_arrays(snap)
+def failure_history(cache: GridCache, jeditaskid: int, hours: float) -> dict[str, np.ndarray]:
+    """finished / failed / closed jobs of the task per queue, modified within HOURS before the snapshot.
+
+    Usage: ``failure_history(cache, 7, 6.0)["failed"]``
+    """
+    n = grid.queue_arrays(cache).n
+    arrays = _task_job_arrays(cache)
     out = {s: np.zeros(n) for s in ("finished", "failed", "closed")}
     idx = arrays["groups"].get(jeditaskid)
     if idx is None:
         return out
-    start = (pd.Timestamp(snap.taken_at) - pd.Timedelta(hours=float(hours))).tz_convert(None).to_datetime64()
+    start = (pd.Timestamp(cache.snap.taken_at) - pd.Timedelta(hours=float(hours))).tz_convert(None).to_datetime64()
     idx = idx[(arrays["time"][idx] >= start) & (arrays["queue"][idx] >= 0)]
     qi, status, nj = arrays["queue"][idx], arrays["status"][idx], arrays["njobs"][idx]
     for s in out:
@@ -254,36 +253,37 @@ def failure_history(snap: GridSnapshot, jeditaskid: int, hours: float) -> dict[s
     return out
 
 
-def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config) -> AnalContext:
+def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> AnalContext:
     """Build the per-task arrays the analysis filters share.
 
-    Usage: ``ctx = make_context(snap, grid.task_row(snap, 7), Config())``
+    Usage: ``ctx = make_context(grid.task_row(cache, 7), Config(), cache)``
     """
-    qa = grid.queue_arrays(snap)
+    qa = grid.queue_arrays(cache)
     tid = int(task["jeditaskid"])
-    site_cc = qa["corecount"].astype(float)
-    task_cc = int(task.get("corecount") or 0)
-    job_cores = np.where(task_cc == 1, 1.0, np.where(site_cc > 0, site_cc, max(task_cc, 1)))
     gshare = str(task.get("gshare") or "")
-    avail = grid.available_at_queues(snap, tid)
+    avail = grid.available_at_queues(cache, tid)
     has_input = avail["total_files"] > 0
-    return AnalContext(
-        snap=snap,
+    complete = avail["missing_files"] <= 0
+    ctx = AnalContext(
+        cache=cache,
         task=task,
         config=config,
         qa=qa,
-        ep=grid.endpoint_arrays(snap),
-        counts=grid.job_counts(snap, gshare),
+        ep=grid.endpoint_arrays(cache),
+        counts=grid.job_counts(cache, gshare),
         avail=avail,
-        stab=stabilizer(snap, config, str(task.get("username") or ""), gshare),
-        history=failure_history(snap, tid, float(config["TW_DONE_JOB_STAT"])),
+        job_cores=np.zeros(0),
+        at_nucleus=complete,
+        # queues without the whole input need WAN transfers (production's satellites of the nucleus)
+        wan_needed=~complete if has_input else None,
+        stab=stabilizer(cache, config, str(task.get("username") or ""), gshare),
+        history=failure_history(cache, tid, float(config["TW_DONE_JOB_STAT"])),
         prelim=np.zeros(qa.n, dtype=bool),
-        preassigned=match_queues(snap, split_list(task.get("site")))
-        | match_queues(snap, split_list(task.get("includedsite"))),
-        job_cores=job_cores,
-        nucleus="queues holding the input" if has_input else None,
-        at_nucleus=avail["missing_files"] <= 0,
+        preassigned=match_queues(cache, split_list(task.get("site")))
+        | match_queues(cache, split_list(task.get("includedsite"))),
     )
+    ctx.job_cores = JOB_CORES(ctx)
+    return ctx
 
 
 # --- step 2: preliminary candidates -------------------------------------------------------------
@@ -291,18 +291,18 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config) -> An
 
 def initial_candidates(ctx: AnalContext) -> np.ndarray:
     """All queues with type analysis or unified, plus queues pre-assigned through the task's site."""
-    return _analysis_type(ctx.snap) | match_queues(ctx.snap, split_list(ctx.task.get("site")))
+    return _analysis_type(ctx.cache) | match_queues(ctx.cache, split_list(ctx.task.get("site")))
 
 
-def _analysis_type(snap: GridSnapshot) -> np.ndarray:
+def _analysis_type(cache: GridCache) -> np.ndarray:
     """Queues of type analysis or unified (built once per snapshot, read-only)."""
 
     def build() -> np.ndarray:
-        out = np.isin(grid.queue_arrays(snap)["type"], ANALYSIS_TYPES)
+        out = np.isin(grid.queue_arrays(cache)["type"], ANALYSIS_TYPES)
         out.flags.writeable = False
         return out
 
-    return snap.cached("analysis:type", build)
+    return cache.get("analysis:type", build)
 
 
 def f_excluded(ctx: AnalContext) -> Verdict | None:
@@ -310,7 +310,7 @@ def f_excluded(ctx: AnalContext) -> Verdict | None:
     pats = split_list(ctx.task.get("excludedsite"))
     if not pats:
         return None
-    return Verdict(~match_queues(ctx.snap, pats), "-excluded", f"matches excludedSite={','.join(pats)}")
+    return Verdict(~match_queues(ctx.cache, pats), "-excluded", f"matches excludedSite={','.join(pats)}")
 
 
 def f_included(ctx: AnalContext) -> Verdict | None:
@@ -318,7 +318,7 @@ def f_included(ctx: AnalContext) -> Verdict | None:
     pats = split_list(ctx.task.get("includedsite"))
     if not pats:
         return None
-    return Verdict(match_queues(ctx.snap, pats), "-notincluded", f"not in includedSite={','.join(pats)}")
+    return Verdict(match_queues(ctx.cache, pats), "-notincluded", f"not in includedSite={','.join(pats)}")
 
 
 def f_preassigned(ctx: AnalContext) -> Verdict | None:
@@ -326,23 +326,22 @@ def f_preassigned(ctx: AnalContext) -> Verdict | None:
     pats = split_list(ctx.task.get("site"))
     if not pats:
         return None
-    return Verdict(match_queues(ctx.snap, pats), "-nonpreassigned", f"not the pre-assigned site={','.join(pats)}")
+    return Verdict(match_queues(ctx.cache, pats), "-nonpreassigned", f"not the pre-assigned site={','.join(pats)}")
 
 
-PRELIMINARY: list[Filter] = [
-    Filter("excludedSite", f_excluded),
-    Filter("includedSite", f_included),
-    Filter("pre-assigned site", f_preassigned),
-]
+PRELIMINARY: tuple[Filter, ...] = (
+    Filter("excludedSite", ("-excluded",), "exclude queues included in excludedSite", f_excluded),
+    Filter("includedSite", ("-notincluded",), "exclude queues not included in includedSite", f_included),
+    Filter("pre-assigned site", ("-nonpreassigned",), "a pre-assigned site restricts the candidates", f_preassigned),
+)
 
 
 # --- step 3: filters for persistent issues ------------------------------------------------------
 
 
-def f_status(ctx: AnalContext) -> Verdict | None:
+def f_status(ctx: AnalContext) -> Verdict:
     """The queue status must be online unless the queues are pre-assigned."""
-    status = ctx.qa["status"]
-    return Verdict((status == "online") | ctx.preassigned, "-status", lambda idx: [f"status={s}" for s in status[idx]])
+    return status_verdict(ctx.qa, waived=ctx.preassigned)
 
 
 def locality_suppressed(task: dict[str, Any], config: Config) -> str:
@@ -375,23 +374,12 @@ def f_locality(ctx: AnalContext) -> Verdict | None:
     )
 
 
-def f_diskio(ctx: AnalContext) -> Verdict | None:
-    """MAX_DISKIO_DEFAULT / maxdiskio limit (production's check; a persistent issue for analysis)."""
-    v = production.f_diskio(ctx)  # type: ignore[arg-type]
-    return None if v is None else replace(v, temporary=False)
-
-
-def f_cpucore(ctx: AnalContext) -> Verdict | None:
-    """CPU core count matching (production's check; analysis has no priority/scout rule for coreCount 0)."""
-    return production.core_count_check(ctx.qa, ctx.task, any_core_needs_multi=False)
-
-
 def vp_overloaded(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """Per queue: overloaded mask, nQueue, nRunning (task gshare) and the grid's queued/running ratio."""
     c = ctx.counts
     nq = c["defined"] + c["assigned"] + c["activated"] + c["starting"]
     nr = c["running"]
-    anal = _analysis_type(ctx.snap)
+    anal = _analysis_type(ctx.cache)
     tq, tr = float(nq[anal].sum()), float(nr[anal].sum())
     grand = tq / tr if tr > 0 else np.inf
     ratio = np.divide(nq, nr, out=np.full(ctx.n, np.inf), where=nr > 0)
@@ -421,61 +409,20 @@ def f_vp(ctx: AnalContext) -> Verdict | None:
     )
 
 
-def f_software(ctx: AnalContext) -> Verdict | None:
-    """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published software."""
-    return production.software_check(ctx.snap, ctx.task)
-
-
-def f_memory(ctx: AnalContext) -> Verdict | None:
-    """(baseRamCount + ramCount × coreCount) × 0.9 for MBPerCore, (baseRamCount + ramCount) × 0.9 for MB, in [minrss, maxrss]."""
-    return production.f_memory(ctx)  # type: ignore[arg-type]
-
-
 def expected_scratch_mb(ctx: AnalContext) -> np.ndarray:
-    """(0 or inputDiskCount) + outDiskCount × inputDiskCount + workDiskCount, in MB (0 for direct-access queues)."""
+    """(0 or inputDiskCount) + outDiskCount × inputDiskCount + workDiskCount, in MB (0 for direct-access queues).
+
+    Usage: ``expected_scratch_mb(ctx)[i]``
+    """
     t = ctx.task
     input_mb = float(t.get("chunk_input_mb") or 0)
     out = float(t.get("outdiskcount") or 0)
-    direct = ctx.qa["direct_access_lan"].astype(bool)
-    return np.where(direct, 0.0, input_mb) + out * input_mb + float(t.get("workdiskcount") or 0)
+    return np.where(direct_access(ctx.cache), 0.0, input_mb) + out * input_mb + float(t.get("workdiskcount") or 0)
 
 
-def f_scratch(ctx: AnalContext) -> Verdict | None:
+def f_scratch(ctx: AnalContext) -> Verdict:
     """maxwdir divided by the queue's coreCount must be larger than the expected disk usage."""
-    need = expected_scratch_mb(ctx)
-    ctx.derived["scratch"] = need
-    maxwdir = ctx.qa["maxwdir"].astype(float)
-    per_core = maxwdir / np.maximum(ctx.qa["corecount"].astype(float), 1.0)
-    ok = (maxwdir <= 0) | (per_core > need)
-    return Verdict(
-        ok,
-        "-disk",
-        lambda idx: [
-            f"small scratch disk: maxwdir/coreCount={fmt(per_core[i])} MB <= expected {fmt(need[i])} MB" for i in idx
-        ],
-    )
-
-
-def f_storage(ctx: AnalContext) -> Verdict | None:
-    """DISK size check: free space in the local storage has to be over STORAGE_MIN_FREE_SIZE (200 GB)."""
-    v = production.f_storage(ctx)  # type: ignore[arg-type]
-    return None if v is None else replace(v, temporary=False)
-
-
-def f_blacklist(ctx: AnalContext) -> Verdict | None:
-    """Skip blacklisted storage endpoints (queues without the whole input also need WAN transfers)."""
-    return production.f_blacklist(ctx)  # type: ignore[arg-type]
-
-
-def f_walltime(ctx: AnalContext) -> Verdict | None:
-    """The production walltime estimate must be between mintime and maxtime at the queue."""
-    return production.f_walltime(ctx)  # type: ignore[arg-type]
-
-
-def f_nopilot(ctx: AnalContext) -> Verdict | None:
-    """Skip queues without pilots for the last NO_PILOT_HOURS (3 h)."""
-    hours = float(ctx.config["NO_PILOT_HOURS"])
-    return Verdict(~grid.without_pilots(ctx.qa, hours), "-nopilot", grid.no_pilot_reasons(ctx.qa, hours))
+    return scratch_verdict(ctx, expected_scratch_mb(ctx))
 
 
 # --- step 3: filters for temporary issues -------------------------------------------------------
@@ -534,27 +481,37 @@ def f_stabilizer(ctx: AnalContext) -> Verdict | None:
     )
 
 
-PERSISTENT: list[Filter] = [
-    Filter("status check", f_status),
-    Filter("input data locality check", f_locality),
-    Filter("diskIO check", f_diskio),
-    Filter("core count check", f_cpucore),
-    Filter("VP check", f_vp),
-    Filter("release/cache check", f_software),
-    Filter("memory check", f_memory),
-    Filter("scratch disk check", f_scratch),
-    Filter("storage space check", f_storage),
-    Filter("endpoint blacklist check", f_blacklist),
-    Filter("walltime check", f_walltime),
-    Filter("pilot check", f_nopilot),
-]
+PERSISTENT: tuple[Filter, ...] = (
+    Filter("status check", ("-status",), "the queue status must be online unless the queues are pre-assigned",
+           f_status),
+    Filter("input data locality check", ("-input_data",),
+           "skip queues that do not have the input data locally (all files; any part when no queue has all)",
+           f_locality),
+    DISKIO,
+    CPUCORE,
+    Filter("VP check", ("-avoid_vp", "-overloaded_vp"),
+           "skip VP queues if the task specifies avoidVP or those queues are overloaded", f_vp),
+    SOFTWARE,
+    MEMORY,
+    Filter("scratch disk check", ("-disk",),
+           "maxwdir divided by coreCount must exceed (0 or inputDiskCount) + outDiskCount x inputDiskCount "
+           "+ workDiskCount", f_scratch),
+    STORAGE,
+    BLACKLIST,
+    WALLTIME,
+    NOPILOT,
+)  # fmt: skip
 """Filters for persistent issues, in the seed's order."""
 
-TEMPORARY: list[Filter] = [
-    Filter("failed/closed jobs check", f_failed_closed, temporary=True),
-    Filter("queue length check", f_queue_cap, temporary=True),
-    Filter("Analysis Stabilizer", f_stabilizer, temporary=True),
-]
+TEMPORARY: tuple[Filter, ...] = (
+    Filter("failed/closed jobs check", ("-badsite",),
+           "(nFailed + nClosed) in the last TW_DONE_JOB_STAT hours must be < max(2 x nFinished, "
+           "MIN_BAD_JOBS_TO_SKIP_PQ)", f_failed_closed, temporary=True),
+    Filter("queue length check", ("-overloaded",),
+           "skip queues if defined+activated+assigned+starting > 2 x max(20, running)", f_queue_cap, temporary=True),
+    Filter("Analysis Stabilizer", ("-tmp_user_problem",),
+           "skip PQs where the user already has more than max_q_len queued jobs", f_stabilizer, temporary=True),
+)  # fmt: skip
 """Filters for temporary issues, in the seed's order."""
 
 
@@ -624,7 +581,7 @@ def weights(ctx: AnalContext, idx: np.ndarray) -> AnalWeights:
     eps1, eps2 = float(cfg["SITE_CLASS_EPSILON_1"]), float(cfg["SITE_CLASS_EPSILON_2"])
     if not eps1 > eps2:
         raise ConfigError("SITE_CLASS_EPSILON_1", f"{eps1} must exceed SITE_CLASS_EPSILON_2={eps2} (seed: ε1 > ε2)")
-    nrun, rule = production.effective_running(
+    nrun, rule = effective_running(
         c["running"][idx],
         qa["nbatchjob"].astype(float)[idx],
         qa["numslots"].astype(float)[idx],
@@ -695,7 +652,7 @@ def run_pass(ctx: AnalContext, use_locality: bool) -> PassResult:
     names = ctx.qa.name
     start = initial_candidates(ctx)
     funnel = [FunnelStep("preliminary candidates", int(start.sum()), int(start.sum()))]
-    alive, skips, funnel = apply_filters(names, start, PRELIMINARY, ctx, [], funnel)
+    alive, skips, funnel = apply_filters(names, start, PRELIMINARY, ctx, None, funnel)
     ctx.prelim = alive.copy()
     alive, skips, funnel = apply_filters(names, alive, PERSISTENT, ctx, skips, funnel)
     persistent_alive = alive.copy()
@@ -732,23 +689,27 @@ def stabilizer_records(ctx: AnalContext, mask: np.ndarray) -> list[dict[str, Any
     return [dict(zip(("queue", *keys), values, strict=True)) for values in zip(*columns, strict=True)]
 
 
-def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) -> Decision:
+def broker(
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
+) -> Decision:
     """Run the analysis job brokerage for one task and explain every queue's fate.
 
-    Usage: ``broker(snap, 7, Config()).to_dict()``
+    CACHE holds what is derived from SNAP between calls (a cold one is made when None).
+    Usage: ``broker(snap, 7, Config(), cache=cache).to_dict()``
     """
     config = config or Config()
-    task = grid.task_row(snap, jeditaskid)
+    cache = cache_for(snap, cache)
+    task = grid.task_row(cache, jeditaskid)
     tid = int(task["jeditaskid"])
     pending = int(config["ANAL_PENDING_MINUTES"])
-    thr = throttle(snap, task, config)
+    thr = throttle(cache, task, config)
     if thr is not None:
         extra = {"throttled": {"rule": thr["rule"], "numbers": thr["numbers"]}, "pass": 1, "stabilizer": []}
         return Decision(
-            BROKER, tid, "pending", [], [], [], _changed(snap, config), pending_minutes=pending,
+            BROKER, tid, "pending", [], [], [], config.changed(), pending_minutes=pending,
             message=f"throttle to generate jobs due to {thr['message']}", extra=extra,
         )  # fmt: skip
-    ctx = make_context(snap, task, config)
+    ctx = make_context(task, config, cache)
     result = run_pass(ctx, use_locality=True)
     pass_no, message, extra = 1, "", {}
     why = needs_second_pass(ctx, result)
@@ -759,7 +720,7 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
         message = f"pass 2 without the input data locality check: {why}"
         counts = first.skips.criteria_counts()
         extra["pass1"] = {"funnel": [f.to_dict() for f in first.funnel], "criteria_counts": counts}
-    unknown = [p for p in split_list(task.get("site")) if not match_queues(ctx.snap, [p]).any()]
+    unknown = [p for p in split_list(task.get("site")) if not match_queues(cache, [p]).any()]
     if unknown:
         message = "; ".join(filter(None, [message, f"unknown pre-assigned site: {', '.join(unknown)}"]))
     extra = {
@@ -772,40 +733,26 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
     idx = np.flatnonzero(result.alive)
     if len(idx) == 0:
         return Decision(
-            BROKER, tid, "pending", [], skips, funnel, _changed(snap, config), pending_minutes=pending,
+            BROKER, tid, "pending", [], skips, funnel, config.changed(), pending_minutes=pending,
             message="; ".join(filter(None, [message, "no candidates"])), extra=extra,
         )  # fmt: skip
     w = weights(ctx, idx)
-    order = np.lexsort((ctx.qa.name[idx], -w.used))
-    top = int(config["MAX_SITE_CANDIDATES"])
+    keep, _ = rank_and_cut(ctx.qa.name, idx, w.used, int(config["MAX_SITE_CANDIDATES"]), skips, funnel)
     candidates = []
-    for rank, k in enumerate(order[:top], start=1):
-        factors, details = candidate_factors(ctx, w, int(k))
+    for rank, k in enumerate(keep.tolist(), start=1):
+        factors, details = candidate_factors(ctx, w, k)
         candidates.append(Candidate(str(ctx.qa.name[idx[k]]), rank, float(w.used[k]), factors, details))
-    rest = order[top:]
-    if len(rest):
-        cutoff = float(w.used[order[top - 1]])
-        used = w.used
-
-        def low_weight(ks: np.ndarray) -> list[str]:
-            return [f"weight={x:.4g} below the best {top} (cut at {cutoff:.4g})" for x in used[ks].tolist()]
-
-        skips.add(ctx.qa.name, idx[rest], "-low_weight", LazyTexts(low_weight, rest), "best candidates")
-        funnel.append(FunnelStep("best candidates", len(order), top))
-    return Decision(BROKER, tid, "ok", candidates, skips, funnel, _changed(snap, config), message=message, extra=extra)
+    return Decision(BROKER, tid, "ok", candidates, skips, funnel, config.changed(), message=message, extra=extra)
 
 
-def broker_many(snap: GridSnapshot, task_ids: Sequence[int], config: Config | None = None) -> list[Decision]:
+def broker_many(
+    snap: GridSnapshot, task_ids: Sequence[int], config: Config | None = None, *, cache: GridCache | None = None
+) -> list[Decision]:
     """Analysis job brokerage of many tasks on one snapshot and config; each decision equals ``broker``'s.
 
-    Work that does not depend on the task (verdicts shared per snapshot and config, the software check per
-    distinct request) is done once; an unknown task id raises KeyError like ``broker``.
-    Usage: ``[d.status for d in broker_many(snap, [7, 8], Config())]``
+    Work that does not depend on the task (verdicts shared through CACHE, the software check per distinct
+    request) is done once; an unknown task id raises KeyError like ``broker``.
+    Usage: ``[d.status for d in broker_many(snap, [7, 8], Config(), cache=cache)]``
     """
-    config = config or Config()
-    return [broker(snap, tid, config) for tid in task_ids]
-
-
-def _changed(snap: GridSnapshot, config: Config) -> dict[str, Any]:
-    """config.changed() for a decision (computed once per snapshot and config, copied per decision)."""
-    return dict(grid.per_config(snap, config, "changed", config.changed))
+    cache = cache_for(snap, cache)
+    return [broker(snap, tid, config, cache=cache) for tid in task_ids]

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from brokerage import grid
-from brokerage.brokers import production
-from brokerage.explain import Candidate, Decision, FunnelStep, Skip
+from brokerage.cache import GridCache, cache_for
+from brokerage.checks import placement, production_queues
+from brokerage.checks.context import ProdContext
+from brokerage.explain import Candidate, Decision, FunnelStep, Skip, fmt
+from brokerage.framework import Filter, Verdict, apply_filters
 from brokerage.gdpconfig import Config
 from brokerage.network import link_table
-from brokerage.pipeline import Filter, Verdict, apply_filters, fmt
 from brokerage.snapshot import GridSnapshot
 
 BROKER = "task"
@@ -61,19 +63,20 @@ class NucleusArrays:
         return len(self.name)
 
 
-def nucleus_arrays(snap: GridSnapshot) -> NucleusArrays:
-    """Numpy view of the nuclei of SNAP (sites with role nucleus), built once per snapshot.
+def nucleus_arrays(cache: GridCache) -> NucleusArrays:
+    """Numpy view of the nuclei of the snapshot (sites with role nucleus), built once per snapshot.
 
-    Usage: ``nucleus_arrays(snap).name``
+    Usage: ``nucleus_arrays(cache).name``
     """
-    return snap.cached("nucleus_arrays", lambda: _build_nucleus_arrays(snap))
+    return cache.get("nucleus_arrays", lambda: _build_nucleus_arrays(cache))
 
 
-def _build_nucleus_arrays(snap: GridSnapshot) -> NucleusArrays:
+def _build_nucleus_arrays(cache: GridCache) -> NucleusArrays:
+    snap = cache.snap
     sites = snap.sites[snap.sites["role"] == "nucleus"]
     names = sites["site_name"].to_numpy(dtype=object)
     index = {str(s): i for i, s in enumerate(names)}
-    ep = grid.endpoint_arrays(snap)
+    ep = grid.endpoint_arrays(cache)
     ep_site = np.asarray(ep["site_name"], dtype=object) if len(ep.name) else np.array([], dtype=object)
     ep_nuc = np.fromiter((index.get(s, -1) for s in ep_site), dtype=np.int64, count=len(ep_site))
     ep_tape = np.asarray(ep["is_tape"], dtype=bool) if len(ep.name) else np.array([], dtype=bool)
@@ -95,7 +98,7 @@ def _build_nucleus_arrays(snap: GridSnapshot) -> NucleusArrays:
     def pick(values: np.ndarray) -> np.ndarray:
         return np.where(have, values[safe], np.nan) if len(values) else np.full(n, np.nan)
 
-    qa = grid.queue_arrays(snap)
+    qa = grid.queue_arrays(cache)
     q_nuc = np.fromiter((index.get(s, -1) for s in qa["atlas_site"]), dtype=np.int64, count=qa.n)
     job_queue = np.isin(qa["type"], ("production", "unified")) & ~qa.name_has_test
     return NucleusArrays(
@@ -107,7 +110,7 @@ def _build_nucleus_arrays(snap: GridSnapshot) -> NucleusArrays:
         space_free=pick(free_all),
         space_expired=pick(exp_all),
         space_total=pick(tot_all),
-        backlog=np.array([link_table(snap, str(s)).total_queued for s in names], dtype=float),
+        backlog=np.array([link_table(cache, str(s)).total_queued for s in names], dtype=float),
         endpoint_nucleus=ep_nuc,
         endpoint_tape=ep_tape,
         queue_nucleus=q_nuc,
@@ -118,13 +121,14 @@ def _build_nucleus_arrays(snap: GridSnapshot) -> NucleusArrays:
 # --- remaining work RW ---------------------------------------------------------------------------
 
 
-def task_rw_seconds(snap: GridSnapshot) -> pd.Series:
+def task_rw_seconds(cache: GridCache) -> pd.Series:
     """Remaining work of every task in HS06 s: Σ over master datasets of (nEvents − nEventsUsed) × cpuTime.
 
-    Usage: ``task_rw_seconds(snap).loc[4242] / 86400  # HS06 day``
+    Usage: ``task_rw_seconds(cache).loc[4242] / 86400  # HS06 day``
     """
 
     def build() -> pd.Series:
+        snap = cache.snap
         t = snap.tasks
         cpu = t["cputime"].astype(float).fillna(DEFAULT_CPUTIME).to_numpy()
         milli = t["cputimeunit"].fillna("").astype(str).str.startswith(MILLI_UNIT_PREFIX).to_numpy()
@@ -137,20 +141,20 @@ def task_rw_seconds(snap: GridSnapshot) -> pd.Series:
         per_task = pd.Series(work, index=tid).groupby(level=0).sum()
         return per_task.reindex(cpu_of.index, fill_value=0.0)
 
-    return snap.cached("nucleus:task_rw", build)
+    return cache.get("nucleus:task_rw", build)
 
 
-def _assigned_work(snap: GridSnapshot, na: NucleusArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _assigned_work(cache: GridCache, na: NucleusArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(nucleus index, currentPriority, RW in HS06 s) of every task that counts for RW (built once per snapshot)."""
 
     def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        t = snap.tasks
+        t = cache.snap.tasks
         nuc = np.fromiter((na.index.get(s, -1) if isinstance(s, str) else -1 for s in t["nucleus"]), np.int64, len(t))
         counted = t["status"].isin(RW_STATUSES).to_numpy() & (nuc >= 0)
         prio = t["currentpriority"].astype(float).fillna(0.0).to_numpy()[counted]
-        return nuc[counted], prio, task_rw_seconds(snap).to_numpy()[counted]
+        return nuc[counted], prio, task_rw_seconds(cache).to_numpy()[counted]
 
-    return snap.cached("nucleus:assigned_work", build)
+    return cache.get("nucleus:assigned_work", build)
 
 
 class RWTable:
@@ -160,9 +164,9 @@ class RWTable:
     ``assign(p, n, rw)`` adds a newly assigned task of priority p to every level ≤ p, as JEDI does.
     """
 
-    def __init__(self, snap: GridSnapshot, na: NucleusArrays, priorities: np.ndarray) -> None:
+    def __init__(self, cache: GridCache, na: NucleusArrays, priorities: np.ndarray) -> None:
         self.levels = np.unique(np.asarray(priorities, dtype=float))
-        nuc, prio, rw = _assigned_work(snap, na)
+        nuc, prio, rw = _assigned_work(cache, na)
         # a task counts for every level at or below its own priority: add at its highest level, then sum downwards
         top = np.searchsorted(self.levels, prio, side="right") - 1
         keep = top >= 0
@@ -195,30 +199,30 @@ class NucleusInput:
     local_files: np.ndarray
 
 
-def _columns(snap: GridSnapshot, table: str) -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
+def _columns(cache: GridCache, table: str) -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
     """Numpy columns of a datasets/replicas table and the row indices of each task (built once per snapshot)."""
 
     def build() -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
-        df = snap.tables[table]
+        df = cache.snap.tables[table]
         cols = {c: df[c].to_numpy() for c in ("datasetid", "size_gb", "nfiles")}
         if table == "datasets":
             cols["is_master"] = df["is_master"].to_numpy(dtype=bool)
         else:
-            index = grid.endpoint_arrays(snap).index
+            index = grid.endpoint_arrays(cache).index
             cols["endpoint"] = np.fromiter((index.get(x, -1) for x in df["ddm_endpoint_name"]), np.int64, len(df))
         groups = {int(k): v for k, v in df.groupby("jeditaskid").indices.items()} if len(df) else {}
         return cols, groups
 
-    return snap.cached(f"nucleus:columns:{table}", build)
+    return cache.get(("nucleus:columns", table), build)
 
 
-def nucleus_input(snap: GridSnapshot, task: dict[str, Any], na: NucleusArrays) -> NucleusInput:
+def nucleus_input(cache: GridCache, task: dict[str, Any], na: NucleusArrays) -> NucleusInput:
     """Input of TASK available at each nucleus: all input datasets, or only the primary with taskBrokerOnMaster.
 
-    Usage: ``nucleus_input(snap, grid.task_row(snap, 1), nucleus_arrays(snap)).local_gb``
+    Usage: ``nucleus_input(cache, grid.task_row(cache, 1), nucleus_arrays(cache)).local_gb``
     """
     tid = int(task["jeditaskid"])
-    dcols, dgroups = _columns(snap, "datasets")
+    dcols, dgroups = _columns(cache, "datasets")
     rows = dgroups.get(tid, np.zeros(0, dtype=np.int64))
     master_only = bool(task.get("taskbrokeronmaster"))
     if master_only:
@@ -227,7 +231,7 @@ def nucleus_input(snap: GridSnapshot, task: dict[str, Any], na: NucleusArrays) -
     sizes = dcols["size_gb"][rows].astype(float)
     nfiles = dcols["nfiles"][rows].astype(float)
     local_gb, local_disk, local_files = np.zeros(na.n), np.zeros(na.n), np.zeros(na.n)
-    rcols, rgroups = _columns(snap, "dataset_replicas")
+    rcols, rgroups = _columns(cache, "dataset_replicas")
     reps = rgroups.get(tid, np.zeros(0, dtype=np.int64))
     ds_pos = {int(x): i for i, x in enumerate(dcols["datasetid"][rows])}
     if len(reps) and na.n and len(ds_pos):
@@ -259,7 +263,9 @@ def nucleus_input(snap: GridSnapshot, task: dict[str, Any], na: NucleusArrays) -
 class NucleusContext:
     """What the nucleus filters of one task read: arrays over nuclei and the task's numbers."""
 
-    snap: GridSnapshot
+    DEPENDS: ClassVar[dict[str, Any]] = {}  # no nucleus filter is memoised
+
+    cache: GridCache
     task: dict[str, Any]
     config: Config
     na: NucleusArrays
@@ -457,17 +463,18 @@ class JobCheck:
         return out
 
 
-def run_job_filters(pctx: production.ProdContext, qmask: np.ndarray) -> JobCheck:
-    """Run ``production.FILTERS`` over the queues in QMASK, keeping masks only (sentences are built on demand).
+def run_job_filters(pctx: ProdContext, qmask: np.ndarray) -> JobCheck:
+    """Run the production job filters over the queues in QMASK, keeping masks only (sentences are built on demand).
 
-    Usage: ``run_job_filters(production.make_context(snap, task, cfg, hint_mode=True), mask).alive``
+    Usage: ``run_job_filters(production_queues.make_context(task, cfg, cache, hint_mode=True), mask).alive``
     """
     alive = qmask.copy()
     removed_by = np.full(len(qmask), -1, dtype=np.int64)
     verdicts: list[tuple[Filter, Verdict]] = []
-    for f in production.FILTERS:
+    for f in production_queues.FILTERS:
         if not alive.any():
             break
+        pctx.alive = alive
         v = f.run(pctx)
         if v is None:
             continue
@@ -484,7 +491,7 @@ def f_job(ctx: NucleusContext) -> Verdict:
     own = na.job_queue & (na.queue_nucleus >= 0)
     qmask = own.copy()
     qmask[qmask] = ctx.alive[na.queue_nucleus[qmask]]
-    pctx = production.make_context(ctx.snap, ctx.task, ctx.config, hint_mode=True)
+    pctx = production_queues.make_context(ctx.task, ctx.config, ctx.cache, hint_mode=True)
     check = run_job_filters(pctx, qmask)
     ok = np.bincount(na.queue_nucleus[check.alive], minlength=ctx.n) > 0
     nqueues = np.bincount(na.queue_nucleus[own], minlength=ctx.n)
@@ -550,15 +557,19 @@ def f_full_chain(ctx: NucleusContext) -> Verdict:
     return Verdict(codes_ok, "-full_chain", lambda idx: list(texts[idx]))
 
 
-FILTERS: list[Filter] = [
-    Filter("status check", f_status),
-    Filter("transfer backlog check", f_transfer_backlog, temporary=True),
-    Filter("storage endpoint check", f_match),
-    Filter("space check", f_space),
-    Filter("data locality check", f_data_locality),
-    Filter("job check", f_job),
-    Filter("full-chain check", f_full_chain),
-]
+FILTERS: tuple[Filter, ...] = (
+    Filter("status check", ("-status",), "nuclei must be in the ACTIVE status", f_status),
+    Filter("transfer backlog check", ("-transfer_backlog",),
+           "skip nuclei with more than NQUEUED_NUC_CAP files queued to them unless t1Weight < 0",
+           f_transfer_backlog, temporary=True),
+    Filter("storage endpoint check", ("-match",), "nuclei must have associated storages", f_match),
+    Filter("space check", ("-space",),
+           "spaceFree + spaceExpired - normalizedExpOutSize x RW must exceed DISK_THRESHOLD", f_space),
+    Filter("data locality check", ("-insize", "-innum"),
+           "enough of the input size and files must be at the nucleus; the check may be dropped", f_data_locality),
+    Filter("job check", ("-job",), "the nucleus' own queues must be able to run the task's jobs", f_job),
+    Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain),
+)  # fmt: skip
 """Seed 000 step 2 in order, then the job check (seed 003) and the full-chain rules."""
 
 
@@ -600,7 +611,7 @@ def weights(ctx: NucleusContext) -> NucleusWeights:
 # --- the broker ----------------------------------------------------------------------------------
 
 
-def _parent_info(snap: GridSnapshot, task: dict[str, Any], assigned: dict[int, str]) -> dict[str, Any]:
+def _parent_info(cache: GridCache, task: dict[str, Any], assigned: dict[int, str]) -> dict[str, Any]:
     pid = task.get("parent_tid")
     if pid is None or int(pid) == int(task["jeditaskid"]):
         return {}
@@ -608,29 +619,24 @@ def _parent_info(snap: GridSnapshot, task: dict[str, Any], assigned: dict[int, s
     nucleus = assigned.get(pid)
     if nucleus is None:
         try:
-            nucleus = grid.task_row(snap, pid).get("nucleus")
+            nucleus = grid.task_row(cache, pid).get("nucleus")
         except KeyError:
             return {"jeditaskid": pid}
-    return {"jeditaskid": pid, "nucleus": nucleus, "bare": bare_modes(snap).get(nucleus) or ""}
+    return {"jeditaskid": pid, "nucleus": nucleus, "bare": bare_modes(cache).get(nucleus) or ""}
 
 
-def bare_modes(snap: GridSnapshot) -> dict[str, str]:
+def bare_modes(cache: GridCache) -> dict[str, str]:
     """bareNucleus mode of every site ('' for none).
 
-    Usage: ``bare_modes(snap)["CERN-PROD"]``
+    Usage: ``bare_modes(cache)["CERN-PROD"]``
     """
-    return snap.cached(
-        "bare_modes",
-        lambda: {
-            str(s): str(b or "") for s, b in zip(snap.sites["site_name"], snap.sites["bare_nucleus"], strict=True)
-        },
-    )
+    return placement.bare_modes(cache)[1]
 
 
-def _reused(snap: GridSnapshot, task: dict[str, Any], changed: dict[str, Any]) -> Decision:
+def _reused(cache: GridCache, task: dict[str, Any], changed: dict[str, Any]) -> Decision:
     name = str(task["nucleus"])
     cand = Candidate(name, 1, 1.0, {}, {"probability": 1.0, "reused": True})
-    unknown = "" if name in bare_modes(snap) else " (not a site of this snapshot)"
+    unknown = "" if name in bare_modes(cache) else " (not a site of this snapshot)"
     return Decision(
         BROKER, int(task["jeditaskid"]), "ok", [cand], [], [FunnelStep("nucleus already set", 1, 1)],
         changed, label=LABEL,
@@ -650,14 +656,9 @@ def _draw(rng: np.random.Generator, w: np.ndarray) -> int:
 def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, Any]) -> tuple[Decision, int | None]:
     """Run the filters and the weighted draw for one task; return the decision and the chosen nucleus row."""
     na, cfg = ctx.na, ctx.config
-    alive = np.ones(na.n, dtype=bool)
-    skips: list[Skip] = []
-    funnel: list[FunnelStep] = []
     ctx.locality = {"checked": False}
-    for f in FILTERS:
-        # each filter sees which nuclei are still alive (the locality and job checks need it)
-        ctx.alive = alive
-        alive, skips, funnel = apply_filters(na.name, alive, [f], ctx, skips, funnel)
+    # each filter sees which nuclei are still alive (the locality and job checks need it)
+    alive, skips, funnel = apply_filters(na.name, np.ones(na.n, dtype=bool), FILTERS, ctx)
     extra: dict[str, Any] = {"data_locality": ctx.locality, "rw_unit": RW_UNIT}
     if ctx.job_check:
         extra["job_check"] = ctx.job_check
@@ -708,38 +709,46 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, An
     ), pick
 
 
-def broker_many(snap: GridSnapshot, task_ids: list[int], config: Config | None = None, seed: int = 0) -> list[Decision]:
+def broker_many(
+    snap: GridSnapshot,
+    task_ids: list[int],
+    config: Config | None = None,
+    seed: int = 0,
+    *,
+    cache: GridCache | None = None,
+) -> list[Decision]:
     """Assign nuclei to many tasks as one JEDI cycle: highest currentPriority first, RW updated after each choice.
 
     RW per (priority, nucleus) is computed once for the batch; each assignment adds the task's own RW to its
     nucleus for every priority at or below the task's. One ``numpy.random.Generator(seed)`` draws for the tasks
     in processing order. Decisions are returned in the order of TASK_IDS.
-    Usage: ``[d.extra["chosen"] for d in broker_many(snap, [1, 2, 3], Config())]``
+    Usage: ``[d.extra["chosen"] for d in broker_many(snap, [1, 2, 3], Config(), cache=cache)]``
     """
     config = config or Config()
-    na = nucleus_arrays(snap)
+    cache = cache_for(snap, cache)
+    na = nucleus_arrays(cache)
     rng = np.random.default_rng(seed)
-    tasks = {int(t): grid.task_row(snap, int(t)) for t in dict.fromkeys(int(t) for t in task_ids)}
+    tasks = {int(t): grid.task_row(cache, int(t)) for t in dict.fromkeys(int(t) for t in task_ids)}
     prio = {t: float(row.get("currentpriority") or 0) for t, row in tasks.items()}
-    table = RWTable(snap, na, np.array(list(prio.values()) or [0.0]))
-    rw_of = task_rw_seconds(snap)
+    table = RWTable(cache, na, np.array(list(prio.values()) or [0.0]))
+    rw_of = task_rw_seconds(cache)
     changed = config.changed()
     assigned: dict[int, str] = {}
     out: dict[int, Decision] = {}
     for tid in sorted(tasks, key=lambda t: (-prio[t], t)):
         task = tasks[tid]
         if task.get("nucleus"):
-            out[tid] = _reused(snap, task, dict(changed))
+            out[tid] = _reused(cache, task, dict(changed))
             assigned[tid] = str(task["nucleus"])
             continue
         ctx = NucleusContext(
-            snap=snap,
+            cache=cache,
             task=task,
             config=config,
             na=na,
             rw_seconds=table.rw(prio[tid]),
-            inputs=nucleus_input(snap, task, na),
-            parent=_parent_info(snap, task, assigned),
+            inputs=nucleus_input(cache, task, na),
+            parent=_parent_info(cache, task, assigned),
         )
         decision, pick = _decide(ctx, rng, changed)
         out[tid] = decision
@@ -749,9 +758,11 @@ def broker_many(snap: GridSnapshot, task_ids: list[int], config: Config | None =
     return [out[int(t)] for t in task_ids]
 
 
-def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None, seed: int = 0) -> Decision:
+def broker(
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, seed: int = 0, *, cache: GridCache | None = None
+) -> Decision:
     """Choose a nucleus for one production task and explain every nucleus' fate.
 
-    Usage: ``broker(snap, 4242, Config(), seed=0).extra["chosen"]``
+    Usage: ``broker(snap, 4242, Config(), seed=0, cache=cache).extra["chosen"]``
     """
-    return broker_many(snap, [jeditaskid], config, seed)[0]
+    return broker_many(snap, [jeditaskid], config, seed, cache=cache)[0]

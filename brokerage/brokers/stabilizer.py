@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from brokerage import grid
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
 
 # nQ counts the jobs waiting at the PQ: "queuing jobs" of the seed; nR counts running jobs.
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
@@ -143,23 +143,23 @@ class ShareUsers:
     by_user: dict[str, np.ndarray]  # user -> positions of their pairs
 
 
-def share_users(snap: GridSnapshot, gshare: str) -> ShareUsers:
+def share_users(cache: GridCache, gshare: str) -> ShareUsers:
     """User job counts of one global share, aggregated per (PQ, user) (built once per snapshot for every share).
 
-    Usage: ``share_users(snap, "User Analysis").nUsers``
+    Usage: ``share_users(cache, "User Analysis").nUsers``
     """
-    shares = snap.cached("stabilizer:users", lambda: _build_share_users(snap))
+    shares = cache.get("stabilizer:users", lambda: _build_share_users(cache))
     found = shares.get(gshare)
     if found is None:
-        n = grid.queue_arrays(snap).n
+        n = grid.queue_arrays(cache).n
         empty = np.zeros(0)
         return ShareUsers(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), empty, empty, np.zeros(n), {})
     return found
 
 
-def _build_share_users(snap: GridSnapshot) -> dict[str, ShareUsers]:
-    qa = grid.queue_arrays(snap)
-    u = snap.user_job_counts
+def _build_share_users(cache: GridCache) -> dict[str, ShareUsers]:
+    qa = grid.queue_arrays(cache)
+    u = cache.snap.user_job_counts
     status = u["jobstatus"].to_numpy(dtype=object)
     queued = np.isin(status, QUEUED_STATUSES)
     running = np.isin(status, RUNNING_STATUSES)
@@ -198,21 +198,21 @@ def _build_share_users(snap: GridSnapshot) -> dict[str, ShareUsers]:
     return out
 
 
-def _queue_totals(snap: GridSnapshot, gshare: str) -> tuple[np.ndarray, np.ndarray]:
-    counts = grid.job_counts(snap, gshare)
-    nQ = sum((counts[s] for s in QUEUED_STATUSES), np.zeros(grid.queue_arrays(snap).n))
+def _queue_totals(cache: GridCache, gshare: str) -> tuple[np.ndarray, np.ndarray]:
+    counts = grid.job_counts(cache, gshare)
+    nQ = sum((counts[s] for s in QUEUED_STATUSES), np.zeros(grid.queue_arrays(cache).n))
     return nQ, counts["running"]
 
 
-def stabilizer(snap: GridSnapshot, config: Config, user: str, gshare: str) -> StabilizerTable:
+def stabilizer(cache: GridCache, config: Config, user: str, gshare: str) -> StabilizerTable:
     """The Stabilizer for one (user, gshare) over every queue of the snapshot (aligned with queue_arrays).
 
     The user counts as one of nUsers(PQ) at every PQ, also where they have no job yet.
-    Usage: ``stabilizer(snap, Config(), "alice", "User Analysis").throttled``
+    Usage: ``stabilizer(cache, Config(), "alice", "User Analysis").throttled``
     """
-    qa = grid.queue_arrays(snap)
-    nQ, nR = _queue_totals(snap, gshare)
-    su = share_users(snap, gshare)
+    qa = grid.queue_arrays(cache)
+    nQ, nR = _queue_totals(cache, gshare)
+    su = share_users(cache, gshare)
     nQ_user = np.zeros(qa.n)
     nR_user = np.zeros(qa.n)
     pos = su.by_user.get(user)
@@ -224,21 +224,21 @@ def stabilizer(snap: GridSnapshot, config: Config, user: str, gshare: str) -> St
     return compute(nQ, nR, qa["trr"].astype(float), nR_user, nQ_user, nUsers, config)
 
 
-def stabilizer_grid(snap: GridSnapshot, config: Config, gshare: str | None = None) -> pd.DataFrame:
+def stabilizer_grid(cache: GridCache, config: Config, gshare: str | None = None) -> pd.DataFrame:
     """The Stabilizer for every (PQ, user) pair with queued or running jobs, per global share (all shares if None).
 
     Columns: gshare, panda_queue, produsername, then every StabilizerTable field.
-    Usage: ``stabilizer_grid(snap, Config(), "User Analysis").query("throttled")``
+    Usage: ``stabilizer_grid(cache, Config(), "User Analysis").query("throttled")``
     """
-    qa = grid.queue_arrays(snap)
-    shares = [gshare] if gshare is not None else sorted(snap.user_job_counts["gshare"].unique())
+    qa = grid.queue_arrays(cache)
+    shares = [gshare] if gshare is not None else sorted(cache.snap.user_job_counts["gshare"].unique())
     trr_all = qa["trr"].astype(float)
     parts = []
     for share in shares:
-        su = share_users(snap, share)
+        su = share_users(cache, share)
         if not len(su.queue):
             continue
-        nQ, nR = _queue_totals(snap, share)
+        nQ, nR = _queue_totals(cache, share)
         q = su.queue
         table = compute(nQ[q], nR[q], trr_all[q], su.nR_user, su.nQ_user, su.nUsers[q], config)
         frame = table.to_frame(qa.name[q])

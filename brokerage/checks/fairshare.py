@@ -5,6 +5,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import numpy as np
+
+from brokerage import grid
+from brokerage.cache import GridCache
+from brokerage.checks.context import QueueContext
+from brokerage.framework import Filter, Reads, Verdict
+
 # processingType -> processing group, as PanDA groups them for fair share (evgen and simul share one group).
 PROCESS_GROUPS: dict[str, str] = {
     "evgen": "evgensimul",
@@ -93,3 +100,39 @@ def zero_share(policy: str, processingtype: str, gshare: str, priority: int) -> 
     if shares_types:
         return f"processing group {group} has no share in fairsharepolicy {policy}"
     return None
+
+
+URGENT = "urgent"  # seed 003: "processingType=urgent also ignores fairshare"
+
+
+def _policy_index(cache: GridCache) -> tuple[list[str], np.ndarray]:
+    """Distinct fairshare policies and each queue's index into them (few distinct policies, many queues)."""
+
+    def build() -> tuple[list[str], np.ndarray]:
+        uniq: dict[str, int] = {}
+        inv = [uniq.setdefault(str(p or ""), len(uniq)) for p in grid.queue_arrays(cache)["fairsharepolicy"]]
+        return list(uniq), np.asarray(inv, dtype=np.int64)
+
+    return cache.get("fairshare_index", build)
+
+
+def f_zeroshare(ctx: QueueContext) -> Verdict | None:
+    """Zero share in the queue's fairsharepolicy for the task's processing type (urgent tasks ignore fairshare)."""
+    processingtype = str(ctx.task.get("processingtype") or "")
+    if processingtype == URGENT:
+        return None
+    policies, inverse = _policy_index(ctx.cache)
+    gshare = str(ctx.task.get("gshare") or "")
+    verdicts = [zero_share(p, processingtype, gshare, ctx.priority) if p else None for p in policies]
+    passed = np.array([r is None for r in verdicts], dtype=bool)[inverse]
+    return Verdict(passed, "-zeroshare", lambda idx: [str(verdicts[k]) for k in inverse[idx].tolist()])
+
+
+ZEROSHARE = Filter(
+    "zero share check",
+    ("-zeroshare",),
+    "skip queues whose fairsharepolicy gives the task's processing group zero share; "
+    "processingType=urgent ignores fairshare",
+    f_zeroshare,
+    reads=Reads(task=("processingtype", "gshare"), facts=("priority",)),
+)

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.pipeline import Verdict
+from brokerage.cache import GridCache
+from brokerage.framework import Filter, Verdict
 
 CACHE = "-cache"
 REGEXP_CMTCONFIG = "-regexpcmtconfig"
@@ -407,7 +408,7 @@ def content_key(row: Mapping[str, Any]) -> str:
 def build_software_index(snapshot: Any) -> SoftwareIndex:
     """panda_queue (and 'ALL') -> prepared description; identical descriptions share one object.
 
-    Usage: ``software = snapshot.cached("software_index", lambda: build_software_index(snapshot))``
+    Usage: ``software = build_software_index(snap)``
     """
     table = snapshot.queue_software
     shared: dict[str, SoftwareDescription] = {}
@@ -423,12 +424,12 @@ def build_software_index(snapshot: Any) -> SoftwareIndex:
     return index
 
 
-def software_index(snapshot: Any) -> SoftwareIndex:
-    """build_software_index memoised on the (immutable) snapshot.
+def software_index(cache: GridCache) -> SoftwareIndex:
+    """build_software_index of the cache's snapshot, built once.
 
-    Usage: ``software_verdict(task, names, releases, software_index(snap))``
+    Usage: ``software_verdict(task, names, releases, software_index(cache))``
     """
-    return snapshot.cached("software_index", lambda: build_software_index(snapshot))
+    return cache.get("software_index", lambda: build_software_index(cache.snap))
 
 
 # --- checks -----------------------------------------------------------------------------------------
@@ -866,7 +867,7 @@ def software_verdict(
     immutable), descriptions the task cannot tell apart are checked once, and the outcome of a task
     request is reused by later tasks asking the same.
     Raises ArchitectureError when the task's architecture is malformed.
-    Usage: ``v = software_verdict(task, qa.name, qa["releases"], software_index(snap))``
+    Usage: ``v = software_verdict(task, qa.name, qa["releases"], software_index(cache))``
     """
     request = task_software(task)
     all_sources = _all_sources(request, software.get(ALL_QUEUE))
@@ -916,3 +917,21 @@ def resolved_cmtconfig(
     Usage: ``resolved_cmtconfig(task, qa.name, qa["releases"], software_index(snap))[i]``
     """
     return software_verdict(task, queue_names, releases, software).resolved
+
+
+def f_software(ctx: Any) -> Verdict:
+    """Availability of ATLAS release/cache: ANY skips the check, AUTO uses the queue's published software.
+
+    The same queue arrays are passed on every call so that the check's per-description memo is reused.
+    """
+    qa = ctx.qa
+    return software_verdict(ctx.task, qa.name, qa["releases"], software_index(ctx.cache))
+
+
+SOFTWARE = Filter(
+    "release/cache check",
+    ("-cache", "-regexpcmtconfig"),
+    "the queue must offer the task's release/cache, architecture and container (releases ANY skips the check, "
+    "AUTO reads the queue's published software)",
+    f_software,
+)

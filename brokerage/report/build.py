@@ -9,17 +9,17 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from brokerage import grid
-from brokerage.brokers import nucleus, registry
+from brokerage import grid, runner
+from brokerage.brokers.router import NUCLEUS_SEED, label_of
+from brokerage.cache import GridCache, cache_for
 from brokerage.explain import Decision
 from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.report.summary import summarise
 from brokerage.snapshot import GridSnapshot
 
 Progress = Callable[[int, int], None]
 SCOPE_ALL = "all waiting tasks"
-NUCLEUS_SEED = 0  # the nucleus broker's weighted draw is seeded so a report is reproducible
 
 
 class UnknownTaskError(KeyError):
@@ -114,17 +114,39 @@ def _njobs(row: Mapping[str, Any]) -> float:
     return 1.0 if n is None else float(n)
 
 
-def _entry(snap: GridSnapshot, tid: int, config: Config, with_nucleus: bool) -> TaskEntry:
-    row = grid.task_row(snap, tid)
-    label, status, njobs = str(row.get("prodsourcelabel") or "managed"), str(row.get("status") or ""), _njobs(row)
-    job = nuc = None
-    try:
-        job = registry.run_job_brokerage(snap, tid, config)
-        if with_nucleus:
-            nuc = nucleus.broker(snap, tid, config, seed=NUCLEUS_SEED)
-    except Exception as exc:  # one malformed task must not sink a grid-wide report; the error is shown for it
-        return TaskEntry(tid, label, status, njobs, job, nuc, f"{type(exc).__name__}: {exc}")
-    return TaskEntry(tid, label, status, njobs, job, nuc)
+def _entries(
+    snap: GridSnapshot, config: Config, ids: list[int], cache: GridCache, progress: Progress | None
+) -> list[TaskEntry]:
+    """Every task's job brokerage and, while it still needs one, its nucleus brokerage (the runner's order)."""
+    keys = runner.plan(cache, ids)
+    decided: dict[int, dict[str, Decision]] = {t: {} for t in ids}
+    errors: dict[int, str] = {}
+    left = {t: 0 for t in ids}  # brokerages still to run per task: progress counts whole tasks
+    for _, tid in keys:
+        left[tid] += 1
+    done = sum(1 for n in left.values() if n == 0)
+    for (name, tid), outcome in runner.run(snap, config, keys, cache=cache, keep_failures=True):
+        if isinstance(outcome, runner.TaskFailure):
+            errors.setdefault(tid, outcome.error)  # one malformed task must not sink a grid-wide report
+        else:
+            decided[tid][name] = outcome
+        left[tid] -= 1
+        if left[tid] == 0:
+            done += 1
+            if progress:
+                progress(done, len(ids))
+    out = []
+    for tid in ids:
+        row = grid.task_row(cache, tid)
+        got = decided[tid]
+        job = next((d for name, d in got.items() if name != runner.NUCLEUS_NAME), None)
+        out.append(
+            TaskEntry(
+                tid, label_of(row), str(row.get("status") or ""), _njobs(row), job,
+                got.get(runner.NUCLEUS_NAME), errors.get(tid, ""),
+            )
+        )  # fmt: skip
+    return out
 
 
 def build_report(
@@ -135,6 +157,7 @@ def build_report(
     overrides: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
+    cache: GridCache | None = None,
 ) -> Report:
     """Broker TASK_IDS (None: every waiting task, highest priority first) under CONFIG plus what-if OVERRIDES.
 
@@ -150,15 +173,9 @@ def build_report(
     ids = check_task_ids(snap, task_ids) if task_ids is not None else waiting_task_ids(snap)
     info = _meta(snap, base, effective, effective.overrides, ids, explicit)
     info.update(meta or {})
-    want_nucleus = set(needs_nucleus(snap, ids))
     t0 = time.perf_counter()
-    total = len(ids)
     if progress:
-        progress(0, total)
-    entries = []
-    for done, tid in enumerate(ids, start=1):
-        entries.append(_entry(snap, tid, effective, tid in want_nucleus))
-        if progress:
-            progress(done, total)
+        progress(0, len(ids))
+    entries = _entries(snap, effective, ids, cache_for(snap, cache), progress)
     info["seconds"] = round(time.perf_counter() - t0, 3)
     return Report(info, entries, summarise(entries))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.brokers import analysis
-from brokerage.brokers.registry import job_broker_for
+from brokerage.brokers.router import route
 from brokerage.explain import Decision
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.snapshot import GridSnapshot
@@ -69,7 +69,7 @@ def with_input(queues: list[dict[str, Any]], holders: dict[str, int], nfiles: in
 
 def test_registry_picks_analysis_for_user_tasks() -> None:
     """prodSourceLabel 'user' is handled by the analysis broker."""
-    assert job_broker_for("user") is analysis.broker
+    assert route({"prodsourcelabel": "user"}).broker is analysis.broker
 
 
 def test_decision_is_json_ready_with_extra_keys() -> None:

@@ -9,6 +9,8 @@ import pytest
 
 from brokerage import grid as grid_views
 from brokerage.brokers import production
+from brokerage.cache import GridCache
+from brokerage.checks import placement, production_queues
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
 from tests.builders import grid, queue, site, task
@@ -64,7 +66,7 @@ def test_full_chain_reasons() -> None:
 
 
 def test_full_chain_filter_sits_before_the_pilot_check() -> None:
-    names = [f.name for f in production.FILTERS]
+    names = [f.name for f in production_queues.FILTERS]
     assert names.index("full-chain check") == names.index("pilot check") - 1
     assert names.index("full-chain check") > names.index("T1 weight check")
 
@@ -77,10 +79,12 @@ def test_full_chain_filter_is_inactive_without_bare_only_sites_or_nucleus() -> N
     step = next(f for f in d.funnel if f.filter == "full-chain check")
     assert (step.before, step.after) == (2, 2)
     # no nucleus yet (and hint mode): the filter does not apply
-    ctx = production.make_context(snap_with(), grid_views.task_row(snap_with(), 1), NO_NW)
-    assert production.f_full_chain(ctx) is None
-    hint = production.make_context(snap_with(nucleus="N"), {**task(1), "nucleus": "N"}, NO_NW, hint_mode=True)
-    assert production.f_full_chain(hint) is None
+    cache = GridCache(snap_with())
+    ctx = production_queues.make_context(grid_views.task_row(cache, 1), NO_NW, cache)
+    assert placement.f_full_chain(ctx) is None
+    hint_cache = GridCache(snap_with(nucleus="N"))
+    hint = production_queues.make_context({**task(1), "nucleus": "N"}, NO_NW, hint_cache, hint_mode=True)
+    assert placement.f_full_chain(hint) is None
 
 
 # --- T1 weight ----------------------------------------------------------------------------------
@@ -142,9 +146,10 @@ def test_t1_factor_follows_gdpconfig() -> None:
 
 def test_t1_factor_is_one_without_nucleus() -> None:
     snap = grid(T1_QUEUES, [task(1, iointensity=900.0, currentpriority=950)], sites=T1_SITES)
-    ctx = production.make_context(snap, grid_views.task_row(snap, 1), NO_NW)
+    cache = GridCache(snap)
+    ctx = production_queues.make_context(grid_views.task_row(cache, 1), NO_NW, cache)
     assert np.array_equal(production.t1_factor(ctx), np.ones(2))
-    hint = production.make_context(snap, grid_views.task_row(snap, 1), NO_NW, hint_mode=True)
+    hint = production_queues.make_context(grid_views.task_row(cache, 1), NO_NW, cache, hint_mode=True)
     assert np.array_equal(production.t1_factor(hint), np.ones(2))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.network import closeness_weight, network_weights, queued_weight, throughput_weight
 from brokerage.snapshot import GridSnapshot
@@ -40,7 +41,9 @@ def snapshot(network: list[dict[str, Any]], satellites: list[str]) -> GridSnapsh
 def weights(network: list[dict[str, Any]], satellites: list[str], config: Config | None = None, express: bool = False):
     """network_weights of N and SATELLITES towards N."""
     snap = snapshot(network, satellites)
-    return network_weights(snap, np.array(["N", *satellites], dtype=object), "N", config or Config(), express=express)
+    return network_weights(
+        GridCache(snap), np.array(["N", *satellites], dtype=object), "N", config or Config(), express=express
+    )
 
 
 @pytest.mark.parametrize(

@@ -652,15 +652,17 @@ def test_batch_agrees_with_reference(scenario: tuple[GridSnapshot, Config, list[
 def test_job_check_matches_apply_filters(scenario: tuple[GridSnapshot, Config, list[int]]) -> None:
     """The mask-only run of the production filters keeps and explains the same queues as ``apply_filters``."""
     from brokerage import grid as grid_views
-    from brokerage.brokers import production
-    from brokerage.pipeline import apply_filters
+    from brokerage.cache import GridCache
+    from brokerage.checks import production_queues
+    from brokerage.framework import apply_filters
 
     snap, cfg, ids = scenario
-    na = nucleus.nucleus_arrays(snap)
+    cache = GridCache(snap)
+    na = nucleus.nucleus_arrays(cache)
     qmask = na.job_queue & (na.queue_nucleus >= 0)
     for tid in ids:
-        pctx = production.make_context(snap, grid_views.task_row(snap, tid), cfg, hint_mode=True)
-        alive, skips, _ = apply_filters(pctx.qa.name, qmask, production.FILTERS, pctx)
+        pctx = production_queues.make_context(grid_views.task_row(cache, tid), cfg, cache, hint_mode=True)
+        alive, skips, _ = apply_filters(pctx.qa.name, qmask, production_queues.FILTERS, pctx)
         check = nucleus.run_job_filters(pctx, qmask)
         assert (check.alive == alive).all()
         mine = check.skips(np.flatnonzero(qmask), pctx.qa.name)

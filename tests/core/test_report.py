@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from brokerage.brokers.registry import run_job_brokerage
+from brokerage.brokers.router import run_job_brokerage
 from brokerage.explain import Candidate, Decision, FunnelStep
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
@@ -199,16 +199,16 @@ def test_bad_override_fails_before_any_work(tiny: GridSnapshot) -> None:
 
 def test_a_failing_task_is_reported_not_fatal(tiny: GridSnapshot, monkeypatch: pytest.MonkeyPatch) -> None:
     """A task whose brokerage raises is kept in the report with its error; the other tasks are still brokered."""
-    from brokerage.brokers import registry
+    from brokerage import runner
 
-    real = registry.run_job_brokerage
+    real = runner.decide
 
-    def flaky(snap: GridSnapshot, tid: int, config: Config | None = None) -> Decision:
-        if tid == 2:
+    def flaky(snap: GridSnapshot, config: Config, key: tuple[str, int], cache: object) -> Decision:
+        if key[1] == 2:
             raise ValueError("broken task")
-        return real(snap, tid, config)
+        return real(snap, config, key, cache)
 
-    monkeypatch.setattr(registry, "run_job_brokerage", flaky)
+    monkeypatch.setattr(runner, "decide", flaky)
     report = build_report(tiny, Config(), [1, 2])
     assert [e.error for e in report.tasks] == ["", "ValueError: broken task"]
     assert report.summary["errors"] == 1 and report.summary["with_candidates"] == 1

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from brokerage.brokers.stabilizer import compute, stabilizer, stabilizer_grid
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
 from tests.builders import anal_queue, anal_task, counts, grid, user_counts
@@ -176,7 +177,7 @@ def _snap() -> GridSnapshot:
 
 def test_stabilizer_from_snapshot() -> None:
     """nQ = defined+assigned+activated+starting and nR = running in the gshare; nUsers counts users with jobs there."""
-    s = stabilizer(_snap(), CFG, "alice", UA)
+    s = stabilizer(GridCache(_snap()), CFG, "alice", UA)
     assert s.nQ[0] == 170 and s.nR[0] == 200 and s.trr[0] == 5
     assert s.nUsers[0] == 2 and s.nR_user[0] == 20 and s.nQ_user[0] == 201
     assert s.nQ_max[0] == 400 and s.max_q_len[0] == 200 and s.throttled[0]
@@ -184,14 +185,14 @@ def test_stabilizer_from_snapshot() -> None:
 
 def test_stabilizer_counts_the_task_user_where_they_have_no_job() -> None:
     """At a PQ where the user has no job yet, nUsers includes the user (bob + alice = 2)."""
-    s = stabilizer(_snap(), CFG, "alice", UA)
+    s = stabilizer(GridCache(_snap()), CFG, "alice", UA)
     assert s.nUsers[1] == 2 and s.nQ_user[1] == 0 and s.percentage[1] == 0.5 and not s.can_throttle[1]
 
 
 def test_stabilizer_grid_has_every_pq_user_pair() -> None:
     """stabilizer_grid lists every (gshare, PQ, user) with jobs, with the same numbers as the per-user Stabilizer."""
     snap = _snap()
-    df = stabilizer_grid(snap, CFG)
+    df = stabilizer_grid(GridCache(snap), CFG)
     pairs = set(zip(df["gshare"], df["panda_queue"], df["produsername"], strict=True))
     assert pairs == {(UA, "A", "alice"), (UA, "A", "bob"), (UA, "B", "bob"), ("MC", "A", "carol")}
     row = df[(df["panda_queue"] == "A") & (df["produsername"] == "alice")].iloc[0]
@@ -208,8 +209,8 @@ def test_stabilizer_grid_has_every_pq_user_pair() -> None:
 def test_stabilizer_grid_one_share_and_empty() -> None:
     """A gshare argument restricts the grid to that share; a share without user jobs gives an empty table."""
     snap = _snap()
-    assert set(stabilizer_grid(snap, CFG, UA)["gshare"]) == {UA}
-    empty = stabilizer_grid(snap, CFG, "No Such Share")
+    assert set(stabilizer_grid(GridCache(snap), CFG, UA)["gshare"]) == {UA}
+    empty = stabilizer_grid(GridCache(snap), CFG, "No Such Share")
     assert len(empty) == 0 and {"gshare", "panda_queue", "produsername", "max_q_len"} <= set(empty.columns)
 
 
@@ -223,6 +224,6 @@ def test_share_with_only_finished_jobs_has_no_users() -> None:
         [],
         user_job_counts=user_counts("A", "bob", gshare="Group Analysis", finished=3),
     )
-    users = share_users(snap, "Group Analysis")
+    users = share_users(GridCache(snap), "Group Analysis")
     assert users.by_user == {}
     assert len(users.queue) == 0

@@ -214,7 +214,7 @@ def test_plain_postgresql_url_uses_psycopg() -> None:
 
 def test_brokerage_decides_the_same_from_the_database(engine: Any, small_grid: GridSnapshot) -> None:
     """Job brokerage of a task gives the same decision on the stored grid as on the original snapshot."""
-    from brokerage.brokers.registry import run_job_brokerage
+    from brokerage.brokers.router import run_job_brokerage
     from brokerage.gdpconfig import Config
 
     repository.save_snapshot(engine, small_grid)

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage.brokers import production
+from brokerage.cache import GridCache
+from brokerage.checks import production_queues
 from brokerage.gdpconfig import Config
-from brokerage.pipeline import apply_filters
+from brokerage.framework import apply_filters
 from brokerage.snapshot import GridSnapshot
 from tests.reference.production_reference import _rows as rows_of
 
@@ -304,12 +305,12 @@ def _one(
         drop(locality_codes)
 
     # "The nucleus must be able to execute the workload."
-    pctx = production.make_context(snap, task, cfg, hint_mode=True)
+    pctx = production_queues.make_context(task, cfg, GridCache(snap), hint_mode=True)
 
     def can_run_jobs(n: str) -> bool:
         qa = pctx.qa
         mine = (qa["atlas_site"] == n) & np.isin(qa["type"], ("production", "unified")) & ~qa.name_has_test
-        survivors, _, _ = apply_filters(qa.name, mine, production.FILTERS, pctx)
+        survivors, _, _ = apply_filters(qa.name, mine, production_queues.FILTERS, pctx)
         return bool(survivors.any())
 
     drop({n: None if can_run_jobs(n) else "-job" for n in alive})

@@ -332,9 +332,12 @@ def broker(
         return "-inactive" if hours > cfg["INACTIVE_HOURS"] and activated > 0 else None
 
     def zero_share_check(q: dict[str, Any]) -> str | None:
-        """Zero Share, defined in the fairsharepolicy field, e.g. type=evgensimul:100% lets only evgen/simul in."""
+        """Zero Share, defined in the fairsharepolicy field, e.g. type=evgensimul:100% lets only evgen/simul in.
+
+        Seed 003: "processingType=urgent also ignores fairshare".
+        """
         policy = q["fairsharepolicy"] or ""
-        if not policy:
+        if not policy or task.get("processingtype") == "urgent":
             return None
         why = zero_share(policy, task.get("processingtype") or "", task.get("gshare") or "", priority)
         return "-zeroshare" if why else None

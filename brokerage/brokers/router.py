@@ -1,0 +1,89 @@
+"""The router: which broker handles a task, decided here and nowhere else (from prodSourceLabel, as JEDI does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from brokerage import grid
+from brokerage.brokers import analysis, nucleus, production
+from brokerage.cache import GridCache, cache_for
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot
+
+ANALYSIS_LABEL = "user"  # prodSourceLabel of analysis tasks; every other label is production
+DEFAULT_LABEL = "managed"
+NUCLEUS_SEED = 0  # the nucleus broker's weighted draw is seeded so every caller gets the same choice
+
+
+@dataclass(frozen=True)
+class Route:
+    """One broker as callers see it: its name in decisions and its one-task and many-task entry points."""
+
+    name: str
+    broker: Callable[..., Decision]
+    broker_many: Callable[..., list[Decision]]
+
+
+PRODUCTION = Route(production.BROKER, production.broker, production.broker_many)
+ANALYSIS = Route(analysis.BROKER, analysis.broker, analysis.broker_many)
+NUCLEUS = Route(nucleus.BROKER, nucleus.broker, nucleus.broker_many)
+ROUTES = {r.name: r for r in (PRODUCTION, ANALYSIS, NUCLEUS)}
+
+
+def label_of(task: Mapping[str, Any]) -> str:
+    """The task's prodSourceLabel ('managed' when unset).
+
+    Usage: ``label_of({"prodsourcelabel": "user"}) == "user"``
+    """
+    return str(task.get("prodsourcelabel") or DEFAULT_LABEL)
+
+
+def route(task: Mapping[str, Any]) -> Route:
+    """The job broker of TASK: analysis for prodSourceLabel 'user', production for every other label.
+
+    Usage: ``route(grid.task_row(cache, 4242)).name == "production"``
+    """
+    return ANALYSIS if label_of(task) == ANALYSIS_LABEL else PRODUCTION
+
+
+def needs_nucleus(task: Mapping[str, Any]) -> bool:
+    """Whether TASK is in task brokerage: a production task in 'assigning' without a nucleus.
+
+    Usage: ``needs_nucleus(grid.task_row(cache, 4242))``
+    """
+    return task.get("status") == "assigning" and not task.get("nucleus") and label_of(task) != ANALYSIS_LABEL
+
+
+def run_job_brokerage(
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
+) -> Decision:
+    """Run the job brokerage that fits the task (production for managed/test, analysis for user).
+
+    Usage: ``run_job_brokerage(snap, 4242, cache=cache).status``
+    """
+    cache = cache_for(snap, cache)
+    return route(grid.task_row(cache, jeditaskid)).broker(snap, jeditaskid, config or Config(), cache=cache)
+
+
+def run_nucleus_brokerage(
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
+) -> Decision:
+    """Run task brokerage (the nucleus choice) for one task with the shared seed.
+
+    Usage: ``run_nucleus_brokerage(snap, 4242, cache=cache).extra["chosen"]``
+    """
+    return nucleus.broker(snap, jeditaskid, config or Config(), seed=NUCLEUS_SEED, cache=cache)
+
+
+def split_by_route(cache: GridCache, task_ids: Sequence[int]) -> dict[str, list[int]]:
+    """TASK_IDS grouped by their job broker's name, in the given order (KeyError for an unknown id).
+
+    Usage: ``split_by_route(cache, [1, 2])["production"]``
+    """
+    out: dict[str, list[int]] = {}
+    for t in task_ids:
+        out.setdefault(route(grid.task_row(cache, int(t))).name, []).append(int(t))
+    return out

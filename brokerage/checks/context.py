@@ -1,0 +1,80 @@
+"""The queue context: what every job broker's per-task context offers the shared queue checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from brokerage import grid
+from brokerage.cache import GridCache
+from brokerage.framework import Reads
+from brokerage.gdpconfig import Config
+from brokerage.network import NETWORK_KEYS, NetworkWeights
+from brokerage.snapshot import GridSnapshot
+
+
+@dataclass(kw_only=True)
+class QueueContext:
+    """Arrays over every queue and the task's own numbers, for one task.
+
+    Scalar facts (``priority``, ``scout``, ``nucleus``, ...) enter memo keys by value; the per-task arrays
+    are listed in ``DEPENDS`` with what they are derived from, so a verdict reading them is keyed on that.
+    ``wan_needed`` marks queues whose storage must also move files over WAN (None: no queue needs it).
+    """
+
+    DEPENDS: ClassVar[dict[str, Reads]] = {
+        "counts": Reads(task=("gshare",)),
+        "job_cores": Reads(task=("corecount",)),
+        "avail": Reads(task=("jeditaskid", "taskbrokeronmaster")),
+    }
+
+    cache: GridCache
+    task: dict[str, Any]
+    config: Config
+    qa: grid.QueueArrays
+    ep: grid.EndpointArrays
+    counts: dict[str, np.ndarray]
+    avail: dict[str, Any]
+    job_cores: np.ndarray
+    at_nucleus: np.ndarray
+    wan_needed: np.ndarray | None = None
+    priority: int = 0
+    scout: bool = False
+    merge: bool = False
+    any_core_needs_multi: bool = False
+    alive: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    derived: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def snap(self) -> GridSnapshot:
+        """The snapshot the arrays come from."""
+        return self.cache.snap
+
+    @property
+    def n(self) -> int:
+        """Number of queues."""
+        return self.qa.n
+
+    def names(self, idx: np.ndarray) -> np.ndarray:
+        """Queue names of rows IDX."""
+        return self.qa.name[idx]
+
+
+@dataclass(kw_only=True)
+class ProdContext(QueueContext):
+    """The queue context of a production task: its nucleus (None in hint mode), network weights and flags."""
+
+    DEPENDS: ClassVar[dict[str, Reads]] = {
+        **QueueContext.DEPENDS,
+        "at_nucleus": Reads(facts=("nucleus",)),
+        "wan_needed": Reads(facts=("nucleus",)),
+        "nw": Reads(config=NETWORK_KEYS, facts=("nucleus", "express")),
+    }
+
+    nucleus: str | None = None
+    preassigned: bool = False
+    express: bool = False
+    hint_mode: bool = False
+    nw: NetworkWeights | None = None

@@ -1,0 +1,99 @@
+"""Jobs tied to the nucleus: high priority and scouts (-nucleus_only), t1Weight=-1 (-t1weight), full chains."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from brokerage import grid
+from brokerage.cache import GridCache
+from brokerage.checks.context import ProdContext
+from brokerage.framework import Filter, Reads, Verdict
+
+
+def high_priority(ctx: ProdContext) -> bool:
+    """Priority >= HIGH_PRIO_NUCLEUS_ONLY or scout jobs (the jobs kept at the nucleus and off inactive queues).
+
+    Usage: ``high_priority(ctx)``
+    """
+    return ctx.priority >= int(ctx.config["HIGH_PRIO_NUCLEUS_ONLY"]) or ctx.scout
+
+
+def f_nucleus_only(ctx: ProdContext) -> Verdict | None:
+    """If priority >= 800 or scout jobs, skip queues unless associated with the nucleus."""
+    if ctx.nw is None or not high_priority(ctx):
+        return None
+    why = "scout jobs" if ctx.scout else f"priority {ctx.priority} >= {ctx.config['HIGH_PRIO_NUCLEUS_ONLY']}"
+    return Verdict(ctx.at_nucleus, "-nucleus_only", f"{why} go only to queues of nucleus={ctx.nucleus}")
+
+
+NUCLEUS_ONLY = Filter(
+    "high priority nucleus check",
+    ("-nucleus_only",),
+    "if priority >= 800 or scout jobs, skip queues unless associated with the nucleus",
+    f_nucleus_only,
+)
+
+
+def f_t1weight(ctx: ProdContext) -> Verdict | None:
+    """Use only the queues associated with the nucleus if the task sets t1Weight=-1 and normal jobs are generated."""
+    t1 = ctx.task.get("t1weight")
+    if ctx.nucleus is None or t1 is None or int(t1) >= 0 or ctx.merge:
+        return None
+    return Verdict(ctx.at_nucleus, "-t1weight", f"negative t1Weight: only queues of nucleus={ctx.nucleus}")
+
+
+T1WEIGHT = Filter(
+    "T1 weight check",
+    ("-t1weight",),
+    "use only the queues associated with the nucleus if the task sets t1Weight=-1 and normal jobs are generated",
+    f_t1weight,
+)
+
+
+def bare_modes(cache: GridCache) -> tuple[np.ndarray, dict[str, str]]:
+    """bareNucleus mode of every queue's site, and of every site ('' for none); built once per snapshot.
+
+    Usage: ``per_queue, per_site = bare_modes(cache)``
+    """
+
+    def build() -> tuple[np.ndarray, dict[str, str]]:
+        s = cache.snap.sites
+        modes = {str(n): str(b or "") for n, b in zip(s["site_name"], s["bare_nucleus"], strict=True)}
+        per_queue = np.array([modes.get(x, "") for x in grid.queue_arrays(cache)["atlas_site"]], dtype=object)
+        return per_queue, modes
+
+    return cache.get("bare_modes", build)
+
+
+def f_full_chain(ctx: ProdContext) -> Verdict | None:
+    """Full-chain: a fullChain task on a bare nucleus uses only its queues; others avoid bareNucleus=only sites."""
+    if ctx.nucleus is None:
+        return None
+    site_mode, modes = bare_modes(ctx.cache)
+    nucleus_mode = modes.get(ctx.nucleus or "", "")
+    if ctx.task.get("fullchain") and nucleus_mode in ("only", "allow"):
+        return Verdict(
+            ctx.at_nucleus,
+            "-full_chain",
+            f"full-chain task on bare nucleus={ctx.nucleus} (bareNucleus={nucleus_mode}): only the nucleus' queues",
+        )
+    only = site_mode == "only"
+    if not only.any():
+        return None
+    sites = ctx.qa["atlas_site"]
+    return Verdict(
+        ~only,
+        "-not_full_chain",
+        lambda idx: [
+            f"site={s} is a bareNucleus=only nucleus reserved for full-chain tasks" for s in sites[idx].tolist()
+        ],
+    )
+
+
+FULL_CHAIN = Filter(
+    "full-chain check",
+    ("-full_chain", "-not_full_chain"),
+    "a fullChain task on a bare nucleus uses only the nucleus' queues; other tasks avoid bareNucleus=only sites",
+    f_full_chain,
+    reads=Reads(task=("fullchain",), facts=("nucleus", "at_nucleus")),
+)

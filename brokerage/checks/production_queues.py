@@ -1,0 +1,131 @@
+"""The production job filters over queues in the seed's order: production brokerage's step 2 and the nucleus -job check."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from brokerage import grid
+from brokerage.cache import GridCache
+from brokerage.checks import diskio, links, placement
+from brokerage.checks.connectivity import WNCONNECTIVITY
+from brokerage.checks.context import ProdContext
+from brokerage.checks.cores import CPUCORE, JOB_CORES
+from brokerage.checks.eventservice import EVENTSERVICE
+from brokerage.checks.fairshare import ZEROSHARE
+from brokerage.checks.memory import MEMORY
+from brokerage.checks.pilot import INACTIVE_QUEUES, NOPILOT, TRANSFERRING
+from brokerage.checks.scratch import direct_access, scratch_verdict
+from brokerage.checks.software import SOFTWARE
+from brokerage.checks.status import status_verdict
+from brokerage.checks.storage import BLACKLIST, REMOTEIO, STORAGE
+from brokerage.checks.walltime import SCOUT_WALLTIME, WALLTIME
+from brokerage.framework import Filter, Reads, Verdict
+from brokerage.gdpconfig import Config
+from brokerage.network import network_weights
+
+
+def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mode: bool = False) -> ProdContext:
+    """Build the per-task arrays the production filters share (HINT_MODE: the task has no nucleus yet).
+
+    Usage: ``ctx = make_context(grid.task_row(cache, 1), Config(), cache)``
+    """
+    qa = grid.queue_arrays(cache)
+    nucleus = None if hint_mode else (task.get("nucleus") or None)
+    priority = int(task.get("currentpriority") or 0)
+    express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
+    at_nucleus = grid.nucleus_queues(cache, nucleus)
+    ctx = ProdContext(
+        cache=cache,
+        task=task,
+        config=config,
+        qa=qa,
+        ep=grid.endpoint_arrays(cache),
+        counts=grid.job_counts(cache, task.get("gshare")),
+        avail=grid.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster"))),
+        job_cores=np.zeros(0),
+        at_nucleus=at_nucleus,
+        wan_needed=~at_nucleus if nucleus else None,  # only satellites move files over WAN
+        priority=priority,
+        scout=bool(task.get("is_scout")),
+        merge=bool(task.get("is_merge")),
+        any_core_needs_multi=priority >= int(config["HIGH_PRIO_MULTICORE"]) or bool(task.get("is_scout")),
+        nucleus=nucleus,
+        preassigned=bool(task.get("site")),
+        express=express,
+        hint_mode=hint_mode,
+    )
+    ctx.job_cores = JOB_CORES(ctx)
+    if nucleus:
+        ctx.nw = network_weights(cache, qa["atlas_site"], nucleus, config, express=express)
+    return ctx
+
+
+def f_status(ctx: ProdContext) -> Verdict | None:
+    """The queue status must be online unless the queues are pre-assigned."""
+    return None if ctx.preassigned else status_verdict(ctx.qa)
+
+
+def f_inactive(ctx: ProdContext) -> Verdict | None:
+    """For priority >= 800, scout, merge jobs: skip queues where no job started for 2 h although jobs were activated."""
+    if not (placement.high_priority(ctx) or ctx.merge):
+        return None
+    return INACTIVE_QUEUES(ctx)
+
+
+def expected_scratch_mb(ctx: ProdContext) -> np.ndarray:
+    """inputDiskCount + max(0.5 GB, outDiskCount x nEvents or x inputDiskCount) + workDiskCount, in MB.
+
+    Usage: ``expected_scratch_mb(ctx)[i]``
+    """
+    t = ctx.task
+    input_mb = float(t.get("chunk_input_mb") or 0)
+    out = float(t.get("outdiskcount") or 0)
+    if str(t.get("outdiskunit") or "").endswith("PerEvent"):
+        out_mb = out * float(t.get("chunk_nevents") or 0) / 1024.0  # kB per event
+    else:
+        out_mb = out * input_mb
+    out_mb = max(float(ctx.config["MIN_OUTPUT_DISK_GB"]) * 1024.0, out_mb)
+    return np.where(direct_access(ctx.cache), 0.0, input_mb) + out_mb + float(t.get("workdiskcount") or 0)
+
+
+def f_scratch(ctx: ProdContext) -> Verdict:
+    """maxwdir divided by the queue's coreCount must exceed the job's expected disk usage."""
+    return scratch_verdict(ctx, expected_scratch_mb(ctx))
+
+
+FILTERS: tuple[Filter, ...] = (
+    Filter("status check", ("-status",), "the queue status must be online unless the queues are pre-assigned",
+           f_status, reads=Reads(facts=("preassigned",))),
+    links.LINK_BLOCKED,
+    links.LINK_QUEUED,
+    links.LINKS_FULL,
+    placement.NUCLEUS_ONLY,
+    Filter("inactive queue check", ("-inactive",),
+           "for priority >= 800, scout or merge jobs, skip queues where no job started for INACTIVE_HOURS "
+           "although jobs were activated", f_inactive, temporary=True),
+    ZEROSHARE,
+    diskio.IO,
+    replace(diskio.DISKIO, temporary=True),
+    CPUCORE,
+    SOFTWARE,
+    MEMORY,
+    REMOTEIO,
+    Filter("scratch disk check", ("-disk",),
+           "maxwdir divided by coreCount must exceed inputDiskCount + max(0.5 GB, outDiskCount x ...) + workDiskCount",
+           f_scratch),
+    replace(STORAGE, temporary=True),
+    BLACKLIST,
+    SCOUT_WALLTIME,
+    WALLTIME,
+    WNCONNECTIVITY,
+    EVENTSERVICE,
+    TRANSFERRING,
+    placement.T1WEIGHT,
+    placement.FULL_CHAIN,
+    replace(NOPILOT, temporary=True),
+    links.NETWORK_EXPRESS,
+)  # fmt: skip
+"""Step 2 of the seed, in order (the full-chain rules before the pilot check)."""

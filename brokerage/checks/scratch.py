@@ -1,0 +1,49 @@
+"""Scratch disk: maxwdir divided by the queue's coreCount must exceed the job's expected disk usage (-disk)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from brokerage import grid
+from brokerage.cache import GridCache
+from brokerage.checks.context import QueueContext
+from brokerage.explain import fmt_many
+from brokerage.framework import Verdict
+
+
+def direct_access(cache: GridCache) -> np.ndarray:
+    """Per queue: can its jobs read input by direct access over LAN (built once per snapshot, read-only).
+
+    Usage: ``direct_access(cache)[i]``
+    """
+    return cache.get("direct_access", lambda: grid.frozen(grid.queue_arrays(cache)["direct_access_lan"].astype(bool)))
+
+
+def scratch_per_core(cache: GridCache) -> tuple[np.ndarray, np.ndarray]:
+    """Per queue: no scratch limit (maxwdir <= 0), and maxwdir / coreCount in MB (built once per snapshot)."""
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        qa = grid.queue_arrays(cache)
+        maxwdir = qa["maxwdir"].astype(float, copy=False)
+        cc = np.maximum(qa["corecount"].astype(float, copy=False), 1.0)
+        return grid.frozen(maxwdir <= 0), grid.frozen(maxwdir / cc)
+
+    return cache.get("scratch_per_core", build)
+
+
+def scratch_verdict(ctx: QueueContext, need: np.ndarray) -> Verdict:
+    """Queues whose maxwdir / coreCount (MB) is not above NEED (MB per queue) fail; maxwdir <= 0 is unlimited.
+
+    Usage: ``scratch_verdict(ctx, np.full(ctx.n, 2048.0)).passed``
+    """
+    ctx.derived["scratch"] = need
+    unlimited, per_core = scratch_per_core(ctx.cache)
+    ok = unlimited | (per_core > need)
+    return Verdict(
+        ok,
+        "-disk",
+        lambda idx: [
+            f"small scratch disk: maxwdir/coreCount={pc} MB <= expected {nd} MB"
+            for pc, nd in zip(fmt_many(per_core[idx]), fmt_many(need[idx]), strict=True)
+        ],
+    )
