@@ -21,8 +21,8 @@ import pandas as pd
 
 from brokerage.cache import GridCache
 from brokerage.checks import production_queues
-from brokerage.gdpconfig import Config
 from brokerage.framework import apply_filters
+from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
 from tests.reference.production_reference import _rows as rows_of
 
