@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from brokerage.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
 from brokerage.snapshot import GridSnapshot
 
 if TYPE_CHECKING:
@@ -62,6 +64,22 @@ def queue_arrays(snapshot: GridSnapshot) -> QueueArrays:
     Usage: ``qa = queue_arrays(snap); qa["corecount"]``
     """
     return snapshot.cached("queue_arrays", lambda: _build_queue_arrays(snapshot))
+
+
+def pseudo_queue_arrays(snapshot: GridSnapshot, resource_type: str) -> QueueArrays:
+    """queue_arrays with each unified queue's corecount/minrss/maxrss those of its RESOURCE_TYPE pseudo queue.
+
+    Built once per snapshot and resource type; the very queue_arrays when the grid has no unified queue.
+    Usage: ``pseudo_queue_arrays(snap, task_resource_type(task))["maxrss"]``
+    """
+
+    def build() -> QueueArrays:
+        qa = queue_arrays(snapshot)
+        if not (qa["capability"] == UNIFIED_CAPABILITY).any():
+            return qa
+        return dataclasses.replace(qa, col=pseudo_queue_columns(qa.col, resource_type))
+
+    return snapshot.cached(f"queue_arrays:{resource_type}", build)
 
 
 def endpoint_arrays(snapshot: GridSnapshot) -> EndpointArrays:

@@ -17,6 +17,7 @@ from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
 from brokerage.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.pipeline import Filter, Verdict, apply_filters, fmt, fmt_many
+from brokerage.pseudoqueues import task_resource_type
 from brokerage.snapshot import GridSnapshot
 
 BROKER = "analysis"
@@ -259,7 +260,7 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config) -> An
 
     Usage: ``ctx = make_context(snap, grid.task_row(snap, 7), Config())``
     """
-    qa = grid.queue_arrays(snap)
+    qa = grid.pseudo_queue_arrays(snap, task_resource_type(task))
     tid = int(task["jeditaskid"])
     site_cc = qa["corecount"].astype(float)
     task_cc = int(task.get("corecount") or 0)

@@ -15,6 +15,7 @@ from brokerage.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipLi
 from brokerage.gdpconfig import Config
 from brokerage.network import NetworkWeights, network_weights, over_sat_cap
 from brokerage.pipeline import Filter, Verdict, apply_filters, fmt, fmt_many
+from brokerage.pseudoqueues import task_resource_type
 from brokerage.snapshot import GridSnapshot
 
 BROKER = "production"
@@ -59,7 +60,8 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config, hint_
 
     Usage: ``ctx = make_context(snap, grid.task_row(snap, 1), Config())``
     """
-    qa = grid.queue_arrays(snap)
+    rtype = task_resource_type(task)  # unified queues are seen as their pseudo queue of this type
+    qa = grid.pseudo_queue_arrays(snap, rtype)
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
     express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
@@ -79,7 +81,7 @@ def make_context(snap: GridSnapshot, task: dict[str, Any], config: Config, hint_
         merge=bool(task.get("is_merge")),
         priority=priority,
         express=express,
-        job_cores=grid.per_config(snap, config, ("job_cores", task_cc), lambda: job_cores(qa, task_cc)),
+        job_cores=grid.per_config(snap, config, ("job_cores", task_cc, rtype), lambda: job_cores(qa, task_cc)),
         hint_mode=hint_mode,
     )
     if nucleus:
@@ -352,7 +354,7 @@ def f_cpucore(ctx: ProdContext) -> Verdict | None:
     """Core count matching; any-core tasks at priority >= HIGH_PRIO_MULTICORE (or scouts) need multi-core queues."""
     high = ctx.priority >= int(ctx.config["HIGH_PRIO_MULTICORE"]) or ctx.scout
     t = ctx.task
-    key = ("cpucore", int(t.get("corecount") or 0), repr(t.get("maxcorecount")), high)
+    key = ("cpucore", int(t.get("corecount") or 0), repr(t.get("maxcorecount")), high, task_resource_type(t))
     return grid.per_config(ctx.snap, ctx.config, key, lambda: core_count_check(ctx.qa, t, high))
 
 
@@ -440,7 +442,9 @@ def f_scratch(ctx: ProdContext) -> Verdict | None:
     """maxwdir divided by the queue's coreCount must exceed the job's expected disk usage."""
     need = expected_scratch_mb(ctx)
     ctx.derived["scratch"] = need
-    unlimited, per_core = grid.per_config(ctx.snap, ctx.config, "scratch", lambda: _scratch_per_core(ctx.qa))
+    unlimited, per_core = grid.per_config(
+        ctx.snap, ctx.config, ("scratch", task_resource_type(ctx.task)), lambda: _scratch_per_core(ctx.qa)
+    )
     ok = unlimited | (per_core > need)
     return Verdict(
         ok,
