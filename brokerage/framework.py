@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -19,11 +19,14 @@ T = TypeVar("T")
 class Context(Protocol):
     """What every broker's per-task context offers the framework (and the checks in ``brokerage/checks``).
 
+    Every memo key includes ``view``: verdicts over different candidate tables are never shared.
+
     ``DEPENDS`` maps each per-task attribute derived from the task (arrays such as ``counts``) to what it is
     derived from, so a verdict that reads it is memoised under those inputs.
     """
 
     DEPENDS: dict[str, Reads]
+    view: Hashable  # which view of the candidate table the filters see (e.g. a pseudo-queue resource type)
     cache: GridCache
     task: dict[str, Any]
     config: Config
@@ -111,6 +114,7 @@ def memo_key(name: str, reads: Reads, ctx: Context) -> tuple[Any, ...]:
     cfg, task = ctx.config, ctx.task
     return (
         name,
+        ctx.view,
         *[_hashable(cfg[k]) for k in flat.config],
         *[_hashable(task.get(f)) for f in flat.task],
         *[_hashable(getattr(ctx, f)) for f in flat.facts],

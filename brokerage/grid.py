@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.cache import GridCache
+from brokerage.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
 
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
 COUNT_STATUSES = ("running", "defined", "assigned", "activated", "starting", "transferring")
@@ -57,6 +59,22 @@ def queue_arrays(cache: GridCache) -> QueueArrays:
     Usage: ``qa = queue_arrays(GridCache(snap)); qa["corecount"]``
     """
     return cache.get("queue_arrays", lambda: _build_queue_arrays(cache))
+
+
+def pseudo_queue_arrays(cache: GridCache, resource_type: str) -> QueueArrays:
+    """queue_arrays with each unified queue's corecount/minrss/maxrss those of its RESOURCE_TYPE pseudo queue.
+
+    Built once per snapshot and resource type; the very queue_arrays when the grid has no unified queue.
+    Usage: ``pseudo_queue_arrays(cache, task_resource_type(task))["maxrss"]``
+    """
+
+    def build() -> QueueArrays:
+        qa = queue_arrays(cache)
+        if not (qa["capability"] == UNIFIED_CAPABILITY).any():
+            return qa
+        return dataclasses.replace(qa, col=pseudo_queue_columns(qa.col, resource_type))
+
+    return cache.get(("queue_arrays", resource_type), build)
 
 
 def endpoint_arrays(cache: GridCache) -> EndpointArrays:

@@ -14,7 +14,7 @@ import pandas as pd
 from brokerage import grid
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
 from brokerage.cache import GridCache, cache_for
-from brokerage.checks.context import QueueContext
+from brokerage.checks.context import QueueContext, queue_view
 from brokerage.checks.cores import CPUCORE, JOB_CORES
 from brokerage.checks.diskio import DISKIO
 from brokerage.checks.memory import MEMORY
@@ -258,7 +258,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> Anal
 
     Usage: ``ctx = make_context(grid.task_row(cache, 7), Config(), cache)``
     """
-    qa = grid.queue_arrays(cache)
+    view, qa = queue_view(cache, task)
     tid = int(task["jeditaskid"])
     gshare = str(task.get("gshare") or "")
     avail = grid.available_at_queues(cache, tid)
@@ -268,6 +268,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> Anal
         cache=cache,
         task=task,
         config=config,
+        view=view,
         qa=qa,
         ep=grid.endpoint_arrays(cache),
         counts=grid.job_counts(cache, gshare),

@@ -264,6 +264,7 @@ class NucleusContext:
     """What the nucleus filters of one task read: arrays over nuclei and the task's numbers."""
 
     DEPENDS: ClassVar[dict[str, Any]] = {}  # no nucleus filter is memoised
+    view: ClassVar[None] = None  # the nuclei table has one view
 
     cache: GridCache
     task: dict[str, Any]

@@ -12,7 +12,19 @@ from brokerage.cache import GridCache
 from brokerage.framework import Reads
 from brokerage.gdpconfig import Config
 from brokerage.network import NETWORK_KEYS, NetworkWeights
+from brokerage.pseudoqueues import task_resource_type
 from brokerage.snapshot import GridSnapshot
+
+
+def queue_view(cache: GridCache, task: dict[str, Any]) -> tuple[str | None, grid.QueueArrays]:
+    """The queues as TASK's brokerage sees them: unified queues as the pseudo queue of the task's resource type.
+
+    Returns (view name for memo keys, None when no queue is unified; the queue arrays).
+    Usage: ``view, qa = queue_view(cache, task)``
+    """
+    rtype = task_resource_type(task)
+    qa = grid.pseudo_queue_arrays(cache, rtype)
+    return (None if qa is grid.queue_arrays(cache) else rtype), qa
 
 
 @dataclass(kw_only=True)
@@ -22,6 +34,7 @@ class QueueContext:
     Scalar facts (``priority``, ``scout``, ``nucleus``, ...) enter memo keys by value; the per-task arrays
     are listed in ``DEPENDS`` with what they are derived from, so a verdict reading them is keyed on that.
     ``wan_needed`` marks queues whose storage must also move files over WAN (None: no queue needs it).
+    ``view`` names the pseudo-queue resource type the arrays show unified queues as (None: no unified queue).
     """
 
     DEPENDS: ClassVar[dict[str, Reads]] = {
@@ -33,6 +46,7 @@ class QueueContext:
     cache: GridCache
     task: dict[str, Any]
     config: Config
+    view: str | None = None
     qa: grid.QueueArrays
     ep: grid.EndpointArrays
     counts: dict[str, np.ndarray]

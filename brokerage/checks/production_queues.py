@@ -11,7 +11,7 @@ from brokerage import grid
 from brokerage.cache import GridCache
 from brokerage.checks import diskio, links, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
-from brokerage.checks.context import ProdContext
+from brokerage.checks.context import ProdContext, queue_view
 from brokerage.checks.cores import CPUCORE, JOB_CORES
 from brokerage.checks.eventservice import EVENTSERVICE
 from brokerage.checks.fairshare import ZEROSHARE
@@ -32,7 +32,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
 
     Usage: ``ctx = make_context(grid.task_row(cache, 1), Config(), cache)``
     """
-    qa = grid.queue_arrays(cache)
+    view, qa = queue_view(cache, task)
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
     express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
@@ -41,6 +41,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
         cache=cache,
         task=task,
         config=config,
+        view=view,
         qa=qa,
         ep=grid.endpoint_arrays(cache),
         counts=grid.job_counts(cache, task.get("gshare")),

@@ -8,7 +8,7 @@ from brokerage import grid
 from brokerage.cache import GridCache
 from brokerage.checks.context import QueueContext
 from brokerage.explain import fmt_many
-from brokerage.framework import Verdict
+from brokerage.framework import Derived, Reads, Verdict
 
 
 def direct_access(cache: GridCache) -> np.ndarray:
@@ -19,16 +19,14 @@ def direct_access(cache: GridCache) -> np.ndarray:
     return cache.get("direct_access", lambda: grid.frozen(grid.queue_arrays(cache)["direct_access_lan"].astype(bool)))
 
 
-def scratch_per_core(cache: GridCache) -> tuple[np.ndarray, np.ndarray]:
-    """Per queue: no scratch limit (maxwdir <= 0), and maxwdir / coreCount in MB (built once per snapshot)."""
+def _scratch_per_core(ctx: QueueContext) -> tuple[np.ndarray, np.ndarray]:
+    """Per queue: no scratch limit (maxwdir <= 0), and maxwdir / coreCount in MB (of the pseudo queue)."""
+    maxwdir = ctx.qa["maxwdir"].astype(float, copy=False)
+    cc = np.maximum(ctx.qa["corecount"].astype(float, copy=False), 1.0)
+    return grid.frozen(maxwdir <= 0), grid.frozen(maxwdir / cc)
 
-    def build() -> tuple[np.ndarray, np.ndarray]:
-        qa = grid.queue_arrays(cache)
-        maxwdir = qa["maxwdir"].astype(float, copy=False)
-        cc = np.maximum(qa["corecount"].astype(float, copy=False), 1.0)
-        return grid.frozen(maxwdir <= 0), grid.frozen(maxwdir / cc)
 
-    return cache.get("scratch_per_core", build)
+SCRATCH_PER_CORE = Derived("scratch per core", Reads(), _scratch_per_core)
 
 
 def scratch_verdict(ctx: QueueContext, need: np.ndarray) -> Verdict:
@@ -37,7 +35,7 @@ def scratch_verdict(ctx: QueueContext, need: np.ndarray) -> Verdict:
     Usage: ``scratch_verdict(ctx, np.full(ctx.n, 2048.0)).passed``
     """
     ctx.derived["scratch"] = need
-    unlimited, per_core = scratch_per_core(ctx.cache)
+    unlimited, per_core = SCRATCH_PER_CORE(ctx)
     ok = unlimited | (per_core > need)
     return Verdict(
         ok,

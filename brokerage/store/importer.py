@@ -44,6 +44,9 @@ _ENDPOINT_HINTS = frozenset(
     {"is_tape", "token", "space_total", "space_free", "space_used", "space_expired", "detailed_status",
      "rc_site", "endpoint", "arprotocols", "read_lan", "write_lan"}
 )  # fmt: skip
+# A lone CRIC queue object (the pilot's queuedata.json) names itself and states its cores.
+_SINGLE_QUEUE_NAMES = ("panda_resource", "nickname")
+_SINGLE_QUEUE_ATTRS = ("capability", "corecount")
 _SITE_HINTS = frozenset({"tier_level", "datapolicies", "ddmendpoints", "presources", "role", "bare_nucleus"})
 ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
 
@@ -144,6 +147,9 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
 
     Usage: ``detect_kind({"CERN": {"atlas_site": "CERN-PROD", "corecount": 8}}) == "cric_queues"``
     """
+    # before the snapshot test: queuedata.json's "queues" attribute is a list of CEs, not a snapshot table
+    if single_cric_queue(data) is not None:
+        return "cric_queues"
     if isinstance(data, dict) and (
         "taken_at" in data
         or "schema_version" in data
@@ -175,11 +181,26 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
     return kind
 
 
+def single_cric_queue(data: Any) -> tuple[str, dict[str, Any]] | None:
+    """(name, record) when DATA is one CRIC queue object rather than a collection, else None.
+
+    One queue object (queuedata.json) carries its name in panda_resource or nickname and capability or corecount.
+    Usage: ``single_cric_queue({"panda_resource": "CERN", "capability": "ucore"}) == ("CERN", {...})``
+    """
+    if not isinstance(data, dict) or not any(k in data for k in _SINGLE_QUEUE_ATTRS):
+        return None
+    name = next((data[k] for k in _SINGLE_QUEUE_NAMES if isinstance(data.get(k), str) and data[k]), None)
+    return None if name is None else (name, data)
+
+
 def _entries(data: Any) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
-    """(name, attributes) pairs of a {name: {...}} object or a [{name: ...}, ...] list, with shape problems."""
+    """(name, attributes) pairs of a {name: {...}} object, a [{name: ...}, ...] list or one CRIC queue object."""
     problems: list[str] = []
     out: list[tuple[str, dict[str, Any]]] = []
-    if isinstance(data, dict):
+    single = single_cric_queue(data)
+    if single is not None:
+        out.append(single)
+    elif isinstance(data, dict):
         for name, rec in data.items():
             if isinstance(rec, dict):
                 out.append((str(name), rec))
