@@ -8,9 +8,9 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import data
 from app.components.guard import guarded
 from app.components.layout import card, empty_state, grid, page_header
+from app.main import state
 from app.viewmodels import detail
 from app.viewmodels import stabilizer as svm
 
@@ -27,10 +27,10 @@ def layout(name: str | None = None, **_: Any) -> html.Div:
     """One queue: its CRIC attributes, job counts per share and the Stabilizer rows at it."""
     if not name:
         return empty_state("No queue given", "Open a queue from a table, or add ?name=<panda_queue> to the address.")
-    snap = data.snapshot()
+    snap = state.snapshot()
     attrs = detail.queue_attributes(snap, name)
     counts = detail.queue_job_counts(snap, name)
-    stab = svm.rows(data.stabilizer_frame(), queue=name)
+    stab = svm.rows(state.stabilizer_frame(), queue=name)
     return html.Div(
         [
             page_header(f"Queue {name}", f"site {dict(attrs).get('atlas_site', '')}"),
