@@ -16,6 +16,7 @@ from app.components.tuning import edit_summary, grid_impact_view, grid_placehold
 from app.components.tuning_store import diff_table
 from app.main import services
 from app.services import Outcome
+from app.services.admin import NoDatabaseError
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
 
@@ -203,18 +204,20 @@ def save_edits(
     overrides: dict[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
 ) -> tuple[Any, str | None]:
     """Store OVERRIDES as a new version if USER holds the operator role; return (message, redirect or None)."""
-    if not services.admin.can_save():
-        return error_alert("Save", RuntimeError("this grid does not come from a database")), None
-    return outcome_view(services.admin.save(overrides, user, secret, comment, base))
+    try:
+        return outcome_view(services.admin.save(overrides, user, secret, comment, base))
+    except NoDatabaseError as exc:
+        return error_alert("Save", exc), None
 
 
 def save_raw(
     raw: dict[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
 ) -> tuple[Any, str | None]:
     """Save the editor's raw edits, refusing the whole set while any edit is invalid."""
-    if not services.admin.can_save():
-        return error_alert("Save", RuntimeError("this grid does not come from a database")), None
-    return outcome_view(services.admin.save_raw(raw, user, secret, comment, base))
+    try:
+        return outcome_view(services.admin.save_raw(raw, user, secret, comment, base))
+    except NoDatabaseError as exc:
+        return error_alert("Save", exc), None
 
 
 def restore(version: int | None, user: str | None, secret: str | None) -> tuple[Any, str | None]:

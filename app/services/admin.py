@@ -14,6 +14,13 @@ from app.viewmodels.tuning import parse_edits
 Level = Literal["success", "refused", "warning", "note"]
 
 
+class NoDatabaseError(RuntimeError):
+    """The grid comes from a file or the demo generator, which keep no gdpconfig versions."""
+
+    def __init__(self) -> None:
+        super().__init__("this grid does not come from a database")
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a save or restore did: a sentence, how it reads (LEVEL), and where to send the page (or None)."""
@@ -48,7 +55,7 @@ class ConfigAdmin:
 
         engine = self.state.engine()
         if engine is None:
-            raise RuntimeError("this grid does not come from a database")
+            raise NoDatabaseError
         verdict = check_operator(user, secret)
         if not verdict.allowed:
             return Outcome("refused", f"Not saved: {verdict.why}.", role_refused=True)
@@ -83,7 +90,7 @@ class ConfigAdmin:
 
         engine = self.state.engine()
         if engine is None:
-            raise RuntimeError("this grid does not come from a database")
+            raise NoDatabaseError
         verdict = check_operator(user, secret)
         if not verdict.allowed:
             return Outcome("refused", f"Not restored: {verdict.why}.")
@@ -104,5 +111,5 @@ class ConfigAdmin:
 
         engine = self.state.engine()
         if engine is None:
-            raise RuntimeError("this grid does not come from a database")
+            raise NoDatabaseError
         return hvm.diff_rows(diff_versions(engine, int(a), int(b)))
