@@ -84,3 +84,4 @@ TASK_JOBS = "task-jobs"
 
 # queue detail
 QUEUE_NAME = "queue-name"
+QUEUE_STAB = "queue-stab"

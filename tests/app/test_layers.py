@@ -88,7 +88,7 @@ def test_one_grid_cache_per_loaded_snapshot(snap: GridSnapshot) -> None:
     assert state.grid_cache() is not cache and state.grid_cache().snap is state.snapshot()
 
 
-@pytest.mark.parametrize("module", ["queues", "nuclei", "tuning", "task"])
+@pytest.mark.parametrize("module", ["queues", "nuclei", "tuning", "task", "queue"])
 def test_page_layouts_run_no_brokerage_and_start_no_thread(app_client, monkeypatch, module: str) -> None:
     """Building a page (no task in the URL) brokers nothing and starts nothing; its callbacks do that afterwards."""
     import dash
@@ -98,23 +98,23 @@ def test_page_layouts_run_no_brokerage_and_start_no_thread(app_client, monkeypat
     def forbidden(*_a: object, **_k: object) -> None:
         raise AssertionError("a page layout ran a brokerage or started a thread")
 
-    for name in ("job_decision", "nucleus_decision"):
+    for name in ("job_decision", "nucleus_decision", "stabilizer_frame"):
         monkeypatch.setattr(services.state, name, forbidden)
     monkeypatch.setattr(services.runs, "warm_base_in_background", forbidden)
-    params = {"id": "1"} if module == "task" else {}
+    params = {"task": {"id": "1"}, "queue": {"name": "AGLT2_Q2"}}.get(module, {})
     tree = str(dash.page_registry[f"app.pages.{module}"]["layout"](**params))
     assert "failed:" not in tree and "AssertionError" not in tree
 
 
 def test_default_task_is_picked_by_a_callback(app_client) -> None:
     """Without a task in the URL the pick callback opens on a showcase task; a URL's task is kept."""
+    from app.callbacks.detail import update_queue_stabilizer, update_task_jobs
     from app.callbacks.nuclei import pick_default_task as pick_nucleus_task
     from app.callbacks.queues import pick_default_task
-    from app.callbacks.task import update_task_jobs
 
     assert pick_default_task(None) in {1, 2} and pick_default_task(7) == 7
     assert pick_nucleus_task(None) in {3, 4}
-    assert "queues kept" in str(update_task_jobs(1))
+    assert "queues kept" in str(update_task_jobs(1)) and "alice" in str(update_queue_stabilizer("BNL-ATLAS_Q9"))
 
 
 def test_cli_registers_core_commands_and_the_serve_plugin(monkeypatch) -> None:
