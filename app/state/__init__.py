@@ -87,6 +87,10 @@ class AppState:
         self.decisions.clear()
         self._configs.clear()
 
+    def sizes(self) -> dict[str, int]:
+        """Entries held by the bounded caches, for monitoring: decisions, derived tables, what-if configs."""
+        return {**self.decisions.sizes(), "configs": len(self._configs)}
+
     # ---------------------------------------------------------------- configs and decisions
 
     def effective_config(self, overrides: Mapping[str, Any] | None = None) -> Config:
@@ -94,11 +98,18 @@ class AppState:
 
         Usage: ``state.effective_config({"NW_ACTIVE": False}).fingerprint()``
         """
-        base = self.config()
+        return self._effective(self.config(), overrides)
+
+    def _effective(self, base: Config, overrides: Mapping[str, Any] | None) -> Config:
         if not overrides:
             return base
         key = (base.fingerprint(), tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         return self._configs.get(key, lambda: base.with_overrides(overrides))
+
+    def _grid_and_config(self, overrides: Mapping[str, Any] | None) -> tuple[GridSnapshot, Config]:
+        """Snapshot and effective config read from one Source, so a reload in between cannot mix them."""
+        src = self.source()
+        return src.snap, self._effective(src.config, overrides)
 
     def job_decision(self, task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
         """Job brokerage of TASK_ID on the current grid under the stored config (+ OVERRIDES), memoised.
@@ -107,7 +118,7 @@ class AppState:
         """
         from brokerage.brokers.registry import run_job_brokerage
 
-        snap, cfg, tid = self.snapshot(), self.effective_config(overrides), int(task_id)
+        (snap, cfg), tid = self._grid_and_config(overrides), int(task_id)
         return self.decisions.get((snap.key, cfg.fingerprint(), "jobs", tid), lambda: run_job_brokerage(snap, tid, cfg))
 
     def nucleus_decision(self, task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
@@ -117,7 +128,7 @@ class AppState:
         """
         from brokerage.brokers.nucleus import broker
 
-        snap, cfg, tid = self.snapshot(), self.effective_config(overrides), int(task_id)
+        (snap, cfg), tid = self._grid_and_config(overrides), int(task_id)
         return self.decisions.get((snap.key, cfg.fingerprint(), "nucleus", tid), lambda: broker(snap, tid, cfg, seed=0))
 
     def stabilizer_frame(self) -> Any:
@@ -127,5 +138,5 @@ class AppState:
         """
         from brokerage.brokers.stabilizer import stabilizer_grid
 
-        snap, cfg = self.snapshot(), self.config()
+        snap, cfg = self._grid_and_config(None)
         return self.decisions.derived((snap.key, cfg.fingerprint(), "stabilizer"), lambda: stabilizer_grid(snap, cfg))

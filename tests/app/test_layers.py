@@ -61,10 +61,10 @@ def test_decision_cache_is_bounded_and_keyed_on_snapshot_config_broker_task(snap
     assert state.job_decision(1) is first
     assert state.job_decision(1, {"NW_ACTIVE": False}) is not first
     assert state.nucleus_decision(1) is not first and state.job_decision(2) is not first
-    assert state.decisions.sizes()["decisions"] == 3
+    assert state.sizes()["decisions"] == 3
     for tid in (1, 2, 3, 4):
         state.job_decision(tid, {"NQUEUED_SAT_CAP": 100 + tid})
-    assert state.decisions.sizes()["decisions"] == 3
+    assert state.sizes()["decisions"] == 3
 
 
 def test_what_if_configs_are_bounded(snap: GridSnapshot) -> None:
@@ -75,7 +75,7 @@ def test_what_if_configs_are_bounded(snap: GridSnapshot) -> None:
     assert state.effective_config({"NQUEUED_SAT_CAP": 300}) is state.effective_config({"NQUEUED_SAT_CAP": 300})
     for cap in range(1, CONFIG_CACHE_SIZE + 20):
         state.effective_config({"NQUEUED_SAT_CAP": cap})
-    assert len(state._configs) == CONFIG_CACHE_SIZE
+    assert state.sizes()["configs"] == CONFIG_CACHE_SIZE
 
 
 def test_one_grid_cache_per_loaded_snapshot(snap: GridSnapshot) -> None:
