@@ -13,6 +13,6 @@ timeout = 60
 def post_worker_init(worker: Any) -> None:
     """Finish Dash's one-time setup and load the grid before the worker takes traffic."""
     worker.wsgi.test_client().get("/")
-    from app import gridruns
+    from app.main import services
 
-    gridruns.warm_base_in_background()
+    services.whatif.warm()

@@ -6,11 +6,11 @@ from typing import Any
 
 from flask import Flask, abort, jsonify, request
 
-from app import data, gridruns
+from app.services import Services
 
 
-def register(server: Flask) -> None:
-    """Add the /api routes to SERVER."""
+def register(server: Flask, services: Services) -> None:
+    """Add the /api routes over SERVICES to SERVER."""
     from app.viewmodels import network as nvm
     from app.viewmodels import nuclei as nuvm
     from app.viewmodels import overview as ovm
@@ -19,8 +19,10 @@ def register(server: Flask) -> None:
     from app.viewmodels import tasks as tvm
     from app.viewmodels.common import records
 
+    state = services.state
+
     def meta() -> dict[str, Any]:
-        src = data.source()
+        src = state.source()
         return {
             "snapshot": src.snap.key,
             "taken_at": src.snap.taken_at.isoformat(),
@@ -31,48 +33,50 @@ def register(server: Flask) -> None:
     @server.get("/api/overview")
     def api_overview() -> Any:
         return jsonify(
-            {**meta(), "counts": ovm.counts(data.snapshot()), "skip_census": ovm.census_from_run(gridruns.base_run())}
+            {
+                **meta(),
+                "counts": ovm.counts(state.snapshot()),
+                "skip_census": ovm.census_from_run(services.whatif.base_run()),
+            }
         )
 
     @server.get("/api/queues")
     def api_queues() -> Any:
-        return jsonify({**meta(), "queues": qvm.queue_rows(data.snapshot())})
+        return jsonify({**meta(), "queues": qvm.queue_rows(state.snapshot())})
 
     @server.get("/api/tasks/<int:task_id>/jobs")
     def api_task_jobs(task_id: int) -> Any:
         try:
-            return jsonify({**meta(), **data.job_decision(task_id).to_dict()})
+            return jsonify({**meta(), **state.job_decision(task_id).to_dict()})
         except KeyError as exc:
             abort(404, str(exc).strip("'\""))
 
     @server.get("/api/tasks/<int:task_id>/nucleus")
     def api_task_nucleus(task_id: int) -> Any:
-        if not data.has_nucleus_broker():
-            abort(501, "the task-to-nucleus broker (brokerage.brokers.nucleus) is not available yet")
         try:
-            return jsonify({**meta(), **data.nucleus_decision(task_id).to_dict()})
+            return jsonify({**meta(), **state.nucleus_decision(task_id).to_dict()})
         except KeyError as exc:
             abort(404, str(exc).strip("'\""))
 
     @server.get("/api/nuclei")
     def api_nuclei() -> Any:
-        return jsonify({**meta(), "nuclei": nuvm.nucleus_rows(data.snapshot(), data.config())})
+        return jsonify({**meta(), "nuclei": nuvm.nucleus_rows(state.snapshot(), state.config())})
 
     @server.get("/api/network")
     def api_network() -> Any:
         metric = request.args.get("metric", "weight")
         if metric not in nvm.METRICS:
             abort(400, f"metric must be one of {', '.join(nvm.METRICS)}")
-        return jsonify({**meta(), **nvm.matrix(data.snapshot(), data.config(), metric)})
+        return jsonify({**meta(), **nvm.matrix(state.snapshot(), state.config(), metric)})
 
     @server.get("/api/stabilizer")
     def api_stabilizer() -> Any:
-        df = data.stabilizer_frame()
+        df = state.stabilizer_frame()
         return jsonify({**meta(), "rows": svm.rows(df, request.args.get("user"), request.args.get("queue"))})
 
     @server.get("/api/task-states")
     def api_task_states() -> Any:
-        snap = data.snapshot()
+        snap = state.snapshot()
         window = request.args.get("window", "all")
         if window not in tvm.WINDOWS:
             abort(400, f"window must be one of {', '.join(tvm.WINDOWS)}")
@@ -90,7 +94,7 @@ def register(server: Flask) -> None:
 
     @server.get("/api/tasks/<int:task_id>/history")
     def api_task_history(task_id: int) -> Any:
-        snap = data.snapshot()
+        snap = state.snapshot()
         return jsonify(
             {**meta(), "task": task_id, "history": tvm.history(snap.task_status_log, snap.taken_at, task_id)}
         )

@@ -12,6 +12,7 @@ QUEUES_EXPORT = "queues-export"
 QUEUES_TASK = "queues-task"
 QUEUES_CRITERIA = "queues-criteria"
 QUEUES_URL_SINK = "queues-url-sink"
+QUEUES_PICK = "queues-pick"  # the URL's task (or None): a callback sets the picker, a showcase task when None
 
 # network
 NETWORK_METRIC = "network-metric"
@@ -34,6 +35,7 @@ TASKS_URL_SINK = "tasks-url-sink"
 NUCLEI_TASK = "nuclei-task"
 NUCLEI_DECISION = "nuclei-decision"
 NUCLEI_URL_SINK = "nuclei-url-sink"
+NUCLEI_PICK = "nuclei-pick"
 QUEUES_HEADLINE = "queues-headline"
 QUEUES_FUNNEL = "queues-funnel"
 QUEUES_FACTORS = "queues-factors"
@@ -74,3 +76,12 @@ TUNE_REPORT_PROGRESS = "tune-report-progress"
 TUNE_REPORT_STATUS = "tune-report-status"
 TUNE_REPORT_DOWNLOAD = "tune-report-download"
 TUNE_URL_SINK = "tune-url-sink"
+TUNE_PICK = "tune-pick"
+
+# task detail
+TASK_ID = "task-id"
+TASK_JOBS = "task-jobs"
+
+# queue detail
+QUEUE_NAME = "queue-name"
+QUEUE_STAB = "queue-stab"

@@ -1,4 +1,4 @@
-"""Builds THE one Dash app of the process at import and exposes ``server`` for gunicorn."""
+"""Composition root: builds the process's state and services, and THE one Dash app; exposes ``server`` for gunicorn."""
 
 from __future__ import annotations
 
@@ -9,11 +9,18 @@ import dash
 import dash_bootstrap_components as dbc
 import diskcache
 from dash import Dash, DiskcacheManager, dcc, html
+from flask_caching import Cache
 
-from app import data, gridruns
 from app.components.layout import navbar
+from app.gridruns import CACHE_DIR
+from app.services import Services
+from app.state import AppState, cache_config
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# the one state and its services of this process; callbacks and routes reach them through this module
+services = Services.build(AppState())
+state = services.state
 
 app = Dash(
     "app",
@@ -24,18 +31,18 @@ app = Dash(
     title="PanDA brokerage",
     update_title=None,
     # background callbacks (whole-grid what-if, reports) run in their own processes; results go through disk
-    background_callback_manager=DiskcacheManager(diskcache.Cache(str(gridruns.CACHE_DIR / "callbacks"))),
+    background_callback_manager=DiskcacheManager(diskcache.Cache(str(CACHE_DIR / "callbacks"))),
 )
 server = app.server
 if os.environ.get("BROKERAGE_SECRET_KEY"):
     # signs background-job handles; without it Dash keeps a random one in the (shared) job cache
     server.secret_key = os.environ["BROKERAGE_SECRET_KEY"]
-data.cache.init_app(server, config=data.cache_config())
+Cache().init_app(server, config=cache_config())
 
 
 def serve_layout() -> html.Div:
     """The shell: navbar, a load problem if any, and the page container."""
-    src = data.source()
+    src = state.source()
     problem = (
         dbc.Alert(
             f"The grid could not be loaded: {src.problem}. Pages show empty states.",
@@ -62,11 +69,5 @@ from app import callbacks as _callbacks  # noqa: E402,F401  registers every call
 from app.api import register as _register_api  # noqa: E402
 from app.reports import register as _register_reports  # noqa: E402
 
-_register_api(server)
-_register_reports(server)
-
-
-def serve(host: str, port: int, debug: bool = False) -> None:
-    """Run the development server (``brokerage serve`` calls this)."""
-    gridruns.warm_base_in_background()  # the overview census and tuning baselines are ready by the first visit
-    app.run(host=host, port=port, debug=debug)
+_register_api(server, services)
+_register_reports(server, services.reports)

@@ -61,13 +61,12 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
     from werkzeug.serving import make_server
 
-    from app import data
-    from app.main import app
+    from app.main import app, state
     from app.viewmodels.queues import task_options
     from benchmarks.paint_timer import INIT_SCRIPT, arm, elapsed_ms
 
     app.server.test_client().get("/")
-    snap = data.snapshot()
+    snap = state.snapshot()
     options = task_options(snap)
     picks = _picks(snap, options, PICKS)
     srv = make_server("127.0.0.1", 0, app.server, threaded=True)

@@ -39,17 +39,15 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
     from werkzeug.serving import make_server
 
-    from app import data, gridruns
-    from app.main import app
-    from app.viewmodels import queues as qvm
+    from app.main import app, services
     from benchmarks.paint_timer import INIT_SCRIPT, arm, elapsed_ms, started_at
 
     app.server.test_client().get("/")
-    snap = data.snapshot()
+    snap = services.state.snapshot()
     t0 = time.perf_counter()
-    base = gridruns.base_run()  # the stored config's run exists before the first edit, as after start-up warming
+    base = services.whatif.base_run()  # the stored config's run exists before the first edit, as after start-up warming
     baseline_s = time.perf_counter() - t0
-    task = qvm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))  # as the page opens
+    task = services.whatif.showcase_task("jobs")  # as the page opens
     srv = make_server("127.0.0.1", 0, app.server, threaded=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{srv.server_port}/tuning?task={task}"
@@ -64,7 +62,7 @@ def main() -> None:
         page.wait_for_selector("#tune-task-diff", timeout=60_000)
         cell = page.locator(_value_cell(KEY))
         for v in values:
-            fp = data.effective_config({KEY: v}).fingerprint()
+            fp = services.state.effective_config({KEY: v}).fingerprint()
             cell.click()
             box = cell.locator("input")
             box.fill(str(v))

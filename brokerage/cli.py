@@ -1,10 +1,11 @@
-"""The ``brokerage`` command: demo grids, job and nucleus brokerage, database and dashboard."""
+"""The ``brokerage`` command: demo grids, job and nucleus brokerage, reports, database; plugins add more (serve)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -158,28 +159,25 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     _print_decision(decision, as_json)
 
 
-@main.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--debug", is_flag=True, help="Dash debug mode (reloader off)")
-def serve(host: str, port: int, debug: bool) -> None:
-    """Start the dashboard (development server; see the README for gunicorn)."""
-    from app.main import serve as serve_app  # the core itself never imports the app
+# The core's subcommands, imported normally: a broken one fails `brokerage` loudly instead of vanishing.
+# They import this module's helpers only when they run, so importing them here is not circular.
+from brokerage.brokers.nucleus_cli import nucleus  # noqa: E402
+from brokerage.report.cli import report  # noqa: E402
+from brokerage.store.cli import db  # noqa: E402
 
-    serve_app(host, port, debug)
-
-
-def _attach_optional_commands() -> None:
-    for module, name in (
-        ("brokerage.store.cli", "db"),
-        ("brokerage.brokers.nucleus_cli", "nucleus"),
-        ("brokerage.report.cli", "report"),
-    ):
-        try:
-            mod = __import__(module, fromlist=[name])
-        except ImportError:
-            continue
-        main.add_command(getattr(mod, name))
+CORE_COMMANDS: tuple[click.Command, ...] = (db, nucleus, report)
+PLUGIN_GROUP = "brokerage.commands"  # entry points adding subcommands from other packages (the app adds `serve`)
 
 
-_attach_optional_commands()
+def register_commands(group: click.Group) -> None:
+    """Add the core's subcommands and every ``brokerage.commands`` entry point to GROUP (a broken one raises).
+
+    Usage: ``register_commands(main)``
+    """
+    for command in CORE_COMMANDS:
+        group.add_command(command)
+    for ep in entry_points(group=PLUGIN_GROUP):
+        group.add_command(ep.load(), ep.name)
+
+
+register_commands(main)

@@ -7,10 +7,11 @@ from typing import Any
 import plotly.graph_objects as go
 from dash import Input, Output, State, callback, html
 
-from app import data, ids
+from app import ids
 from app.callbacks.urlstate import url_sync
 from app.components.guard import guarded
 from app.components.layout import empty_state, error_alert
+from app.main import services
 from app.viewmodels import common
 from app.viewmodels import network as vm
 
@@ -19,7 +20,7 @@ from app.viewmodels import network as vm
 def update_heatmap(metric: str) -> go.Figure:
     """The site x nucleus matrix of the chosen metric."""
     try:
-        return vm.heatmap(vm.matrix(data.snapshot(), data.config(), vm.metric_or_default(metric)))
+        return vm.heatmap(vm.matrix(services.state.snapshot(), services.state.config(), vm.metric_or_default(metric)))
     except Exception as exc:  # a figure output cannot hold an alert: say it inside the figure
         return common.empty_figure(f"cannot build the heatmap: {type(exc).__name__}: {exc}")
 
@@ -35,7 +36,7 @@ def update_detail(click: dict[str, Any] | None, metric: str) -> Any:
     p = click["points"][0]
     site, nucleus = str(p["y"]), str(p["x"])
     try:
-        d = vm.link_detail(data.snapshot(), data.config(), site, nucleus)
+        d = vm.link_detail(services.state.snapshot(), services.state.config(), site, nucleus)
     except Exception as exc:
         return error_alert("Link detail", exc)
     rows = [html.Tr([html.Th(k), html.Td(v)]) for k, v in vm.detail_rows(d)]

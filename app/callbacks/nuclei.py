@@ -7,11 +7,12 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, callback, html
 
-from app import data, ids
+from app import ids
 from app.callbacks.urlstate import url_sync
 from app.components.decision import headline, ranked_grid, skipped_grid
 from app.components.guard import guarded
 from app.components.layout import card, empty_state, figure
+from app.main import services
 from app.viewmodels import nuclei as vm
 from app.viewmodels import queues as qvm
 from brokerage.explain import Decision
@@ -38,19 +39,20 @@ def nucleus_view(decision: Decision) -> html.Div:
     )
 
 
+@callback(Output(ids.NUCLEI_TASK, "value"), Input(ids.NUCLEI_PICK, "data"))
+def pick_default_task(picked: int | None) -> int | None:
+    """The task of the URL; when it names none (first load), a task whose nucleus ranking has a few candidates."""
+    return picked if picked is not None else services.whatif.showcase_task("nucleus")
+
+
 @callback(Output(ids.NUCLEI_DECISION, "children"), Input(ids.NUCLEI_TASK, "value"))
 @guarded("Task brokerage")
 def update_nucleus_decision(task: Any) -> Any:
     """Run (memoised) task brokerage for the picked task."""
-    if not data.has_nucleus_broker():
-        return empty_state(
-            "Task brokerage not available",
-            "The nucleus broker (brokerage.brokers.nucleus) is not installed in this build.",
-        )
     tid = qvm.parse_task(task)
     if tid is None:
         return empty_state("No task picked", "Choose a task above.")
-    return nucleus_view(data.nucleus_decision(tid))
+    return nucleus_view(services.state.nucleus_decision(tid))
 
 
 url_sync(ids.NUCLEI_URL_SINK, {"task": (ids.NUCLEI_TASK, "value")})

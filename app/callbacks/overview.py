@@ -7,10 +7,11 @@ from typing import Any
 
 from dash import Input, Output, callback, html
 
-from app import gridruns, ids
+from app import ids
 from app.callbacks.progress import progress_bar
 from app.components.guard import guarded
 from app.components.layout import figure, grid
+from app.main import services
 from app.viewmodels import overview as vm
 
 
@@ -19,7 +20,7 @@ def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -
 
     progress = progress_bar(set_progress)
 
-    census = vm.census_from_run(gridruns.base_run(progress))
+    census = vm.census_from_run(services.whatif.base_run(progress))
     rows = census["criteria"]
     return html.Div(
         [

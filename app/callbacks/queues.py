@@ -8,10 +8,11 @@ from typing import Any
 from dash import Input, Output, State, callback, no_update
 from dash.exceptions import PreventUpdate
 
-from app import data, ids
+from app import ids
 from app.callbacks.urlstate import url_sync
 from app.components.decision import job_decision_props
 from app.components.layout import empty_state, error_alert
+from app.main import services
 from app.viewmodels import queues as vm
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ def search_task_options(search: str | None, value: Any) -> list[dict[str, Any]]:
     """Options matching what the operator types (3000 options at once make the dropdown sluggish)."""
     if not search:
         raise PreventUpdate
-    return vm.search_tasks(data.snapshot(), search, keep=value)
+    return vm.search_tasks(services.state.snapshot(), search, keep=value)
 
 
 callback(Output(ids.QUEUES_TASK, "options"), Input(ids.QUEUES_TASK, "search_value"), State(ids.QUEUES_TASK, "value"),
@@ -45,9 +46,15 @@ def update_criteria_options(task: Any, selected: list[str] | None = None) -> lis
     if tid is None:
         return []
     try:
-        return vm.criteria_options(data.job_decision(tid), selected)
+        return vm.criteria_options(services.state.job_decision(tid), selected)
     except Exception:  # the decision panel shows the error itself
         return []
+
+
+@callback(Output(ids.QUEUES_TASK, "value"), Input(ids.QUEUES_PICK, "data"))
+def pick_default_task(picked: int | None) -> int | None:
+    """The task of the URL; when it names none (first load), a showcase task: a ranking with its factors at work."""
+    return picked if picked is not None else services.whatif.showcase_task("jobs")
 
 
 DECISION_OUTPUTS = [
@@ -74,7 +81,7 @@ def update_decision(task: Any, criteria: list[str] | None) -> tuple[Any, ...]:
     if tid is None:
         return _blank(empty_state("No task picked", "Choose a task above; its job brokerage is shown here."))
     try:
-        return job_decision_props(data.job_decision(tid), criteria or None)
+        return job_decision_props(services.state.job_decision(tid), criteria or None)
     except Exception as exc:  # error boundary: say what failed inline, never a traceback
         log.exception("job brokerage of task %s failed", tid)
         return _blank(error_alert("Job brokerage", exc))

@@ -11,9 +11,9 @@ from dash import Input, Output, State, callback, clientside_callback, html, no_u
 
 from app import ids
 from app.callbacks.progress import progress_bar
-from app.callbacks.tuning import edits_of
 from app.components.layout import error_alert
-from app.reports import INLINE_LIMIT, make_report
+from app.main import services
+from app.services.reports import INLINE_LIMIT
 from app.viewmodels import queues as qvm
 
 log = logging.getLogger(__name__)
@@ -30,14 +30,14 @@ def export(
     set_progress: Callable[[tuple[int, str]], None] | None = None,
 ) -> tuple[Any, Any]:
     """Build the report under the current edits; return (download data or None, status with a download link)."""
-    edits = edits_of(raw)
+    edits = services.whatif.edits(raw)
     if edits.errors:
         refused = ", ".join(sorted(edits.errors))
         return None, html.Span(f"Not exported: fix the refused edits first ({refused}).", className="text-danger")
 
     progress = progress_bar(set_progress, "tasks")
 
-    made = make_report(scope, fmt, qvm.parse_task(task), edits.overrides, progress)
+    made = services.reports.make(scope, fmt, qvm.parse_task(task), edits.overrides, progress)
     what = f"{len(edits.overrides)} what-if edit(s)" if edits.overrides else "the stored config"
     status = html.Span(
         [

@@ -7,10 +7,11 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, callback, html
 
-from app import data, ids
+from app import ids
 from app.callbacks.urlstate import url_sync
 from app.components.guard import guarded
 from app.components.layout import card, empty_state, figure, grid, link_col
+from app.main import services
 from app.viewmodels import stabilizer as vm
 
 COLUMNS = ["gshare", "produsername", "nQ_user", "max_q_len", "max_q_len_rule", "throttled", "nQ", "nQ_max", "nQ_max_rule", "nR", "nR_user", "trr",
@@ -21,7 +22,7 @@ COLUMNS = ["gshare", "produsername", "nQ_user", "max_q_len", "max_q_len_rule", "
 @guarded("Stabilizer")
 def update_stabilizer(user: str | None, queue: str | None) -> Any:
     """Per-queue chart, the user's chart and the filtered (PQ, user) table."""
-    df = data.stabilizer_frame()
+    df = services.state.stabilizer_frame()
     if df.empty:
         return empty_state(
             "No analysis activity",

@@ -7,10 +7,11 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, callback, html
 
-from app import data, ids
+from app import ids
 from app.callbacks.urlstate import url_sync
 from app.components.guard import guarded
 from app.components.layout import card, empty_state, figure, grid, link_col
+from app.main import services
 from app.viewmodels import tasks as vm
 from app.viewmodels.common import records
 
@@ -19,7 +20,7 @@ from app.viewmodels.common import records
 @guarded("Task states")
 def update_tasks(window: str) -> Any:
     """Sankey of transitions in the window, time per state and the task table."""
-    snap = data.snapshot()
+    snap = services.state.snapshot()
     log = snap.task_status_log
     counts = vm.status_counts(snap.tasks)
     window = vm.window_or_default(window)

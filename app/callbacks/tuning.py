@@ -9,17 +9,16 @@ from typing import Any
 from dash import Input, Output, Patch, State, callback, clientside_callback, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
-from app import data, gridruns, ids
-from app.auth import check_operator
+from app import ids
 from app.callbacks.progress import progress_bar
 from app.components.layout import error_alert
 from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
 from app.components.tuning_store import diff_table
-from app.viewmodels import history as hvm
+from app.main import services
+from app.services import Outcome
+from app.services.admin import NoDatabaseError
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
-from brokerage.lifecycle.waiting import needs_nucleus
-from brokerage.whatif import compare, impact
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +27,7 @@ RAW = Input(ids.TUNE_RAW, "data")
 
 def edits_of(raw: dict[str, Any] | None) -> vm.Edits:
     """The operator's raw edits checked against the stored config: valid overrides and refusals."""
-    return vm.parse_edits(data.config(), raw or {})
+    return services.whatif.edits(raw)
 
 
 # The editor's rows become {key: value} for every value that differs from the stored one, in the browser
@@ -69,7 +68,7 @@ def update_edits(
 
     Runs after the task view (it follows the edits the task view passes on), so the re-ranking paints first.
     """
-    config = data.config()
+    config = services.state.config()
     edits = edits_of(raw)
     rows = vm.editor_rows(config, raw or {}, edits)
     # only rows whose flags changed are sent: redrawing all 80 rows costs the browser more than the round trip
@@ -115,7 +114,7 @@ def reset_edits(n_clicks: int | None) -> tuple[list[dict[str, Any]], dict[str, A
     """Put every value back to the stored one."""
     if not n_clicks:
         raise PreventUpdate
-    return vm.editor_rows(data.config(), {}, vm.Edits({}, {})), {}
+    return vm.editor_rows(services.state.config(), {}, vm.Edits({}, {})), {}
 
 
 def task_view(task: Any, overrides: dict[str, Any]) -> Any:
@@ -123,14 +122,18 @@ def task_view(task: Any, overrides: dict[str, Any]) -> Any:
     tid = qvm.parse_task(task)
     if tid is None:
         return html.Div("Pick a task to compare its ranking before and after the edits.", className="text-muted small")
-    parts = []
-    if needs_nucleus(data.snapshot(), [tid]):
-        diff = compare(data.nucleus_decision(tid), data.nucleus_decision(tid, overrides))
-        parts.append(task_diff_view(diff, "Task brokerage (nucleus)"))
-    diff = compare(data.job_decision(tid), data.job_decision(tid, overrides))
-    parts.append(task_diff_view(diff, f"Job brokerage ({diff.broker})"))
-    marks = {"data-task": str(tid), "data-config": data.effective_config(overrides).fingerprint()}
-    return html.Div(parts, id="tune-task-diff", **marks)
+    w = services.whatif.task(tid, overrides)
+    parts = [task_diff_view(w.nucleus, "Task brokerage (nucleus)")] if w.nucleus is not None else []
+    parts.append(task_diff_view(w.jobs, f"Job brokerage ({w.jobs.broker})"))
+    return html.Div(parts, id="tune-task-diff", **{"data-task": str(tid), "data-config": w.config})
+
+
+@callback(Output(ids.TUNE_TASK, "value"), Input(ids.TUNE_PICK, "data"))
+def on_tuning_load(picked: int | None) -> int | None:
+    """On the page's first load: start warming the stored config's grid run; the task is the URL's, or when it
+    names none a showcase task."""
+    services.whatif.warm()
+    return picked if picked is not None else services.whatif.showcase_task("jobs")
 
 
 @callback(
@@ -154,15 +157,13 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
     progress = progress_bar(set_progress)
 
-    before, after = gridruns.whatif_runs(overrides, progress=progress)
-    im = impact(before, after)
-    t = data.snapshot().tasks
-    names = dict(zip(t["jeditaskid"].astype(int), t["taskname"].astype(str), strict=False)) if not t.empty else {}
+    g = services.whatif.grid(overrides, progress)
     link = vm.permalink(None, overrides)
     view = grid_impact_view(
-        im, names, after.seconds, after.recomputed, after.reused, link + ("&" if "?" in link else "?") + "task="
-    )
-    return html.Div(view, id="tune-grid-impact", **{"data-config": data.effective_config(overrides).fingerprint()})
+        g.impact, g.names, g.after.seconds, g.after.recomputed, g.after.reused,
+        link + ("&" if "?" in link else "?") + "task=",
+    )  # fmt: skip
+    return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 
 
 @callback(
@@ -185,65 +186,45 @@ def update_grid_view(set_progress: Callable[[tuple[int, str]], None], raw: dict[
 # ---------------------------------------------------------------- save, history, restore
 
 
+_ALERT = {
+    "success": "alert alert-success py-1 small mb-0",
+    "refused": "alert alert-danger py-1 small mb-0",
+    "warning": "alert alert-warning py-1 small mb-0",
+    "note": "small text-muted",
+}
+
+
+def outcome_view(outcome: Outcome) -> tuple[Any, str | None]:
+    """A save or restore outcome as (message, redirect or None)."""
+    extra = {"id": "tune-save-refused"} if outcome.role_refused else {}
+    return html.Div(outcome.message, className=_ALERT[outcome.level], **extra), outcome.redirect
+
+
 def save_edits(
     overrides: dict[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
 ) -> tuple[Any, str | None]:
     """Store OVERRIDES as a new version if USER holds the operator role; return (message, redirect or None)."""
-    from brokerage.store.config_store import ConfigConflictError, save_changes
-
-    engine = data.engine()
-    if engine is None:
-        return error_alert("Save", RuntimeError("this grid does not come from a database")), None
-    verdict = check_operator(user, secret)
-    if not verdict.allowed:
-        return html.Div(
-            f"Not saved: {verdict.why}.", className="alert alert-danger py-1 small mb-0", id="tune-save-refused"
-        ), None
-    if not overrides:
-        return html.Div("Nothing to save: no value differs from the stored config.", className="small text-muted"), None
-    if not (comment or "").strip():
-        return html.Div(
-            "Not saved: say why in the comment (it is kept in the history).",
-            className="alert alert-warning py-1 small mb-0",
-        ), None
     try:
-        version = save_changes(engine, overrides, verdict.who, comment.strip(), base_version=int(base or 0))
-    except ConfigConflictError as exc:
-        return html.Div(f"Not saved: {exc}", className="alert alert-danger py-1 small mb-0"), None
-    data.reload_config()
-    return html.Div(
-        f"Saved as version {version}.", className="alert alert-success py-1 small mb-0"
-    ), f"/tuning?saved={version}"
+        return outcome_view(services.admin.save(overrides, user, secret, comment, base))
+    except NoDatabaseError as exc:
+        return error_alert("Save", exc), None
 
 
 def save_raw(
     raw: dict[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
 ) -> tuple[Any, str | None]:
     """Save the editor's raw edits, refusing the whole set while any edit is invalid."""
-    edits = edits_of(raw)
-    if edits.errors:
-        refused = ", ".join(sorted(edits.errors))
-        return html.Div(
-            f"Not saved: fix the refused edits first ({refused}).", className="alert alert-danger py-1 small mb-0"
-        ), None
-    return save_edits(edits.overrides, user, secret, comment, base)
+    try:
+        return outcome_view(services.admin.save_raw(raw, user, secret, comment, base))
+    except NoDatabaseError as exc:
+        return error_alert("Save", exc), None
 
 
 def restore(version: int | None, user: str | None, secret: str | None) -> tuple[Any, str | None]:
     """Make VERSION's values current again (operator role required); return (message, redirect or None)."""
-    from brokerage.store.config_store import restore_version
-
-    engine = data.engine()
-    if engine is None or version is None:
+    if not services.admin.can_save() or version is None:
         raise PreventUpdate
-    verdict = check_operator(user, secret)
-    if not verdict.allowed:
-        return html.Div(f"Not restored: {verdict.why}.", className="alert alert-danger py-1 small mb-0"), None
-    new = restore_version(engine, int(version), verdict.who, f"restore version {version}")
-    data.reload_config()
-    return html.Div(
-        f"Restored version {version} as version {new}.", className="alert alert-success py-1 small mb-0"
-    ), f"/tuning?restored={new}"
+    return outcome_view(services.admin.restore(int(version), user, secret))
 
 
 @callback(
@@ -286,10 +267,9 @@ def on_save_or_restore(
 @callback(Output(ids.TUNE_DIFF_VIEW, "children"), Input(ids.TUNE_DIFF_A, "value"), Input(ids.TUNE_DIFF_B, "value"))
 def update_version_diff(a: int | None, b: int | None) -> Any:
     """Keys that differ between the two picked versions."""
-    engine = data.engine()
-    if engine is None or a is None or b is None:
+    if not services.admin.can_save() or a is None or b is None:
         raise PreventUpdate
     try:
-        return diff_table(hvm.diff_rows(engine, a, b))
+        return diff_table(services.admin.diff_rows(a, b))
     except Exception as exc:
         return error_alert("Version diff", exc)

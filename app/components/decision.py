@@ -107,25 +107,3 @@ def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[
         rows,
         f"Skipped queues{filt}: {len(rows)}",
     )
-
-
-def job_decision_view(decision: Decision, criteria: list[str] | None) -> html.Div:
-    """The whole explained job brokerage of one task."""
-    rows = vm.skipped_rows(decision, criteria)
-    filt = f" (criteria {', '.join(criteria)})" if criteria else ""
-    return html.Div(
-        [
-            headline(decision, "queues"),
-            dbc.Row(
-                [
-                    dbc.Col(figure(vm.funnel_figure(decision)), md=5),
-                    dbc.Col(figure(vm.factor_figure(decision)), md=7),
-                ]
-            ),
-            card("Ranked candidates (best first)", ranked_grid(decision, "/queue?name="), footer=None),
-            notes(decision),
-            card(f"Skipped queues{filt}: {len(rows)}", skipped_grid(decision, rows, "/queue?name=")),
-        ],
-        id="job-decision-view",
-        **{"data-task": str(decision.task)},
-    )

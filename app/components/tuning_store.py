@@ -1,4 +1,4 @@
-"""Tuning page panels that touch storage or files: save with the operator role, version history, reports."""
+"""Tuning page panels: save with the operator role, version history, reports (data passed in)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import data, ids
+from app import ids
 from app.components.layout import empty_state, grid
 from app.viewmodels import history as hvm
 
 
-def save_panel() -> html.Div:
-    """Operator name, secret and comment; saving is refused (with the reason) for viewers."""
-    no_db = data.engine() is None
+def save_panel(can_save: bool) -> html.Div:
+    """Operator name, secret and comment; saving is refused (with the reason) for viewers.
+
+    CAN_SAVE: the grid comes from a database (files and the demo grid keep no versions).
+    """
+    no_db = not can_save
     warning = (
         empty_state(
             "Saving needs a database",
@@ -56,12 +59,10 @@ def save_panel() -> html.Div:
     )
 
 
-def history_panel() -> html.Div:
-    """Every saved version (who, when, what, why), a diff between two versions, and restore."""
-    engine = data.engine()
-    rows = hvm.history_rows(engine) if engine is not None else []
+def history_panel(has_db: bool, rows: list[dict[str, Any]]) -> html.Div:
+    """Every saved version (ROWS from ``hvm.history_rows``), a diff between two versions, and restore."""
     options = hvm.version_options(rows)
-    if engine is None:
+    if not has_db:
         top: Any = empty_state("No history", "Versions are kept in the database; this grid has none.")
     elif not rows:
         top = empty_state("No saved versions yet", "The stored gdpconfig equals the defaults; save an edit to start.")

@@ -8,9 +8,10 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import data, ids
+from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, figure, grid, loading, page_header, url_notice
+from app.main import state
 from app.viewmodels import nuclei as vm
 from app.viewmodels import queues as qvm
 
@@ -20,8 +21,8 @@ dash.register_page(__name__, path="/nuclei", title="Nuclei · PanDA brokerage", 
 @guarded("Nuclei page")
 def layout(task: str | None = None, **_: Any) -> html.Div:
     """Nucleus table and storage chart; task picker for task brokerage (?task= preselects)."""
-    snap = data.snapshot()
-    cfg = data.config()
+    snap = state.snapshot()
+    cfg = state.config()
     rows = vm.nucleus_rows(snap, cfg)
     cols = [{"field": k} for k in (rows[0] if rows else [])]
     for c in cols:
@@ -37,18 +38,17 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
                 ]
             }
     picked, problem = qvm.url_task(snap, task)
-    picked = picked or qvm.showcase_task(
-        snap, lambda t: len(data.nucleus_decision(t).candidates), want=3, stage="nucleus"
-    )
+    also = qvm.showcase_candidates(snap, stage="nucleus") if picked is None else []
     return html.Div(
         [
             page_header("Nuclei", f"Nuclei collect task output. Storage below DISK_THRESHOLD ({cfg['DISK_THRESHOLD']} TB) or more than NQUEUED_NUC_CAP ({cfg['NQUEUED_NUC_CAP']}) files queued in is flagged red."),
             dbc.Row([dbc.Col(card("Storage", figure(vm.storage_figure(rows, float(cfg["DISK_THRESHOLD"])))), md=5),
                      dbc.Col(card(f"Nuclei ({len(rows)})", grid(rows, cols, height=320, export_name="nuclei.csv")), md=7)], className="g-2"),
             card("Task brokerage of a task (which nucleus gets its output)",
-                 [url_notice(problem), html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked), value=picked, clearable=False)],
+                 [url_notice(problem), html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked, also=also), value=picked, clearable=False)],
                                      style={"minWidth": "520px"})], className="controls"),
                   loading(html.Div(id=ids.NUCLEI_DECISION))]),
             dcc.Store(id=ids.NUCLEI_URL_SINK),
+            dcc.Store(id=ids.NUCLEI_PICK, data=picked),
         ]
     )  # fmt: skip

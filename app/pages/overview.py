@@ -8,9 +8,10 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import data, ids
+from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, figure, kpi, loading, page_header
+from app.main import state
 from app.viewmodels import common
 from app.viewmodels import overview as vm
 from app.viewmodels import tasks as tvm
@@ -21,7 +22,7 @@ dash.register_page(__name__, path="/", title="Overview · PanDA brokerage", name
 @guarded("Overview page")
 def layout(**_: Any) -> html.Div:
     """KPIs, composition charts and (loaded after the page) the skip-criteria census."""
-    snap = data.snapshot()
+    snap = state.snapshot()
     c = vm.counts(snap)
     jobs = c["jobs_by_state"]
     return html.Div(

@@ -8,10 +8,11 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import data, ids
+from app import ids
 from app.components.decision import job_decision_panel
 from app.components.guard import guarded
 from app.components.layout import card, grid, loading, page_header, url_notice
+from app.main import state
 from app.viewmodels import queues as vm
 
 dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", name="Queues")
@@ -20,10 +21,11 @@ dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", 
 @guarded("Queues page")
 def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> html.Div:
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
-    snap = data.snapshot()
+    snap = state.snapshot()
     rows = vm.queue_rows(snap)
     picked, problem = vm.url_task(snap, task)
-    picked = picked or vm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
+    # without a task in the URL a callback picks a showcase task after the page shows (it runs brokerages)
+    also = vm.showcase_candidates(snap) if picked is None else []
     table = card(
         f"All queues ({len(rows)})",
         grid(
@@ -40,7 +42,7 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
         [
             html.Div(
                 [html.Label("task", htmlFor=ids.QUEUES_TASK),
-                 dcc.Dropdown(id=ids.QUEUES_TASK, options=vm.picker_options(snap, picked), value=picked, clearable=False,
+                 dcc.Dropdown(id=ids.QUEUES_TASK, options=vm.picker_options(snap, picked, also=also), value=picked, clearable=False,
                               placeholder="type a task id or name")],
                 style={"minWidth": "520px"},
             ),
@@ -62,5 +64,6 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
             table,
             card("Job brokerage of a task", [url_notice(problem), controls, loading(job_decision_panel())]),
             dcc.Store(id=ids.QUEUES_URL_SINK),
+            dcc.Store(id=ids.QUEUES_PICK, data=picked),
         ]
     )

@@ -7,9 +7,10 @@ from typing import Any
 import dash
 from dash import dcc, html
 
-from app import data, ids
+from app import ids
 from app.components.guard import guarded
 from app.components.layout import loading, page_header, url_notice
+from app.main import state
 from app.viewmodels import stabilizer as vm
 from app.viewmodels.common import unusable_choice
 
@@ -19,7 +20,7 @@ dash.register_page(__name__, path="/stabilizer", title="Stabilizer · PanDA brok
 @guarded("Stabilizer page")
 def layout(user: str | None = None, queue: str | None = None, **_: Any) -> html.Div:
     """User and queue pickers over the Stabilizer table; ?user=&queue= preselect."""
-    df = data.stabilizer_frame()
+    df = state.stabilizer_frame()
     users = vm.users(df)
     queues = sorted(df["panda_queue"].unique()) if len(df) else []
     picked = user if user in users else (users[0] if users else None)

@@ -8,11 +8,12 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import data, gridruns, ids
+from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, loading, page_header, url_notice
 from app.components.tuning import edit_summary, grid_placeholder, param_editor
 from app.components.tuning_store import history_panel, report_panel, save_panel
+from app.main import services
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
 
@@ -22,13 +23,13 @@ dash.register_page(__name__, path="/tuning", title="Tuning · PanDA brokerage", 
 @guarded("Tuning page")
 def layout(task: str | None = None, saved: str | None = None, restored: str | None = None, **query: Any) -> html.Div:
     """Editor on the left; the picked task before/after and the grid impact on the right; save and reports below."""
-    snap = data.snapshot()
-    config = data.config()
+    snap = services.state.snapshot()
+    config = services.state.config()
     raw = vm.edits_from_query(query)
     edits = vm.parse_edits(config, raw)
     picked, problem = qvm.url_task(snap, task)
-    picked = picked or qvm.showcase_task(snap, lambda t: len(data.job_decision(t).candidates))
-    gridruns.warm_base_in_background()
+    # a callback picks a showcase task when the URL names none, and starts warming the stored config's grid run
+    also = qvm.showcase_candidates(snap) if picked is None else []
     notice = None
     if saved:
         notice = dbc.Alert(
@@ -45,7 +46,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                     html.Label("task", htmlFor=ids.TUNE_TASK),
                     dcc.Dropdown(
                         id=ids.TUNE_TASK,
-                        options=qvm.picker_options(snap, picked),
+                        options=qvm.picker_options(snap, picked, also=also),
                         value=picked,
                         clearable=False,
                         placeholder="type a task id or name",
@@ -119,8 +120,11 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
             ),
             dbc.Row(
                 [
-                    dbc.Col(card("Save as a new gdpconfig version", save_panel()), md=4),
-                    dbc.Col(card("Saved versions", history_panel()), md=4),
+                    dbc.Col(card("Save as a new gdpconfig version", save_panel(services.admin.can_save())), md=4),
+                    dbc.Col(
+                        card("Saved versions", history_panel(services.admin.can_save(), services.admin.history_rows())),
+                        md=4,
+                    ),
                     dbc.Col(card("Brokerage report", report_panel()), md=4),
                 ],
                 className="g-2",
@@ -129,6 +133,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
             dcc.Store(id=ids.TUNE_GRID_TRIGGER),
             dcc.Store(id=ids.TUNE_BASE_VERSION, data=config.version),
             dcc.Store(id=ids.TUNE_URL_SINK),
+            dcc.Store(id=ids.TUNE_PICK, data=picked),
             dcc.Location(id=ids.TUNE_REDIRECT, refresh=True),
         ]
     )

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.viewmodels.tuning import shown
-from brokerage.store.config_store import diff_versions, history
 
 
 def _change_text(key: str, old: str | None, new: str | None) -> str:
     return f"{key}: {'unset' if old is None else old} → {'unset' if new is None else new}"
 
 
-def history_rows(engine: Any) -> list[dict[str, Any]]:
-    """One row per saved version, newest first: version, who, when (UTC), comment and the keys it changed."""
+def history_rows(versions: Iterable[Any]) -> list[dict[str, Any]]:
+    """One row per saved version (from ``config_store.history``), newest first: version, who, when (UTC), comment and the keys it changed."""
     return [
         {
             "version": v.version,
@@ -22,7 +22,7 @@ def history_rows(engine: Any) -> list[dict[str, Any]]:
             "comment": v.comment,
             "changes": "; ".join(_change_text(c.key, c.old_value, c.new_value) for c in v.changes),
         }
-        for v in history(engine)
+        for v in versions
     ]
 
 
@@ -43,9 +43,6 @@ def version_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*opts, {"label": "v0 · defaults", "value": 0}]
 
 
-def diff_rows(engine: Any, a: int, b: int) -> list[dict[str, Any]]:
-    """Keys whose stored value differs between versions A and B."""
-    return [
-        {"key": k, "a": shown(va), "b": shown(vb)}
-        for k, (va, vb) in sorted(diff_versions(engine, int(a), int(b)).items())
-    ]
+def diff_rows(diff: Mapping[str, tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """Rows of a version diff ``{key: (value in A, value in B)}``, sorted by key."""
+    return [{"key": k, "a": shown(va), "b": shown(vb)} for k, (va, vb) in sorted(diff.items())]

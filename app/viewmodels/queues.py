@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -94,15 +94,18 @@ def search_tasks(snap: GridSnapshot, text: str, keep: Any = None, limit: int = 5
     return [{"label": task_label(r), "value": int(r["jeditaskid"])} for r in rows]
 
 
-def picker_options(snap: GridSnapshot, picked: int | None, limit: int = 200) -> list[dict[str, Any]]:
-    """Initial task options: the first LIMIT (waiting first) plus the picked task; typing searches all tasks."""
+def picker_options(
+    snap: GridSnapshot, picked: int | None, limit: int = 200, also: Sequence[int] = ()
+) -> list[dict[str, Any]]:
+    """Initial task options: the first LIMIT (waiting first), the picked task and the tasks ALSO (e.g. the showcase
+    candidates a callback may pick); typing searches all tasks."""
     opts = task_options(snap, limit)
-    if picked is not None and picked not in {o["value"] for o in opts}:
+    have = {o["value"] for o in opts}
+    wanted = [t for t in ([picked] if picked is not None else []) + [int(t) for t in also] if t not in have]
+    if wanted:
         t = snap.tasks
-        opts += [
-            {"label": task_label(r), "value": int(r["jeditaskid"])}
-            for r in t[t["jeditaskid"] == picked].to_dict("records")
-        ]
+        rows = t[t["jeditaskid"].isin(wanted)].to_dict("records")
+        opts += [{"label": task_label(r), "value": int(r["jeditaskid"])} for r in rows]
     return opts
 
 
@@ -112,35 +115,48 @@ def default_task(snap: GridSnapshot) -> int | None:
     return opts[0]["value"] if opts else None
 
 
-def showcase_task(
-    snap: GridSnapshot, n_candidates: Callable[[int], int], want: int = 5, tries: int = 20, stage: str = "jobs"
-) -> int | None:
-    """The task a brokerage view opens on when the URL names none: the first waiting task at STAGE whose
-    brokerage keeps at least WANT candidates (a ranking with its factors at work), else the one with most
-    candidates among the first TRIES such tasks, else the first waiting task. STAGE "jobs": production tasks
-    with a nucleus (job brokerage); "nucleus": tasks in task brokerage (``needs_nucleus``).
+def showcase_candidates(snap: GridSnapshot, stage: str = "jobs", tries: int = 20) -> list[int]:
+    """The first TRIES waiting tasks at STAGE a brokerage view may open on (no brokerage is run).
 
-    Usage: ``showcase_task(snap, lambda t: len(data.job_decision(t).candidates))``
+    STAGE "jobs": production tasks with a nucleus (job brokerage); "nucleus": tasks in task brokerage
+    (``needs_nucleus``). Usage: ``picker_options(snap, None, also=showcase_candidates(snap))``
     """
     from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
 
     ids = waiting_task_ids(snap)
     if not ids:
-        return default_task(snap)
+        return []
     if stage == "nucleus":
         eligible = needs_nucleus(snap, ids)
     else:
         t = snap.tasks.set_index("jeditaskid").loc[ids]
         has_nucleus = t["nucleus"].map(lambda n: isinstance(n, str) and n != "")
         eligible = t.index[(t["prodsourcelabel"] != "user") & has_nucleus].tolist()
+    return [int(tid) for tid in eligible[:tries]]
+
+
+def showcase_task(
+    snap: GridSnapshot, n_candidates: Callable[[int], int], want: int = 5, tries: int = 20, stage: str = "jobs"
+) -> int | None:
+    """The task a brokerage view opens on when the URL names none: the first of ``showcase_candidates`` whose
+    brokerage keeps at least WANT candidates (a ranking with its factors at work), else the one with most
+    candidates among them, else the first waiting task. N_CANDIDATES(task) runs (or looks up) the brokerage.
+
+    Usage: ``showcase_task(snap, lambda t: len(state.job_decision(t).candidates))``
+    """
+    from brokerage.lifecycle.waiting import waiting_task_ids
+
+    ids = waiting_task_ids(snap)
+    if not ids:
+        return default_task(snap)
     best, best_n = ids[0], 0
-    for tid in eligible[:tries]:
-        n = n_candidates(int(tid))
+    for tid in showcase_candidates(snap, stage, tries):
+        n = n_candidates(tid)
         if n >= want:
-            return int(tid)
+            return tid
         if n > best_n:
-            best, best_n = int(tid), n
-    return best
+            best, best_n = tid, n
+    return int(best)
 
 
 def url_task(snap: GridSnapshot, raw: Any) -> tuple[int | None, str | None]:

@@ -25,9 +25,8 @@ def app_client(tmp_path_factory: pytest.TempPathFactory, snap: GridSnapshot) -> 
     snap.to_json(path)
     os.environ["BROKERAGE_SNAPSHOT"] = str(path)
     os.environ.pop("DATABASE_URL", None)
-    from app import data
-    from app.main import app
+    from app.main import app, state
 
-    data.reset()
+    state.reset()
     yield app.server.test_client()
-    data.reset()
+    state.reset()

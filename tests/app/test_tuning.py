@@ -123,10 +123,10 @@ def test_param_rows_cover_every_broker_parameter_with_its_users() -> None:
 
 def test_edit_rerenders_the_task_before_and_after(app_client) -> None:
     """Switching NW_ACTIVE off re-ranks task 1 of the sample grid: its top queue changes from CERN-PROD_Q8."""
-    from app import data
     from app.callbacks.tuning import update_task_view
+    from app.main import state
 
-    rows = vm.editor_rows(data.config(), {}, vm.Edits({}, {}))
+    rows = vm.editor_rows(state.config(), {}, vm.Edits({}, {}))
     same = _text(update_task_view(vm.raw_from_rows(rows), 1)[0])
     assert "No change for this task" in same
     for r in rows:
@@ -193,8 +193,7 @@ def test_grid_view_counts_moved_tasks(app_client) -> None:
 @pytest.fixture()
 def db_app(tmp_path: Path, snap: object, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     """The app served from a fresh SQLite database holding the sample grid, with one operator 'alice'."""
-    from app import data
-    from app.main import app  # noqa: F401  the one app must exist before callbacks are called
+    from app.main import state  # the one app must exist before callbacks are called
     from brokerage.store.repository import make_engine, save_snapshot
     from brokerage.store.schema import upgrade
 
@@ -205,9 +204,9 @@ def db_app(tmp_path: Path, snap: object, monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.delenv("BROKERAGE_SNAPSHOT", raising=False)
     monkeypatch.setenv("BROKERAGE_OPERATORS", "alice:s3cret")
-    data.reset()
+    state.reset()
     yield engine
-    data.reset()
+    state.reset()
 
 
 def test_viewer_save_is_refused_and_nothing_is_written(db_app) -> None:
@@ -224,13 +223,13 @@ def test_viewer_save_is_refused_and_nothing_is_written(db_app) -> None:
 
 def test_operator_saves_then_restores(db_app) -> None:
     """An operator's save becomes version 1 with who and why; restoring version 0 writes version 2 with the defaults."""
-    from app import data
     from app.callbacks.tuning import restore, save_edits
+    from app.main import state
     from brokerage.store.config_store import history
 
     msg, redirect = save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "s3cret", "more queued files", 0)
     assert "Saved as version 1" in _text(msg) and redirect == "/tuning?saved=1"
-    assert data.config().get("NQUEUED_SAT_CAP") == 300 and data.config().version == 1
+    assert state.config().get("NQUEUED_SAT_CAP") == 300 and state.config().version == 1
     v = history(db_app)[0]
     assert (v.version, v.who, v.comment, [c.key for c in v.changes]) == (
         1,
@@ -240,18 +239,18 @@ def test_operator_saves_then_restores(db_app) -> None:
     )
     msg, redirect = restore(0, "alice", "s3cret")
     assert "Restored version 0 as version 2" in _text(msg)
-    assert data.config().get("NQUEUED_SAT_CAP") == 150
+    assert state.config().get("NQUEUED_SAT_CAP") == 150
 
 
 def test_stale_save_is_refused_as_a_conflict(db_app) -> None:
     """A save based on an old version whose key someone else changed meanwhile is refused; the newer value stays."""
-    from app import data
     from app.callbacks.tuning import save_edits
+    from app.main import state
 
     save_edits({"NQUEUED_SAT_CAP": 300}, "alice", "s3cret", "first", 0)
     msg, redirect = save_edits({"NQUEUED_SAT_CAP": 400}, "alice", "s3cret", "second, from an old page", 0)
     assert "changed since version 0" in _text(msg) and redirect is None
-    assert data.config().get("NQUEUED_SAT_CAP") == 300
+    assert state.config().get("NQUEUED_SAT_CAP") == 300
 
 
 def test_no_operators_configured_disables_saving(db_app, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -310,14 +309,15 @@ def test_export_refuses_invalid_edits_and_bad_paths(app_client) -> None:
 
 def test_parallel_grid_run_equals_the_serial_one(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
     """Spreading the grid run over forked workers gives exactly the outcomes of one process."""
-    from app import data, gridruns
+    from app import gridruns
+    from app.main import state
     from brokerage.whatif import run_grid
 
     monkeypatch.setattr(gridruns, "WORKERS", 2)
     monkeypatch.setattr(gridruns, "MIN_PARALLEL_TASKS", 1)
     seen: list[tuple[int, int]] = []
-    parallel = gridruns.parallel_run(data.snapshot(), data.config(), progress=lambda d, t: seen.append((d, t)))
-    serial = run_grid(data.snapshot(), data.config())
+    parallel = gridruns.parallel_run(state.snapshot(), state.config(), progress=lambda d, t: seen.append((d, t)))
+    serial = run_grid(state.snapshot(), state.config())
     assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
     assert seen[-1][0] == seen[-1][1] == 6
 
@@ -332,12 +332,13 @@ def _hang_on_the_first_chunk(job: tuple) -> tuple:
     i, cfg, brokers, ids = job
     if i == 0 and os.getpid() != _TEST_PROCESS:
         time.sleep(3600)
-    return i, gridruns.run_grid(gridruns.data.snapshot(), cfg, brokers=brokers, task_ids=ids)
+    return i, gridruns.run_grid(gridruns.worker_snapshot(), cfg, brokers=brokers, task_ids=ids)
 
 
 def test_a_stalled_grid_worker_is_replaced_by_an_in_process_run(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
     """When forked workers stop answering for STALL_S, the missing chunks are brokered in the parent, same outcomes."""
-    from app import data, gridruns
+    from app import gridruns
+    from app.main import state
     from brokerage.whatif import run_grid
 
     monkeypatch.setattr(gridruns, "WORKERS", 2)
@@ -346,8 +347,8 @@ def test_a_stalled_grid_worker_is_replaced_by_an_in_process_run(app_client, monk
     monkeypatch.setattr(gridruns, "_run_chunk", _hang_on_the_first_chunk)
     seen: list[tuple[int, int]] = []
     t0 = time.perf_counter()
-    parallel = gridruns.parallel_run(data.snapshot(), data.config(), progress=lambda d, t: seen.append((d, t)))
+    parallel = gridruns.parallel_run(state.snapshot(), state.config(), progress=lambda d, t: seen.append((d, t)))
     assert time.perf_counter() - t0 < 30  # did not wait for the hung worker
-    serial = run_grid(data.snapshot(), data.config())
+    serial = run_grid(state.snapshot(), state.config())
     assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
     assert seen[-1][0] == seen[-1][1] == 6

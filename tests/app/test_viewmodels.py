@@ -247,13 +247,13 @@ def test_search_tasks_finds_by_id_or_name_and_keeps_the_picked_task(snap) -> Non
 
 def test_cache_config_from_env(monkeypatch) -> None:
     """CACHE_TYPE picks the flask-caching backend with its directory or Redis URL."""
-    from app import data
+    from app.state import cache_config
 
     monkeypatch.setenv("CACHE_TYPE", "FileSystemCache")
     monkeypatch.setenv("CACHE_DIR", "/tmp/x")
-    assert data.cache_config()["CACHE_DIR"] == "/tmp/x"
+    assert cache_config()["CACHE_DIR"] == "/tmp/x"
     monkeypatch.setenv("CACHE_TYPE", "RedisCache")
     monkeypatch.setenv("CACHE_REDIS_URL", "redis://h:1/0")
-    assert data.cache_config()["CACHE_REDIS_URL"] == "redis://h:1/0"
+    assert cache_config()["CACHE_REDIS_URL"] == "redis://h:1/0"
     monkeypatch.delenv("CACHE_TYPE")
-    assert data.cache_config()["CACHE_TYPE"] == "SimpleCache"
+    assert cache_config()["CACHE_TYPE"] == "SimpleCache"

@@ -19,7 +19,10 @@ class Verdict:
 
 
 def operators(env: str | None = None) -> dict[str, str]:
-    """Operator name → secret, parsed from BROKERAGE_OPERATORS (empty when unset: nobody can save)."""
+    """Operator name → secret, parsed from BROKERAGE_OPERATORS (empty when unset: nobody can save).
+
+    Usage: ``operators("alice:s1,bob:s2")["bob"]``
+    """
     text = os.environ.get(OPERATORS_ENV, "") if env is None else env
     out: dict[str, str] = {}
     for item in text.split(","):

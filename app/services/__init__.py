@@ -1,0 +1,33 @@
+"""The app's services over its state: tuning what-ifs, config administration (save, restore, roles), reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.gridruns import GridRuns
+from app.services.admin import ConfigAdmin, Outcome
+from app.services.reports import MadeReport, Reports
+from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
+from app.state import AppState
+
+__all__ = ["ConfigAdmin", "GridWhatIf", "MadeReport", "Outcome", "Reports", "Services", "TaskWhatIf", "WhatIf"]
+
+
+@dataclass(frozen=True)
+class Services:
+    """Everything callbacks and routes call, built over one AppState.
+
+    Usage: ``services = Services.build(AppState()); services.whatif.task(4242, {})``
+    """
+
+    state: AppState
+    runs: GridRuns
+    whatif: WhatIf
+    admin: ConfigAdmin
+    reports: Reports
+
+    @classmethod
+    def build(cls, state: AppState) -> Services:
+        """Wire the services over STATE (one per process: see app/main.py)."""
+        runs = GridRuns(state)
+        return cls(state, runs, WhatIf(state, runs), ConfigAdmin(state), Reports(state))

@@ -1,0 +1,142 @@
+"""The app's state: the snapshot source with reload, its per-snapshot GridCache, and bounded decision caches."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from app.state.decisions import DECISION_CACHE_SIZE, DecisionCache
+from app.state.lru import Lru
+from app.state.source import SnapshotSource, Source
+from brokerage.cache import GridCache
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot
+
+__all__ = ["AppState", "DecisionCache", "Lru", "SnapshotSource", "Source", "cache_config"]
+
+CONFIG_CACHE_SIZE = 64  # what-if configs kept (one per distinct set of edits recently asked about)
+
+
+def cache_config() -> dict[str, Any]:
+    """flask-caching settings from env: CACHE_TYPE (SimpleCache), CACHE_DIR, CACHE_REDIS_URL.
+
+    Usage: ``Cache().init_app(server, config=cache_config())``
+    """
+    kind = os.environ.get("CACHE_TYPE", "SimpleCache")
+    cfg: dict[str, Any] = {"CACHE_TYPE": kind, "CACHE_DEFAULT_TIMEOUT": int(os.environ.get("CACHE_TIMEOUT", "600"))}
+    if kind == "FileSystemCache":
+        cfg["CACHE_DIR"] = os.environ.get("CACHE_DIR", "data/cache")
+        cfg["CACHE_THRESHOLD"] = 5000
+    elif kind == "RedisCache":
+        cfg["CACHE_REDIS_URL"] = os.environ.get("CACHE_REDIS_URL", "redis://127.0.0.1:6379/0")
+    return cfg
+
+
+class AppState:
+    """One process's view of the grid: the current snapshot and config, and memoised decisions over them.
+
+    Usage: ``state = AppState(); state.job_decision(4242, {"NQUEUED_SAT_CAP": 300}).ranked_names``
+    """
+
+    def __init__(self, source: SnapshotSource | None = None, decisions: int = DECISION_CACHE_SIZE) -> None:
+        self.loader = source or SnapshotSource()
+        self.decisions = DecisionCache(decisions)
+        self._configs: Lru[Config] = Lru(CONFIG_CACHE_SIZE)
+
+    # ---------------------------------------------------------------- the grid
+
+    def source(self) -> Source:
+        """The current grid (snapshot, config, origin, load problem), reloaded when the database's key changes."""
+        return self.loader.current()
+
+    def snapshot(self) -> GridSnapshot:
+        """The current snapshot."""
+        return self.source().snap
+
+    def config(self) -> Config:
+        """The stored (effective) gdpconfig."""
+        return self.source().config
+
+    def grid_cache(self) -> GridCache:
+        """The current snapshot's GridCache (replaced together with the snapshot on reload).
+
+        Usage: ``production.broker(state.snapshot(), 4242, cfg, cache=state.grid_cache())`` once the core takes it
+        """
+        grid = self.source().grid
+        assert grid is not None  # Source always builds one
+        return grid
+
+    def keys(self) -> tuple[str, str]:
+        """The small cache key of the current data: (snapshot key, config fingerprint)."""
+        src = self.source()
+        return src.snap.key, src.config.fingerprint()
+
+    def engine(self) -> Any:
+        """The SQLAlchemy engine of the current database, or None when the grid does not come from one."""
+        return self.loader.engine()
+
+    def reload_config(self) -> None:
+        """Re-read the stored gdpconfig after a save or restore (old decisions age out of the LRU)."""
+        self.loader.reload_config()
+
+    def reset(self, new: Source | None = None) -> None:
+        """Forget the loaded grid and every cached decision; optionally install NEW as the current source."""
+        self.loader.reset(new)
+        self.decisions.clear()
+        self._configs.clear()
+
+    def sizes(self) -> dict[str, int]:
+        """Entries held by the bounded caches, for monitoring: decisions, derived tables, what-if configs."""
+        return {**self.decisions.sizes(), "configs": len(self._configs)}
+
+    # ---------------------------------------------------------------- configs and decisions
+
+    def effective_config(self, overrides: Mapping[str, Any] | None = None) -> Config:
+        """The stored config with what-if OVERRIDES on top (validated; ConfigError names a bad key).
+
+        Usage: ``state.effective_config({"NW_ACTIVE": False}).fingerprint()``
+        """
+        return self._effective(self.config(), overrides)
+
+    def _effective(self, base: Config, overrides: Mapping[str, Any] | None) -> Config:
+        if not overrides:
+            return base
+        key = (base.fingerprint(), tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+        return self._configs.get(key, lambda: base.with_overrides(overrides))
+
+    def _grid_and_config(self, overrides: Mapping[str, Any] | None) -> tuple[GridSnapshot, Config]:
+        """Snapshot and effective config read from one Source, so a reload in between cannot mix them."""
+        src = self.source()
+        return src.snap, self._effective(src.config, overrides)
+
+    def job_decision(self, task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
+        """Job brokerage of TASK_ID on the current grid under the stored config (+ OVERRIDES), memoised.
+
+        Usage: ``state.job_decision(4242).candidates[0].name``
+        """
+        from brokerage.brokers.registry import run_job_brokerage
+
+        (snap, cfg), tid = self._grid_and_config(overrides), int(task_id)
+        return self.decisions.get((snap.key, cfg.fingerprint(), "jobs", tid), lambda: run_job_brokerage(snap, tid, cfg))
+
+    def nucleus_decision(self, task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
+        """Task (nucleus) brokerage of TASK_ID under the stored config (+ OVERRIDES), memoised (seed 0).
+
+        Usage: ``state.nucleus_decision(4242).candidates[0].details["probability"]``
+        """
+        from brokerage.brokers.nucleus import broker
+
+        (snap, cfg), tid = self._grid_and_config(overrides), int(task_id)
+        return self.decisions.get((snap.key, cfg.fingerprint(), "nucleus", tid), lambda: broker(snap, tid, cfg, seed=0))
+
+    def stabilizer_frame(self) -> Any:
+        """The Analysis Stabilizer for every (PQ, user, share), computed once per snapshot and config.
+
+        Usage: ``state.stabilizer_frame().query("throttled")``
+        """
+        from brokerage.brokers.stabilizer import stabilizer_grid
+
+        snap, cfg = self._grid_and_config(None)
+        return self.decisions.derived((snap.key, cfg.fingerprint(), "stabilizer"), lambda: stabilizer_grid(snap, cfg))
