@@ -60,14 +60,14 @@ def register(server: Flask, services: Services) -> None:
 
     @server.get("/api/nuclei")
     def api_nuclei() -> Any:
-        return jsonify({**meta(), "nuclei": nuvm.nucleus_rows(state.snapshot(), state.config())})
+        return jsonify({**meta(), "nuclei": nuvm.nucleus_rows(state.grid_cache(), state.config())})
 
     @server.get("/api/network")
     def api_network() -> Any:
         metric = request.args.get("metric", "weight")
         if metric not in nvm.METRICS:
             abort(400, f"metric must be one of {', '.join(nvm.METRICS)}")
-        return jsonify({**meta(), **nvm.matrix(state.snapshot(), state.config(), metric)})
+        return jsonify({**meta(), **nvm.matrix(state.grid_cache(), state.config(), metric)})
 
     @server.get("/api/stabilizer")
     def api_stabilizer() -> Any:

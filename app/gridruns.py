@@ -15,6 +15,7 @@ import diskcache
 
 from app.state import AppState
 from app.state.lru import Lru, after_fork_in_child
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.snapshot import GridSnapshot
@@ -29,11 +30,12 @@ MEMO_RUNS = 16  # a few what-ifs per process are enough; the disk keeps the rest
 RUN_TTL_S = 6 * 3600  # a run is keyed on the snapshot and config versions; the TTL only bounds disk use
 
 # the snapshot a forked worker brokers: handed over by the pool's initializer, never pickled (fork inherits it)
-_worker: dict[str, GridSnapshot] = {}
+_worker: dict[str, Any] = {}
 
 
 def _adopt(snap: GridSnapshot) -> None:
     _worker["snap"] = snap
+    _worker["cache"] = GridCache(snap)
 
 
 def worker_snapshot() -> GridSnapshot:
@@ -54,7 +56,7 @@ STALL_S = float(os.environ.get("BROKERAGE_GRID_STALL_S", "30"))
 
 def _run_chunk(job: tuple[int, Config, frozenset[str], list[int]]) -> tuple[int, GridRun]:
     i, cfg, brokers, ids = job
-    return i, run_grid(worker_snapshot(), cfg, brokers=brokers, task_ids=ids)
+    return i, run_grid(worker_snapshot(), cfg, brokers=brokers, task_ids=ids, cache=_worker["cache"])
 
 
 def parallel_run(
@@ -64,14 +66,15 @@ def parallel_run(
     brokers: Iterable[str] = ALL_BROKERS,
     task_ids: Sequence[int] | None = None,
     progress: Progress | None = None,
+    cache: GridCache | None = None,
 ) -> GridRun:
     """run_grid over WORKERS forked processes (each inherits SNAP); same result, merged.
 
-    Usage: ``rerun_grid(snap, base, stored, cfg, runner=parallel_run)``
+    Usage: ``rerun_grid(snap, base, stored, cfg, run_with=parallel_run)``
     """
     ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
     if WORKERS < 2 or len(ids) < MIN_PARALLEL_TASKS:
-        return run_grid(snap, config, brokers=brokers, task_ids=ids, progress=progress)
+        return run_grid(snap, config, brokers=brokers, task_ids=ids, progress=progress, cache=cache)
     t0 = time.perf_counter()
     n = WORKERS * CHUNKS_PER_WORKER
     chunks = [ids[i::n] for i in range(n) if ids[i::n]]
@@ -96,7 +99,7 @@ def parallel_run(
             log.warning("grid run: workers silent for %.0f s; %d of %d chunks run in-process", STALL_S,
                         len(missing), len(chunks))  # fmt: skip
     for i in sorted(missing):  # the pool is terminated on leaving the block above
-        add(i, run_grid(snap, config, brokers=wanted, task_ids=chunks[i]))
+        add(i, run_grid(snap, config, brokers=wanted, task_ids=chunks[i], cache=cache))
     merged.seconds = time.perf_counter() - t0
     return merged
 
@@ -168,7 +171,9 @@ class GridRuns:
         with diskcache.Lock(self.disk(), f"lock:{key}", expire=LOCK_EXPIRE_S):
             run = self._get(key)
             if run is None:
-                run = parallel_run(self.state.snapshot(), self.state.config(), progress=progress)
+                run = parallel_run(
+                    self.state.snapshot(), self.state.config(), progress=progress, cache=self.state.grid_cache()
+                )
                 self._put(key, run)
         return run
 
@@ -185,7 +190,9 @@ class GridRuns:
         key = _key(snap.key, cfg.fingerprint())
         after = self._get(key)
         if after is None:
-            after = rerun_grid(snap, before, stored, cfg, progress=progress, runner=parallel_run)
+            after = rerun_grid(
+                snap, before, stored, cfg, progress=progress, run_with=parallel_run, cache=self.state.grid_cache()
+            )
             self._put(key, after)
         return before, after
 

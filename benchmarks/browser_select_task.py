@@ -42,6 +42,7 @@ def _picks(snap, options: list[dict], n: int) -> list[tuple[int, str]]:
     """N tasks with candidates, each with its top queue, every top differing from the one before (so a stale
     table can never pass for the new one)."""
     from brokerage.brokers.registry import run_job_brokerage
+
     from brokerage.gdpconfig import Config
 
     out: list[tuple[int, str]] = []

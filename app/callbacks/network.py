@@ -20,7 +20,7 @@ from app.viewmodels import network as vm
 def update_heatmap(metric: str) -> go.Figure:
     """The site x nucleus matrix of the chosen metric."""
     try:
-        return vm.heatmap(vm.matrix(services.state.snapshot(), services.state.config(), vm.metric_or_default(metric)))
+        return vm.heatmap(vm.matrix(services.state.grid_cache(), services.state.config(), vm.metric_or_default(metric)))
     except Exception as exc:  # a figure output cannot hold an alert: say it inside the figure
         return common.empty_figure(f"cannot build the heatmap: {type(exc).__name__}: {exc}")
 
@@ -36,7 +36,7 @@ def update_detail(click: dict[str, Any] | None, metric: str) -> Any:
     p = click["points"][0]
     site, nucleus = str(p["y"]), str(p["x"])
     try:
-        d = vm.link_detail(services.state.snapshot(), services.state.config(), site, nucleus)
+        d = vm.link_detail(services.state.grid_cache(), services.state.config(), site, nucleus)
     except Exception as exc:
         return error_alert("Link detail", exc)
     rows = [html.Tr([html.Th(k), html.Td(v)]) for k, v in vm.detail_rows(d)]

@@ -23,7 +23,7 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
     """Nucleus table and storage chart; task picker for task brokerage (?task= preselects)."""
     snap = state.snapshot()
     cfg = state.config()
-    rows = vm.nucleus_rows(snap, cfg)
+    rows = vm.nucleus_rows(state.grid_cache(), cfg)
     cols = [{"field": k} for k in (rows[0] if rows else [])]
     for c in cols:
         if c["field"] == "nucleus":

@@ -71,6 +71,7 @@ class Reports:
             overrides=dict(overrides),
             meta={"origin": f"dashboard · {src.origin}"},
             progress=progress,
+            cache=src.grid,
         )
         self._prune(time.time())
         # the whole grid's skips run to 150 MB of JSON on the demo grid: such tables are served compressed

@@ -10,7 +10,8 @@ from app.gridruns import GridRuns
 from app.state import AppState
 from app.viewmodels import queues as qvm
 from app.viewmodels.tuning import Edits, parse_edits
-from brokerage.lifecycle.waiting import needs_nucleus
+from brokerage import grid as grid_views
+from brokerage.brokers.router import needs_nucleus
 from brokerage.whatif import GridImpact, GridRun, Progress, TaskDiff, compare, impact
 
 Stage = Literal["jobs", "nucleus"]
@@ -57,7 +58,7 @@ class WhatIf:
         """Before/after of TASK_ID's nucleus brokerage (if it still needs one) and of its job brokerage."""
         st, tid = self.state, int(task_id)
         nucleus = None
-        if needs_nucleus(st.snapshot(), [tid]):
+        if needs_nucleus(grid_views.task_row(st.grid_cache(), tid)):
             nucleus = compare(st.nucleus_decision(tid), st.nucleus_decision(tid, overrides))
         jobs = compare(st.job_decision(tid), st.job_decision(tid, overrides))
         return TaskWhatIf(tid, nucleus, jobs, st.effective_config(overrides).fingerprint())

@@ -62,7 +62,7 @@ class AppState:
     def grid_cache(self) -> GridCache:
         """The current snapshot's GridCache (replaced together with the snapshot on reload).
 
-        Usage: ``production.broker(state.snapshot(), 4242, cfg, cache=state.grid_cache())`` once the core takes it
+        Usage: ``production.broker(state.snapshot(), 4242, cfg, cache=state.grid_cache())``
         """
         grid = self.source().grid
         assert grid is not None  # Source always builds one
@@ -106,30 +106,35 @@ class AppState:
         key = (base.fingerprint(), tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         return self._configs.get(key, lambda: base.with_overrides(overrides))
 
-    def _grid_and_config(self, overrides: Mapping[str, Any] | None) -> tuple[GridSnapshot, Config]:
-        """Snapshot and effective config read from one Source, so a reload in between cannot mix them."""
+    def _grid_and_config(self, overrides: Mapping[str, Any] | None) -> tuple[GridSnapshot, Config, GridCache]:
+        """Snapshot, effective config and the snapshot's cache read from one Source, so a reload cannot mix them."""
         src = self.source()
-        return src.snap, self._effective(src.config, overrides)
+        assert src.grid is not None  # Source always builds one
+        return src.snap, self._effective(src.config, overrides), src.grid
 
     def job_decision(self, task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
         """Job brokerage of TASK_ID on the current grid under the stored config (+ OVERRIDES), memoised.
 
         Usage: ``state.job_decision(4242).candidates[0].name``
         """
-        from brokerage.brokers.registry import run_job_brokerage
+        from brokerage.brokers.router import run_job_brokerage
 
-        (snap, cfg), tid = self._grid_and_config(overrides), int(task_id)
-        return self.decisions.get((snap.key, cfg.fingerprint(), "jobs", tid), lambda: run_job_brokerage(snap, tid, cfg))
+        (snap, cfg, grid), tid = self._grid_and_config(overrides), int(task_id)
+        return self.decisions.get(
+            (snap.key, cfg.fingerprint(), "jobs", tid), lambda: run_job_brokerage(snap, tid, cfg, cache=grid)
+        )
 
     def nucleus_decision(self, task_id: int, overrides: Mapping[str, Any] | None = None) -> Decision:
         """Task (nucleus) brokerage of TASK_ID under the stored config (+ OVERRIDES), memoised (seed 0).
 
         Usage: ``state.nucleus_decision(4242).candidates[0].details["probability"]``
         """
-        from brokerage.brokers.nucleus import broker
+        from brokerage.brokers.router import run_nucleus_brokerage
 
-        (snap, cfg), tid = self._grid_and_config(overrides), int(task_id)
-        return self.decisions.get((snap.key, cfg.fingerprint(), "nucleus", tid), lambda: broker(snap, tid, cfg, seed=0))
+        (snap, cfg, grid), tid = self._grid_and_config(overrides), int(task_id)
+        return self.decisions.get(
+            (snap.key, cfg.fingerprint(), "nucleus", tid), lambda: run_nucleus_brokerage(snap, tid, cfg, cache=grid)
+        )
 
     def stabilizer_frame(self) -> Any:
         """The Analysis Stabilizer for every (PQ, user, share), computed once per snapshot and config.
@@ -138,5 +143,5 @@ class AppState:
         """
         from brokerage.brokers.stabilizer import stabilizer_grid
 
-        snap, cfg = self._grid_and_config(None)
-        return self.decisions.derived((snap.key, cfg.fingerprint(), "stabilizer"), lambda: stabilizer_grid(snap, cfg))
+        snap, cfg, grid = self._grid_and_config(None)
+        return self.decisions.derived((snap.key, cfg.fingerprint(), "stabilizer"), lambda: stabilizer_grid(grid, cfg))

@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.viewmodels.common import empty_figure, num, plain, style
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.network import link_table, network_weights, over_sat_cap
 from brokerage.snapshot import GridSnapshot
@@ -31,8 +32,9 @@ def nuclei(snap: GridSnapshot) -> list[str]:
     return sorted(s.loc[s["role"] == "nucleus", "site_name"]) if len(s) else []
 
 
-def matrix(snap: GridSnapshot, config: Config, metric: str) -> dict[str, Any]:
+def matrix(grid: GridCache, config: Config, metric: str) -> dict[str, Any]:
     """Rows = source sites, columns = nuclei: METRIC values (None when missing) plus blocked and missing masks."""
+    snap = grid.snap
     metric = metric_or_default(metric)
     nuc = nuclei(snap)
     sites = np.array(sorted(snap.sites["site_name"]) if len(snap.sites) else [], dtype=object)
@@ -42,8 +44,8 @@ def matrix(snap: GridSnapshot, config: Config, metric: str) -> dict[str, Any]:
     over_cap = np.zeros(z.shape, dtype=bool)
     cap = float(config["NQUEUED_SAT_CAP"])
     for j, n in enumerate(nuc):
-        nw = network_weights(snap, sites, n, config)
-        links = link_table(snap, n)
+        nw = network_weights(grid, sites, n, config)
+        links = link_table(grid, n)
         has_link = links.lookup(sites) >= 0
         col = {
             "weight": nw.weight,
@@ -135,10 +137,10 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     return style(fig, height, plot_bgcolor="#e5e7eb", legend=legend, **extra)
 
 
-def link_detail(snap: GridSnapshot, config: Config, site: str, nucleus: str) -> dict[str, Any]:
+def link_detail(grid: GridCache, config: Config, site: str, nucleus: str) -> dict[str, Any]:
     """Every number of one link and the rule that gave its throughput weight."""
-    nw = network_weights(snap, np.array([site], dtype=object), nucleus, config)
-    links = link_table(snap, nucleus)
+    nw = network_weights(grid, np.array([site], dtype=object), nucleus, config)
+    links = link_table(grid, nucleus)
     i = int(links.lookup(np.array([site], dtype=object))[0])
     return {
         "src": site,

@@ -7,17 +7,18 @@ from typing import Any
 import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, empty_figure, style
+from brokerage.cache import GridCache
 from brokerage.explain import Decision
 from brokerage.gdpconfig import Config
 from brokerage.network import link_table
-from brokerage.snapshot import GridSnapshot
 
 FINAL_TASK_STATUSES = ("done", "finished", "failed", "broken", "aborted", "aborting", "finishing", "paused", "toabort")
 GB_PER_TB = 1000.0
 
 
-def nucleus_rows(snap: GridSnapshot, config: Config) -> list[dict[str, Any]]:
+def nucleus_rows(grid: GridCache, config: Config) -> list[dict[str, Any]]:
     """One row per nucleus: state, bare-nucleus mode, disk storage in TB, active tasks and files queued in."""
+    snap = grid.snap
     s = snap.sites
     if s.empty:
         return []
@@ -34,7 +35,7 @@ def nucleus_rows(snap: GridSnapshot, config: Config) -> list[dict[str, Any]]:
         total = float(mine["space_total"].sum()) / GB_PER_TB if len(mine) else 0.0
         free = float(mine["space_free"].sum()) / GB_PER_TB if len(mine) else 0.0
         expired = float(mine["space_expired"].sum()) / GB_PER_TB if len(mine) else 0.0
-        queued = link_table(snap, name).total_queued
+        queued = link_table(grid, name).total_queued
         rows.append(
             {
                 "nucleus": name,

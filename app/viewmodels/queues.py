@@ -119,15 +119,16 @@ def showcase_candidates(snap: GridSnapshot, stage: str = "jobs", tries: int = 20
     """The first TRIES waiting tasks at STAGE a brokerage view may open on (no brokerage is run).
 
     STAGE "jobs": production tasks with a nucleus (job brokerage); "nucleus": tasks in task brokerage
-    (``needs_nucleus``). Usage: ``picker_options(snap, None, also=showcase_candidates(snap))``
+    (``tasks_needing_nucleus``). Usage: ``picker_options(snap, None, also=showcase_candidates(snap))``
     """
-    from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+    from brokerage.brokers.router import tasks_needing_nucleus
+    from brokerage.lifecycle.waiting import waiting_task_ids
 
     ids = waiting_task_ids(snap)
     if not ids:
         return []
     if stage == "nucleus":
-        eligible = needs_nucleus(snap, ids)
+        eligible = tasks_needing_nucleus(snap, ids)
     else:
         t = snap.tasks.set_index("jeditaskid").loc[ids]
         has_nucleus = t["nucleus"].map(lambda n: isinstance(n, str) and n != "")

@@ -54,7 +54,24 @@ def needs_nucleus(task: Mapping[str, Any]) -> bool:
 
     Usage: ``needs_nucleus(grid.task_row(cache, 4242))``
     """
-    return task.get("status") == "assigning" and not task.get("nucleus") and label_of(task) != ANALYSIS_LABEL
+    return task.get("status") == "assigning" and task.get("nucleus") is None and label_of(task) != ANALYSIS_LABEL
+
+
+def tasks_needing_nucleus(snap: GridSnapshot, task_ids: Sequence[int] | None = None) -> list[int]:
+    """``needs_nucleus`` over the whole task table: the ids among TASK_IDS (default: all) in task brokerage.
+
+    Usage: ``tasks_needing_nucleus(snap)``
+    """
+    t = snap.tasks
+    if t.empty:
+        return []
+    labels = t["prodsourcelabel"].fillna(DEFAULT_LABEL)
+    m = (t["status"] == "assigning") & t["nucleus"].isna() & (labels != ANALYSIS_LABEL)
+    ids = [int(x) for x in t.loc[m, "jeditaskid"]]
+    if task_ids is None:
+        return ids
+    keep = set(ids)
+    return [int(x) for x in task_ids if int(x) in keep]
 
 
 def run_job_brokerage(

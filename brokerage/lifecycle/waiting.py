@@ -21,19 +21,3 @@ def waiting_task_ids(snap: GridSnapshot, limit: int | None = None) -> list[int]:
     )
     ids = w["jeditaskid"] if limit is None else w["jeditaskid"].head(limit)
     return [int(x) for x in ids]
-
-
-def needs_nucleus(snap: GridSnapshot, task_ids: list[int] | None = None) -> list[int]:
-    """Production tasks among TASK_IDS (default: all) still in 'assigning' without a nucleus: task brokerage's input.
-
-    Usage: ``needs_nucleus(snap)``
-    """
-    t = snap.tasks
-    if t.empty:
-        return []
-    m = (t["status"] == "assigning") & t["nucleus"].isna() & (t["prodsourcelabel"] != "user")
-    ids = [int(x) for x in t.loc[m, "jeditaskid"]]
-    if task_ids is None:
-        return ids
-    keep = set(ids)
-    return [int(x) for x in task_ids if int(x) in keep]

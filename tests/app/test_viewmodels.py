@@ -10,8 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.viewmodels import network, nuclei, overview, queues, stabilizer, tasks
-from brokerage.brokers.registry import run_job_brokerage
+from brokerage.brokers.router import run_job_brokerage
 from brokerage.brokers.stabilizer import stabilizer_grid
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.whatif import run_grid
@@ -130,7 +131,7 @@ def test_census_reports_failures_instead_of_raising(snap) -> None:
 def test_network_weight_map_sets_links_over_the_cap_apart(snap) -> None:
     """Links over NQUEUED_SAT_CAP are skipped by job brokerage: marked, and their negative 2 - n/cap weight is not
     drawn (with a cap of 1 file, every sample link with queued files is over it; a nucleus to itself never is)."""
-    m = network.matrix(snap, Config().with_overrides({"NQUEUED_SAT_CAP": 1}), "weight")
+    m = network.matrix(GridCache(snap), Config().with_overrides({"NQUEUED_SAT_CAP": 1}), "weight")
     i, j = m["sites"].index("AGLT2"), m["nuclei"].index("CERN-PROD")
     assert m["over_cap"][i][j] and m["z"][i][j] < 0
     same = m["sites"].index("CERN-PROD")
@@ -154,7 +155,7 @@ def test_tall_network_map_names_the_nuclei_at_the_bottom_too() -> None:
 
 def test_network_matrix_marks_blocked_and_missing(snap) -> None:
     """The blocked AGLT2→BNL link and MWT2's missing throughput are flagged, not shown as numbers."""
-    m = network.matrix(snap, Config(), "throughput")
+    m = network.matrix(GridCache(snap), Config(), "throughput")
     i, j = m["sites"].index("AGLT2"), m["nuclei"].index("BNL-ATLAS")
     assert m["blocked"][i][j]
     k = m["sites"].index("MWT2")
@@ -169,14 +170,14 @@ def test_network_matrix_marks_blocked_and_missing(snap) -> None:
 
 def test_link_detail_names_the_rule(snap) -> None:
     """A link without throughput data uses the closeness fallback and says so."""
-    d = network.link_detail(snap, Config(), "MWT2", "CERN-PROD")
+    d = network.link_detail(GridCache(snap), Config(), "MWT2", "CERN-PROD")
     assert d["rule"] == "no throughput data: closeness fallback" and d["has_link_data"]
     assert network.metric_or_default("bogus") == "weight"
 
 
 def test_stabilizer_per_queue_and_user(snap) -> None:
     """Per-queue rows keep one nQ_max per PQ and the user figure draws nQ_user against max_q_len."""
-    df = stabilizer_grid(snap, Config())
+    df = stabilizer_grid(GridCache(snap), Config())
     pq = stabilizer.per_queue(df)
     assert len(pq) == 2 and set(pq.columns) >= {"nQ", "nQ_max", "throttled_users"}
     assert stabilizer.users(df)[0] in ("alice", "bob")
@@ -215,7 +216,7 @@ def test_task_transitions_and_durations(snap) -> None:
 
 def test_nucleus_rows_flag_storage_and_backlog(snap) -> None:
     """Each nucleus shows storage in TB against DISK_THRESHOLD and its bare-nucleus mode."""
-    rows = nuclei.nucleus_rows(snap, Config())
+    rows = nuclei.nucleus_rows(GridCache(snap), Config())
     bnl = next(r for r in rows if r["nucleus"] == "BNL-ATLAS")
     assert bnl["bare_nucleus"] == "allow" and bnl["total_TB"] == 1000.0 and bnl["free_TB"] == 500.0
     assert not bnl["below_threshold"] and bnl["active_tasks"] == 2

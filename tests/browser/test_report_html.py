@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, Route, expect
 
+from brokerage.brokers.router import tasks_needing_nucleus
 from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.report import build_report, render
 from brokerage.synth import demo_snapshot
 from tests.browser.conftest import SHOTS
@@ -24,7 +25,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("reports")
     meta = {"origin": "demo grid seed 0"}
     whole = build_report(snap, Config(), None, overrides={"NQUEUED_SAT_CAP": 300}, meta=meta)
-    assigning = needs_nucleus(snap, waiting_task_ids(snap))
+    assigning = tasks_needing_nucleus(snap, waiting_task_ids(snap))
     chosen = next(e.task for e in whole.tasks if e.task in assigning and e.nucleus and e.nucleus.candidates)
     one = build_report(snap, Config(), [chosen], meta=meta)
     paths = {"all": folder / "all.html", "task": folder / "task.html"}

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from brokerage.brokers.router import run_job_brokerage
+from brokerage.brokers.router import run_job_brokerage, tasks_needing_nucleus
 from brokerage.explain import Candidate, Decision, FunnelStep
 from brokerage.gdpconfig import Config, ConfigError
-from brokerage.lifecycle.waiting import needs_nucleus, waiting_task_ids
+from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.report import FORMATS, MEDIA_TYPES, Report, TaskEntry, UnknownTaskError, build_report, filename, render
 from brokerage.report.files import write_atomic
 from brokerage.report.summary import summarise
@@ -163,7 +163,7 @@ def test_whole_grid_covers_waiting_tasks_in_priority_order(demo: GridSnapshot, d
 
 def test_nucleus_decision_only_for_production_tasks_needing_one(demo: GridSnapshot, demo_report: Report) -> None:
     """Production tasks in assigning without a nucleus also get the nucleus decision; no other task does."""
-    need = set(needs_nucleus(demo))
+    need = set(tasks_needing_nucleus(demo))
     with_nucleus = {e.task for e in demo_report.tasks if e.nucleus is not None}
     assert with_nucleus == need & {e.task for e in demo_report.tasks} and with_nucleus
     for e in demo_report.tasks:
