@@ -374,3 +374,15 @@ def fmt_many(values: Any, digits: int = 3) -> list[str]:
         str(i) if w else ("n/a" if x != x else format(x, spec))
         for x, i, w in zip(v.tolist(), ints, whole.tolist(), strict=True)
     ]
+
+
+def sentences(row: Callable[..., str], *columns: np.ndarray, digits: int = 3) -> Callable[[np.ndarray], list[str]]:
+    """A reason builder for a Verdict: ROW applied to the formatted values of COLUMNS at the removed rows.
+
+    Usage: ``Verdict(ok, "-diskIO", sentences(lambda a, lim: f"diskIO {a} > limit {lim}", avg, limit))``
+    """
+
+    def build(idx: np.ndarray) -> list[str]:
+        return [row(*values) for values in zip(*(fmt_many(c[idx], digits) for c in columns), strict=True)]
+
+    return build

@@ -14,7 +14,7 @@ import pandas as pd
 from brokerage import grid
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
 from brokerage.cache import GridCache, cache_for
-from brokerage.checks.context import QueueContext, queue_view
+from brokerage.checks.context import QueueContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
 from brokerage.checks.diskio import DISKIO
 from brokerage.checks.memory import MEMORY
@@ -25,7 +25,7 @@ from brokerage.checks.software import SOFTWARE
 from brokerage.checks.status import status_verdict
 from brokerage.checks.storage import BLACKLIST, STORAGE
 from brokerage.checks.walltime import WALLTIME
-from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt, fmt_many
+from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt, fmt_many, sentences
 from brokerage.framework import Filter, Reads, Verdict, apply_filters, rank_and_cut
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.snapshot import GridSnapshot
@@ -258,28 +258,19 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> Anal
 
     Usage: ``ctx = make_context(grid.task_row(cache, 7), Config(), cache)``
     """
-    view, qa = queue_view(cache, task)
     tid = int(task["jeditaskid"])
     gshare = str(task.get("gshare") or "")
     avail = grid.available_at_queues(cache, tid)
     has_input = avail["total_files"] > 0
     complete = avail["missing_files"] <= 0
     ctx = AnalContext(
-        cache=cache,
-        task=task,
-        config=config,
-        view=view,
-        qa=qa,
-        ep=grid.endpoint_arrays(cache),
-        counts=grid.job_counts(cache, gshare),
-        avail=avail,
-        job_cores=np.zeros(0),
+        **queue_fields(cache, task, config, gshare, avail),
         at_nucleus=complete,
         # queues without the whole input need WAN transfers (production's satellites of the nucleus)
         wan_needed=~complete if has_input else None,
         stab=stabilizer(cache, config, str(task.get("username") or ""), gshare),
         history=failure_history(cache, tid, float(config["TW_DONE_JOB_STAT"])),
-        prelim=np.zeros(qa.n, dtype=bool),
+        prelim=np.zeros(len(complete), dtype=bool),
         preassigned=match_queues(cache, split_list(task.get("site")))
         | match_queues(cache, split_list(task.get("includedsite"))),
     )
@@ -438,12 +429,15 @@ def f_failed_closed(ctx: AnalContext) -> Verdict | None:
     return Verdict(
         bad < limit,
         "-badsite",
-        lambda idx: [
-            f"too many failed or closed jobs for last {hours}h: nFailed={fmt(h['failed'][i])} + "
-            f"nClosed={fmt(h['closed'][i])} >= max(2 x nFinished={fmt(h['finished'][i])}, "
-            f"MIN_BAD_JOBS_TO_SKIP_PQ={ctx.config['MIN_BAD_JOBS_TO_SKIP_PQ']})"
-            for i in idx
-        ],
+        sentences(
+            lambda f, c, n: (
+                f"too many failed or closed jobs for last {hours}h: nFailed={f} + nClosed={c} >= "
+                f"max(2 x nFinished={n}, MIN_BAD_JOBS_TO_SKIP_PQ={ctx.config['MIN_BAD_JOBS_TO_SKIP_PQ']})"
+            ),
+            h["failed"],
+            h["closed"],
+            h["finished"],
+        ),
         temporary=True,
     )
 
@@ -457,11 +451,13 @@ def f_queue_cap(ctx: AnalContext) -> Verdict | None:
     return Verdict(
         q <= cap,
         "-overloaded",
-        lambda idx: [
-            f"defined+activated+assigned+starting={fmt(q[i])} > {fmt(QUEUE_CAP_FACTOR)} x max({fmt(floor)}, "
-            f"running={fmt(c['running'][i])})"
-            for i in idx
-        ],
+        sentences(
+            lambda n, r: (
+                f"defined+activated+assigned+starting={n} > {fmt(QUEUE_CAP_FACTOR)} x max({fmt(floor)}, running={r})"
+            ),
+            q,
+            c["running"],
+        ),
         temporary=True,
     )
 

@@ -27,6 +27,28 @@ def queue_view(cache: GridCache, task: dict[str, Any]) -> tuple[str | None, grid
     return (None if qa is grid.queue_arrays(cache) else rtype), qa
 
 
+def queue_fields(
+    cache: GridCache, task: dict[str, Any], config: Config, gshare: str | None, avail: dict[str, Any]
+) -> dict[str, Any]:
+    """The QueueContext fields every job broker fills alike: the task's view of the queues, endpoints, job counts
+    of GSHARE and the input AVAIL at each queue (``job_cores`` is set once the context exists).
+
+    Usage: ``ProdContext(**queue_fields(cache, task, config, task.get("gshare"), avail), at_nucleus=...)``
+    """
+    view, qa = queue_view(cache, task)
+    return {
+        "cache": cache,
+        "task": task,
+        "config": config,
+        "view": view,
+        "qa": qa,
+        "ep": grid.endpoint_arrays(cache),
+        "counts": grid.job_counts(cache, gshare),
+        "avail": avail,
+        "job_cores": np.zeros(0),
+    }
+
+
 @dataclass(kw_only=True)
 class QueueContext:
     """Arrays over every queue and the task's own numbers, for one task.

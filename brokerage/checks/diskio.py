@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.checks.context import QueueContext
-from brokerage.explain import fmt, fmt_many
+from brokerage.explain import fmt, sentences
 from brokerage.framework import Derived, Filter, Reads, Verdict
 
 
@@ -27,13 +27,11 @@ def f_diskio(ctx: QueueContext) -> Verdict | None:
         return None
     over, limit, avg = DISKIO_LIMITS(ctx)
     bad = over & (task_io > limit)
+    io_text = fmt(task_io)
     return Verdict(
         ~bad,
         "-diskIO",
-        lambda idx: [
-            f"diskIO per core {a} > limit {lim} kB/s and task diskIO={fmt(task_io)}"
-            for a, lim in zip(fmt_many(avg[idx]), fmt_many(limit[idx]), strict=True)
-        ],
+        sentences(lambda a, lim: f"diskIO per core {a} > limit {lim} kB/s and task diskIO={io_text}", avg, limit),
     )
 
 
@@ -56,15 +54,9 @@ def f_io(ctx: QueueContext) -> Verdict | None:
     size_cut, num_cut = ctx.config["SIZE_CUTOFF_TO_MOVE_INPUT"], ctx.config["NUM_CUTOFF_TO_MOVE_INPUT"]
     ok = (mgb < size_cut) & (mfiles < num_cut)
     io_text = fmt(io)
-    return Verdict(
-        ok,
-        "-io",
-        lambda idx: [
-            f"ioIntensity={io_text} > IO_INTENSITY_CUTOFF={cutoff} and {g} GB / {f} files "
-            f"to move (limits {size_cut} GB / {num_cut} files)"
-            for g, f in zip(fmt_many(mgb[idx]), fmt_many(mfiles[idx]), strict=True)
-        ],
-    )
+    limits = f"(limits {size_cut} GB / {num_cut} files)"
+    why = f"ioIntensity={io_text} > IO_INTENSITY_CUTOFF={cutoff}"
+    return Verdict(ok, "-io", sentences(lambda g, f: f"{why} and {g} GB / {f} files to move {limits}", mgb, mfiles))
 
 
 IO = Filter(

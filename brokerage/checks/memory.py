@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.checks.context import QueueContext
-from brokerage.explain import fmt_many
+from brokerage.checks.limits import within_limits
 from brokerage.framework import Filter, Verdict
 
 
@@ -25,23 +25,14 @@ def expected_memory(ctx: QueueContext) -> np.ndarray:
 
 def f_memory(ctx: QueueContext) -> Verdict:
     """(baseRamCount + ramCount x coreCount) x 0.9 must lie within the queue's [minrss, maxrss]."""
-    mem = expected_memory(ctx)
-    ctx.derived["memory"] = mem
-    maxrss = ctx.qa["maxrss"].astype(float, copy=False)
-    minrss = ctx.qa["minrss"].astype(float, copy=False)
-    low = (maxrss > 0) & (mem > maxrss)
-    high = (minrss > 0) & (mem < minrss)
-    codes = np.where(low, "-lowmemory", "-highmemory")
-
-    def reasons(idx: np.ndarray) -> list[str]:
-        return [
-            f"expected memory {m} MB > maxrss={hi} MB" if is_low else f"expected memory {m} MB < minrss={lo} MB"
-            for m, hi, lo, is_low in zip(
-                fmt_many(mem[idx]), fmt_many(maxrss[idx]), fmt_many(minrss[idx]), low[idx].tolist(), strict=True
-            )
-        ]
-
-    return Verdict(~(low | high), codes, reasons)
+    mem = ctx.derived["memory"] = expected_memory(ctx)
+    return within_limits(
+        mem,
+        ctx.qa,
+        ("minrss", "maxrss"),
+        ("-lowmemory", lambda m, hi: f"expected memory {m} MB > maxrss={hi} MB"),
+        ("-highmemory", lambda m, lo: f"expected memory {m} MB < minrss={lo} MB"),
+    )
 
 
 MEMORY = Filter(

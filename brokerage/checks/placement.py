@@ -18,12 +18,16 @@ def high_priority(ctx: ProdContext) -> bool:
     return ctx.priority >= int(ctx.config["HIGH_PRIO_NUCLEUS_ONLY"]) or ctx.scout
 
 
+def _nucleus_queues_only(ctx: ProdContext, code: str, why: str) -> Verdict:
+    return Verdict(ctx.at_nucleus, code, f"{why}: only queues of nucleus={ctx.nucleus}")
+
+
 def f_nucleus_only(ctx: ProdContext) -> Verdict | None:
     """If priority >= 800 or scout jobs, skip queues unless associated with the nucleus."""
     if ctx.nw is None or not high_priority(ctx):
         return None
     why = "scout jobs" if ctx.scout else f"priority {ctx.priority} >= {ctx.config['HIGH_PRIO_NUCLEUS_ONLY']}"
-    return Verdict(ctx.at_nucleus, "-nucleus_only", f"{why} go only to queues of nucleus={ctx.nucleus}")
+    return _nucleus_queues_only(ctx, "-nucleus_only", why)
 
 
 NUCLEUS_ONLY = Filter(
@@ -39,7 +43,7 @@ def f_t1weight(ctx: ProdContext) -> Verdict | None:
     t1 = ctx.task.get("t1weight")
     if ctx.nucleus is None or t1 is None or int(t1) >= 0 or ctx.merge:
         return None
-    return Verdict(ctx.at_nucleus, "-t1weight", f"negative t1Weight: only queues of nucleus={ctx.nucleus}")
+    return _nucleus_queues_only(ctx, "-t1weight", "negative t1Weight")
 
 
 T1WEIGHT = Filter(

@@ -11,7 +11,7 @@ from brokerage import grid
 from brokerage.cache import GridCache
 from brokerage.checks import diskio, links, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
-from brokerage.checks.context import ProdContext, queue_view
+from brokerage.checks.context import ProdContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
 from brokerage.checks.eventservice import EVENTSERVICE
 from brokerage.checks.fairshare import ZEROSHARE
@@ -32,21 +32,13 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
 
     Usage: ``ctx = make_context(grid.task_row(cache, 1), Config(), cache)``
     """
-    view, qa = queue_view(cache, task)
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
     express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
     at_nucleus = grid.nucleus_queues(cache, nucleus)
+    avail = grid.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster")))
     ctx = ProdContext(
-        cache=cache,
-        task=task,
-        config=config,
-        view=view,
-        qa=qa,
-        ep=grid.endpoint_arrays(cache),
-        counts=grid.job_counts(cache, task.get("gshare")),
-        avail=grid.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster"))),
-        job_cores=np.zeros(0),
+        **queue_fields(cache, task, config, task.get("gshare"), avail),
         at_nucleus=at_nucleus,
         wan_needed=~at_nucleus if nucleus else None,  # only satellites move files over WAN
         priority=priority,
@@ -60,7 +52,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
     )
     ctx.job_cores = JOB_CORES(ctx)
     if nucleus:
-        ctx.nw = network_weights(cache, qa["atlas_site"], nucleus, config, express=express)
+        ctx.nw = network_weights(cache, ctx.qa["atlas_site"], nucleus, config, express=express)
     return ctx
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.checks.context import QueueContext
+from brokerage.checks.limits import within_limits
 from brokerage.explain import fmt, fmt_many
 from brokerage.framework import Derived, Filter, Reads, Verdict
 
@@ -34,23 +35,13 @@ def f_walltime(ctx: QueueContext) -> Verdict | None:
     if wall is None:
         return None
     ctx.derived["walltime"] = wall
-    maxtime = ctx.qa["maxtime"].astype(float, copy=False)
-    mintime = ctx.qa["mintime"].astype(float, copy=False)
-    short = (maxtime > 0) & (wall > maxtime)
-    long_ = (mintime > 0) & (wall < mintime)
-    codes = np.where(short, "-shortwalltime", "-longwalltime")
-
-    def reasons(idx: np.ndarray) -> list[str]:
-        return [
-            f"short walltime: expected {w} s > maxtime={hi} s"
-            if is_short
-            else f"long walltime needed: expected {w} s < mintime={lo} s"
-            for w, hi, lo, is_short in zip(
-                fmt_many(wall[idx]), fmt_many(maxtime[idx]), fmt_many(mintime[idx]), short[idx].tolist(), strict=True
-            )
-        ]
-
-    return Verdict(~(short | long_), codes, reasons)
+    return within_limits(
+        wall,
+        ctx.qa,
+        ("mintime", "maxtime"),
+        ("-shortwalltime", lambda w, hi: f"short walltime: expected {w} s > maxtime={hi} s"),
+        ("-longwalltime", lambda w, lo: f"long walltime needed: expected {w} s < mintime={lo} s"),
+    )
 
 
 WALLTIME = Filter(

@@ -1,0 +1,42 @@
+"""A per-queue value against the queue's own [lower, upper] limits, where a limit <= 0 means none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from brokerage import grid
+from brokerage.explain import fmt_many
+from brokerage.framework import Verdict
+
+Sentence = Callable[[str, str], str]  # (formatted value, formatted limit) -> reason
+
+
+def within_limits(
+    value: np.ndarray,
+    qa: grid.QueueArrays,
+    limits: tuple[str, str],
+    over: tuple[str, Sentence],
+    under: tuple[str, Sentence],
+) -> Verdict:
+    """Queues where VALUE > their LIMITS[1] column fail with OVER's code, VALUE < LIMITS[0] with UNDER's;
+    non-positive limits are unset.
+
+    Usage: ``within_limits(mem, qa, ("minrss", "maxrss"), ("-lowmemory", over_text), ("-highmemory", under_text))``
+    """
+    lower = qa[limits[0]].astype(float, copy=False)
+    upper = qa[limits[1]].astype(float, copy=False)
+    too_high = (upper > 0) & (value > upper)
+    too_low = (lower > 0) & (value < lower)
+    codes = np.where(too_high, over[0], under[0])
+
+    def reasons(idx: np.ndarray) -> list[str]:
+        return [
+            over[1](v, hi) if high else under[1](v, lo)
+            for v, hi, lo, high in zip(
+                fmt_many(value[idx]), fmt_many(upper[idx]), fmt_many(lower[idx]), too_high[idx].tolist(), strict=True
+            )
+        ]
+
+    return Verdict(~(too_high | too_low), codes, reasons)
