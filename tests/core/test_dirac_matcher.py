@@ -160,7 +160,10 @@ def test_empty_task_queue_cannot_be_matched() -> None:
     """Empty: a definition seen only on a just-Matched job is an empty queue, refused."""
     snap = snapshot([job(1, Status="Matched"), job(2, owner="bob")])
     got = match(snap, f"Site={CERN},CPUTime=500").to_dict()
-    assert [t["reasons"] for t in got["taskqueues"]] == [[], [{"rule": "Empty", "text": "task queue has no waiting jobs"}]]
+    assert [t["reasons"] for t in got["taskqueues"]] == [
+        [],
+        [{"rule": "Empty", "text": "task queue has no waiting jobs"}],
+    ]
     assert got["matched"]["taskqueue"] == 1
 
 
