@@ -174,6 +174,7 @@ def _attach_optional_commands() -> None:
         ("brokerage.store.cli", "db"),
         ("brokerage.brokers.nucleus_cli", "nucleus"),
         ("brokerage.report.cli", "report"),
+        ("brokerage.dirac.cli", "dirac"),
     ):
         try:
             mod = __import__(module, fromlist=[name])
