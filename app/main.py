@@ -63,6 +63,7 @@ from app.api import register as _register_api  # noqa: E402
 from app.reports import register as _register_reports  # noqa: E402
 
 _register_api(server)
+__import__("app.api_dirac", fromlist=["register"]).register(server)
 _register_reports(server)
 
 

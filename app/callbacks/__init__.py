@@ -1,3 +1,3 @@
 """Every callback module, imported once so the one app registers each callback exactly once."""
 
-from app.callbacks import network, nuclei, overview, queues, reports, stabilizer, tasks, tuning  # noqa: F401
+from app.callbacks import dirac, network, nuclei, overview, queues, reports, stabilizer, tasks, tuning  # noqa: F401
