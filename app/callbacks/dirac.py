@@ -88,6 +88,8 @@ def _content(pilot: str, seed: int, overrides: dict[str, Any], problems: list[st
     cols = [{"field": c} for c in COLUMNS]
     cols[1]["cellStyle"] = _verdict_style()
     cols[0]["pinned"] = "left"
+    cols[COLUMNS.index("why")]["minWidth"] = 360
+    cols[COLUMNS.index("rules")]["minWidth"] = 140
     funnel = [
         html.Li(f"{f['filter']}: {f['before']} → {f['after']}") for f in out["funnel"] if f["before"] != f["after"]
     ]
