@@ -24,7 +24,7 @@ FIELDS: dict[str, str] = {
     "WholeNode": "bool",
 }
 ALIASES = {"Tag": "Tags", "RequiredTag": "RequiredTags"}  # DIRAC's own singular spellings
-MAX_AUTO_TAGS = 1024  # Matcher adds <n>Processors / <g>GB tags only up to this many
+MAX_AUTO_TAGS = 1024  # Matcher adds no <n>Processors / <g>GB tags at all when n or g exceeds this
 RAM_TAG_MB = 1000  # MaxRAM (MB) -> int(MaxRAM / 1000) GB tags
 
 MISSING_SITE = "Missing Site Name in Resource JDL"
@@ -151,27 +151,27 @@ def is_any(value: str | None) -> bool:
 def normalise(pilot: dict[str, Any], masked: bool = False) -> tuple[Resource, str | None]:
     """The resource description the matcher uses, and the request-level refusal if any.
 
-    Auto tags: MaxRAM -> 2GB..<g>GB, NumberOfProcessors -> 2Processors..<n>Processors (+ MultiProcessor when n > 1),
-    WholeNode -> WholeNode. RequiredTags are kept only when the pilot sent Tags. A MASKED site (outside the site mask)
+    Auto tags: MaxRAM -> 2GB..<g>GB, NumberOfProcessors -> 2Processors..<n>Processors (none when g or n > 1024;
+    MultiProcessor when n > 1), a WholeNode field (whatever its value) -> WholeNode. RequiredTags are kept only when
+    the pilot sent some Tags. A MASKED site (outside the site mask)
     may only take Test jobs.
     Usage: ``res, refusal = normalise(parse_pilot("Site=A,CPUTime=100"))``
     """
     notes: list[str] = []
-    tags = list(pilot["Tags"]) if "Tags" in pilot else None
+    tags = list(pilot["Tags"]) if pilot.get("Tags") else None
     required = list(pilot.get("RequiredTags", [])) if tags is not None else []
-    if "RequiredTags" in pilot and tags is None:
+    if pilot.get("RequiredTags") and tags is None:
         notes.append("RequiredTags ignored: the pilot sent no Tags")
     auto: list[str] = []
     ram = pilot.get("MaxRAM")
-    if ram:
-        g = int(ram / RAM_TAG_MB)
-        auto += [f"{i}GB" for i in range(2, min(g, MAX_AUTO_TAGS) + 1)]
+    if ram and int(ram / RAM_TAG_MB) <= MAX_AUTO_TAGS:
+        auto += [f"{i}GB" for i in range(2, int(ram / RAM_TAG_MB) + 1)]
     nproc = pilot.get("NumberOfProcessors")
-    if nproc:
-        auto += [f"{i}Processors" for i in range(2, min(nproc, MAX_AUTO_TAGS) + 1)]
-        if nproc > 1:
-            auto.append("MultiProcessor")
-    if pilot.get("WholeNode"):
+    if nproc and nproc <= MAX_AUTO_TAGS:
+        auto += [f"{i}Processors" for i in range(2, nproc + 1)]
+    if nproc and nproc > 1:
+        auto.append("MultiProcessor")
+    if "WholeNode" in pilot:  # the Matcher tests the key, not its value
         auto.append("WholeNode")
     if auto:
         tags = list(dict.fromkeys([*(tags or []), *auto]))

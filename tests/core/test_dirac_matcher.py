@@ -98,6 +98,20 @@ def test_max_ram_adds_gb_tags() -> None:
     assert reasons(snap, f"Site={CERN},CPUTime=500,MaxRAM=4096") == {1: [], 2: ["Tag"]}
 
 
+def test_auto_tags_stop_above_1024_and_whole_node_is_a_key() -> None:
+    """Matcher: no <n>Processors tags when n > 1024 (MultiProcessor still); WholeNode is added whatever its value."""
+    snap = snapshot([job(1, Tags=["MultiProcessor"]), job(2, Tags=["2Processors"]), job(3, Tags=["WholeNode"])])
+    assert reasons(snap, f"Site={CERN},CPUTime=500,NumberOfProcessors=2000") == {1: [], 2: ["Tag"], 3: ["Tag"]}
+    assert reasons(snap, f"Site={CERN},CPUTime=500,WholeNode=false")[3] == []
+
+
+def test_required_tags_need_tags() -> None:
+    """RequiredTags are dropped when the pilot sends no Tags (a note says so), so they restrict nothing."""
+    snap = snapshot([job(1)])
+    m = match(snap, f"Site={CERN},CPUTime=500,RequiredTags=GPU")
+    assert m.status == "matched" and "RequiredTags ignored: the pilot sent no Tags" in m.notes
+
+
 def test_required_tag_must_be_carried_by_the_queue() -> None:
     """RequiredTag: the queue must carry every tag the pilot requires."""
     snap = snapshot([job(1, Tags=["GPU"]), job(2)])

@@ -93,9 +93,13 @@ def _world(seed: int) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, An
         if tags and rng.random() < 0.4:
             parts.append(f"RequiredTags={tags[0]}")
     if rng.random() < 0.3:
-        parts.append(f"NumberOfProcessors={rng.choice((1, 4, 8))}")
+        parts.append(f"NumberOfProcessors={rng.choice((1, 4, 8, 2000))}")
     if rng.random() < 0.2:
-        parts.append(f"MaxRAM={rng.choice((2000, 4096))}")
+        parts.append(f"MaxRAM={rng.choice((2000, 4096, 2_000_000))}")
+    if rng.random() < 0.1:
+        parts.append(f"WholeNode={rng.choice(('true', 'false'))}")
+    if rng.random() < 0.05 and not any(p.startswith("Tags=") for p in parts):
+        parts.append("Tags=,RequiredTags=GPU")
     overrides: dict[str, Any] = {}
     if rng.random() < 0.3:
         overrides["DIRAC_MAX_JOBS_IN_TQ"] = rng.choice((1, 2, 3))

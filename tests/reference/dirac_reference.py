@@ -112,14 +112,16 @@ def is_any(v: str | None) -> bool:
 
 def resource_tags(pilot: dict[str, Any]) -> list[str] | None:
     """The pilot's tags plus the ones the Matcher derives from MaxRAM, NumberOfProcessors and WholeNode."""
-    tags = list(pilot["Tags"]) if "Tags" in pilot else None
+    tags = list(pilot["Tags"]) if pilot.get("Tags") else None
     extra = []
-    if pilot.get("MaxRAM"):
-        extra += [f"{g}GB" for g in range(2, min(int(pilot["MaxRAM"] / 1000), 1024) + 1)]
-    if pilot.get("NumberOfProcessors"):
-        n = pilot["NumberOfProcessors"]
-        extra += [f"{i}Processors" for i in range(2, min(n, 1024) + 1)] + (["MultiProcessor"] if n > 1 else [])
-    if pilot.get("WholeNode"):
+    if pilot.get("MaxRAM") and int(pilot["MaxRAM"] / 1000) <= 1024:
+        extra += [f"{g}GB" for g in range(2, int(pilot["MaxRAM"] / 1000) + 1)]
+    n = pilot.get("NumberOfProcessors") or 0
+    if n and n <= 1024:
+        extra += [f"{i}Processors" for i in range(2, n + 1)]
+    if n > 1:
+        extra.append("MultiProcessor")
+    if "WholeNode" in pilot:
         extra.append("WholeNode")
     if extra:
         tags = (tags or []) + [e for e in extra if e not in (tags or [])]
@@ -193,7 +195,7 @@ def failing_rules(t: dict[str, Any], pilot: dict[str, Any], tables: dict[str, An
             if tag not in tags:
                 out.append("Tag")
                 break
-    required = pilot.get("RequiredTags", []) if "Tags" in pilot else []
+    required = pilot.get("RequiredTags", []) if pilot.get("Tags") else []
     if required and not any(is_any(x) for x in required):
         for tag in required:
             if tag not in t["Tags"]:
