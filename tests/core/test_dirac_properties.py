@@ -107,6 +107,10 @@ def _world(seed: int) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, An
         overrides["DIRAC_CPU_BUCKETS"] = [360, 1800, 3600, 21600, 43200, 86400]
     if rng.random() < 0.3:
         overrides["DIRAC_CPU_ORDER"] = False
+    if rng.random() < 0.3:
+        overrides["DIRAC_JOB_WEIGHT"] = "RealPriority"
+    if rng.random() < 0.3:
+        overrides["DIRAC_JOBS_PER_TRY"] = rng.choice((1, 2))
     if rng.random() < 0.2:
         overrides[f"DIRAC_JOB_SHARE_{rng.choice(GROUPS)}"] = 50
     for key in ("DIRAC_CHECK_JOB_LIMITS", "DIRAC_CHECK_MATCHING_DELAY", "DIRAC_CHECK_SITE_MASK"):
@@ -143,3 +147,13 @@ def test_vectorised_matcher_agrees_with_the_scalar_reference(seed: int) -> None:
     for row in out["taskqueues"]:
         assert [r["rule"] for r in row["reasons"]] == expected["reasons"][row["id"]], (pilot, row)
         assert row["probability"] == pytest.approx(expected["probability"][row["id"]], abs=1e-9)
+    matched = out["matched"]
+    if matched is not None:
+        jobs = tqs[matched["taskqueue"] - 1]["jobs"]
+        prios = [q for _, q in jobs]
+        weights = [ref.real_priority(q) if config["DIRAC_JOB_WEIGHT"] == "RealPriority" else float(q) for q in prios]
+        chances = ref.job_priority_chances(prios, weights)
+        got = {p["priority"]: p["probability"] for p in matched["priorities"]}
+        assert got == pytest.approx(chances, abs=1e-9)
+        first = sorted(j for j, q in jobs if q == matched["job_priority"])[: config["DIRAC_JOBS_PER_TRY"]]
+        assert matched["job"] in first

@@ -252,3 +252,19 @@ def match(tqs: list[dict[str, Any]], pilot: dict[str, Any], tables: dict[str, An
     for t, p in zip(eligible, probs, strict=True):
         result["probability"][t["id"]] = p
     return result
+
+
+def job_priority_chances(priorities: list[int], weights: list[float]) -> dict[int, float]:
+    """Seed: "Orders the jobs in the TaskQueue by RAND() divided by UserPriority ... gets the UserPriority of the
+    first job": the chance of each priority value, summing the chance of every job row holding it."""
+    positive = [w for w in weights if w > 0]
+    if not positive:
+        chances = [1 / len(weights)] * len(weights)
+    else:
+        rows = first_probability(positive)
+        it = iter(rows)
+        chances = [next(it) if w > 0 else 0.0 for w in weights]
+    out: dict[int, float] = {}
+    for p, c in zip(priorities, chances, strict=True):
+        out[p] = out.get(p, 0.0) + c
+    return out
