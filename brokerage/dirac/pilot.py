@@ -30,6 +30,7 @@ RAM_TAG_MB = 1000  # MaxRAM (MB) -> int(MaxRAM / 1000) GB tags
 MISSING_SITE = "Missing Site Name in Resource JDL"
 MISSING_CPU = "Missing mandatory field 'CPUTime' in match request definition"
 WRONG_CONDITIONS = "Wrong conditions"  # RequiredTag not a subset of Tag
+TEST_JOB_TYPE = "Test"  # "Banned destinations can only take Test jobs"
 
 
 class PilotError(ValueError):
@@ -177,7 +178,7 @@ def normalise(pilot: dict[str, Any], masked: bool = False) -> tuple[Resource, st
         tags = list(dict.fromkeys([*(tags or []), *auto]))
     job_type = pilot.get("JobType")
     if masked:
-        job_type = "Test"
+        job_type = TEST_JOB_TYPE
         notes.append("site not in the mask: only Test jobs")
     res = Resource(
         given=dict(pilot),
