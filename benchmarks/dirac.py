@@ -83,7 +83,20 @@ def main() -> None:
     shares = frame("dirac_group_shares", [{"OwnerGroup": "lhcb_mc", "JobShare": 3000.0, "JobSharing": True}])
     config = Config()
     build_ms = median_ms(lambda: build_task_queues(jobs, shares, config), 3)
-    snap = empty_snapshot().replace(dirac_jobs=jobs, dirac_group_shares=shares)
+    # the pilot's site has a running limit reached and a matching delay running (the Limiter's work is timed too)
+    limits = frame("dirac_running_limits", [
+        {"Site": "LCG.SITE03.org", "Attribute": "JobType", "Value": "MCSimulation", "Limit": 100},
+        {"Site": "LCG.SITE03.org", "Attribute": "OwnerGroup", "Value": "lhcb_data", "Limit": 500},
+    ])  # fmt: skip
+    counts = frame("dirac_running_counts", [
+        {"Site": "LCG.SITE03.org", "Attribute": "JobType", "Value": "MCSimulation", "Running": 150},
+        {"Site": "LCG.SITE03.org", "Attribute": "OwnerGroup", "Value": "lhcb_data", "Running": 20},
+    ])  # fmt: skip
+    delays = frame("dirac_matching_delays", [
+        {"Site": "LCG.SITE03.org", "Attribute": "Owner", "Value": "user0007", "Delay": 60, "SinceLastMatch": 10.0},
+    ])  # fmt: skip
+    snap = empty_snapshot().replace(dirac_jobs=jobs, dirac_group_shares=shares, dirac_running_limits=limits,
+                                    dirac_running_counts=counts, dirac_matching_delays=delays)  # fmt: skip
     cache = GridCache(snap)
     tqs = task_queues(snap, config, cache)
     seeds = iter(range(10**9))
@@ -99,6 +112,8 @@ def main() -> None:
             t[f] = frozenset(t[f])
     pilot = parse_pilot(PILOT)
     tables: dict[str, list[Any]] = {"dirac_group_shares": [{"OwnerGroup": "lhcb_mc", "JobSharing": True}]}
+    for name in ("dirac_running_limits", "dirac_running_counts", "dirac_matching_delays"):
+        tables[name] = snap.tables[name].to_dict("records")
     ref_ms = median_ms(lambda: [ref.failing_rules(t, pilot, tables, config) for t in ref_tqs], 3)
     eligible = int(result.eligible.sum())
     out = {

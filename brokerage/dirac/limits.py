@@ -44,34 +44,59 @@ class Negative:
             values.append(hit)
 
 
-def negative_conditions(
-    limits: pd.DataFrame, counts: pd.DataFrame, delays: pd.DataFrame, site: str, grid_ce: str | None, config: Config
-) -> Negative:
+@dataclass(frozen=True)
+class LimiterTables:
+    """The Limiter's tables by site: limit rows (GridCE, Attribute, Value, Limit), running counts, delay rows."""
+
+    limits: dict[str, list[tuple[str, str, str, int]]]
+    running: dict[tuple[str, str, str], int]
+    delays: dict[str, list[tuple[str, str, int, float]]]
+
+    @classmethod
+    def from_frames(cls, limits: pd.DataFrame, counts: pd.DataFrame, delays: pd.DataFrame) -> LimiterTables:
+        """Index dirac_running_limits, dirac_running_counts and dirac_matching_delays by site (once per snapshot).
+
+        Usage: ``t = snap.tables; LimiterTables.from_frames(t["dirac_running_limits"], t["dirac_running_counts"],
+        t["dirac_matching_delays"])``
+        """
+        by_site: dict[str, list[tuple[str, str, str, int]]] = {}
+        for site, ce, attr, value, limit in limits[["Site", "GridCE", "Attribute", "Value", "Limit"]].itertuples(
+            index=False
+        ):
+            by_site.setdefault(site, []).append((ce, attr, value, int(limit)))
+        running = {
+            (s, a, v): int(n)
+            for s, a, v, n in counts[["Site", "Attribute", "Value", "Running"]].itertuples(index=False)
+        }
+        delay_rows: dict[str, list[tuple[str, str, int, float]]] = {}
+        for site, attr, value, delay, since in delays[
+            ["Site", "Attribute", "Value", "Delay", "SinceLastMatch"]
+        ].itertuples(index=False):
+            delay_rows.setdefault(site, []).append((attr, value, int(delay), float(since)))
+        return cls(by_site, running, delay_rows)
+
+
+def negative_conditions(tables: LimiterTables, site: str, grid_ce: str | None, config: Config) -> Negative:
     """Limited (attribute, value) pairs at SITE: running >= limit (site rows, then the GridCE's rows over them,
     compared with the site-wide count) and values matched there less than their delay ago.
 
-    Usage: ``neg = negative_conditions(t["dirac_running_limits"], t["dirac_running_counts"], t["dirac_matching_delays"],
-    "LCG.CERN.cern", None, Config())``
+    Usage: ``neg = negative_conditions(tables, "LCG.CERN.cern", None, Config())``
     """
     neg = Negative()
-    if config["DIRAC_CHECK_JOB_LIMITS"] and len(limits):
-        rows = limits[(limits["Site"] == site) & ((limits["GridCE"] == "") | (limits["GridCE"] == (grid_ce or "")))]
+    if config["DIRAC_CHECK_JOB_LIMITS"]:
         merged: dict[tuple[str, str], tuple[int, str]] = {}
-        for ce, attr, value, limit in rows[["GridCE", "Attribute", "Value", "Limit"]].itertuples(index=False):
+        for ce, attr, value, limit in tables.limits.get(site, ()):
+            if ce not in ("", grid_ce or ""):
+                continue
             if (attr, value) not in merged or ce:  # a CE-level limit replaces the site-wide one
-                merged[(attr, value)] = (int(limit), ce)
-        here = counts[counts["Site"] == site]
-        running = {(a, v): int(n) for a, v, n in here[["Attribute", "Value", "Running"]].itertuples(index=False)}
+                merged[(attr, value)] = (limit, ce)
         for (attr, value), (limit, ce) in merged.items():
-            n = running.get((attr, value), 0)
+            n = tables.running.get((site, attr, value), 0)
             if n >= limit:
                 where = f"{site} (CE {ce})" if ce else site
                 neg.add(Hit(attr, value, RUNNING_LIMIT, f"{attr}={value} at {where}: {n} running ≥ limit {limit}"))
-    if config["DIRAC_CHECK_MATCHING_DELAY"] and len(delays):
-        rows = delays[delays["Site"] == site]
-        for attr, value, delay, since in rows[["Attribute", "Value", "Delay", "SinceLastMatch"]].itertuples(
-            index=False
-        ):
+    if config["DIRAC_CHECK_MATCHING_DELAY"]:
+        for attr, value, delay, since in tables.delays.get(site, ()):
             if since == since and since < delay:  # NaN: never matched there
                 left = delay - since
                 text = f"{attr}={value} delayed at {site}: matched {since:g} s ago, {left:g} s of {delay} s left"

@@ -87,14 +87,13 @@ def match(
             seed,
         )
     t = snap.tables
-    negative = lim.negative_conditions(
-        t["dirac_running_limits"],
-        t["dirac_running_counts"],
-        t["dirac_matching_delays"],
-        res.site or "",
-        res.grid_ce,
-        config,
+    limiter = cache.get(
+        "dirac_limiter",
+        lambda: lim.LimiterTables.from_frames(
+            t["dirac_running_limits"], t["dirac_running_counts"], t["dirac_matching_delays"]
+        ),
     )
+    negative = lim.negative_conditions(limiter, res.site or "", res.grid_ce, config)
     everyone = np.ones(n, dtype=bool)
     ctx = MatchContext(cache, given, config, everyone, tqs, res, masked, negative)
     verdicts = {f.name: f.run(ctx) for f in FILTERS}
@@ -105,8 +104,7 @@ def match(
             fails[:, j] = ~v.passed
     # the funnel and first-failing skips from the same verdicts (each filter computed once above)
     fixed = [replace(f, fn=lambda _c, v=verdicts[f.name]: v, reads=None) for f in FILTERS]
-    ids = tqs.tq_id.astype(str).astype(object)
-    eligible, skips, funnel = apply_filters(ids, everyone, fixed, ctx)
+    eligible, skips, funnel = apply_filters(tqs.names, everyone, fixed, ctx)
     drawn_from = eligible.copy()
     if config["DIRAC_CPU_ORDER"] and eligible.any():
         drawn_from &= tqs.cpu_time == tqs.cpu_time[eligible].max()

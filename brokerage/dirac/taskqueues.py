@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -75,6 +76,11 @@ class TaskQueues:
 
     def __len__(self) -> int:
         return len(self.tq_id)
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        """Task queue ids as strings (candidate names for skips and funnels), built once."""
+        return self.tq_id.astype(str).astype(object)
 
     def row_of(self, tq_id: int) -> int:
         """Row of task queue TQ_ID (KeyError if unknown)."""
