@@ -162,10 +162,11 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
 # The core's subcommands, imported normally: a broken one fails `brokerage` loudly instead of vanishing.
 # They import this module's helpers only when they run, so importing them here is not circular.
 from brokerage.brokers.nucleus_cli import nucleus  # noqa: E402
+from brokerage.dirac.cli import dirac  # noqa: E402
 from brokerage.report.cli import report  # noqa: E402
 from brokerage.store.cli import db  # noqa: E402
 
-CORE_COMMANDS: tuple[click.Command, ...] = (db, nucleus, report)
+CORE_COMMANDS: tuple[click.Command, ...] = (db, nucleus, report, dirac)
 PLUGIN_GROUP = "brokerage.commands"  # entry points adding subcommands from other packages (the app adds `serve`)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -66,6 +67,10 @@ class Param:
             lo = "-inf" if self.minimum is None else _fmt(self.minimum)
             hi = "+inf" if self.maximum is None else _fmt(self.maximum)
             text = f"{kind} in [{lo}, {hi}]"
+        elif self.type == "json" and (self.minimum is not None or self.maximum is not None):
+            lo = "-inf" if self.minimum is None else _fmt(self.minimum)
+            hi = "+inf" if self.maximum is None else _fmt(self.maximum)
+            text = f"a JSON list of strictly increasing integers in [{lo}, {hi}]"
         elif self.type == "json":
             text = "a JSON value"
         else:
@@ -939,6 +944,156 @@ PARAMS: tuple[Param, ...] = (
     ),
 )
 
+_TQDB = "taskqueuedb"
+_MATCHER = "matcher"
+_DIRAC = dict(in_panda_config=False, app="dirac", vo=None)
+
+DIRAC_PARAMS: tuple[Param, ...] = (
+    # --- DIRAC task queues and matcher (seed 004, shared/reference/dirac-matching.md) ---
+    _p(
+        "DIRAC_CPU_BUCKETS",
+        _TQDB,
+        "json",
+        [500, 5000, 50000, 300000],
+        "s",
+        "CPU-time buckets of task queues: a job's CPUTime goes up to the first bucket >= it, capped at the last. "
+        "The seed's four; DIRAC's code uses taskQueueCPUTimeIntervals [360, 1800, 3600, 21600, 43200, 86400, "
+        "172800, 259200, 345600, 518400, 691200, 864000, 1080000].",
+        minimum=1,
+        maximum=10**8,
+        used_by=("dirac:buckets",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_MAX_JOBS_IN_TQ",
+        _TQDB,
+        "int",
+        5000,
+        "jobs",
+        "A task queue holding this many jobs takes no more; further jobs of the same requirements open a new one.",
+        minimum=1,
+        maximum=10**7,
+        used_by=("dirac:taskqueues",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_JOB_SHARE",
+        _TQDB,
+        "float",
+        1000,
+        "share",
+        "JobShare of groups without one (DEFAULT_GROUP_SHARE); DIRAC_JOB_SHARE_<group> overrides a group's JobShare.",
+        minimum=0,
+        maximum=10**9,
+        family=True,
+        used_by=("dirac:priority",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_TQ_MIN_SHARE",
+        _TQDB,
+        "float",
+        0.001,
+        "priority",
+        "TQ_MIN_SHARE: the smallest task-queue Priority, also the Priority of background task queues.",
+        minimum=0,
+        maximum=10**6,
+        used_by=("dirac:priority",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_BACKGROUND_PRIORITY",
+        _TQDB,
+        "float",
+        0.1,
+        "RealPriority",
+        "A task queue whose mean job RealPriority is at most this is background (groups with AllowBackgroundTQs).",
+        minimum=0,
+        maximum=10**6,
+        used_by=("dirac:priority",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_TQ_PRIORITY",
+        _TQDB,
+        "str",
+        "shares",
+        "",
+        "shares: Priority from group shares (TaskQueuesAgent); stuck: every task queue at 1, as DIRAC's insertJob "
+        "leaves them until the agent runs.",
+        choices=("shares", "stuck"),
+        used_by=("dirac:priority",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_CPU_ORDER",
+        _MATCHER,
+        "bool",
+        True,
+        "",
+        "Seed: among matching task queues keep those of the highest CPUTime before the random draw. "
+        "DIRAC's code dropped this ordering in 2009 (false).",
+        used_by=("dirac:selection",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_JOB_WEIGHT",
+        _MATCHER,
+        "str",
+        "UserPriority",
+        "",
+        "Weight of the RAND()/weight draw of a job's priority inside the task queue: the seed's UserPriority or the "
+        "code's RealPriority (0 -> 1e-5, 10 -> 1e6).",
+        choices=("UserPriority", "RealPriority"),
+        used_by=("dirac:selection",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_JOBS_PER_TRY",
+        _MATCHER,
+        "int",
+        10,
+        "jobs",
+        "How many of the lowest JobIDs of the winning priority the job is drawn from: the seed's ten, the code's 50.",
+        minimum=1,
+        maximum=10**6,
+        used_by=("dirac:selection",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_CHECK_JOB_LIMITS",
+        _MATCHER,
+        "bool",
+        True,
+        "",
+        "JobScheduling/CheckJobLimits: refuse task queues hitting a site's running limit.",
+        used_by=("dirac:limits",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_CHECK_MATCHING_DELAY",
+        _MATCHER,
+        "bool",
+        True,
+        "",
+        "JobScheduling/CheckMatchingDelay: refuse task queues whose values were matched at the site too recently.",
+        used_by=("dirac:limits",),
+        **_DIRAC,
+    ),
+    _p(
+        "DIRAC_CHECK_SITE_MASK",
+        _MATCHER,
+        "bool",
+        True,
+        "",
+        "A pilot at a site outside the mask (not Active or Degraded) may only take Test jobs.",
+        used_by=("dirac:mask",),
+        **_DIRAC,
+    ),
+)
+
+PARAMS = PARAMS + DIRAC_PARAMS
+
 REGISTRY: dict[str, Param] = {p.key: p for p in PARAMS}
 
 
@@ -1029,6 +1184,16 @@ def check_bounds(param: Param, key: str, value: Value) -> Value:
         raise ConfigError(key, f"a value is required: {param.allowed()}")
     if param.choices and value not in param.choices:
         raise ConfigError(key, f"{value!r} is not allowed: expected {param.allowed()}")
+    if param.type == "json" and (param.minimum is not None or param.maximum is not None):
+        # bounds on a json parameter bound each element of a strictly increasing integer list (DIRAC's CPU buckets)
+        ok = isinstance(value, list) and len(value) > 0
+        ok = ok and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ok = ok and all(a < b for a, b in itertools.pairwise(value))
+        lo = -math.inf if param.minimum is None else param.minimum
+        hi = math.inf if param.maximum is None else param.maximum
+        if not ok or not all(lo <= v <= hi for v in value):
+            raise ConfigError(key, f"{value!r} is not allowed: expected {param.allowed()}")
+        return value
     if param.type in ("int", "float"):
         if param.minimum is not None and value < param.minimum:
             raise ConfigError(key, f"{value} is below the minimum: expected {param.allowed()}")

@@ -258,6 +258,92 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("status", "str", "new status", required=True),
         _c("modificationtime", "time", "when the task entered the status", required=True),
     ),
+    # --- DIRAC task-queue matching (seed 004); every dirac_ table is optional and empty by default ---
+    "dirac_jobs": (
+        _c("JobID", "int", "DIRAC job id", required=True, minimum=1),
+        _c("Owner", "str", "user name of the submitter", required=True),
+        _c("OwnerGroup", "str", "group the job was submitted with", required=True),
+        _c("VO", "str", "virtual organisation of the group", default=""),
+        _c("CPUTime", "int", "required CPU time, s (bucketed into the task queue's CPUTime)", default=86400, minimum=0),
+        _c("Sites", "list", "sites that can run the job (empty = any)", default=[]),
+        _c("BannedSites", "list", "sites that must not run the job", default=[]),
+        _c("GridCEs", "list", "grid CEs that can run the job (empty = any)", default=[]),
+        _c("Platforms", "list", "platforms accepted by the job (empty = any)", default=[]),
+        _c("JobTypes", "list", "job type (empty = any)", default=[]),
+        _c("Tags", "list", "tags the resource must offer (e.g. MultiProcessor, 8Processors, 4GB)", default=[]),
+        _c("Priority", "int", "user job priority 0..10", default=1, minimum=0),
+        _c(
+            "Status",
+            "str",
+            "Waiting jobs are in task queues; Matched ones just left theirs",
+            default="Waiting",
+            choices=("Waiting", "Matched"),
+        ),
+    ),
+    "dirac_group_shares": (
+        _c("OwnerGroup", "str", "DIRAC group", required=True),
+        _c("VO", "str", "virtual organisation of the group", default=""),
+        _c(
+            "JobShare",
+            "float",
+            "/Registry/Groups/<g>/JobShare (DIRAC_JOB_SHARE when absent)",
+            default=1000.0,
+            minimum=0,
+        ),
+        _c(
+            "JobSharing", "bool", "the group has the JobSharing property (one priority entity per group)", default=False
+        ),
+        _c("AllowBackgroundTQs", "bool", "task queues of Priority-0 jobs get the minimum share", default=False),
+    ),
+    "dirac_site_mask": (
+        _c("Site", "str", "DIRAC site name", required=True),
+        _c(
+            "Status",
+            "str",
+            "RSS status; only Active and Degraded sites take non-Test jobs",
+            default="Active",
+            choices=("Active", "Degraded", "Probing", "Banned"),
+        ),
+    ),
+    "dirac_ces": (
+        _c("Site", "str", "DIRAC site of the CE", required=True),
+        _c("GridCE", "str", "computing element host", required=True),
+        _c("Queue", "str", "batch queue", default=""),
+        _c("Platform", "str", "DIRAC platform of the worker nodes", default=""),
+        _c("CPUTime", "int", "normalised CPU time a pilot there offers, s", default=86400, minimum=0),
+        _c("Tags", "list", "tags the CE offers", default=[]),
+        _c("RequiredTags", "list", "tags every job at the CE must carry", default=[]),
+        _c("NumberOfProcessors", "int", "processors per pilot", default=1, minimum=1),
+        _c("MaxRAM", "int", "memory per pilot, MB (0 = not published)", default=0, minimum=0),
+    ),
+    "dirac_running_limits": (
+        _c("Site", "str", "site of the limit", required=True),
+        _c("GridCE", "str", "CE of a CE-level limit ('' = site-wide)", default=""),
+        _c(
+            "Attribute", "str", "job attribute limited (JobType, OwnerGroup, Owner, Site, Platform, ...)", required=True
+        ),
+        _c("Value", "str", "attribute value limited", required=True),
+        _c("Limit", "int", "JobScheduling/RunningLimit/<Site>/<Attribute>/<Value>", required=True, minimum=0),
+    ),
+    "dirac_running_counts": (
+        _c("Site", "str", "site", required=True),
+        _c("Attribute", "str", "job attribute counted", required=True),
+        _c("Value", "str", "attribute value", required=True),
+        _c("Running", "int", "jobs Running, Matched or Stalled at the site with that value", required=True, minimum=0),
+    ),
+    "dirac_matching_delays": (
+        _c("Site", "str", "site of the delay", required=True),
+        _c("Attribute", "str", "job attribute delayed", required=True),
+        _c("Value", "str", "attribute value delayed", required=True),
+        _c("Delay", "int", "JobScheduling/MatchingDelay/<Site>/<Attribute>/<Value>, s", required=True, minimum=0),
+        _c(
+            "SinceLastMatch",
+            "float",
+            "seconds since such a job was last matched at the site (null = never)",
+            nullable=True,
+            minimum=0,
+        ),
+    ),
 }
 
 

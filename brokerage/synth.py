@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.dirac.demo import dirac_columns
 from brokerage.gdpconfig import REGISTRY
 from brokerage.snapshot import TABLES, GridSnapshot
 
@@ -1883,6 +1884,7 @@ def _columns(seed: int, queues: int, tasks: int, taken: pd.Timestamp) -> dict[st
         "dataset_replicas": reps,
         "queue_software": _software_rows(rng["sw"], q),
         "task_status_log": {"jeditaskid": [], "status": [], "modificationtime": []},
+        **dirac_columns(seed),
     }
 
 

@@ -28,6 +28,7 @@ FAMILY_BROKERS: dict[str, frozenset[str]] = {
     "network": frozenset({"production", "task"}),
     "task": frozenset({"task"}),
     "anal": frozenset({"analysis"}),
+    "dirac": frozenset(),  # read by the DIRAC matcher only, never by a PanDA broker
 }
 ALL_BROKERS = runner.ALL_BROKERS
 

@@ -1,3 +1,14 @@
 """Every callback module, imported once so the one app registers each callback exactly once."""
 
-from app.callbacks import detail, network, nuclei, overview, queues, reports, stabilizer, tasks, tuning  # noqa: F401
+from app.callbacks import (  # noqa: F401
+    detail,
+    dirac,
+    network,
+    nuclei,
+    overview,
+    queues,
+    reports,
+    stabilizer,
+    tasks,
+    tuning,
+)

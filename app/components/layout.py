@@ -15,6 +15,7 @@ NAV = [
     ("Network", "/network"),
     ("Stabilizer", "/stabilizer"),
     ("Task states", "/tasks"),
+    ("DIRAC", "/dirac"),
     ("Tuning", "/tuning"),
 ]
 

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from app.gridruns import GridRuns
 from app.services.admin import ConfigAdmin, Outcome
+from app.services.dirac import Dirac
 from app.services.reports import MadeReport, Reports
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 
-__all__ = ["ConfigAdmin", "GridWhatIf", "MadeReport", "Outcome", "Reports", "Services", "TaskWhatIf", "WhatIf"]
+__all__ = ["ConfigAdmin", "Dirac", "GridWhatIf", "MadeReport", "Outcome", "Reports", "Services", "TaskWhatIf", "WhatIf"]
 
 
 @dataclass(frozen=True)
@@ -25,9 +26,10 @@ class Services:
     whatif: WhatIf
     admin: ConfigAdmin
     reports: Reports
+    dirac: Dirac
 
     @classmethod
     def build(cls, state: AppState) -> Services:
         """Wire the services over STATE (one per process: see app/main.py)."""
         runs = GridRuns(state)
-        return cls(state, runs, WhatIf(state, runs), ConfigAdmin(state), Reports(state))
+        return cls(state, runs, WhatIf(state, runs), ConfigAdmin(state), Reports(state), Dirac(state))

@@ -18,11 +18,13 @@ COMPONENT_TITLES = {
     "jobbroker": "Production job brokerage (jobbroker)",
     "anal_jobbroker": "Analysis job brokerage (anal_jobbroker)",
     "taskbrokerage": "Task brokerage: nucleus (taskbrokerage)",
+    "taskqueuedb": "DIRAC task queues (taskqueuedb)",
+    "matcher": "DIRAC matcher (matcher)",
     "network": "Network weights (network)",
     "prio_mgr": "User throttles (prio_mgr)",
     "analy_eval": "User evaluation (analy_eval)",
 }
-BROKER_OF_FAMILY = {"prod": "production", "anal": "analysis", "task": "nucleus", "network": "network"}
+BROKER_OF_FAMILY = {"prod": "production", "anal": "analysis", "task": "nucleus", "network": "network", "dirac": "DIRAC"}
 RESERVED_QUERY = {"task"}  # query parameters of the page that are not gdpconfig keys
 
 

@@ -25,12 +25,14 @@ from brokerage.snapshot import (
     SnapshotError,
     empty_snapshot,
     frame,
+    validate,
 )
 from brokerage.store.repository import read_grid, save_snapshot, write_grid, write_transaction
 
-KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites")
+KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac")
 KIND_LABELS = {
     "snapshot": "grid snapshot",
+    "dirac": "DIRAC tables",
     "cric_queues": "CRIC queues",
     "ddm_endpoints": "DDM endpoints",
     "sites": "sites",
@@ -109,6 +111,8 @@ def import_data(engine: Engine, data: Any, source: str = "<data>") -> ImportResu
     kind = detect_kind(data, source)
     if kind == "snapshot":
         return _import_snapshot(engine, data, source)
+    if kind == "dirac":
+        return _import_dirac(engine, data, source)
     entries, problems = _entries(data)
     mapper: Callable[[list[tuple[str, dict[str, Any]]], GridSnapshot], _Patch]
     mapper = {"cric_queues": _map_queues, "ddm_endpoints": _map_endpoints, "sites": _map_sites}[kind]
@@ -142,6 +146,24 @@ def _import_snapshot(engine: Engine, data: Any, source: str) -> ImportResult:
     return ImportResult(source, "snapshot", counts, [], int(version or 0))
 
 
+def _import_dirac(engine: Engine, data: dict[str, Any], source: str) -> ImportResult:
+    """Replace the dirac_ tables the document holds, keeping the rest of the stored grid."""
+    problems = [p for p in validate({"taken_at": "2026-01-01T00:00:00Z", **data})]
+    if problems:
+        raise ImportFileError(source, problems)
+    tables = {name: frame(name, rows) for name, rows in data.items()}
+    with write_transaction(engine, "grid") as conn:
+        current = read_grid(conn)
+        if current is None:
+            blank = empty_snapshot(datetime.now(UTC))
+            current = GridSnapshot(blank.tables, blank.taken_at, "imported", 0)
+        try:
+            version = write_grid(conn, current.replace(**tables))
+        except (SnapshotError, TransitionError) as exc:
+            raise ImportFileError(source, list(exc.problems)) from exc
+    return ImportResult(source, "dirac", {name: len(df) for name, df in tables.items()}, [], int(version))
+
+
 def detect_kind(data: Any, source: str = "<data>") -> str:
     """Which of KINDS a parsed document is: a snapshot, CRIC queues, DDM endpoints or sites.
 
@@ -150,6 +172,8 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
     # before the snapshot test: queuedata.json's "queues" attribute is a list of CEs, not a snapshot table
     if single_cric_queue(data) is not None:
         return "cric_queues"
+    if isinstance(data, dict) and data and all(k.startswith("dirac_") and k in TABLES for k in data):
+        return "dirac"
     if isinstance(data, dict) and (
         "taken_at" in data
         or "schema_version" in data

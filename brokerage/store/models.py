@@ -362,6 +362,108 @@ class TaskStatusLog(Base):
     modificationtime: Mapped[datetime]
 
 
+# --- DIRAC task-queue matching (seed 004): list columns hold JSON arrays as text ----------------------------
+
+
+class DiracJobs(Base):
+    """DIRAC_JOBS: waiting jobs with the requirements TaskQueueDB groups them by (JobDB's JobRequirements)."""
+
+    __tablename__ = "dirac_jobs"
+
+    JobID: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    Owner: Mapped[str]
+    OwnerGroup: Mapped[str]
+    VO: Mapped[str | None]
+    CPUTime: Mapped[int | None] = mapped_column(BigId)
+    Sites: Mapped[str | None] = mapped_column(JsonText)
+    BannedSites: Mapped[str | None] = mapped_column(JsonText)
+    GridCEs: Mapped[str | None] = mapped_column(JsonText)
+    Platforms: Mapped[str | None] = mapped_column(JsonText)
+    JobTypes: Mapped[str | None] = mapped_column(JsonText)
+    Tags: Mapped[str | None] = mapped_column(JsonText)
+    Priority: Mapped[int | None]
+    Status: Mapped[str | None]
+    seq: Mapped[int]
+
+
+class DiracGroupShares(Base):
+    """DIRAC_GROUP_SHARES: /Registry/Groups/<g> JobShare, JobSharing property and AllowBackgroundTQs."""
+
+    __tablename__ = "dirac_group_shares"
+
+    OwnerGroup: Mapped[str] = mapped_column(primary_key=True)
+    VO: Mapped[str | None]
+    JobShare: Mapped[float | None]
+    JobSharing: Mapped[bool | None]
+    AllowBackgroundTQs: Mapped[bool | None]
+    seq: Mapped[int]
+
+
+class DiracSiteMask(Base):
+    """DIRAC_SITE_MASK: the RSS status of each site (Active and Degraded sites take every job type)."""
+
+    __tablename__ = "dirac_site_mask"
+
+    Site: Mapped[str] = mapped_column(primary_key=True)
+    Status: Mapped[str | None]
+    seq: Mapped[int]
+
+
+class DiracCes(Base):
+    """DIRAC_CES: the resource description a pilot at each CE queue sends (for "pilot from a site")."""
+
+    __tablename__ = "dirac_ces"
+
+    Site: Mapped[str] = mapped_column(primary_key=True)
+    GridCE: Mapped[str] = mapped_column(primary_key=True)
+    Queue: Mapped[str] = mapped_column(primary_key=True, default="")
+    Platform: Mapped[str | None]
+    CPUTime: Mapped[int | None] = mapped_column(BigId)
+    Tags: Mapped[str | None] = mapped_column(JsonText)
+    RequiredTags: Mapped[str | None] = mapped_column(JsonText)
+    NumberOfProcessors: Mapped[int | None]
+    MaxRAM: Mapped[int | None]
+    seq: Mapped[int]
+
+
+class DiracRunningLimits(Base):
+    """DIRAC_RUNNING_LIMITS: JobScheduling/RunningLimit/<Site>[/CEs/<GridCE>]/<Attribute>/<Value>."""
+
+    __tablename__ = "dirac_running_limits"
+
+    Site: Mapped[str] = mapped_column(primary_key=True)
+    GridCE: Mapped[str] = mapped_column(primary_key=True, default="")
+    Attribute: Mapped[str] = mapped_column(primary_key=True)
+    Value: Mapped[str] = mapped_column(primary_key=True)
+    Limit: Mapped[int]
+    seq: Mapped[int]
+
+
+class DiracRunningCounts(Base):
+    """DIRAC_RUNNING_COUNTS: jobs Running, Matched or Stalled per site and attribute value (JobDB counters)."""
+
+    __tablename__ = "dirac_running_counts"
+
+    Site: Mapped[str] = mapped_column(primary_key=True)
+    Attribute: Mapped[str] = mapped_column(primary_key=True)
+    Value: Mapped[str] = mapped_column(primary_key=True)
+    Running: Mapped[int]
+    seq: Mapped[int]
+
+
+class DiracMatchingDelays(Base):
+    """DIRAC_MATCHING_DELAYS: JobScheduling/MatchingDelay/<Site>/<Attribute>/<Value> and the last match there."""
+
+    __tablename__ = "dirac_matching_delays"
+
+    Site: Mapped[str] = mapped_column(primary_key=True)
+    Attribute: Mapped[str] = mapped_column(primary_key=True)
+    Value: Mapped[str] = mapped_column(primary_key=True)
+    Delay: Mapped[int]
+    SinceLastMatch: Mapped[float | None]
+    seq: Mapped[int]
+
+
 # Snapshot table -> model, in an order where every referenced table comes first.
 GRID_MODELS: dict[str, type[Base]] = {
     "sites": Site,
@@ -379,6 +481,13 @@ GRID_MODELS: dict[str, type[Base]] = {
     "dataset_replicas": DatasetReplicas,
     "queue_software": SwTags,
     "task_status_log": TaskStatusLog,
+    "dirac_jobs": DiracJobs,
+    "dirac_group_shares": DiracGroupShares,
+    "dirac_site_mask": DiracSiteMask,
+    "dirac_ces": DiracCes,
+    "dirac_running_limits": DiracRunningLimits,
+    "dirac_running_counts": DiracRunningCounts,
+    "dirac_matching_delays": DiracMatchingDelays,
 }
 
 # Snapshot tables stored as one JSON document per row (column -> JSON key), keyed by their first column.

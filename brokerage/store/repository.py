@@ -328,6 +328,8 @@ def _bind_values(s: pd.Series, c: Col) -> list[Any]:
         return [None if v is None or v != v else float(v) for v in values]
     if c.type == "bool":
         return [bool(v) for v in values]
+    if c.type == "list":  # a JSON array as text (a JSON table's document keeps the list itself)
+        return [None if v is None else json.dumps(list(v), separators=(",", ":")) for v in values]
     return [None if isinstance(v, float) and v != v else v for v in values]
 
 
@@ -343,6 +345,8 @@ def _json_docs(df: pd.DataFrame, cols: tuple[Col, ...], exclude: str) -> list[st
 def _json_values(s: pd.Series, c: Col) -> list[Any]:
     if c.type == "time":
         return [None if v is pd.NaT or v is None else pd.Timestamp(v).isoformat() for v in s.tolist()]
+    if c.type == "list":
+        return s.tolist()
     return _bind_values(s, c)
 
 
@@ -443,6 +447,8 @@ def _typed(c: Col, values: list[Any]) -> pd.Series:
         return pd.Series(values, dtype="float64")  # None becomes NaN
     if c.type == "bool":
         return pd.Series(np.array(values, dtype=bool))
+    if c.type == "list":
+        return pd.Series([[] if v is None else json.loads(v) for v in values], dtype="object")
     return pd.Series(values, dtype="object")
 
 

@@ -1,0 +1,15 @@
+"""Component ids of the DIRAC page (page-prefixed kebab-case, as app/ids.py)."""
+
+DIRAC_CE = "dirac-ce"
+DIRAC_PILOT = "dirac-pilot"
+DIRAC_SEED = "dirac-seed"
+DIRAC_BUCKETS = "dirac-buckets"
+DIRAC_BUCKETS_SEED = "dirac-buckets-seed"
+DIRAC_BUCKETS_CODE = "dirac-buckets-code"
+DIRAC_CPU_ORDER = "dirac-cpu-order"
+DIRAC_PER_TRY = "dirac-per-try"
+DIRAC_JOB_WEIGHT = "dirac-job-weight"
+DIRAC_SHARE = "dirac-share"  # pattern-matching type: {"type": DIRAC_SHARE, "group": <OwnerGroup>}
+DIRAC_CONTENT = "dirac-content"
+DIRAC_URL_SINK = "dirac-url-sink"
+DIRAC_URL_DONE = "dirac-url-done"

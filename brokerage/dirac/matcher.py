@@ -1,0 +1,147 @@
+"""The DIRAC matcher: a pilot's resource description against every task queue, every failing rule, the draw."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from brokerage.cache import GridCache, cache_for
+from brokerage.dirac import limits as lim
+from brokerage.dirac.pilot import is_any, normalise, parse_pilot
+from brokerage.dirac.result import DiracMatch
+from brokerage.dirac.rules import FILTERS, RULES, MatchContext
+from brokerage.dirac.selection import choose_job, draw_first, first_probabilities
+from brokerage.dirac.taskqueues import TaskQueues, build, build_key
+from brokerage.explain import FunnelStep, SkipList
+from brokerage.framework import apply_filters
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot
+
+__all__ = ["FILTERS", "RULES", "DiracMatch", "MatchContext", "match", "site_masked", "task_queues"]
+
+MASK_OK = ("Active", "Degraded")  # Matcher._checkMask: other RSS statuses take only Test jobs
+CPU_ORDER_STEP = "CPUTime order"
+SELECTION_STEP = "selection"
+
+
+def task_queues(snap: GridSnapshot, config: Config | None = None, cache: GridCache | None = None) -> TaskQueues:
+    """The task queues of SNAP under CONFIG, built once per (snapshot, build parameters) in CACHE.
+
+    Usage: ``tqs = task_queues(snap, Config())``
+    """
+    config = config or Config()
+    cache = cache_for(snap, cache)
+    return cache.get(("dirac_taskqueues", build_key(config)), lambda: build(snap, config))
+
+
+def site_masked(snap: GridSnapshot, site: str | None, config: Config) -> bool:
+    """True when SITE is outside the site mask (an empty dirac_site_mask table means no mask)."""
+    mask = snap.tables["dirac_site_mask"]
+    if not config["DIRAC_CHECK_SITE_MASK"] or not len(mask) or not site or is_any(site):
+        return False
+    ok = set(mask.loc[mask["Status"].isin(MASK_OK), "Site"])
+    return site not in ok
+
+
+def match(
+    snap: GridSnapshot,
+    pilot: str | dict[str, Any],
+    config: Config | None = None,
+    *,
+    seed: int = 0,
+    cache: GridCache | None = None,
+) -> DiracMatch:
+    """Match one pilot against every task queue of SNAP: verdicts with every failing rule, probabilities, the draw.
+
+    Usage: ``match(snap, "Site=LCG.CERN.cern,CPUTime=40000", Config(), seed=1).to_dict()``
+    """
+    config = config or Config()
+    cache = cache_for(snap, cache)
+    given = parse_pilot(pilot) if isinstance(pilot, str) else parse_pilot(dict(pilot))
+    tqs = task_queues(snap, config, cache)
+    n = len(tqs)
+    masked = site_masked(snap, given.get("Site"), config)
+    res, refusal = normalise(given, masked)
+    zeros = np.zeros(n, dtype=bool)
+    if refusal is not None:
+        return DiracMatch(
+            given,
+            res,
+            "refused",
+            refusal,
+            tqs,
+            np.zeros((n, len(RULES)), dtype=bool),
+            {},
+            zeros,
+            zeros,
+            np.zeros(n),
+            None,
+            None,
+            [],
+            SkipList(),
+            {},
+            list(res.notes),
+            config,
+            seed,
+        )
+    t = snap.tables
+    limiter = cache.get(
+        "dirac_limiter",
+        lambda: lim.LimiterTables.from_frames(
+            t["dirac_running_limits"], t["dirac_running_counts"], t["dirac_matching_delays"]
+        ),
+    )
+    negative = lim.negative_conditions(limiter, res.site or "", res.grid_ce, config)
+    everyone = np.ones(n, dtype=bool)
+    ctx = MatchContext(cache, given, config, everyone, tqs, res, masked, negative)
+    verdicts = {f.name: f.run(ctx) for f in FILTERS}
+    fails = np.zeros((n, len(RULES)), dtype=bool)
+    for j, rule in enumerate(RULES):
+        v = verdicts[rule]
+        if v is not None:
+            fails[:, j] = ~v.passed
+    # the funnel and first-failing skips from the same verdicts (each filter computed once above)
+    fixed = [replace(f, fn=lambda _c, v=verdicts[f.name]: v, reads=None) for f in FILTERS]
+    eligible, skips, funnel = apply_filters(tqs.names, everyone, fixed, ctx)
+    drawn_from = eligible.copy()
+    if config["DIRAC_CPU_ORDER"] and eligible.any():
+        drawn_from &= tqs.cpu_time == tqs.cpu_time[eligible].max()
+        funnel.append(FunnelStep(CPU_ORDER_STEP, int(eligible.sum()), int(drawn_from.sum())))
+    probability = np.zeros(n)
+    rows = np.flatnonzero(drawn_from)
+    matched_row = job = None
+    rng = np.random.default_rng(seed)
+    if len(rows):
+        probability[rows] = first_probabilities(tqs.priority[rows])
+        matched_row = int(rows[draw_first(tqs.priority[rows], rng)])
+        sl = tqs.jobs_of(matched_row)
+        weight = tqs.job_real[sl] if config["DIRAC_JOB_WEIGHT"] == "RealPriority" else tqs.job_priority[sl]
+        job = choose_job(
+            tqs.job_id[sl], tqs.job_priority[sl], weight.astype(np.float64), int(config["DIRAC_JOBS_PER_TRY"]), rng
+        )
+    funnel.append(FunnelStep(SELECTION_STEP, len(rows), 1 if len(rows) else 0))
+    status = "matched" if matched_row is not None else "no_match"
+    message = "" if matched_row is not None else "No match found (No TQ matches requirements)"
+    notes = list(res.notes) + negative.notes
+    return DiracMatch(
+        given,
+        res,
+        status,
+        message,
+        tqs,
+        fails,
+        verdicts,
+        eligible,
+        drawn_from,
+        probability,
+        matched_row,
+        job,
+        funnel,
+        skips,
+        ctx.not_applied,
+        notes,
+        config,
+        seed,
+    )
