@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from brokerage import grid
 from brokerage.brokers import production
+from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
 from brokerage.synth import demo_snapshot
@@ -30,12 +31,14 @@ def production_tasks(snap: GridSnapshot, limit: int) -> list[int]:
     return [int(i) for i in ids[:limit]]
 
 
-def warm(snap: GridSnapshot, config: Config) -> None:
-    """Build the per-snapshot arrays once, as a long-running service would have them."""
-    grid.queue_arrays(snap)
-    grid.endpoint_arrays(snap)
+def warm(snap: GridSnapshot, config: Config) -> GridCache:
+    """The snapshot's cache with the per-snapshot arrays built, as a long-running service holds it."""
+    cache = GridCache(snap)
+    grid.queue_arrays(cache)
+    grid.endpoint_arrays(cache)
     for tid in production_tasks(snap, 3):
-        production.broker(snap, tid, config)
+        production.broker(snap, tid, config, cache=cache)
+    return cache
 
 
 def time_each(fn: Callable[[int], Any], ids: list[int]) -> list[float]:
@@ -51,9 +54,9 @@ def time_each(fn: Callable[[int], Any], ids: list[int]) -> list[float]:
 def single_task_case(queues: int, n_engine: int, n_reference: int, config: Config) -> dict[str, Any]:
     """Median time of one task's brokerage (full explanation) over QUEUES queues."""
     snap = demo_snapshot(seed=1, queues=queues, tasks=max(n_engine, n_reference) + 50)
-    warm(snap, config)
+    cache = warm(snap, config)
     ids = production_tasks(snap, n_engine + 3)[3:]
-    engine = statistics.median(time_each(lambda tid: production.broker(snap, tid, config).to_dict(), ids))
+    engine = statistics.median(time_each(lambda tid: production.broker(snap, tid, config, cache=cache).to_dict(), ids))
     ref_ids = ids[:n_reference]
     reference = statistics.median(time_each(lambda tid: production_reference.broker(snap, tid, config), ref_ids))
     return {
@@ -78,14 +81,14 @@ def rerank_case(n_tasks: int, n_reference: int, config: Config) -> list[dict[str
     for name, batch in (("re-rank", True), ("re-rank (loop)", False)):
         # about two thirds of demo tasks are production tasks
         snap = demo_snapshot(seed=2, queues=700, tasks=n_tasks * 3 // 2 + 300)
-        warm(snap, config)
+        cache = warm(snap, config)
         ids = production_tasks(snap, n_tasks)
         t0 = time.perf_counter()
         if batch:
-            production.broker_many(snap, ids, config)
+            production.broker_many(snap, ids, config, cache=cache)
         else:
             for tid in ids:
-                production.broker(snap, tid, config)
+                production.broker(snap, tid, config, cache=cache)
         engine = (time.perf_counter() - t0) * 1000.0
         if not cases:
             per_ref = statistics.median(

@@ -18,21 +18,22 @@ MEMO_ENTRIES = 8192  # memoised verdicts and shared values kept ...
 MEMO_CELLS = 16_000_000  # ... or fewer on big grids: entries x candidates (most hold a few arrays over queues)
 
 
-class _Lru:
-    """A dict bounded to CAPACITY entries that drops the least recently used one; safe across threads."""
+class _Bounded:
+    """A dict bounded to CAPACITY entries that drops the oldest one; safe across threads.
+
+    A hit is one dict lookup (no lock, no reordering): brokers look up tens of verdicts per task.
+    """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(1, capacity)
         self._data: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, build: Callable[[], T]) -> T:
-        with self._lock:
-            value = self._data.get(key, _MISSING)
-            if value is not _MISSING:
-                self._data.move_to_end(key)
-                return value
-        value = build()  # outside the lock: a build may itself use the cache
+    def get(self, key: Hashable, build: Callable[..., T], *args: Any) -> T:
+        value = self._data.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        value = build(*args)  # outside the lock: a build may itself use the cache
         with self._lock:
             self._data[key] = value
             while len(self._data) > self.capacity:
@@ -60,9 +61,9 @@ class GridCache:
     def __init__(self, snap: GridSnapshot, *, memoise: bool = True) -> None:
         self.snap = snap
         self.memoise = memoise
-        self._structures = _Lru(STRUCTURES)
+        self._structures = _Bounded(STRUCTURES)
         n = max(len(snap.tables["queues"]), 1)
-        self._memo = _Lru(max(64, min(MEMO_ENTRIES, MEMO_CELLS // n)))
+        self._memo = _Bounded(max(64, min(MEMO_ENTRIES, MEMO_CELLS // n)))
 
     def get(self, key: Hashable, build: Callable[[], T]) -> T:
         """BUILD() once per KEY for this snapshot (a structure that depends on the snapshot alone, or on KEY).
@@ -71,11 +72,11 @@ class GridCache:
         """
         return self._structures.get(key, build)
 
-    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
-        """BUILD() shared by every call with the same KEY (computed afresh when memoising is off)."""
+    def memo(self, key: Hashable, build: Callable[..., T], *args: Any) -> T:
+        """BUILD(*ARGS) shared by every call with the same KEY (computed afresh when memoising is off)."""
         if not self.memoise:
-            return build()
-        return self._memo.get(key, build)
+            return build(*args)
+        return self._memo.get(key, build, *args)
 
     def sizes(self) -> dict[str, int]:
         """Entries held, for monitoring: ``{"structures": n, "memo": m}``."""

@@ -93,10 +93,16 @@ def expand(reads: Reads, depends: dict[str, Reads]) -> Reads:
     return out
 
 
-_EXPANDED: dict[tuple[str, type], Reads] = {}  # (memo name, context class) -> flattened reads; fixed by declarations
+KeyFn = Callable[[Any], tuple[Any, ...]]
+_KEY_FNS: dict[tuple[str, type], KeyFn] = {}  # (memo name, context class) -> its key builder; fixed by declarations
 
 
 def _hashable(v: Any) -> Any:
+    t = type(v)
+    if t is str or t is int or t is bool or v is None:
+        return v
+    if t is float:
+        return "nan" if v != v else v  # NaN != NaN would make every key unique
     if isinstance(v, (list, tuple)):
         return tuple(_hashable(x) for x in v)
     if isinstance(v, dict):
@@ -106,19 +112,35 @@ def _hashable(v: Any) -> Any:
     return v
 
 
+def _key_fn(name: str, reads: Reads, ctx_type: type) -> KeyFn:
+    """A function building NAME's memo key from a context: one getter per kind of input, made once."""
+    flat = expand(reads, ctx_type.DEPENDS)
+    keys, fields, facts = flat.config, flat.task, flat.facts
+
+    def key(ctx: Any) -> tuple[Any, ...]:
+        task = ctx.task
+        return (
+            name,
+            ctx.view,
+            ctx.config.values(keys),
+            tuple([task.get(f) for f in fields]),
+            tuple([getattr(ctx, f) for f in facts]),
+        )
+
+    return key
+
+
 def memo_key(name: str, reads: Reads, ctx: Context) -> tuple[Any, ...]:
-    """The memo key of NAME: its name and the values of everything it declares it reads."""
-    flat = _EXPANDED.get((name, type(ctx)))
-    if flat is None:
-        flat = _EXPANDED[(name, type(ctx))] = expand(reads, type(ctx).DEPENDS)
-    cfg, task = ctx.config, ctx.task
-    return (
-        name,
-        ctx.view,
-        *[_hashable(cfg[k]) for k in flat.config],
-        *[_hashable(task.get(f)) for f in flat.task],
-        *[_hashable(getattr(ctx, f)) for f in flat.facts],
-    )
+    """The memo key of NAME: its name, the context's view and the values of everything it declares it reads."""
+    fn = _KEY_FNS.get((name, type(ctx)))
+    if fn is None:
+        fn = _KEY_FNS[(name, type(ctx))] = _key_fn(name, reads, type(ctx))
+    key = fn(ctx)
+    try:
+        hash(key)
+    except TypeError:  # a list-valued task field: compare by contents
+        return _hashable(key)
+    return key
 
 
 @dataclass(frozen=True)
@@ -198,7 +220,6 @@ def apply_filters(
                 reasons = verdict.reasons
                 texts = reasons if isinstance(reasons, str) else LazyTexts(reasons, idx)
                 skips.add(names, idx, codes, texts, f.name, verdict.temporary or f.temporary)
-                alive = alive.copy()
                 alive[idx] = False
                 left -= len(idx)
         funnel.append(FunnelStep(f.name, before, left))

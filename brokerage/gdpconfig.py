@@ -1282,6 +1282,22 @@ class Config:
     def __getitem__(self, key: str) -> Value:
         return self.get(key)
 
+    def values(self, keys: tuple[str, ...]) -> tuple[Value, ...]:
+        """The values of KEYS as a tuple, remembered per tuple of keys (a Config never changes).
+
+        Usage: ``Config().values(("NQUEUED_SAT_CAP", "NO_PILOT_HOURS")) == (150, 3)``
+        """
+        found = self._values.get(keys)
+        if found is None:
+            # json values (lists, dicts) as tuples, so the result can key a memo
+            found = self._values[keys] = tuple(_frozen_value(self.get(k)) for k in keys)
+        return found
+
+    @cached_property
+    def _values(self) -> dict[tuple[str, ...], tuple[Value, ...]]:
+        # one entry per declared set of keys that brokers read: a few dozen at most
+        return {}
+
     def effective(self) -> dict[str, Value]:
         """Every registered key (and every family member that is set) with its effective value."""
         keys = list(REGISTRY) + sorted({*self.stored, *self.overrides} - set(REGISTRY))
@@ -1307,6 +1323,14 @@ class Config:
     def fingerprint(self) -> str:
         """Short stable hash of the effective values, for cache keys."""
         return self._fingerprint
+
+
+def _frozen_value(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_frozen_value(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen_value(v)) for k, v in value.items()))
+    return value
 
 
 def _normalise(param: Param, key: str, value: Value) -> Value:

@@ -66,6 +66,10 @@ class RecordingConfig:
         self.read.add(key)
         return self._config.get(key)
 
+    def values(self, keys: tuple[str, ...]) -> tuple[Any, ...]:
+        self.read.update(keys)
+        return self._config.values(keys)
+
 
 def recording(ctx: QueueContext) -> tuple[QueueContext, set[str], RecordingTask, RecordingConfig]:
     """A copy of CTX whose attribute, task-field and config-key reads are recorded."""
