@@ -1,1 +1,1 @@
-"""JEDI task / dataset / file state machines."""
+"""JEDI task statuses and their transitions, the waiting-task query and the demo history (no dataset or file machines yet)."""
