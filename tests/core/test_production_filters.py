@@ -691,3 +691,25 @@ def test_step5_best_ten_by_weight() -> None:
     assert (d.funnel[-1].filter, d.funnel[-1].before, d.funnel[-1].after) == ("best candidates", 12, 10)
     d = assert_codes(snap, {"Q08": "-low_weight", "Q09": None}, MAX_SITE_CANDIDATES=3)
     assert d.ranked_names == ["Q11", "Q10", "Q09"]
+
+
+def test_urgent_tasks_ignore_fairshare() -> None:
+    """Seed 003: processingType=urgent also ignores fairshare, so no queue is skipped with -zeroshare."""
+    qs = [queue("EV", "EV", fairsharepolicy="type=evgensimul:100%"), queue("P", "P")]
+    assert_codes(grid(qs, [task(1, processingtype="reprocessing")]), {"EV": "-zeroshare", "P": None})
+    assert_codes(grid(qs, [task(1, processingtype="urgent")]), {"EV": None, "P": None})
+
+
+def test_all_capped_keeps_the_best_weights_when_switched_on() -> None:
+    """Seed 001: if the step-4 caps skip every site, the ALL_CAPPED_KEEP_BEST best weights go on (0: the task waits)."""
+    qs = [queue(q, q) for q in "ABCD"]
+    # every queue over the cap: activated + starting > 2 x running; weights (running+1)/(queued+10) differ
+    jc = counts("A", running=10, activated=30) + counts("B", running=20, activated=50)
+    jc += counts("C", running=5, activated=20) + counts("D", running=1, activated=10)
+    snap = grid(qs, [task(1)], job_counts=jc)
+    d = assert_codes(snap, {"A": "-cap", "B": "-cap", "C": "-cap", "D": "-cap"})
+    assert d.status == "pending"
+    # weights: A 11/40 = 0.275, B 21/60 = 0.35, C 6/30 = 0.2, D 2/20 = 0.1 -> B and A are the 2 best
+    kept = assert_codes(snap, {"A": None, "B": None, "C": "-cap", "D": "-cap"}, ALL_CAPPED_KEEP_BEST=2)
+    assert kept.status == "ok" and kept.ranked_names == ["B", "A"]
+    assert any(f.filter == "all capped: best weights kept" for f in kept.funnel)

@@ -222,6 +222,7 @@ OVERRIDES = (
     ("MAX_SITE_CANDIDATES", (3, 10)),
     ("IO_INTENSITY_CUTOFF", (50, 200)),
     ("STORAGE_MIN_FREE_SIZE", (100, 200)),
+    ("ALL_CAPPED_KEEP_BEST", (0, 3)),
 )
 
 

@@ -660,7 +660,15 @@ def broker(
         queued = n(name, "defined") + n(name, "activated") + terms[name]["assigned"] + n(name, "starting")
         return "-cap" if queued > ratio_cap * terms[name]["running"] else None
 
+    capped = remaining
     remaining = run_checks([("activated+starting cap", cap_activated_starting), ("queued cap", cap_queued)], remaining)
+    # "If all sites are skipped candidates with the 3 best weights go to the next step." (ALL_CAPPED_KEEP_BEST)
+    keep = int(cfg["ALL_CAPPED_KEEP_BEST"])
+    if not remaining and capped and keep > 0:
+        remaining = sorted(capped, key=lambda q: (-terms[q["panda_queue"]]["weight"], q["panda_queue"]))[:keep]
+        for q in remaining:
+            skips.pop(q["panda_queue"], None)
+        funnel.append(("all capped: best weights kept", 0, len(remaining)))
 
     # ---- 5. Pending if all are skipped, else the best 10 by weight ----
     if not remaining:
