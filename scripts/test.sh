@@ -17,10 +17,20 @@ PY=${PYTHON:-python3}
 .venv/bin/pip install -q --upgrade pip >/dev/null
 .venv/bin/pip install -q -e ".[dev]"
 
+# a run directory and free loopback ports of this run's own: two test runs on one machine never share a server
+RUN_DIR=$(mktemp -d /tmp/app-test-services.XXXXXX)
+read -r PG_PORT REDIS_PORT < <(.venv/bin/python -c '
+import socket
+socks = [socket.socket() for _ in range(2)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))
+')
+export RUN_DIR PG_PORT REDIS_PORT
+trap 'bash scripts/services.sh stop; rm -rf "$RUN_DIR"' EXIT
 eval "$(bash scripts/services.sh start | sed 's/^/export /')"
 export TEST_POSTGRES_URL="$DATABASE_URL" TEST_REDIS_URL="$REDIS_URL"
 unset DATABASE_URL  # the tests pick their databases themselves
-trap 'bash scripts/services.sh stop' EXIT
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
