@@ -10,6 +10,7 @@ import dash_bootstrap_components as dbc
 import diskcache
 from dash import Dash, DiskcacheManager, dcc, html
 from flask_caching import Cache
+from flask_compress import Compress
 
 from app.components.layout import navbar
 from app.gridruns import CACHE_DIR
@@ -27,13 +28,16 @@ app = Dash(
     use_pages=True,
     pages_folder=str(Path(__file__).parent / "pages"),
     assets_folder=str(ROOT / "assets"),
-    suppress_callback_exceptions=False,
+    # True: Dash would otherwise ship every page's layout with every page (500 KB) to check callback ids in the
+    # browser; tests/app/test_callback_ids.py checks them against the page layouts instead
+    suppress_callback_exceptions=True,
     title="PanDA brokerage",
     update_title=None,
     # background callbacks (whole-grid what-if, reports) run in their own processes; results go through disk
     background_callback_manager=DiskcacheManager(diskcache.Cache(str(CACHE_DIR / "callbacks"))),
 )
 server = app.server
+Compress(server)  # gzip/brotli for HTML, JSON and callback responses (the tables and figures are repetitive JSON)
 if os.environ.get("BROKERAGE_SECRET_KEY"):
     # signs background-job handles; without it Dash keeps a random one in the (shared) job cache
     server.secret_key = os.environ["BROKERAGE_SECRET_KEY"]
