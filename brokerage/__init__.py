@@ -1,17 +1,26 @@
 """Pure PanDA/JEDI-style brokerage core: snapshots, gdpconfig, brokers and explanations."""
 
-from brokerage.explain import Candidate, Decision, FunnelStep, Note, Skip
-from brokerage.gdpconfig import Config, ConfigError
-from brokerage.snapshot import GridSnapshot, SnapshotError
+from __future__ import annotations
 
-__all__ = [
-    "Candidate",
-    "Config",
-    "ConfigError",
-    "Decision",
-    "FunnelStep",
-    "GridSnapshot",
-    "Note",
-    "Skip",
-    "SnapshotError",
-]
+from importlib import import_module
+from typing import Any
+
+# the names a caller may import from the package; loaded on first use so `brokerage --version` stays light
+_EXPORTS = {
+    "Candidate": "brokerage.explain",
+    "Decision": "brokerage.explain",
+    "FunnelStep": "brokerage.explain",
+    "Note": "brokerage.explain",
+    "Skip": "brokerage.explain",
+    "Config": "brokerage.gdpconfig",
+    "ConfigError": "brokerage.gdpconfig",
+    "GridSnapshot": "brokerage.snapshot",
+    "SnapshotError": "brokerage.snapshot",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'brokerage' has no attribute {name!r}")

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from brokerage.checks.software import ArchitectureError
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config, ConfigError, parse_assignments
-from brokerage.snapshot import GridSnapshot, SnapshotError
+if TYPE_CHECKING:
+    from brokerage.explain import Decision
+    from brokerage.gdpconfig import Config
+    from brokerage.snapshot import GridSnapshot
 
 EXIT_USAGE = 2
 
@@ -29,6 +30,11 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the core's validation errors into one stderr line and exit code 2."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # imported when a command runs, so `brokerage --version` and `--help` start without numpy and pandas
+        from brokerage.checks.software import ArchitectureError
+        from brokerage.gdpconfig import ConfigError
+        from brokerage.snapshot import SnapshotError
+
         try:
             return fn(*args, **kwargs)
         except SnapshotError as exc:
@@ -47,6 +53,9 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
     """The snapshot file if given, else the database at DATABASE_URL (with its stored gdpconfig)."""
+    from brokerage.gdpconfig import Config
+    from brokerage.snapshot import GridSnapshot
+
     if snapshot:
         return GridSnapshot.from_json(snapshot), Config()
     from brokerage.store import repository
@@ -58,7 +67,52 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
     return repository.load_snapshot(engine), load_config(engine)
 
 
-@click.group()
+CORE_COMMANDS: dict[str, tuple[str, str]] = {
+    "db": ("brokerage.store.cli:db", "The database: schema, demo grid, import/export and versioned gdpconfig."),
+    "nucleus": ("brokerage.brokers.nucleus_cli:nucleus", "Choose a nucleus for a production task and explain it."),
+    "report": ("brokerage.report.cli:report", "Export the brokerage of tasks or of every waiting task."),
+    "dirac": ("brokerage.dirac.cli:dirac", "DIRAC task-queue matching (seed 004): task queues and pilot matches."),
+}
+"""The core's subcommands by name, with their one-line help; each module is imported when its command is used (a
+broken one fails that command loudly, never silently vanishes), so `brokerage --help` stays light."""
+PLUGIN_GROUP = "brokerage.commands"  # entry points adding subcommands from other packages (the app adds `serve`)
+
+
+class Commands(click.Group):
+    """The ``brokerage`` group: its own commands, the core's subcommands and the entry-point plugins, all listed
+    explicitly and each loaded on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        plugins = [ep.name for ep in entry_points(group=PLUGIN_GROUP)]
+        return sorted({*super().list_commands(ctx), *CORE_COMMANDS, *plugins})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        own = super().get_command(ctx, name)
+        if own is not None:
+            return own
+        if name in CORE_COMMANDS:
+            module, attr = CORE_COMMANDS[name][0].split(":")
+            return getattr(import_module(module), attr)
+        for ep in entry_points(group=PLUGIN_GROUP, name=name):
+            return ep.load()
+        return None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help`` without importing the core's subcommands."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in CORE_COMMANDS and name not in self.commands:
+                rows.append((name, CORE_COMMANDS[name][1]))
+            else:
+                cmd = self.get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=Commands)
 @click.version_option(package_name="brokerage-dashboard")
 def main() -> None:
     """See, explain and tune PanDA/JEDI-style brokerage."""
@@ -101,6 +155,8 @@ def snapshot_schema(out: str | None) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 def snapshot_validate(file: str) -> None:
     """Check a snapshot file and list every problem."""
+    from brokerage.snapshot import GridSnapshot, SnapshotError
+
     try:
         snap = GridSnapshot.from_json(file)
     except SnapshotError as exc:
@@ -152,33 +208,9 @@ _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], as_json: bool) -> None:
     """Run the job brokerage for a task (production or analysis, by its prodSourceLabel)."""
     from brokerage.brokers.router import run_job_brokerage
+    from brokerage.gdpconfig import parse_assignments
 
     overrides = parse_assignments(assignments)
     snap, config = load_grid(snapshot_path)
     decision = run_job_brokerage(snap, task_id, config.with_overrides(overrides))
     _print_decision(decision, as_json)
-
-
-# The core's subcommands, imported normally: a broken one fails `brokerage` loudly instead of vanishing.
-# They import this module's helpers only when they run, so importing them here is not circular.
-from brokerage.brokers.nucleus_cli import nucleus  # noqa: E402
-from brokerage.dirac.cli import dirac  # noqa: E402
-from brokerage.report.cli import report  # noqa: E402
-from brokerage.store.cli import db  # noqa: E402
-
-CORE_COMMANDS: tuple[click.Command, ...] = (db, nucleus, report, dirac)
-PLUGIN_GROUP = "brokerage.commands"  # entry points adding subcommands from other packages (the app adds `serve`)
-
-
-def register_commands(group: click.Group) -> None:
-    """Add the core's subcommands and every ``brokerage.commands`` entry point to GROUP (a broken one raises).
-
-    Usage: ``register_commands(main)``
-    """
-    for command in CORE_COMMANDS:
-        group.add_command(command)
-    for ep in entry_points(group=PLUGIN_GROUP):
-        group.add_command(ep.load(), ep.name)
-
-
-register_commands(main)

@@ -121,7 +121,9 @@ def test_cli_registers_core_commands_and_the_serve_plugin(monkeypatch) -> None:
     """`brokerage` has the core's subcommands and the app's `serve`; a broken plugin fails loudly."""
     from brokerage import cli
 
-    assert {"db", "nucleus", "report", "serve", "jobs", "snapshot"} <= set(cli.main.commands)
+    ctx = click.Context(cli.main)
+    assert {"db", "nucleus", "report", "serve", "jobs", "snapshot"} <= set(cli.main.list_commands(ctx))
+    assert cli.main.get_command(ctx, "serve") is not None
 
     class Broken:
         name = "broken"
@@ -129,6 +131,6 @@ def test_cli_registers_core_commands_and_the_serve_plugin(monkeypatch) -> None:
         def load(self) -> click.Command:
             raise ImportError("no module named 'missing'")
 
-    monkeypatch.setattr(cli, "entry_points", lambda group: [Broken()])
+    monkeypatch.setattr(cli, "entry_points", lambda group, **kw: [Broken()])
     with pytest.raises(ImportError, match="missing"):
-        cli.register_commands(click.Group())
+        cli.main.get_command(ctx, "broken")

@@ -37,7 +37,9 @@ def run(snapshot_file: Path, *args: str) -> Result:
 
 def test_report_command_is_attached() -> None:
     """``brokerage report`` is a subcommand of ``brokerage``."""
-    assert "report" in main.commands
+    import click
+
+    assert main.get_command(click.Context(main), "report") is not None
     result = CliRunner().invoke(main, ["report", "--help"])
     assert result.exit_code == 0 and "--all" in result.output and "--task" in result.output
 
@@ -167,3 +169,17 @@ def test_progress_bar_prints_few_lines_otherwise() -> None:
     assert [line.split("] ")[1] for line in stream.getvalue().splitlines()] == [
         f"{n}/1000 tasks" for n in (0, 250, 500, 750, 1000)
     ]
+
+
+def test_the_command_starts_without_the_heavy_libraries() -> None:
+    """`brokerage --version` loads neither pandas, numpy nor SQLAlchemy (each subcommand loads what it uses)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from click.testing import CliRunner; from brokerage.cli import main; "
+        "r = CliRunner().invoke(main, ['--version']); assert r.exit_code == 0, r.output; "
+        "print(sorted(m for m in ('pandas', 'numpy', 'sqlalchemy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
