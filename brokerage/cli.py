@@ -214,3 +214,49 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     snap, config = load_grid(snapshot_path)
     decision = run_job_brokerage(snap, task_id, config.with_overrides(overrides))
     _print_decision(decision, as_json)
+
+
+@main.command("explain")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
+@click.option("--queue", "queue", required=True, help="the PanDA queue to explain")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@click.option("--no-grid", is_flag=True, help="skip counting the other tasks each gdpconfig lever would change")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@guarded
+def explain(
+    snapshot_path: str | None, task_id: int, queue: str, assignments: tuple[str, ...], no_grid: bool, as_json: bool
+) -> None:
+    """Where a queue stands for a task and the verified levers that would change it."""
+    from brokerage.gdpconfig import parse_assignments
+    from brokerage.levers import explain_queue
+    from brokerage.whatif import run_grid, top_changed_count
+
+    overrides = parse_assignments(assignments)
+    snap, stored = load_grid(snapshot_path)
+    config = stored.with_overrides(overrides)
+    count = None
+    if not no_grid:
+        base = run_grid(snap, config)
+        count = lambda cfg: top_changed_count(snap, base, config, cfg, exclude=task_id)  # noqa: E731
+    out = explain_queue(snap, task_id, queue, config, count_grid=count)
+    if as_json:
+        click.echo(json.dumps(out.to_dict(), indent=2, default=str))
+        return
+    where = f"rank {out.rank} (weight {out.weight:.4g})" if out.rank else out.status
+    click.echo(f"task {out.task}, queue {out.queue} ({out.broker} brokerage): {where}")
+    for b in out.blocking:
+        click.echo(f"  blocked by the {b['stage']} ({b['criteria']}): {b['reason']}")
+    for note in out.notes:
+        click.echo(f"  note: {note}")
+    if not out.levers:
+        click.echo("  no single lever found that would change this")
+    for lever in out.levers:
+        what = (
+            f"{lever.key}={lever.value}"
+            if lever.kind == "gdpconfig"
+            else f"{lever.table}.{lever.field}[{lever.row}]={lever.value}"
+        )
+        others = "" if lever.other_tasks_changed is None else f"; {lever.other_tasks_changed} other task(s) change top"
+        click.echo(f"  lever {what}: {lever.effect}{others}")
+    click.echo(f"  snapshot {out.snapshot_version}, gdpconfig {out.config_version}")

@@ -358,6 +358,17 @@ def rerun_grid(
     )
 
 
+def top_changed_count(
+    snap: GridSnapshot, base: GridRun, base_config: Config, config: Config, *, exclude: int | None = None
+) -> int:
+    """How many tasks' top candidate CONFIG changes against BASE (a run under BASE_CONFIG), EXCLUDE aside.
+
+    Usage: ``top_changed_count(snap, run_grid(snap, cfg), cfg, cfg.with_overrides({"NQUEUED_SAT_CAP": 300}))``
+    """
+    after = rerun_grid(snap, base, base_config, config)
+    return len({tid for (_, tid) in impact(base, after).top_changed if tid != exclude})
+
+
 @dataclass
 class GridImpact:
     """How the whole grid's brokerage moves between two runs."""
