@@ -165,6 +165,10 @@ from brokerage.brokers.nucleus_cli import nucleus  # noqa: E402
 from brokerage.dirac.cli import dirac  # noqa: E402
 from brokerage.report.cli import report  # noqa: E402
 from brokerage.store.cli import db  # noqa: E402
+from brokerage.store.panda_cli import from_panda, pull  # noqa: E402
+
+snapshot.add_command(from_panda)
+snapshot.add_command(pull)
 
 CORE_COMMANDS: tuple[click.Command, ...] = (db, nucleus, report, dirac)
 PLUGIN_GROUP = "brokerage.commands"  # entry points adding subcommands from other packages (the app adds `serve`)
