@@ -134,9 +134,9 @@ def schema_problems(conn: Connection, schema: str) -> list[str]:
         for column, family in columns.items():
             have = found[table].get(column)
             if have is None:
-                problems.append(f"{schema}.{table}.{column}: column is missing (expected a {family} column)")
+                problems.append(f"{schema}.{table}.{column}: column is missing (expected type {family})")
             elif have not in _FAMILIES[family]:
-                problems.append(f"{schema}.{table}.{column}: expected a {family} column, found {have}")
+                problems.append(f"{schema}.{table}.{column}: expected a column of type {family}, found {have}")
     return problems
 
 
