@@ -32,3 +32,21 @@ def test_the_shell_shows_the_age_and_a_file_grid_offers_nothing(app_client: Any)
 
     assert "snapshot taken" in str(serve_layout())
     assert offer_reload(1, "sample@0") is None
+
+
+def test_a_newer_stored_version_is_offered(app_client: Any, monkeypatch: Any, tmp_path: Any) -> None:
+    """When the database stores another grid version than the page's, the check returns an alert with a reload link."""
+    from app.callbacks.freshness import offer_reload
+    from app.main import services
+    from brokerage.store import repository
+    from brokerage.store.schema import upgrade
+    from tests.builders import grid, queue, task
+
+    engine = repository.make_engine(f"sqlite:///{tmp_path / 'g.sqlite'}")
+    upgrade(engine)
+    snap = grid([queue("A", "S")], [task(1)])
+    version = repository.save_snapshot(engine, snap)
+    monkeypatch.setattr(services.state, "engine", lambda: engine)
+    assert offer_reload(1, f"{snap.snapshot_id}@{version}") is None
+    alert = str(offer_reload(1, f"{snap.snapshot_id}@{(version or 0) - 1}"))
+    assert f"version {version}" in alert and "Reload" in alert
