@@ -100,6 +100,8 @@ def test_store_makes_a_grid_and_a_gdpconfig_version(panda_url: str, tmp_path: An
     engine = make_engine(store)
     assert config_store.load_config(engine)["NQUEUED_SAT_CAP"] == 300
     assert {r.key for r in config_store.config_rows(engine)} == {"NQUEUED_SAT_CAP", "SOMETHING_ELSE"}
+    shown = CliRunner().invoke(main, ["db", "--database-url", store, "config-show"])
+    assert "not modelled (stored, not read by brokerage): pandaserver/dispatcher/SOMETHING_ELSE" in shown.output
     snap = repository.load_snapshot(engine)
     assert snap.snapshot_id.startswith("panda:") and len(snap.tables["queues"]) == 2
     again = CliRunner().invoke(main, ["snapshot", "pull", "--url", panda_url, "--schema", SCHEMA, "--every", "1s",
