@@ -206,7 +206,10 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
             [
                 "cannot tell what the file describes: expected a snapshot ({'taken_at': ..., 'queues': [...]}), "
                 "CRIC queues ({name: {'atlas_site': ..., 'corecount': ...}}), DDM endpoints "
-                "({name: {'site': ..., 'is_tape': ...}}) or sites ({name: {'tier_level': ..., 'role': ...}})"
+                "({name: {'site': ..., 'is_tape': ...}}), sites ({name: {'tier_level': ..., 'role': ...}}), CRIC SW tags "
+                "({queue: {'cmtconfigs': ..., 'tags': ...}}), NWS metrics ({'SRC:DST': {'files': ..., 'mbps': ...}}), "
+                "a CRIC site matrix ([{'src', 'dst', 'closeness'}]) or DDM endpoint statuses "
+                "({endpoint: {activity: {'status': {'value': ...}}}})"
             ],
         )
     return kind

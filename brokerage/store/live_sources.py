@@ -32,6 +32,7 @@ NWS_DURATIONS = ("1h", "1d", "1w")
 NWS_THROUGHPUT_ALIASES = {"fts": "dashb"}
 CLOSENESS_KEY = "AGIS_closeness"
 STATUS_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
+_QUEUE_ATTRS = frozenset({"atlas_site", "corecount", "maxrss", "maxtime", "astorages", "status", "type"})
 
 
 @dataclass
@@ -61,7 +62,8 @@ def detect_live_kind(data: Any) -> str | None:
     if not isinstance(data, dict) or not data or not all(isinstance(v, dict) for v in data.values()):
         return None
     values = list(data.values())
-    if all(set(v) <= set(SW_KEYS) for v in values) and any(v for v in values):
+    # a tags dump entry holds SW keys and nothing that describes a queue's resources
+    if all(set(v) & set(SW_KEYS) and not set(v) & _QUEUE_ATTRS for v in values):
         return "sw_tags"
     if all(":" in str(k) for k in data) and any({"files", "mbps"} & set(v) for v in values):
         return "nws"
