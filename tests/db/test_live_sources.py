@@ -120,3 +120,11 @@ def test_a_bad_value_refuses_the_whole_live_file(stored: Any) -> None:
         "AGLT2:BNL-ATLAS.Production Output_queued: expected a non-negative number, got 'many'"
     ]
     assert repository.table_contents(stored) == before
+
+
+def test_imported_status_reaches_the_blacklist_filter(stored: Any) -> None:
+    """MWT2_DATADISK read_lan OFF in a CRIC status dump makes job brokerage skip MWT2 with -read_lan_blacklist."""
+    assert run_job_brokerage(repository.load_snapshot(stored), 1).skip_of("MWT2") is None
+    import_data(stored, {"MWT2_DATADISK": {"read_lan": {"status": {"value": "OFF", "reason": "dCache upgrade"}}}})
+    skip = run_job_brokerage(repository.load_snapshot(stored), 1).skip_of("MWT2")
+    assert skip is not None and skip.criteria == "-read_lan_blacklist"
