@@ -132,3 +132,14 @@ def test_a_missing_table_or_a_wrong_type_is_a_clear_error_and_nothing_is_stored(
     )
     assert out.exit_code == 2 and message in out.output
     assert repository.is_empty(make_engine(store))
+
+
+def test_out_writes_a_valid_snapshot_file(panda_url: str, tmp_path: Any) -> None:
+    """--out writes the grid as a snapshot file that `brokerage snapshot validate` accepts."""
+    path = tmp_path / "grid.json"
+    out = CliRunner().invoke(
+        main, ["snapshot", "from-panda", "--url", panda_url, "--schema", SCHEMA, "--out", str(path)]
+    )
+    assert out.exit_code == 0, out.output
+    checked = CliRunner().invoke(main, ["snapshot", "validate", str(path)])
+    assert checked.exit_code == 0 and "valid (2 queues, 1 tasks)" in checked.output, checked.output
