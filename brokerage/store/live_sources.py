@@ -124,6 +124,10 @@ def _map_sw_tags(data: dict[str, Any], snap: GridSnapshot, _now: datetime) -> Li
         rows.append(row)
     patch.tables["queue_software"] = frame("queue_software", rows)
     patch.counts["queue_software"] = len(rows)
+    before = len(snap.tables["queue_software"])
+    patch.notes.append(
+        f"replaced the whole SW description table ({before} row(s) before, {len(rows)} now), as PanDA does"
+    )
     if unknown:
         patch.notes.append(f"skipped {len(unknown)} queue(s) the grid does not know: {_listed(unknown)}")
     return patch
