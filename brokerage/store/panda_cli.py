@@ -36,10 +36,10 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
-def _pull_once(url: str, schema: str | None, database_url: str | None, out: str | None) -> None:
+def _pull_once(url: str, schema: str | None, meta: str | None, database_url: str | None, out: str | None) -> None:
     """Read the PanDA database once and write the snapshot to OUT or store it; errors exit 2 (nothing stored)."""
     try:
-        grid = read_panda(url, schema)
+        grid = read_panda(url, schema, meta)
         if out:
             grid.snapshot.to_json(out)
             click.echo(f"wrote {out}: {len(grid.snapshot.queues)} queues, {len(grid.snapshot.tasks)} tasks "
@@ -82,30 +82,34 @@ _URL_HELP = "the PanDA database, e.g. postgresql+psycopg://reader@host/panda (op
 @click.command("from-panda")
 @click.option("--url", required=True, metavar="URL", help=_URL_HELP)
 @click.option("--schema", default=None, help="schema of PanDA's tables (default: the connection's current schema)")
+@click.option("--meta-schema", "meta", default=None, help="schema of SiteData, e.g. doma_pandameta (default: --schema)")
 @click.option("--out", default=None, type=click.Path(dir_okay=False), help="write the snapshot JSON here")
 @click.option("--store", "store", is_flag=True, help="store it as a new grid version and CONFIG as a gdpconfig version")
 @click.option("--database-url", envvar="DATABASE_URL", default=None, metavar="URL", help="where --store writes")
-def from_panda(url: str, schema: str | None, out: str | None, store: bool, database_url: str | None) -> None:
+def from_panda(
+    url: str, schema: str | None, meta: str | None, out: str | None, store: bool, database_url: str | None
+) -> None:
     """Build a snapshot from a PanDA database's own tables; it never writes to that database."""
     if bool(out) == store:
         _fail("give exactly one of --out FILE or --store")
-    _pull_once(url, schema, database_url, out)
+    _pull_once(url, schema, meta, database_url, out)
 
 
 @click.command("pull")
 @click.option("--url", required=True, metavar="URL", help=_URL_HELP)
 @click.option("--schema", default=None, help="schema of PanDA's tables (default: the connection's current schema)")
+@click.option("--meta-schema", "meta", default=None, help="schema of SiteData, e.g. doma_pandameta (default: --schema)")
 @click.option("--every", "every", default="10m", show_default=True, help="time between pulls: 30s, 10m, 1h")
 @click.option("--times", default=0, type=click.IntRange(0), help="stop after N pulls (0 = run until stopped)")
 @click.option("--database-url", envvar="DATABASE_URL", default=None, metavar="URL", help="where the grid is stored")
-def pull(url: str, schema: str | None, every: str, times: int, database_url: str | None) -> None:
+def pull(url: str, schema: str | None, meta: str | None, every: str, times: int, database_url: str | None) -> None:
     """Store a new grid version from the PanDA database every --every (the dashboard offers each new one)."""
     seconds = parse_every(every)
     done = 0
     while True:
         click.echo(f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ} pull {done + 1}")
         try:
-            _pull_once(url, schema, database_url, None)
+            _pull_once(url, schema, meta, database_url, None)
         except SystemExit:
             if times == 1:
                 raise

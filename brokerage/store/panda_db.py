@@ -49,6 +49,13 @@ READ_COLUMNS: dict[str, dict[str, str]] = {
     "global_shares": {"name": TEXT, "value": INT},
     "config": {"app": TEXT, "component": TEXT, "key": TEXT, "value": TEXT, "type": TEXT, "vo": TEXT, "value_json": JSON},
 }  # fmt: skip
+# PanDA's pilot activity per queue (PANDAMETA.SiteData; schema doma_pandameta in PanDA's PostgreSQL layout):
+# the brokers' -nopilot and -inactive checks read it, so without it every queue would look pilot-less.
+META_COLUMNS: dict[str, dict[str, str]] = {
+    "sitedata": {"site": TEXT, "flag": TEXT, "hours": INT, "getjob": INT, "updatejob": INT, "laststart": TIME,
+                 "lastpilot": TIME},
+}  # fmt: skip
+SITEDATA_HOURS = 3  # the window PanDA's brokers read (getCurrentSiteData: HOURS=3)
 _FAMILIES = {
     TEXT: {"character varying", "character", "text"},
     INT: {"smallint", "integer", "bigint", "numeric"},
@@ -114,8 +121,8 @@ def readonly_transaction(engine: Engine) -> Iterator[Connection]:
 # --- schema check -------------------------------------------------------------------------------------------------
 
 
-def schema_problems(conn: Connection, schema: str) -> list[str]:
-    """Every table or column of READ_COLUMNS missing in SCHEMA, or present with a type of another family.
+def schema_problems(conn: Connection, schema: str, tables: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """Every table or column of TABLES (default READ_COLUMNS) missing in SCHEMA, or present with another type family.
 
     Usage: ``assert not schema_problems(conn, "doma_panda")``
     """
@@ -127,7 +134,7 @@ def schema_problems(conn: Connection, schema: str) -> list[str]:
     for table, column, data_type in rows:
         found.setdefault(table.lower(), {})[column.lower()] = data_type
     problems: list[str] = []
-    for table, columns in READ_COLUMNS.items():
+    for table, columns in (READ_COLUMNS if tables is None else tables).items():
         if table not in found:
             problems.append(f"table {schema}.{table} is missing")
             continue
@@ -143,8 +150,9 @@ def schema_problems(conn: Connection, schema: str) -> list[str]:
 # --- reading ------------------------------------------------------------------------------------------------------
 
 
-def read_panda(url: str, schema: str | None = None) -> PandaGrid:
-    """Read a PanDA database at URL (tables in SCHEMA, default: the connection's current schema), never writing.
+def read_panda(url: str, schema: str | None = None, meta_schema: str | None = None) -> PandaGrid:
+    """Read a PanDA database at URL (tables in SCHEMA, default: the connection's current schema; SiteData in
+    META_SCHEMA, default: SCHEMA), never writing.
 
     Raises PandaSchemaError listing every missing table or column and every wrong type.
     Usage: ``grid = read_panda("postgresql+psycopg://reader@pandadb/panda", "doma_panda"); grid.snapshot.queues``
@@ -153,13 +161,16 @@ def read_panda(url: str, schema: str | None = None) -> PandaGrid:
     try:
         with readonly_transaction(engine) as conn:
             schema = schema or str(conn.execute(sa.text("SELECT current_schema()")).scalar())
-            if not _IDENT.match(schema):
-                raise PandaSchemaError([f"--schema {schema!r}: expected a plain identifier"])
-            problems = schema_problems(conn, schema)
+            meta_schema = meta_schema or schema
+            for given in (schema, meta_schema):
+                if not _IDENT.match(given):
+                    raise PandaSchemaError([f"schema {given!r}: expected a plain identifier"])
+            problems = schema_problems(conn, schema) + schema_problems(conn, meta_schema, META_COLUMNS)
             if problems:
                 raise PandaSchemaError(problems)
             taken_at = conn.execute(sa.text("SELECT now()")).scalar()
             data = {table: _select(conn, schema, table) for table in READ_COLUMNS}
+            data["sitedata"] = _select(conn, meta_schema, "sitedata")
     finally:
         engine.dispose()
     where = engine.url.render_as_string(hide_password=True).split("@")[-1]
@@ -167,7 +178,7 @@ def read_panda(url: str, schema: str | None = None) -> PandaGrid:
 
 
 def _select(conn: Connection, schema: str, table: str) -> list[dict[str, Any]]:
-    columns = ", ".join(f'"{c}"' for c in READ_COLUMNS[table])
+    columns = ", ".join(f'"{c}"' for c in {**READ_COLUMNS, **META_COLUMNS}[table])
     sql = f'SELECT {columns} FROM "{schema}"."{table}"'
     params: dict[str, Any] = {}
     if table == "jedi_tasks":
@@ -179,6 +190,8 @@ def _select(conn: Connection, schema: str, table: str) -> list[dict[str, Any]]:
             " WHERE status = ANY(:states)) ORDER BY jeditaskid, datasetid"
         )
         params.update(types=list(DATASET_TYPES), states=list(TASK_STATES))
+    elif table == "sitedata":
+        sql += f" WHERE hours = {SITEDATA_HOURS} AND flag IN ('production', 'analysis')"
     elif table == "panda_ddm_relation":
         sql += " WHERE scope = 'default' ORDER BY panda_site_name, ddm_endpoint_name"
     return [dict(r._mapping) for r in conn.execute(sa.text(sql), params)]
@@ -253,7 +266,7 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
     if bad:
         notes.append(f"left out {len(bad)} queue(s) whose schedconfig JSON brokerage cannot use: {', '.join(bad[:20])}")
     notes += patch.notes
-    snap = patch.apply(snap)
+    snap = _with_pilots(patch.apply(snap), data["sitedata"])
     queues = set(snap.tables["queues"]["panda_queue"])
     known_eps = set(snap.tables["ddm_endpoints"]["ddm_endpoint_name"])
     relations = [
@@ -323,6 +336,26 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         for r in data["config"]
     ]  # fmt: skip
     return PandaGrid(snap, config, notes)
+
+
+def _with_pilots(snap: GridSnapshot, sitedata: list[dict[str, Any]]) -> GridSnapshot:
+    """Queues with npilot (getJob + updateJob), laststart and lastpilot of their SiteData row, as PanDA pairs
+    them: ANALY_ queues take the 'analysis' row, the others the 'production' row."""
+    rows = {
+        r["site"]: r
+        for r in sitedata
+        if r["flag"] == ("analysis" if str(r["site"]).startswith("ANALY_") else "production")
+    }
+    records = snap.tables["queues"].to_dict("records")
+    for q in records:
+        r = rows.get(q["panda_queue"])
+        if r is not None:
+            q["npilot"] = int(r["getjob"] or 0) + int(r["updatejob"] or 0)
+            q["laststart"], q["lastpilot"] = _utc(r["laststart"]), _utc(r["lastpilot"])
+        for name in ("laststart", "lastpilot"):
+            if q.get(name) is not None and pd.isna(q[name]):
+                q[name] = None
+    return snap.replace(queues=frame("queues", records))
 
 
 def _task(r: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 from sqlalchemy.exc import DBAPIError
 
+from brokerage.brokers.router import run_job_brokerage
 from brokerage.cli import main
 from brokerage.store import config_store, repository
 from brokerage.store.panda_db import PandaSchemaError, read_panda, readonly_engine, readonly_transaction
@@ -20,6 +21,7 @@ from tests.db.conftest import postgres_url
 
 PANDA = Path(__file__).parents[1] / "data" / "panda"  # the subset of PanDA's schema read, and rows made for it
 SCHEMA = "doma_panda"
+META = "doma_pandameta"
 
 pytestmark = [
     pytest.mark.postgres,
@@ -72,7 +74,7 @@ def test_the_connection_is_read_only(panda_url: str) -> None:
 
 def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
     """Queues from schedconfig JSON, relations of scope default, summed job counts, waiting tasks and input datasets."""
-    grid = read_panda(panda_url, SCHEMA)
+    grid = read_panda(panda_url, SCHEMA, META)
     t = grid.snapshot.tables
     assert sorted(t["queues"]["panda_queue"]) == ["AGLT2", "BNL"]  # HPC_SPECIAL (type special) left out
     assert dict(zip(t["sites"]["site_name"], t["sites"]["role"], strict=True)) == {
@@ -87,13 +89,36 @@ def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
     assert t["queue_software"]["panda_queue"].tolist() == ["AGLT2"]
     assert set(t["network"]["key"]) == {"AGIS_closeness", "Production Output_queued", "dashb_mbps_1h"}
     assert any("sent" in n for n in grid.notes)
+    pilots = t["queues"].set_index("panda_queue")["npilot"].to_dict()
+    assert pilots == {"AGLT2": 42, "BNL": 6}  # getJob + updateJob of the 3-hour SiteData rows
+
+
+def test_the_pulled_grid_brokers_without_pilot_or_status_surprises(panda_url: str) -> None:
+    """With SiteData read, no queue is skipped for missing pilots; AGLT2 (SW tags published) takes the EL9 task."""
+    snap = read_panda(panda_url, SCHEMA, META).snapshot
+    decision = run_job_brokerage(snap, 4242)
+    assert not [s for s in decision.skipped if s.criteria == "-nopilot"]
+    assert any(name.startswith("AGLT2") for name in decision.ranked_names)
 
 
 def test_store_makes_a_grid_and_a_gdpconfig_version(panda_url: str, tmp_path: Any) -> None:
     """--store saves the grid and CONFIG; a registry key takes effect, others are kept and listed as not modelled."""
     store = f"sqlite:///{tmp_path / 'store.sqlite'}"
     out = CliRunner().invoke(
-        main, ["snapshot", "from-panda", "--url", panda_url, "--schema", SCHEMA, "--store", "--database-url", store]
+        main,
+        [
+            "snapshot",
+            "from-panda",
+            "--url",
+            panda_url,
+            "--schema",
+            SCHEMA,
+            "--meta-schema",
+            META,
+            "--store",
+            "--database-url",
+            store,
+        ],
     )
     assert out.exit_code == 0, out.output
     assert "not modelled" in out.output and "pandaserver/dispatcher/SOMETHING_ELSE@atlas" in out.output
@@ -104,7 +129,7 @@ def test_store_makes_a_grid_and_a_gdpconfig_version(panda_url: str, tmp_path: An
     assert "not modelled (stored, not read by brokerage): pandaserver/dispatcher/SOMETHING_ELSE" in shown.output
     snap = repository.load_snapshot(engine)
     assert snap.snapshot_id.startswith("panda:") and len(snap.tables["queues"]) == 2
-    again = CliRunner().invoke(main, ["snapshot", "pull", "--url", panda_url, "--schema", SCHEMA, "--every", "1s",
+    again = CliRunner().invoke(main, ["snapshot", "pull", "--url", panda_url, "--schema", SCHEMA, "--meta-schema", META, "--every", "1s",
                                       "--times", "2", "--database-url", store])  # fmt: skip
     assert again.exit_code == 0, again.output
     assert repository.snapshot_meta(engine)[1] == snap.version + 2  # each pull stores a new grid version
@@ -124,11 +149,24 @@ def test_a_missing_table_or_a_wrong_type_is_a_clear_error_and_nothing_is_stored(
     """The reader names the table or column, exits 2 and leaves the store untouched."""
     alter(panda_url, change)
     with pytest.raises(PandaSchemaError) as err:
-        read_panda(panda_url, SCHEMA)
+        read_panda(panda_url, SCHEMA, META)
     assert message in err.value.problems
     store = f"sqlite:///{tmp_path / 'store.sqlite'}"
     out = CliRunner().invoke(
-        main, ["snapshot", "from-panda", "--url", panda_url, "--schema", SCHEMA, "--store", "--database-url", store]
+        main,
+        [
+            "snapshot",
+            "from-panda",
+            "--url",
+            panda_url,
+            "--schema",
+            SCHEMA,
+            "--meta-schema",
+            META,
+            "--store",
+            "--database-url",
+            store,
+        ],
     )
     assert out.exit_code == 2 and message in out.output
     assert repository.is_empty(make_engine(store))
@@ -138,7 +176,8 @@ def test_out_writes_a_valid_snapshot_file(panda_url: str, tmp_path: Any) -> None
     """--out writes the grid as a snapshot file that `brokerage snapshot validate` accepts."""
     path = tmp_path / "grid.json"
     out = CliRunner().invoke(
-        main, ["snapshot", "from-panda", "--url", panda_url, "--schema", SCHEMA, "--out", str(path)]
+        main,
+        ["snapshot", "from-panda", "--url", panda_url, "--schema", SCHEMA, "--meta-schema", META, "--out", str(path)],
     )
     assert out.exit_code == 0, out.output
     checked = CliRunner().invoke(main, ["snapshot", "validate", str(path)])

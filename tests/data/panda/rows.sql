@@ -35,3 +35,7 @@ INSERT INTO global_shares (name, value) VALUES ('MC Simulation', 40), ('User Ana
 INSERT INTO config VALUES
  ('jedi', 'jobbroker', 'NQUEUED_SAT_CAP', '300', 'int', 'atlas', 'files queued on a link', NULL),
  ('pandaserver', 'dispatcher', 'SOMETHING_ELSE', 'x', 'str', 'atlas', 'not read by brokerage', NULL);
+INSERT INTO doma_pandameta.sitedata (site, flag, hours, laststart, lastpilot, getjob, updatejob) VALUES
+ ('AGLT2', 'production', 3, now() - interval '10 minutes', now() - interval '1 minute', 30, 12),
+ ('AGLT2', 'production', 12, now() - interval '10 minutes', now() - interval '1 minute', 99, 99),
+ ('BNL', 'production', 3, now() - interval '5 minutes', now() - interval '2 minutes', 5, 1);

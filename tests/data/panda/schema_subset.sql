@@ -37,3 +37,9 @@ CREATE TABLE config (
   app varchar(64) NOT NULL, component varchar(64) NOT NULL, key varchar(64) NOT NULL, value varchar(256) NOT NULL,
   type varchar(64) NOT NULL, vo varchar(32) NOT NULL, descr varchar(256) NOT NULL, value_json jsonb,
   PRIMARY KEY (app, component, key, vo));
+-- PANDAMETA's SiteData (pg_PANDAMETA_TABLE.sql), in its own schema as in PanDA's PostgreSQL layout.
+CREATE SCHEMA doma_pandameta;
+CREATE TABLE doma_pandameta.sitedata (
+  site varchar(60) NOT NULL, flag varchar(30) NOT NULL, hours integer NOT NULL DEFAULT '0', nwn integer,
+  laststart timestamp, lastend timestamp, lastpilot timestamp, getjob integer NOT NULL DEFAULT '0',
+  updatejob integer NOT NULL DEFAULT '0', lastmod timestamp NOT NULL DEFAULT LOCALTIMESTAMP);
