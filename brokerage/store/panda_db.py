@@ -45,6 +45,10 @@ READ_COLUMNS: dict[str, dict[str, str]] = {
         "jeditaskid": INT, "datasetid": INT, "datasetname": TEXT, "type": TEXT, "masterid": INT, "nfiles": INT,
         "nevents": INT, "neventsused": INT,
     },
+    "jobsactive4": {
+        "prodsourcelabel": TEXT, "jobstatus": TEXT, "computingsite": TEXT, "workinggroup": TEXT,
+        "processingtype": TEXT, "produsername": TEXT, "corecount": INT, "gshare": TEXT,
+    },
     "sw_tags": {"panda_queue": TEXT, "data": JSON},
     "global_shares": {"name": TEXT, "value": INT},
     "config": {"app": TEXT, "component": TEXT, "key": TEXT, "value": TEXT, "type": TEXT, "vo": TEXT, "value_json": JSON},
@@ -190,6 +194,15 @@ def _select(conn: Connection, schema: str, table: str) -> list[dict[str, Any]]:
             " WHERE status = ANY(:states)) ORDER BY jeditaskid, datasetid"
         )
         params.update(types=list(DATASET_TYPES), states=list(TASK_STATES))
+    elif table == "jobsactive4":
+        # per-user counts of analysis jobs, as JEDI's getUsersJobsStats reads them (merge jobs aside)
+        sql = (
+            "SELECT computingsite, gshare, produsername, workinggroup, jobstatus, COUNT(*) AS njobs,"
+            f' SUM(COALESCE(corecount, 1)) AS ncores FROM "{schema}"."jobsactive4"'
+            " WHERE prodsourcelabel = 'user' AND COALESCE(processingtype, '') <> 'pmerge'"
+            " GROUP BY computingsite, gshare, produsername, workinggroup, jobstatus"
+            " ORDER BY computingsite, gshare, produsername, workinggroup, jobstatus"
+        )
     elif table == "sitedata":
         sql += f" WHERE hours = {SITEDATA_HOURS} AND flag IN ('production', 'analysis')"
     elif table == "panda_ddm_relation":
@@ -304,6 +317,13 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         {"panda_queue": q, "gshare": g, "resource_type": rt, "jobstatus": s, "njobs": n}
         for (q, g, rt, s), n in counts.items()
     ]
+    user_counts = [
+        {"panda_queue": r["computingsite"], "gshare": r["gshare"] or "", "produsername": r["produsername"] or "",
+         "workinggroup": r["workinggroup"] or "", "jobstatus": r["jobstatus"], "njobs": int(r["njobs"]),
+         "ncores": int(r["ncores"] or 0)}
+        for r in data["jobsactive4"]
+        if r["computingsite"] in queues and r["jobstatus"] in JOB_STATUSES
+    ]  # fmt: skip
     tasks = [_task(r) for r in data["jedi_tasks"]]
     task_ids = {t["jeditaskid"] for t in tasks}
     datasets = [
@@ -318,6 +338,7 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         panda_ddm_relation=rel_table,
         network=frame("network", network),
         job_counts=frame("job_counts", job_counts),
+        user_job_counts=frame("user_job_counts", user_counts),
         tasks=frame("tasks", tasks),
         datasets=frame("datasets", datasets),
         gshares=frame("gshares", gshares),

@@ -89,6 +89,11 @@ def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
     assert t["queue_software"]["panda_queue"].tolist() == ["AGLT2"]
     assert set(t["network"]["key"]) == {"AGIS_closeness", "Production Output_queued", "dashb_mbps_1h"}
     assert any("sent" in n for n in grid.notes)
+    users = t["user_job_counts"]
+    assert sorted(zip(users["jobstatus"], users["njobs"], users["ncores"], strict=True)) == [
+        ("activated", 1, 8),
+        ("running", 2, 2),
+    ]  # alice's analysis jobs; merge and production jobs aside
     pilots = t["queues"].set_index("panda_queue")["npilot"].to_dict()
     assert pilots == {"AGLT2": 42, "BNL": 6}  # getJob + updateJob of the 3-hour SiteData rows
 

@@ -39,3 +39,10 @@ INSERT INTO doma_pandameta.sitedata (site, flag, hours, laststart, lastpilot, ge
  ('AGLT2', 'production', 3, now() - interval '10 minutes', now() - interval '1 minute', 30, 12),
  ('AGLT2', 'production', 12, now() - interval '10 minutes', now() - interval '1 minute', 99, 99),
  ('BNL', 'production', 3, now() - interval '5 minutes', now() - interval '2 minutes', 5, 1);
+INSERT INTO jobsactive4 (pandaid, prodsourcelabel, jobstatus, computingsite, processingtype, produsername, corecount,
+  gshare) VALUES
+ (1, 'user', 'running', 'AGLT2', 'panda-client', 'alice', 1, 'User Analysis'),
+ (2, 'user', 'running', 'AGLT2', 'panda-client', 'alice', 1, 'User Analysis'),
+ (3, 'user', 'activated', 'AGLT2', 'panda-client', 'alice', 8, 'User Analysis'),
+ (4, 'user', 'running', 'AGLT2', 'pmerge', 'alice', 1, 'User Analysis'),
+ (5, 'managed', 'running', 'AGLT2', 'simul', 'prod', 8, 'MC Simulation');

@@ -31,6 +31,10 @@ CREATE TABLE jedi_datasets (
   jeditaskid bigint NOT NULL, datasetid bigint NOT NULL, datasetname varchar(255) NOT NULL, type varchar(20) NOT NULL,
   creationtime timestamp NOT NULL, modificationtime timestamp NOT NULL, masterid bigint, nfiles bigint,
   nevents bigint, neventsused bigint, PRIMARY KEY (jeditaskid, datasetid));
+CREATE TABLE jobsactive4 (
+  pandaid bigint NOT NULL DEFAULT '0' PRIMARY KEY, prodsourcelabel varchar(20) DEFAULT 'managed',
+  jobstatus varchar(15) NOT NULL DEFAULT 'activated', computingsite varchar(128), workinggroup varchar(20),
+  processingtype varchar(64), produsername varchar(60), corecount smallint, gshare varchar(32));
 CREATE TABLE sw_tags (panda_queue varchar(50), data text, last_update timestamp);
 CREATE TABLE global_shares (name varchar(32) NOT NULL PRIMARY KEY, value smallint NOT NULL, parent varchar(32));
 CREATE TABLE config (
