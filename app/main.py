@@ -16,6 +16,7 @@ from app.components.layout import navbar
 from app.gridruns import CACHE_DIR
 from app.services import Services
 from app.state import AppState, cache_config
+from app.viewmodels.freshness import age_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,9 +61,12 @@ def serve_layout() -> html.Div:
         [
             dcc.Location(id="url", refresh="callback-nav"),
             navbar(
-                f"{src.origin} · {len(src.snap.queues)} queues · {len(src.snap.tasks)} tasks · taken {src.snap.taken_at:%Y-%m-%d %H:%M}Z"
+                f"{src.origin} · {len(src.snap.queues)} queues · {len(src.snap.tasks)} tasks · {age_text(src.snap.taken_at)}"
             ),
-            dbc.Container([problem, dash.page_container], fluid=True, className="page"),
+            # a newer stored grid version is offered for reload (app/callbacks/freshness.py)
+            dcc.Store(id="grid-shown-key", data=src.snap.key),
+            dcc.Interval(id="grid-freshness-check", interval=60_000),
+            dbc.Container([problem, html.Div(id="grid-newer"), dash.page_container], fluid=True, className="page"),
         ]
     )
 

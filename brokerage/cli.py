@@ -78,31 +78,43 @@ broken one fails that command loudly, never silently vanishes), so `brokerage --
 PLUGIN_GROUP = "brokerage.commands"  # entry points adding subcommands from other packages (the app adds `serve`)
 
 
-class Commands(click.Group):
-    """The ``brokerage`` group: its own commands, the core's subcommands and the entry-point plugins, all listed
-    explicitly and each loaded on first use."""
+SNAPSHOT_COMMANDS: dict[str, tuple[str, str]] = {
+    "from-panda": ("brokerage.store.panda_cli:from_panda", "Build a snapshot from a PanDA database, read-only."),
+    "pull": ("brokerage.store.panda_cli:pull", "Store a new grid version from a PanDA database every interval."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are listed by name here and imported on first use; ``brokerage`` itself also
+    loads the ``brokerage.commands`` entry-point plugins the same way (a broken one raises, never vanishes)."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]], plugins: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+        self.plugins = plugins
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        plugins = [ep.name for ep in entry_points(group=PLUGIN_GROUP)]
-        return sorted({*super().list_commands(ctx), *CORE_COMMANDS, *plugins})
+        plugins = [ep.name for ep in entry_points(group=self.plugins)] if self.plugins else []
+        return sorted({*super().list_commands(ctx), *self.lazy, *plugins})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         own = super().get_command(ctx, name)
         if own is not None:
             return own
-        if name in CORE_COMMANDS:
-            module, attr = CORE_COMMANDS[name][0].split(":")
+        if name in self.lazy:
+            module, attr = self.lazy[name][0].split(":")
             return getattr(import_module(module), attr)
-        for ep in entry_points(group=PLUGIN_GROUP, name=name):
-            return ep.load()
+        if self.plugins:
+            for ep in entry_points(group=self.plugins, name=name):
+                return ep.load()
         return None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list of ``--help`` without importing the core's subcommands."""
+        """The command list of ``--help`` without importing the lazy subcommands."""
         rows = []
         for name in self.list_commands(ctx):
-            if name in CORE_COMMANDS and name not in self.commands:
-                rows.append((name, CORE_COMMANDS[name][1]))
+            if name in self.lazy and name not in self.commands:
+                rows.append((name, self.lazy[name][1]))
             else:
                 cmd = self.get_command(ctx, name)
                 if cmd is not None and not cmd.hidden:
@@ -112,15 +124,15 @@ class Commands(click.Group):
                 formatter.write_dl(rows)
 
 
-@click.group(cls=Commands)
+@click.group(cls=LazyGroup, lazy=CORE_COMMANDS, plugins=PLUGIN_GROUP)
 @click.version_option(package_name="brokerage-dashboard")
 def main() -> None:
     """See, explain and tune PanDA/JEDI-style brokerage."""
 
 
-@main.group()
+@main.group(cls=LazyGroup, lazy=SNAPSHOT_COMMANDS)
 def snapshot() -> None:
-    """Grid snapshots: demo grids, schema, validation."""
+    """Grid snapshots: demo grids, schema, validation, a PanDA database."""
 
 
 @snapshot.command("demo")

@@ -3,6 +3,7 @@
 from app.callbacks import (  # noqa: F401
     detail,
     dirac,
+    freshness,
     network,
     nuclei,
     overview,

@@ -179,6 +179,12 @@ def config_show(ctx: click.Context, vo: str, show_all: bool) -> None:
     config = config_store.load_config(_engine(ctx), vo=vo)
     click.echo(f"gdpconfig version {config.version} (vo {vo})")
     keys = list(config.effective()) if show_all else sorted(config.stored)
+    # CONFIG rows brokerage does not read (e.g. imported from PanDA) are kept; say so instead of hiding them
+    others = sorted(
+        f"{r.app}/{r.component}/{r.key}" for r in config_store.config_rows(_engine(ctx)) if not _modelled(r.key)
+    )
+    if others:
+        click.echo(f"not modelled (stored, not read by brokerage): {', '.join(others)}")
     if not keys:
         click.echo("no stored values: every parameter has its default (use --all to list them)")
         return
@@ -187,6 +193,14 @@ def config_show(ctx: click.Context, vo: str, show_all: bool) -> None:
         param = lookup_param(key)
         source = "stored" if key in config.stored else "default"
         click.echo(f"{key:<40} {param.component:<16} {_fmt(config.get(key)):>14} {_fmt(param.default):>14}  {source}")
+
+
+def _modelled(key: str) -> bool:
+    try:
+        lookup_param(key)
+    except ConfigError:
+        return False
+    return True
 
 
 def _fmt(value: Any) -> str:

@@ -27,15 +27,17 @@ from brokerage.snapshot import (
     frame,
     validate,
 )
+from brokerage.store.live_sources import LIVE_KINDS, LIVE_LABELS, detect_live_kind, import_live
 from brokerage.store.repository import read_grid, save_snapshot, write_grid, write_transaction
 
-KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac")
+KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac", *LIVE_KINDS)
 KIND_LABELS = {
     "snapshot": "grid snapshot",
     "dirac": "DIRAC tables",
     "cric_queues": "CRIC queues",
     "ddm_endpoints": "DDM endpoints",
     "sites": "sites",
+    **LIVE_LABELS,
 }
 # Attributes that mark an object as a CRIC queue, a DDM endpoint or a site (votes for detect_kind).
 _QUEUE_HINTS = frozenset(
@@ -113,6 +115,8 @@ def import_data(engine: Engine, data: Any, source: str = "<data>") -> ImportResu
         return _import_snapshot(engine, data, source)
     if kind == "dirac":
         return _import_dirac(engine, data, source)
+    if kind in LIVE_KINDS:
+        return import_live(engine, data, kind, source)  # type: ignore[no-any-return]
     entries, problems = _entries(data)
     mapper: Callable[[list[tuple[str, dict[str, Any]]], GridSnapshot], _Patch]
     mapper = {"cric_queues": _map_queues, "ddm_endpoints": _map_endpoints, "sites": _map_sites}[kind]
@@ -180,6 +184,9 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
         or any(k in TABLES and isinstance(v, list) for k, v in data.items())
     ):
         return "snapshot"
+    live = detect_live_kind(data)  # SW tags, NWS metrics, site matrix, DDM statuses (brokerage/store/live_sources.py)
+    if live is not None:
+        return live
     entries, _ = _entries(data)
     votes = {"cric_queues": 0, "ddm_endpoints": 0, "sites": 0}
     for _, rec in entries:
@@ -199,7 +206,10 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
             [
                 "cannot tell what the file describes: expected a snapshot ({'taken_at': ..., 'queues': [...]}), "
                 "CRIC queues ({name: {'atlas_site': ..., 'corecount': ...}}), DDM endpoints "
-                "({name: {'site': ..., 'is_tape': ...}}) or sites ({name: {'tier_level': ..., 'role': ...}})"
+                "({name: {'site': ..., 'is_tape': ...}}), sites ({name: {'tier_level': ..., 'role': ...}}), CRIC SW tags "
+                "({queue: {'cmtconfigs': ..., 'tags': ...}}), NWS metrics ({'SRC:DST': {'files': ..., 'mbps': ...}}), "
+                "a CRIC site matrix ([{'src', 'dst', 'closeness'}]) or DDM endpoint statuses "
+                "({endpoint: {activity: {'status': {'value': ...}}}})"
             ],
         )
     return kind
