@@ -12,8 +12,8 @@ from dash import Dash, DiskcacheManager, dcc, html
 from flask_caching import Cache
 
 from app.components.layout import navbar
-from app.gridruns import CACHE_DIR
 from app.services import Services
+from app.services.runs import CACHE_DIR
 from app.state import AppState, cache_config
 
 ROOT = Path(__file__).resolve().parent.parent

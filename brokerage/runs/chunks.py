@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -63,6 +64,15 @@ def run_chunk(fn: ChunkFn[R], snap: GridSnapshot, payload: Any, items: Sequence[
 
 _published: dict[tuple[int, str], tuple[GridSnapshot, Future]] = {}  # (id(client), name) -> the snapshot's future
 _publish_lock = threading.Lock()
+
+
+def _new_locks_in_child() -> None:
+    # another thread may have held a lock at the fork (a Dash background job is a forked child)
+    global _publish_lock, _worker_lock
+    _publish_lock, _worker_lock = threading.Lock(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
 
 
 def _name(snap: GridSnapshot) -> str:

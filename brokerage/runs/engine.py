@@ -131,4 +131,11 @@ def close() -> None:
         cluster.close()
 
 
+def _new_lock_in_child() -> None:
+    # another thread may have held the lock at the fork; in the child it would stay held forever
+    global _lock
+    _lock = threading.Lock()
+
+
 atexit.register(close)
+os.register_at_fork(after_in_child=_new_lock_in_child)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from distributed import Client, LocalCluster
@@ -22,9 +19,7 @@ from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.runs import chunks, engine
 from brokerage.snapshot import GridSnapshot
 from brokerage.synth import demo_snapshot
-
-DASK = str(Path(sys.executable).parent / "dask")
-START_TIMEOUT_S = 60
+from tests.dask_cluster import START_TIMEOUT_S, external_cluster
 
 
 @pytest.fixture(scope="module")
@@ -49,40 +44,11 @@ def local_client() -> Iterator[Client]:
         yield client
 
 
-def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([DASK, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT)
-
-
 @pytest.fixture(scope="module")
 def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
     """A `dask scheduler` and two `dask worker` processes on 127.0.0.1: (scheduler address, worker processes)."""
-    tmp = tmp_path_factory.mktemp("dask")
-    file = tmp / "scheduler.json"
-    sched = _start(
-        ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(file)],
-        tmp / "scheduler.log",
-    )
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(file.read_text())["address"]
-        for i in range(2):
-            w_args = ["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboard"]
-            workers.append(_start(w_args, tmp / f"worker{i}.log"))
-        with Client(address, set_as_default=False, timeout=START_TIMEOUT_S) as client:
-            client.wait_for_workers(2, timeout=START_TIMEOUT_S)
-        yield address, workers
-    finally:
-        for p in [*workers, sched]:
-            if p.poll() is None:
-                p.terminate()
-        for p in [*workers, sched]:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    with external_cluster(tmp_path_factory.mktemp("dask")) as cluster:
+        yield cluster
 
 
 def test_split_cuts_contiguous_chunks_that_cover_every_item() -> None:
