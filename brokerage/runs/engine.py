@@ -25,6 +25,7 @@ class _Engine:
     client: Client | None = None
     cluster: LocalCluster | None = None
     address: str | None = None  # set by configure(); else the environment
+    embedded: str | None = None  # the embedded cluster's scheduler address, for forked children
     workers: int | None = None
 
 
@@ -63,9 +64,9 @@ def local_workers() -> int:
 
 def _adopt_fork() -> str | None:
     """In a forked child: set the parent's client aside; return its embedded cluster's address to reach it."""
-    inherited = _engine.cluster.scheduler_address if _engine.cluster is not None else None
+    inherited = _engine.embedded
     _inherited.append((_engine.client, _engine.cluster))
-    _engine.client = _engine.cluster = None
+    _engine.client = _engine.cluster = _engine.embedded = None
     return inherited
 
 
@@ -92,7 +93,7 @@ def get_client() -> Client:
                 n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
             )
             client = Client(cluster, set_as_default=False)
-            _engine.cluster = cluster
+            _engine.cluster, _engine.embedded = cluster, cluster.scheduler_address
             log.info("dask: embedded LocalCluster with %d workers at %s", n, cluster.scheduler_address)
         _engine.client, _engine.pid = client, pid
         return client
@@ -118,7 +119,7 @@ def close() -> None:
         if _engine.pid != os.getpid():
             return
         client, cluster = _engine.client, _engine.cluster
-        _engine.client = _engine.cluster = None
+        _engine.client = _engine.cluster = _engine.embedded = None
         _engine.pid = 0
     if client is not None:
         if cluster is not None:  # the snapshots go with the cluster: unpublish them so its shutdown is quiet

@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from distributed import Client, LocalCluster
@@ -175,3 +176,32 @@ def test_the_embedded_engine_starts_once_per_process_and_closes(monkeypatch: pyt
     finally:
         runs.close()
     assert runs.running_client() is None
+
+
+def _child_run(snap: GridSnapshot, out: Any) -> None:
+    """In a forked child: a cluster grid run, and whether the child started a cluster of its own."""
+    run = runs.run_grid(snap, Config())
+    client = runs.running_client()
+    out.put((run.outcomes, client is not None and client.cluster is None, client.scheduler.address))
+
+
+def test_a_forked_child_reaches_its_parents_embedded_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked child (as a Dash background job) connects to the parent's embedded cluster instead of starting one."""
+    import multiprocessing
+
+    snap = demo_snapshot(seed=0, queues=60, tasks=40)
+    monkeypatch.delenv(engine.SCHEDULER_ENV, raising=False)
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=1))
+    monkeypatch.setattr(chunks, "MIN_CLUSTER_TASKS", 1)
+    parent = runs.get_client()
+    try:
+        ctx = multiprocessing.get_context("fork")
+        out = ctx.Queue()
+        child = ctx.Process(target=_child_run, args=(snap, out))
+        child.start()
+        outcomes, connected, address = out.get(timeout=120)
+        child.join(timeout=30)
+        assert child.exitcode == 0 and connected and address == parent.scheduler.address
+        assert outcomes == whatif.run_grid(snap, Config()).outcomes
+    finally:
+        runs.close()
