@@ -59,7 +59,8 @@ def local_workers() -> int:
     """Worker processes of the embedded cluster: configure(workers=), BROKERAGE_DASK_WORKERS, or one per core."""
     if _engine.workers is not None:
         return _engine.workers
-    return int(os.environ.get(WORKERS_ENV, "0") or 0) or (os.cpu_count() or 1)
+    env = os.environ.get(WORKERS_ENV, "").strip()
+    return int(env) if env else (os.cpu_count() or 1)
 
 
 def _adopt_fork() -> str | None:

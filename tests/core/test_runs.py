@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,6 +110,9 @@ def test_the_snapshot_is_sent_once_per_version_and_shared_by_clients(demo: GridS
     with Client(local_client.scheduler.address, set_as_default=False) as other:
         assert runs.snapshot_future(other, demo).key == fut.key
         chunks.forget(other)
+    deadline = time.monotonic() + 10  # the scheduler learns of the replicas asynchronously
+    while len(local_client.who_has(fut).get(fut.key, ())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(local_client.who_has(fut)[fut.key]) == 2  # broadcast: on both workers
 
 
@@ -205,3 +210,38 @@ def test_a_forked_child_reaches_its_parents_embedded_cluster(monkeypatch: pytest
         assert outcomes == whatif.run_grid(snap, Config()).outcomes
     finally:
         runs.close()
+
+
+def _report(snapshot: Path, out: Path, *args: str) -> dict[str, Any]:
+    from click.testing import CliRunner
+
+    from brokerage.cli import main
+
+    cmd = ["report", "--snapshot", str(snapshot), "--all", "--quiet", "--format", "json", "--out", str(out), *args]
+    result = CliRunner().invoke(main, cmd, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    for volatile in ("generated_at", "seconds"):
+        doc["meta"].pop(volatile)
+    return doc
+
+
+def test_report_all_takes_scheduler_and_workers_options(
+    external: tuple[str, list[subprocess.Popen[bytes]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`report --all --scheduler ADDRESS` brokers on that cluster and writes what `--workers 0` (in-process) writes."""
+    snap = demo_snapshot(seed=0, queues=60, tasks=40)
+    path = tmp_path / "grid.json"
+    snap.to_json(path)
+    monkeypatch.delenv(engine.SCHEDULER_ENV, raising=False)
+    monkeypatch.setattr(chunks, "MIN_CLUSTER_TASKS", 1)
+    monkeypatch.setattr(engine, "_engine", engine._Engine())
+    here = _report(path, tmp_path / "here.json", "--workers", "0")
+    assert runs.running_client() is None  # --workers 0: no cluster at all
+    monkeypatch.setattr(engine, "_engine", engine._Engine())
+    try:
+        there = _report(path, tmp_path / "there.json", "--scheduler", external[0])
+        assert runs.running_client() is not None and runs.running_client().scheduler.address == external[0]
+    finally:
+        runs.close()
+    assert there == here and len(here["tasks"]) == len(waiting_task_ids(snap))
