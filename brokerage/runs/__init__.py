@@ -21,6 +21,7 @@ _EXPORTS = {
     "scheduler_address": "engine",
     "decide_all": "grid",
     "run_grid": "grid",
+    "sweep": "grid",
 }
 __all__ = sorted(_EXPORTS)
 

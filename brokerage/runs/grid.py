@@ -74,3 +74,47 @@ def decide_all(
         decisions_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client
     )
     return [pair for part in parts for pair in part]
+
+
+def sweep_chunk(
+    snap: GridSnapshot, cache: GridCache, configs: Sequence[Config], items: Sequence[tuple[int, Key]]
+) -> list[tuple[int, Key, Outcome]]:
+    """Worker side of a sweep: the Outcome of each (config index, key) item, brokered under that config."""
+    out = []
+    for i, cfg in enumerate(configs):
+        keys = [k for j, k in items if j == i]
+        if keys:
+            out.extend((i, k, o) for k, o in outcomes_of(snap, cache, cfg, keys).items())
+    return out
+
+
+def sweep(
+    snap: GridSnapshot,
+    configs: Sequence[Config],
+    *,
+    task_ids: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    cache: GridCache | None = None,
+    cancel: Cancel | None = None,
+    client: Any = None,
+) -> list[GridRun]:
+    """One grid run per config of CONFIGS (e.g. one parameter over a range), as one job on the cluster.
+
+    Every (config, brokerage) pair is a work item, so the chunks of all configs share the workers and the
+    snapshot sent once. Run ``i`` equals ``whatif.run_grid(snap, configs[i])``.
+    Usage: ``runs = sweep(snap, [Config().with_overrides({"NQUEUED_SAT_CAP": v}) for v in (50, 100, 200)])``
+    """
+    t0 = time.perf_counter()
+    cache = cache_for(snap, cache)
+    ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
+    keys, errors = plan_grid(cache, ids)
+    items = [(i, k) for i in range(len(configs)) for k in keys]
+    parts = map_chunks(
+        sweep_chunk, snap, items, list(configs), cache=cache, progress=progress, cancel=cancel, client=client
+    )
+    outcomes: list[dict[Key, Outcome]] = [{} for _ in configs]
+    for part in parts:  # contiguous chunks in order: each run's dict has the serial run's order
+        for i, key, outcome in part:
+            outcomes[i][key] = outcome
+    seconds = time.perf_counter() - t0
+    return [GridRun(o, dict(errors), seconds, len(keys)) for o in outcomes]

@@ -85,6 +85,16 @@ def test_local_cluster_grid_run_equals_the_serial_run(
     assert len(seen) > 4 and seen[-1] == (serial.recomputed, serial.recomputed)  # the bar moves chunk by chunk
 
 
+def test_a_sweep_on_the_cluster_equals_one_serial_run_per_config(demo: GridSnapshot, local_client: Client) -> None:
+    """A sweep of 3 configs of one parameter on the cluster gives each config's serial grid run."""
+    configs = [Config().with_overrides({"NQUEUED_SAT_CAP": v}) for v in (50, 200, 1000)]
+    ids = waiting_task_ids(demo)[:400]
+    swept = runs.sweep(demo, configs, task_ids=ids, client=local_client)
+    for cfg, run in zip(configs, swept, strict=True):
+        serial = whatif.run_grid(demo, cfg, task_ids=ids)
+        assert run.outcomes == serial.outcomes and list(run.outcomes) == list(serial.outcomes)
+
+
 def test_local_cluster_decisions_equal_the_serial_ones(demo: GridSnapshot, local_client: Client) -> None:
     """Decisions brokered on the cluster (for reports) equal the serial ones: status, ranking, weights and skips."""
     cache = GridCache(demo)
