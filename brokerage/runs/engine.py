@@ -90,6 +90,8 @@ def get_client() -> Client:
             log.info("dask: connected to %s", address)
         else:
             n = local_workers()
+            if n < 1:
+                raise RuntimeError(f"no Dask workers: {WORKERS_ENV}=0 or --workers 0 keeps every run in-process")
             cluster = LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
             )
