@@ -8,10 +8,14 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # sync workers: threaded workers can hit Dash's cold-start race (plotly/dash#3971)
 worker_class = "sync"
 timeout = 60
+# Whole-grid runs go to Dask. Without DASK_SCHEDULER_ADDRESS every worker process starts its own embedded
+# LocalCluster (in post_worker_init below, never in the master: with preload_app the import starts nothing), so
+# the cores are shared out between them; set DASK_SCHEDULER_ADDRESS to give every worker one shared cluster.
+os.environ.setdefault("BROKERAGE_DASK_WORKERS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
 def post_worker_init(worker: Any) -> None:
-    """Finish Dash's one-time setup and load the grid before the worker takes traffic."""
+    """Finish Dash's one-time setup, load the grid and start the worker's Dask engine before it takes traffic."""
     worker.wsgi.test_client().get("/")
     from app.main import services
 

@@ -57,6 +57,7 @@ TUNE_TASK_VIEW = "tune-task-view"
 TUNE_GRID_VIEW = "tune-grid-view"
 TUNE_GRID_TRIGGER = "tune-grid-trigger"  # the edits, passed on by the task view when it is done
 TUNE_GRID_PROGRESS = "tune-grid-progress"
+TUNE_GRID_CANCEL = "tune-grid-cancel"
 TUNE_SAVE_USER = "tune-save-user"
 TUNE_SAVE_SECRET = "tune-save-secret"
 TUNE_SAVE_COMMENT = "tune-save-comment"

@@ -13,8 +13,8 @@ from flask_caching import Cache
 from flask_compress import Compress
 
 from app.components.layout import navbar
-from app.gridruns import CACHE_DIR
 from app.services import Services
+from app.services.runs import CACHE_DIR
 from app.state import AppState, cache_config
 from app.viewmodels.freshness import age_text
 

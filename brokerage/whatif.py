@@ -286,6 +286,38 @@ def _work(cache: GridCache, key: Key) -> float:
     return float(n) if n is not None and n == n else 1.0
 
 
+def plan_grid(
+    cache: GridCache, task_ids: Sequence[int], brokers: Iterable[str] = ALL_BROKERS
+) -> tuple[list[Key], dict[Key, str]]:
+    """The brokerages a grid run makes for TASK_IDS (the runner's order) and the ids the snapshot lacks, as errors.
+
+    Usage: ``keys, errors = plan_grid(cache, waiting_task_ids(snap))``
+    """
+    errors: dict[Key, str] = {}
+    known = []
+    for t in task_ids:
+        try:
+            grid.task_row(cache, t)
+            known.append(t)
+        except KeyError as exc:  # an unknown id is reported with the others, not fatal for the grid
+            errors[("production", t)] = f"KeyError: {exc.args[0] if exc.args else t}"
+    return runner.plan(cache, known, frozenset(brokers)), errors
+
+
+def outcomes_of(
+    snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key], progress: Progress | None = None
+) -> dict[Key, Outcome]:
+    """The Outcome of every brokerage in KEYS under CONFIG, in KEYS' order (a brokerage that raises stops it).
+
+    Usage: ``outcomes_of(snap, cache, config, [("production", 4242)])``
+    """
+    return {
+        key: Outcome.of(d, _work(cache, key))
+        for key, d in runner.run(snap, config, keys, cache=cache, progress=progress)
+        if isinstance(d, Decision)
+    }
+
+
 def run_grid(
     snap: GridSnapshot,
     config: Config,
@@ -297,30 +329,19 @@ def run_grid(
 ) -> GridRun:
     """Broker every waiting task (job brokerage) and every task needing a nucleus (task brokerage) under CONFIG.
 
-    Unknown task ids are listed in ``errors``; a brokerage that raises stops the run.
+    Unknown task ids are listed in ``errors``; a brokerage that raises stops the run. This is the serial run;
+    ``brokerage.runs.run_grid`` spreads the same work over a cluster.
     Usage: ``run = run_grid(snap, config, cache=cache); run.outcomes[("production", 4242)].top``
     """
     t0 = time.perf_counter()
     cache = cache_for(snap, cache)
     ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
-    errors: dict[Key, str] = {}
-    known = []
-    for t in ids:
-        try:
-            grid.task_row(cache, t)
-            known.append(t)
-        except KeyError as exc:  # an unknown id is reported with the others, not fatal for the grid
-            errors[("production", t)] = f"KeyError: {exc.args[0] if exc.args else t}"
-    keys = runner.plan(cache, known, frozenset(brokers))
-    outcomes = {
-        key: Outcome.of(d, _work(cache, key))
-        for key, d in runner.run(snap, config, keys, cache=cache, progress=progress)
-        if isinstance(d, Decision)
-    }
+    keys, errors = plan_grid(cache, ids, brokers)
+    outcomes = outcomes_of(snap, cache, config, keys, progress)
     return GridRun(outcomes, errors, time.perf_counter() - t0, len(keys))
 
 
-Runner = Callable[..., GridRun]  # run_grid's signature; the app passes a parallel one
+Runner = Callable[..., GridRun]  # run_grid's signature; brokerage.runs.run_grid is the cluster one
 
 
 def rerun_grid(

@@ -171,7 +171,9 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
     Input(ids.TUNE_GRID_TRIGGER, "data"),
     background=True,
     progress=[Output(ids.TUNE_GRID_PROGRESS, "value"), Output(ids.TUNE_GRID_PROGRESS, "label")],
-    running=[(Output("tune-grid-progress-box", "style"), {"display": "block"}, {"display": "none"})],
+    running=[(Output("tune-grid-progress-box", "style"), {"display": "flex"}, {"display": "none"})],
+    # cancelling ends the job's process; its Dask client goes with it and the scheduler drops its chunks
+    cancel=[Input(ids.TUNE_GRID_CANCEL, "n_clicks")],
     interval=100,  # ms between polls of the job: the result shows at most this long after it is ready
 )
 def update_grid_view(set_progress: Callable[[tuple[int, str]], None], raw: dict[str, Any] | None) -> Any:

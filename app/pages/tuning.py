@@ -103,10 +103,23 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                                     html.Div(
                                         [
                                             dbc.Progress(
-                                                id=ids.TUNE_GRID_PROGRESS, value=0, label="", style={"height": "14px"}
+                                                id=ids.TUNE_GRID_PROGRESS,
+                                                value=0,
+                                                label="",
+                                                style={"height": "14px"},
+                                                className="flex-grow-1",
+                                            ),
+                                            dbc.Button(
+                                                "Cancel",
+                                                id=ids.TUNE_GRID_CANCEL,
+                                                size="sm",
+                                                color="secondary",
+                                                outline=True,
+                                                className="py-0 ms-2",
                                             ),
                                         ],
                                         id="tune-grid-progress-box",
+                                        className="align-items-center",
                                         style={"display": "none"},
                                     ),
                                     loading(html.Div(grid_placeholder(), id=ids.TUNE_GRID_VIEW)),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.gridruns import GridRuns
 from app.services.admin import ConfigAdmin, Outcome
 from app.services.dirac import Dirac
 from app.services.reports import MadeReport, Reports
+from app.services.runs import GridRuns
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 

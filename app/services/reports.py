@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.gridruns import CACHE_DIR
+from app.services.runs import CACHE_DIR
 from app.state import AppState
 from brokerage.report import MEDIA_TYPES, build_report, filename, write
 

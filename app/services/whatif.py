@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.gridruns import GridRuns
+from app.services.runs import GridRuns
 from app.state import AppState
 from app.viewmodels import queues as qvm
 from app.viewmodels.tuning import Edits, parse_edits

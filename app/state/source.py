@@ -74,7 +74,8 @@ class SnapshotSource:
         after_fork_in_child(self._after_fork_in_child)
 
     def _after_fork_in_child(self) -> None:
-        """Make a forked child (grid-run worker, background job) independent of the parent's other threads.
+        """Make a forked child (a Dash background job: DiskcacheManager forks one per job) independent of the parent's
+        other threads.
 
         Another thread of the parent may have been inside SQLite (or held our lock) at the moment of the fork;
         its lock stays held forever in the child. Freeing an inherited SQLite connection takes SQLite's mutex,

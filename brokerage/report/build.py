@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from brokerage import grid, runner
+from brokerage import grid, runner, runs
 from brokerage.brokers.router import NUCLEUS_SEED, label_of
 from brokerage.cache import GridCache, cache_for
 from brokerage.explain import Decision
@@ -114,6 +114,18 @@ def _njobs(row: Mapping[str, Any]) -> float:
     return 1.0 if n is None else float(n)
 
 
+def _on_cluster(
+    snap: GridSnapshot, config: Config, keys: list[runner.Key], cache: GridCache, tasks: int, progress: Progress | None
+) -> list[tuple[runner.Key, Decision | runner.TaskFailure]]:
+    """Every brokerage of KEYS on the cluster, failures kept; PROGRESS in tasks, estimated from chunks done."""
+
+    def chunk_progress(done: int, total: int) -> None:
+        if progress:
+            progress(done * tasks // max(total, 1), tasks)
+
+    return runs.decide_all(snap, config, keys, cache=cache, progress=chunk_progress)
+
+
 def _entries(
     snap: GridSnapshot, config: Config, ids: list[int], cache: GridCache, progress: Progress | None
 ) -> list[TaskEntry]:
@@ -125,7 +137,14 @@ def _entries(
     for _, tid in keys:
         left[tid] += 1
     done = sum(1 for n in left.values() if n == 0)
-    for (name, tid), outcome in runner.run(snap, config, keys, cache=cache, keep_failures=True):
+    if runs.use_cluster(len(keys)):  # a big grid: progress comes per chunk
+        decisions: Iterable[tuple[runner.Key, Decision | runner.TaskFailure]] = _on_cluster(
+            snap, config, keys, cache, len(ids), progress
+        )
+        progress = None
+    else:
+        decisions = runner.run(snap, config, keys, cache=cache, keep_failures=True)
+    for (name, tid), outcome in decisions:
         if isinstance(outcome, runner.TaskFailure):
             errors.setdefault(tid, outcome.error)  # one malformed task must not sink a grid-wide report
         else:

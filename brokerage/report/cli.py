@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from brokerage.report.export import FORMATS
+from brokerage.runs.options import cluster_options
 
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 
@@ -37,6 +38,7 @@ def _format_of(fmt: str | None, out: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="file format (default: from --out's extension)")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="file to write (.gz: compressed)")
 @click.option("--quiet", is_flag=True, help="no progress bar and no summary line")
+@cluster_options
 def report(
     snapshot_path: str | None,
     task_ids: tuple[int, ...],
@@ -46,7 +48,10 @@ def report(
     out: str,
     quiet: bool,
 ) -> None:
-    """Export the brokerage of tasks (--task ID ...) or of every waiting task (--all) as CSV, JSON or HTML."""
+    """Export the brokerage of tasks (--task ID ...) or of every waiting task (--all) as CSV, JSON or HTML.
+
+    Big grids are brokered on Dask: --scheduler ADDRESS (or DASK_SCHEDULER_ADDRESS), else an embedded cluster of
+    --workers processes."""
     # brokerage.cli attaches this command while it is being imported, so its helpers are imported at call time
     from brokerage.cli import guarded
 

@@ -9,9 +9,9 @@ import io
 import json
 import os
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -307,48 +307,58 @@ def test_export_refuses_invalid_edits_and_bad_paths(app_client) -> None:
     assert app_client.get("/reports/0123456789abcdef/missing.csv").status_code == 404
 
 
-def test_parallel_grid_run_equals_the_serial_one(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spreading the grid run over forked workers gives exactly the outcomes of one process."""
-    from app import gridruns
-    from app.main import state
-    from brokerage.whatif import run_grid
+def _grid_impact_on_the_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Any, Any, list[int]]:
+    """The tuning page's grid impact of one edit with every run sent to the cluster, and the serial impact."""
+    from app.callbacks.tuning import grid_view
+    from app.main import services, state
+    from app.services.runs import GridRuns
+    from brokerage import runs
+    from brokerage.runs import chunks
+    from brokerage.whatif import impact, rerun_grid, run_grid, summary
 
-    monkeypatch.setattr(gridruns, "WORKERS", 2)
-    monkeypatch.setattr(gridruns, "MIN_PARALLEL_TASKS", 1)
-    seen: list[tuple[int, int]] = []
-    parallel = gridruns.parallel_run(state.snapshot(), state.config(), progress=lambda d, t: seen.append((d, t)))
-    serial = run_grid(state.snapshot(), state.config())
-    assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
-    assert seen[-1][0] == seen[-1][1] == 6
-
-
-_TEST_PROCESS = os.getpid()
-
-
-def _hang_on_the_first_chunk(job: tuple) -> tuple:
-    """A grid-run chunk worker whose first chunk never returns when run in a forked worker."""
-    from app import gridruns
-
-    i, cfg, brokers, ids = job
-    if i == 0 and os.getpid() != _TEST_PROCESS:
-        time.sleep(3600)
-    return i, gridruns.run_grid(gridruns.worker_snapshot(), cfg, brokers=brokers, task_ids=ids)
+    monkeypatch.setattr(chunks, "MIN_CLUSTER_TASKS", 1)  # the sample grid is small: send it to the cluster anyway
+    fresh = GridRuns(state, cache_dir=tmp_path)  # no run memoised from other tests
+    monkeypatch.setattr(services.whatif, "runs", fresh)
+    fresh.start_engine()
+    assert runs.running_client() is not None
+    edit = {"NQUEUED_SAT_CAP": 300}
+    seen: list[int] = []
+    view = grid_view(edit, lambda p: seen.append(p[0]))
+    before = run_grid(state.snapshot(), state.config())
+    after = rerun_grid(state.snapshot(), before, state.config(), state.effective_config(edit))
+    got = services.whatif.grid(edit)
+    assert summary(got.impact) == summary(impact(before, after)) and got.after.outcomes == after.outcomes
+    return view, got, seen
 
 
-def test_a_stalled_grid_worker_is_replaced_by_an_in_process_run(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When forked workers stop answering for STALL_S, the missing chunks are brokered in the parent, same outcomes."""
-    from app import gridruns
-    from app.main import state
-    from brokerage.whatif import run_grid
+def test_grid_impact_runs_on_the_embedded_cluster(app_client, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The tuning page's grid impact runs on an embedded LocalCluster and equals the serial impact, with progress."""
+    from brokerage import runs
+    from brokerage.runs import engine
 
-    monkeypatch.setattr(gridruns, "WORKERS", 2)
-    monkeypatch.setattr(gridruns, "MIN_PARALLEL_TASKS", 1)
-    monkeypatch.setattr(gridruns, "STALL_S", 1.0)
-    monkeypatch.setattr(gridruns, "_run_chunk", _hang_on_the_first_chunk)
-    seen: list[tuple[int, int]] = []
-    t0 = time.perf_counter()
-    parallel = gridruns.parallel_run(state.snapshot(), state.config(), progress=lambda d, t: seen.append((d, t)))
-    assert time.perf_counter() - t0 < 30  # did not wait for the hung worker
-    serial = run_grid(state.snapshot(), state.config())
-    assert parallel.outcomes == serial.outcomes and parallel.recomputed == serial.recomputed
-    assert seen[-1][0] == seen[-1][1] == 6
+    monkeypatch.delenv(engine.SCHEDULER_ENV, raising=False)
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=2))
+    try:
+        view, _, seen = _grid_impact_on_the_cluster(monkeypatch, tmp_path)
+        assert runs.running_client() is not None and runs.running_client().cluster is not None
+        assert "tune-grid-impact" in str(view) and seen and seen[-1] == 100
+    finally:
+        runs.close()
+
+
+def test_grid_impact_runs_on_an_external_cluster(app_client, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With DASK_SCHEDULER_ADDRESS the grid impact runs on that scheduler's workers and equals the serial impact."""
+    from brokerage import runs
+    from brokerage.runs import engine
+    from tests.dask_cluster import external_cluster
+
+    with external_cluster(tmp_path, workers=2) as (address, _):
+        monkeypatch.setenv(engine.SCHEDULER_ENV, address)
+        monkeypatch.setattr(engine, "_engine", engine._Engine())
+        try:
+            view, _, _ = _grid_impact_on_the_cluster(monkeypatch, tmp_path)
+            client = runs.running_client()
+            assert client is not None and client.scheduler.address == address and client.cluster is None
+            assert "tune-grid-impact" in str(view)
+        finally:
+            runs.close()

@@ -1,13 +1,11 @@
-"""Whole-grid brokerage runs per (snapshot, config), kept on disk so every worker and background job shares them."""
+"""Whole-grid brokerage runs per (snapshot, config) on the Dask engine, kept on disk for every worker and background job."""
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import threading
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,93 +13,25 @@ import diskcache
 
 from app.state import AppState
 from app.state.lru import Lru, after_fork_in_child
-from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
 from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import ALL_BROKERS, GridRun, Progress, rerun_grid, run_grid
+from brokerage.whatif import GridRun, Progress, rerun_grid
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 CACHE_DIR = Path(os.environ.get("BROKERAGE_CACHE_DIR", str(ROOT / "data" / "cache")))
 LOCK_EXPIRE_S = 300  # a crashed computation frees the lock after this long
 MEMO_RUNS = 16  # a few what-ifs per process are enough; the disk keeps the rest
 RUN_TTL_S = 6 * 3600  # a run is keyed on the snapshot and config versions; the TTL only bounds disk use
 
-# the snapshot a forked worker brokers: handed over by the pool's initializer, never pickled (fork inherits it)
-_worker: dict[str, Any] = {}
 
+def cluster_run(snap: GridSnapshot, config: Config, **kw: Any) -> GridRun:
+    """``brokerage.runs.run_grid`` (the cluster, or in-process for small runs), with run_grid's arguments."""
+    from brokerage import runs
 
-def _adopt(snap: GridSnapshot) -> None:
-    _worker["snap"] = snap
-    _worker["cache"] = GridCache(snap)
-
-
-def worker_snapshot() -> GridSnapshot:
-    """The snapshot this forked grid-run worker was handed."""
-    return _worker["snap"]
-
-
-WORKERS = int(os.environ.get("BROKERAGE_GRID_WORKERS", str(min(4, os.cpu_count() or 1))))
-CHUNKS_PER_WORKER = 8  # several chunks per worker keep the progress bar moving and the workers evenly loaded
-MIN_PARALLEL_TASKS = 200  # below this, starting processes costs more than it saves
-
-
-# A forked worker can hang for good when another thread of the parent held a lock at the moment of the
-# fork (seen in 2 of 8 start-ups where a request and the warm-up thread both wanted the baseline). A run
-# whose workers stay silent this long finishes the missing chunks in the parent instead of waiting forever.
-STALL_S = float(os.environ.get("BROKERAGE_GRID_STALL_S", "30"))
-
-
-def _run_chunk(job: tuple[int, Config, frozenset[str], list[int]]) -> tuple[int, GridRun]:
-    i, cfg, brokers, ids = job
-    return i, run_grid(worker_snapshot(), cfg, brokers=brokers, task_ids=ids, cache=_worker["cache"])
-
-
-def parallel_run(
-    snap: GridSnapshot,
-    config: Config,
-    *,
-    brokers: Iterable[str] = ALL_BROKERS,
-    task_ids: Sequence[int] | None = None,
-    progress: Progress | None = None,
-    cache: GridCache | None = None,
-) -> GridRun:
-    """run_grid over WORKERS forked processes (each inherits SNAP); same result, merged.
-
-    Usage: ``rerun_grid(snap, base, stored, cfg, run_with=parallel_run)``
-    """
-    ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
-    if WORKERS < 2 or len(ids) < MIN_PARALLEL_TASKS:
-        return run_grid(snap, config, brokers=brokers, task_ids=ids, progress=progress, cache=cache)
-    t0 = time.perf_counter()
-    n = WORKERS * CHUNKS_PER_WORKER
-    chunks = [ids[i::n] for i in range(n) if ids[i::n]]
-    wanted = frozenset(brokers)
-    merged = GridRun({}, {}, 0.0, 0)
-    missing = set(range(len(chunks)))
-
-    def add(i: int, part: GridRun) -> None:
-        merged.outcomes.update(part.outcomes)
-        merged.errors.update(part.errors)
-        merged.recomputed += part.recomputed
-        missing.discard(i)
-        if progress:  # in tasks, as the chunks come back
-            progress((len(chunks) - len(missing)) * len(ids) // len(chunks), len(ids))
-
-    with multiprocessing.get_context("fork").Pool(WORKERS, _adopt, (snap,)) as pool:
-        parts = pool.imap_unordered(_run_chunk, [(i, config, wanted, c) for i, c in enumerate(chunks)])
-        try:
-            while missing:
-                add(*parts.next(timeout=STALL_S))
-        except multiprocessing.TimeoutError:
-            log.warning("grid run: workers silent for %.0f s; %d of %d chunks run in-process", STALL_S,
-                        len(missing), len(chunks))  # fmt: skip
-    for i in sorted(missing):  # the pool is terminated on leaving the block above
-        add(i, run_grid(snap, config, brokers=wanted, task_ids=chunks[i], cache=cache))
-    merged.seconds = time.perf_counter() - t0
-    return merged
+    return runs.run_grid(snap, config, **kw)
 
 
 def _key(snap_key: str, fp: str) -> str:
@@ -124,8 +54,9 @@ class GridRuns:
         after_fork_in_child(self._reset_in_child)
 
     def _reset_in_child(self) -> None:
-        # a forked child must not inherit a held lock; it opens its own disk-cache connection, and keeps the
-        # parent's referenced, since freeing it could wait on a SQLite mutex held by a thread that is gone
+        # Dash background jobs are forked children: they must not inherit a held lock; they open their own
+        # disk-cache connection and keep the parent's referenced (freeing it could wait on a SQLite mutex held by
+        # a thread that is gone)
         self._lock = threading.Lock()
         self.state.loader.keep_from_parent(self._disk)
         self._disk = None
@@ -171,7 +102,7 @@ class GridRuns:
         with diskcache.Lock(self.disk(), f"lock:{key}", expire=LOCK_EXPIRE_S):
             run = self._get(key)
             if run is None:
-                run = parallel_run(
+                run = cluster_run(
                     self.state.snapshot(), self.state.config(), progress=progress, cache=self.state.grid_cache()
                 )
                 self._put(key, run)
@@ -191,16 +122,30 @@ class GridRuns:
         after = self._get(key)
         if after is None:
             after = rerun_grid(
-                snap, before, stored, cfg, progress=progress, run_with=parallel_run, cache=self.state.grid_cache()
+                snap, before, stored, cfg, progress=progress, run_with=cluster_run, cache=self.state.grid_cache()
             )
             self._put(key, after)
         return before, after
 
+    def start_engine(self) -> None:
+        """Start this server process's Dask client now if the grid is big enough to use it (once per process).
+
+        Background jobs are forked from the server process and reach its embedded cluster by address; starting it
+        here, before the first whole-grid job forks, keeps them from starting clusters of their own.
+        """
+        from brokerage import runs
+
+        if runs.use_cluster(len(waiting_task_ids(self.state.snapshot()))):
+            runs.get_client()
+
     def warm_base_in_background(self) -> None:
-        """Start computing the stored config's run in a thread (a no-op when it is cached or already being computed)."""
+        """Start the Dask engine, then compute the stored config's run in a thread (a no-op when it is cached or
+        already being computed)."""
         try:
             key = self.base_key()
-        except Exception:  # no grid yet: nothing to warm
+            self.start_engine()
+        except Exception:  # no grid (or no cluster) yet: nothing to warm, the first run says what is wrong
+            log.warning("warming the grid-run engine failed", exc_info=True)
             return
         with self._lock:
             if key in self._warming or self._get(key) is not None:

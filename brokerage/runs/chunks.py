@@ -1,0 +1,212 @@
+"""A function applied to chunks of work items over one snapshot, on the cluster or in-process below a threshold."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from distributed import Client, Future, as_completed
+
+from brokerage.cache import GridCache
+from brokerage.runs import engine
+from brokerage.snapshot import GridSnapshot
+
+T = TypeVar("T")
+R = TypeVar("R")
+ChunkFn = Callable[[GridSnapshot, GridCache, Any, Sequence[Any]], R]  # (snap, cache, payload, items) -> result
+Progress = Callable[[int, int], None]
+Cancel = Callable[[], bool]
+
+MIN_CLUSTER_TASKS = 200  # work items below which shipping them to the cluster costs more than it saves
+CHUNKS_PER_WORKER = 8  # several chunks per worker keep the progress bar moving and the workers evenly loaded
+MIN_CHUNK = 16  # items per chunk at least: each chunk costs the scheduler a round trip
+SNAPSHOTS_KEPT = 2  # snapshot versions kept published on the cluster (the current one and the one before)
+_PREFIX = "brokerage-snapshot:"
+
+
+class Cancelled(RuntimeError):
+    """The caller cancelled the run; its chunks on the cluster were cancelled too."""
+
+
+# ---------------------------------------------------------------- worker side
+
+_worker_caches: OrderedDict[str, GridCache] = OrderedDict()  # per worker process: one GridCache per snapshot
+_worker_lock = threading.Lock()
+
+
+def worker_cache(snap: GridSnapshot) -> GridCache:
+    """This process's GridCache of SNAP, kept across chunks (the SNAPSHOTS_KEPT most recent snapshots).
+
+    Usage: ``cache = worker_cache(snap)``
+    """
+    with _worker_lock:
+        cache = _worker_caches.get(snap.key)
+        if cache is None or cache.snap is not snap:
+            cache = _worker_caches[snap.key] = GridCache(snap)
+        _worker_caches.move_to_end(snap.key)
+        while len(_worker_caches) > SNAPSHOTS_KEPT:
+            _worker_caches.popitem(last=False)
+        return cache
+
+
+def run_chunk(fn: ChunkFn[R], snap: GridSnapshot, payload: Any, items: Sequence[Any]) -> R:
+    """Worker side of a chunk: FN over ITEMS with the worker's GridCache of SNAP (the scattered snapshot).
+
+    Usage: ``client.submit(run_chunk, fn, snap_future, payload, items)``
+    """
+    return fn(snap, worker_cache(snap), payload, items)
+
+
+# ---------------------------------------------------------------- client side
+
+_published: dict[tuple[int, str], tuple[GridSnapshot, Future]] = {}  # (id(client), name) -> the snapshot's future
+_publish_lock = threading.Lock()
+
+
+def _new_locks_in_child() -> None:
+    # another thread may have held a lock at the fork (a Dash background job is a forked child)
+    global _publish_lock, _worker_lock
+    _publish_lock, _worker_lock = threading.Lock(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_locks_in_child)
+
+
+def _name(snap: GridSnapshot) -> str:
+    # the key is id@version; the table sizes tell apart two different grids that were given the same id
+    sizes = "-".join(str(len(t)) for t in snap.tables.values())
+    return f"{_PREFIX}{snap.key}:{sizes}"
+
+
+def snapshot_future(client: Client, snap: GridSnapshot) -> Future:
+    """SNAP on every worker of CLIENT's cluster, sent once per snapshot version and shared by every client.
+
+    The snapshot is broadcast to the workers and published under its key, so another process's client (a
+    background job, a second server worker) finds it there instead of sending it again. Older versions are
+    unpublished (at most SNAPSHOTS_KEPT stay).
+    Usage: ``fut = snapshot_future(get_client(), snap)``
+    """
+    name = _name(snap)
+    with _publish_lock:
+        held = _published.get((id(client), name))
+        if held is not None:
+            return held[1]
+        try:
+            fut = client.get_dataset(name)
+        except KeyError:
+            fut = client.scatter(snap, broadcast=True, hash=False)
+            try:
+                client.publish_dataset(fut, name=name)
+            except KeyError:  # another process published it meanwhile: use theirs
+                fut = client.get_dataset(name)
+            ours = [d for d in client.list_datasets() if str(d).startswith(_PREFIX) and d != name]
+            for old in ours[: max(0, len(ours) - (SNAPSHOTS_KEPT - 1))]:
+                client.unpublish_dataset(old)
+        for key in [k for k in _published if k[0] == id(client) and k[1] != name]:
+            del _published[key]
+        _published[(id(client), name)] = (snap, fut)
+        return fut
+
+
+def forget(client: Client) -> None:
+    """Drop the snapshot futures held for CLIENT (it is being closed)."""
+    with _publish_lock:
+        for key in [k for k in _published if k[0] == id(client)]:
+            del _published[key]
+
+
+def split(items: Sequence[T], workers: int) -> list[list[T]]:
+    """ITEMS cut into contiguous chunks, CHUNKS_PER_WORKER per worker, each at least MIN_CHUNK long.
+
+    Usage: ``split(keys, 2)``
+    """
+    n = max(1, min(workers * CHUNKS_PER_WORKER, len(items) // MIN_CHUNK))
+    size, extra = divmod(len(items), n)
+    out, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        if end > start:
+            out.append(list(items[start:end]))
+        start = end
+    return out
+
+
+def use_cluster(n_items: int) -> bool:
+    """Whether N_ITEMS of work go to the cluster: MIN_CLUSTER_TASKS or more, and a cluster is wanted.
+
+    ``configure(workers=0)`` or BROKERAGE_DASK_WORKERS=0 (with no scheduler address) keeps every run in-process.
+    """
+    return n_items >= MIN_CLUSTER_TASKS and (engine.scheduler_address() is not None or engine.local_workers() > 0)
+
+
+def map_chunks(
+    fn: ChunkFn[R],
+    snap: GridSnapshot,
+    items: Sequence[Any],
+    payload: Any = None,
+    *,
+    cache: GridCache | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    client: Client | None = None,
+) -> list[R]:
+    """FN(snap, cache, payload, chunk) for contiguous chunks of ITEMS; the results in chunk order.
+
+    FN must be a plain importable function (it is pickled by name). On the cluster SNAP reaches each worker once
+    per snapshot version and each worker keeps one GridCache per snapshot; below MIN_CLUSTER_TASKS items (or
+    without a cluster) the chunks run here with CACHE. PROGRESS gets (items done, total) as chunks complete;
+    CANCEL() returning True between chunks cancels the rest and raises Cancelled. A chunk lost with its worker
+    is recomputed by the scheduler, so the result equals a serial run's.
+    Usage: ``parts = map_chunks(outcomes_chunk, snap, keys, config, progress=bar)``
+    """
+    total = len(items)
+    if client is None and not use_cluster(total):
+        return _in_process(fn, snap, items, payload, cache, progress, cancel)
+    client = client or engine.get_client()
+    workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})))
+    chunks = split(items, workers)
+    snap_fut = snapshot_future(client, snap)
+    futures = [client.submit(run_chunk, fn, snap_fut, payload, c, pure=False) for c in chunks]
+    index = {f.key: i for i, f in enumerate(futures)}
+    results: list[Any] = [None] * len(chunks)
+    done = 0
+    try:
+        for fut, result in as_completed(futures, with_results=True, loop=client.loop):
+            i = index[fut.key]
+            results[i] = result
+            done += len(chunks[i])
+            if progress:
+                progress(done, total)
+            if cancel and cancel():
+                raise Cancelled(f"cancelled after {done} of {total} items")
+    except BaseException:
+        client.cancel(futures)
+        raise
+    return results
+
+
+def _in_process(
+    fn: ChunkFn[R],
+    snap: GridSnapshot,
+    items: Sequence[Any],
+    payload: Any,
+    cache: GridCache | None,
+    progress: Progress | None,
+    cancel: Cancel | None,
+) -> list[R]:
+    from brokerage.cache import cache_for
+
+    cache = cache_for(snap, cache)
+    chunks = split(items, 1) if progress or cancel else [list(items)]
+    out, done = [], 0
+    for chunk in chunks:
+        if cancel and cancel():
+            raise Cancelled(f"cancelled after {done} of {len(items)} items")
+        out.append(fn(snap, cache, payload, chunk))
+        done += len(chunk)
+        if progress:
+            progress(done, len(items))
+    return out

@@ -1,0 +1,145 @@
+"""The process's dask.distributed client: an embedded LocalCluster, or the scheduler at DASK_SCHEDULER_ADDRESS."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from distributed import Client, LocalCluster
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # tcp://host:8786: use that cluster instead of an embedded one
+WORKERS_ENV = "BROKERAGE_DASK_WORKERS"  # worker processes of the embedded cluster (default: one per core)
+CONNECT_TIMEOUT_S = 30
+
+
+@dataclass
+class _Engine:
+    pid: int = 0
+    client: Client | None = None
+    cluster: LocalCluster | None = None
+    address: str | None = None  # set by configure(); else the environment
+    embedded: str | None = None  # the embedded cluster's scheduler address, for forked children
+    workers: int | None = None
+
+
+_engine = _Engine()
+_lock = threading.Lock()
+# A forked child (a Dash background job) inherits the parent's client, whose event-loop thread stayed in the
+# parent: closing or even collecting it there could hang, so the child keeps it referenced and never uses it.
+_inherited: list[Any] = []
+
+
+def configure(*, address: str | None = None, workers: int | None = None) -> None:
+    """Set the scheduler ADDRESS or the embedded cluster's WORKERS for this process (before the first run).
+
+    Usage: ``configure(address="tcp://10.0.0.5:8786")`` or ``configure(workers=2)``
+    """
+    with _lock:
+        if _engine.client is not None and _engine.pid == os.getpid():
+            raise RuntimeError("the dask client of this process is already running; configure it before")
+        if address is not None:
+            _engine.address = address
+        if workers is not None:
+            _engine.workers = workers
+
+
+def scheduler_address() -> str | None:
+    """The external scheduler this process uses (configure() or DASK_SCHEDULER_ADDRESS), None for an embedded one."""
+    return _engine.address or os.environ.get(SCHEDULER_ENV) or None
+
+
+def local_workers() -> int:
+    """Worker processes of the embedded cluster: configure(workers=), BROKERAGE_DASK_WORKERS, or one per core."""
+    if _engine.workers is not None:
+        return _engine.workers
+    env = os.environ.get(WORKERS_ENV, "").strip()
+    return int(env) if env else (os.cpu_count() or 1)
+
+
+def _adopt_fork() -> str | None:
+    """In a forked child: set the parent's client aside; return its embedded cluster's address to reach it."""
+    inherited = _engine.embedded
+    _inherited.append((_engine.client, _engine.cluster))
+    _engine.client = _engine.cluster = _engine.embedded = None
+    return inherited
+
+
+def get_client() -> Client:
+    """This process's client, started on first use and closed at exit.
+
+    With DASK_SCHEDULER_ADDRESS (or ``configure(address=)``) it connects to that scheduler; otherwise it starts an
+    embedded LocalCluster (worker processes, one thread each, on 127.0.0.1). A forked child of a process that runs
+    one (a Dash background job) connects to its parent's cluster instead of starting another.
+    Usage: ``client = get_client(); client.ncores()``
+    """
+    with _lock:
+        pid = os.getpid()
+        if _engine.client is not None and _engine.pid == pid:
+            return _engine.client
+        parent_cluster = _adopt_fork() if _engine.client is not None else None
+        address = scheduler_address() or parent_cluster
+        if address:
+            client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            log.info("dask: connected to %s", address)
+        else:
+            n = local_workers()
+            if n < 1:
+                raise RuntimeError(f"no Dask workers: {WORKERS_ENV}=0 or --workers 0 keeps every run in-process")
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            )
+            client = Client(cluster, set_as_default=False)
+            _engine.cluster, _engine.embedded = cluster, cluster.scheduler_address
+            log.info("dask: embedded LocalCluster with %d workers at %s", n, cluster.scheduler_address)
+        _engine.client, _engine.pid = client, pid
+        return client
+
+
+def running_client() -> Client | None:
+    """This process's client if it is already running (never starts one)."""
+    return _engine.client if _engine.pid == os.getpid() else None
+
+
+def _forget(client: Client) -> None:
+    from brokerage.runs import chunks
+
+    chunks.forget(client)
+
+
+def close() -> None:
+    """Close this process's client and its embedded cluster (a forked child's inherited ones are left alone).
+
+    Usage: ``close()`` (also registered at exit)
+    """
+    with _lock:
+        if _engine.pid != os.getpid():
+            return
+        client, cluster = _engine.client, _engine.cluster
+        _engine.client = _engine.cluster = _engine.embedded = None
+        _engine.pid = 0
+    if client is not None:
+        if cluster is not None:  # the snapshots go with the cluster: unpublish them so its shutdown is quiet
+            with contextlib.suppress(Exception):
+                for name in client.list_datasets():
+                    client.unpublish_dataset(name)
+        _forget(client)
+        client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _new_lock_in_child() -> None:
+    # another thread may have held the lock at the fork; in the child it would stay held forever
+    global _lock
+    _lock = threading.Lock()
+
+
+atexit.register(close)
+os.register_at_fork(after_in_child=_new_lock_in_child)

@@ -1,0 +1,120 @@
+"""Whole-grid brokerage on the cluster: grid runs (Outcomes, for what-ifs) and decisions (for reports)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from brokerage import runner
+from brokerage.cache import GridCache, cache_for
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.runs.chunks import Cancel, Progress, map_chunks
+from brokerage.snapshot import GridSnapshot
+from brokerage.whatif import ALL_BROKERS, GridRun, Key, Outcome, outcomes_of, plan_grid
+
+
+def outcomes_chunk(snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key]) -> dict[Key, Outcome]:
+    """Worker side of a grid run: the Outcomes of KEYS (small to send back, unlike whole decisions)."""
+    return outcomes_of(snap, cache, config, keys)
+
+
+def decisions_chunk(
+    snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key]
+) -> list[tuple[Key, Decision | runner.TaskFailure]]:
+    """Worker side of a report: the decisions of KEYS, a brokerage that raises kept as a TaskFailure."""
+    return list(runner.run(snap, config, keys, cache=cache, keep_failures=True))
+
+
+def run_grid(
+    snap: GridSnapshot,
+    config: Config,
+    *,
+    brokers: Iterable[str] = ALL_BROKERS,
+    task_ids: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    cache: GridCache | None = None,
+    cancel: Cancel | None = None,
+    client: Any = None,
+) -> GridRun:
+    """``brokerage.whatif.run_grid`` spread over the cluster in chunks of brokerages; the same GridRun.
+
+    Takes run_grid's arguments, so it can be passed as ``rerun_grid(..., run_with=run_grid)``; CANCEL and
+    CLIENT as in ``map_chunks``. Small runs stay in-process (MIN_CLUSTER_TASKS).
+    Usage: ``run = run_grid(snap, config, progress=bar)``
+    """
+    t0 = time.perf_counter()
+    cache = cache_for(snap, cache)
+    ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
+    keys, errors = plan_grid(cache, ids, brokers)
+    parts = map_chunks(outcomes_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client)
+    outcomes: dict[Key, Outcome] = {}
+    for part in parts:  # chunks are contiguous and in order: the merged dict has the serial run's order
+        outcomes.update(part)
+    return GridRun(outcomes, errors, time.perf_counter() - t0, len(keys))
+
+
+def decide_all(
+    snap: GridSnapshot,
+    config: Config,
+    keys: Sequence[Key],
+    *,
+    cache: GridCache | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    client: Any = None,
+) -> list[tuple[Key, Decision | runner.TaskFailure]]:
+    """``runner.run(..., keep_failures=True)`` over the cluster: every (key, decision or failure), in KEYS' order.
+
+    Usage: ``decided = decide_all(snap, config, runner.plan(cache, ids))``
+    """
+    parts = map_chunks(
+        decisions_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client
+    )
+    return [pair for part in parts for pair in part]
+
+
+def sweep_chunk(
+    snap: GridSnapshot, cache: GridCache, configs: Sequence[Config], items: Sequence[tuple[int, Key]]
+) -> list[tuple[int, Key, Outcome]]:
+    """Worker side of a sweep: the Outcome of each (config index, key) item, brokered under that config."""
+    out = []
+    for i, cfg in enumerate(configs):
+        keys = [k for j, k in items if j == i]
+        if keys:
+            out.extend((i, k, o) for k, o in outcomes_of(snap, cache, cfg, keys).items())
+    return out
+
+
+def sweep(
+    snap: GridSnapshot,
+    configs: Sequence[Config],
+    *,
+    task_ids: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    cache: GridCache | None = None,
+    cancel: Cancel | None = None,
+    client: Any = None,
+) -> list[GridRun]:
+    """One grid run per config of CONFIGS (e.g. one parameter over a range), as one job on the cluster.
+
+    Every (config, brokerage) pair is a work item, so the chunks of all configs share the workers and the
+    snapshot sent once. Run ``i`` equals ``whatif.run_grid(snap, configs[i])``.
+    Usage: ``runs = sweep(snap, [Config().with_overrides({"NQUEUED_SAT_CAP": v}) for v in (50, 100, 200)])``
+    """
+    t0 = time.perf_counter()
+    cache = cache_for(snap, cache)
+    ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
+    keys, errors = plan_grid(cache, ids)
+    items = [(i, k) for i in range(len(configs)) for k in keys]
+    parts = map_chunks(
+        sweep_chunk, snap, items, list(configs), cache=cache, progress=progress, cancel=cancel, client=client
+    )
+    outcomes: list[dict[Key, Outcome]] = [{} for _ in configs]
+    for part in parts:  # contiguous chunks in order: each run's dict has the serial run's order
+        for i, key, outcome in part:
+            outcomes[i][key] = outcome
+    seconds = time.perf_counter() - t0
+    return [GridRun(o, dict(errors), seconds, len(keys)) for o in outcomes]
