@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -255,3 +256,13 @@ def test_report_all_takes_scheduler_and_workers_options(
     finally:
         runs.close()
     assert there == here and len(here["tasks"]) == len(waiting_task_ids(snap))
+
+
+def test_dask_is_imported_only_by_a_whole_grid_run() -> None:
+    """Importing the core, its CLI and the report builder does not import dask; only brokerage.runs' modules do."""
+    code = (
+        "import sys, brokerage.cli, brokerage.report, brokerage.whatif, brokerage.runs; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
