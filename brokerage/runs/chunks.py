@@ -6,6 +6,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 from distributed import Client, Future, as_completed
@@ -34,7 +35,7 @@ class Cancelled(RuntimeError):
 # ---------------------------------------------------------------- worker side
 
 _worker_caches: OrderedDict[str, GridCache] = OrderedDict()  # per worker process: one GridCache per snapshot
-_worker_lock = threading.Lock()
+_locks = SimpleNamespace(worker=threading.Lock(), publish=threading.Lock())  # replaced in a forked child
 
 
 def worker_cache(snap: GridSnapshot) -> GridCache:
@@ -42,7 +43,7 @@ def worker_cache(snap: GridSnapshot) -> GridCache:
 
     Usage: ``cache = worker_cache(snap)``
     """
-    with _worker_lock:
+    with _locks.worker:
         cache = _worker_caches.get(snap.key)
         if cache is None or cache.snap is not snap:
             cache = _worker_caches[snap.key] = GridCache(snap)
@@ -63,13 +64,11 @@ def run_chunk(fn: ChunkFn[R], snap: GridSnapshot, payload: Any, items: Sequence[
 # ---------------------------------------------------------------- client side
 
 _published: dict[tuple[int, str], tuple[GridSnapshot, Future]] = {}  # (id(client), name) -> the snapshot's future
-_publish_lock = threading.Lock()
 
 
 def _new_locks_in_child() -> None:
     # another thread may have held a lock at the fork (a Dash background job is a forked child)
-    global _publish_lock, _worker_lock
-    _publish_lock, _worker_lock = threading.Lock(), threading.Lock()
+    _locks.publish, _locks.worker = threading.Lock(), threading.Lock()
 
 
 os.register_at_fork(after_in_child=_new_locks_in_child)
@@ -90,7 +89,7 @@ def snapshot_future(client: Client, snap: GridSnapshot) -> Future:
     Usage: ``fut = snapshot_future(get_client(), snap)``
     """
     name = _name(snap)
-    with _publish_lock:
+    with _locks.publish:
         held = _published.get((id(client), name))
         if held is not None:
             return held[1]
@@ -113,7 +112,7 @@ def snapshot_future(client: Client, snap: GridSnapshot) -> Future:
 
 def forget(client: Client) -> None:
     """Drop the snapshot futures held for CLIENT (it is being closed)."""
-    with _publish_lock:
+    with _locks.publish:
         for key in [k for k in _published if k[0] == id(client)]:
             del _published[key]
 

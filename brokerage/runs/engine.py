@@ -8,6 +8,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from distributed import Client, LocalCluster
@@ -30,7 +31,7 @@ class _Engine:
 
 
 _engine = _Engine()
-_lock = threading.Lock()
+_locks = SimpleNamespace(engine=threading.Lock())  # replaced in a forked child (see below)
 # A forked child (a Dash background job) inherits the parent's client, whose event-loop thread stayed in the
 # parent: closing or even collecting it there could hang, so the child keeps it referenced and never uses it.
 _inherited: list[Any] = []
@@ -41,7 +42,7 @@ def configure(*, address: str | None = None, workers: int | None = None) -> None
 
     Usage: ``configure(address="tcp://10.0.0.5:8786")`` or ``configure(workers=2)``
     """
-    with _lock:
+    with _locks.engine:
         if _engine.client is not None and _engine.pid == os.getpid():
             raise RuntimeError("the dask client of this process is already running; configure it before")
         if address is not None:
@@ -79,7 +80,7 @@ def get_client() -> Client:
     one (a Dash background job) connects to its parent's cluster instead of starting another.
     Usage: ``client = get_client(); client.ncores()``
     """
-    with _lock:
+    with _locks.engine:
         pid = os.getpid()
         if _engine.client is not None and _engine.pid == pid:
             return _engine.client
@@ -118,7 +119,7 @@ def close() -> None:
 
     Usage: ``close()`` (also registered at exit)
     """
-    with _lock:
+    with _locks.engine:
         if _engine.pid != os.getpid():
             return
         client, cluster = _engine.client, _engine.cluster
@@ -137,8 +138,7 @@ def close() -> None:
 
 def _new_lock_in_child() -> None:
     # another thread may have held the lock at the fork; in the child it would stay held forever
-    global _lock
-    _lock = threading.Lock()
+    _locks.engine = threading.Lock()
 
 
 atexit.register(close)

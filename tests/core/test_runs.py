@@ -121,7 +121,7 @@ def test_the_snapshot_is_sent_once_per_version_and_shared_by_clients(demo: GridS
     with Client(local_client.scheduler.address, set_as_default=False) as other:
         assert runs.snapshot_future(other, demo).key == fut.key
         chunks.forget(other)
-    deadline = time.monotonic() + 10  # the scheduler learns of the replicas asynchronously
+    deadline = time.monotonic() + 30  # the scheduler learns of the replicas asynchronously (slow on a busy machine)
     while len(local_client.who_has(fut).get(fut.key, ())) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(local_client.who_has(fut)[fut.key]) == 2  # broadcast: on both workers
