@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from brokerage.runs.options import cluster_options
+
 if TYPE_CHECKING:
     from brokerage.explain import Decision
     from brokerage.gdpconfig import Config
@@ -235,23 +237,30 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--no-grid", is_flag=True, help="skip counting the other tasks each gdpconfig lever would change")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@cluster_options
 @guarded
 def explain(
     snapshot_path: str | None, task_id: int, queue: str, assignments: tuple[str, ...], no_grid: bool, as_json: bool
 ) -> None:
     """Where a queue stands for a task and the verified levers that would change it."""
+    from brokerage import runs
+    from brokerage.cache import GridCache
     from brokerage.gdpconfig import parse_assignments
     from brokerage.levers import explain_queue
-    from brokerage.whatif import run_grid, top_changed_count
+    from brokerage.whatif import top_changed_count
 
     overrides = parse_assignments(assignments)
     snap, stored = load_grid(snapshot_path)
     config = stored.with_overrides(overrides)
+    cache = GridCache(snap)
     count = None
-    if not no_grid:
-        base = run_grid(snap, config)
-        count = lambda cfg: top_changed_count(snap, base, config, cfg, exclude=task_id)  # noqa: E731
-    out = explain_queue(snap, task_id, queue, config, count_grid=count)
+    if not no_grid:  # whole-grid runs go through the Dask engine (in-process below its size threshold)
+        base = runs.run_grid(snap, config, cache=cache)
+
+        def count(cfg: Config) -> int:
+            return top_changed_count(snap, base, config, cfg, exclude=task_id, run_with=runs.run_grid, cache=cache)
+
+    out = explain_queue(snap, task_id, queue, config, cache=cache, count_grid=count)
     if as_json:
         click.echo(json.dumps(out.to_dict(), indent=2, default=str))
         return

@@ -380,13 +380,20 @@ def rerun_grid(
 
 
 def top_changed_count(
-    snap: GridSnapshot, base: GridRun, base_config: Config, config: Config, *, exclude: int | None = None
+    snap: GridSnapshot,
+    base: GridRun,
+    base_config: Config,
+    config: Config,
+    *,
+    exclude: int | None = None,
+    run_with: Runner | None = None,
+    cache: GridCache | None = None,
 ) -> int:
     """How many tasks' top candidate CONFIG changes against BASE (a run under BASE_CONFIG), EXCLUDE aside.
 
     Usage: ``top_changed_count(snap, run_grid(snap, cfg), cfg, cfg.with_overrides({"NQUEUED_SAT_CAP": 300}))``
     """
-    after = rerun_grid(snap, base, base_config, config)
+    after = rerun_grid(snap, base, base_config, config, run_with=run_with, cache=cache)
     return len({tid for (_, tid) in impact(base, after).top_changed if tid != exclude})
 
 
