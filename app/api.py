@@ -40,6 +40,16 @@ def register(server: Flask, services: Services) -> None:
             }
         )
 
+    @server.get("/api/pending")
+    def api_pending() -> Any:
+        from app.viewmodels import pending as pvm
+
+        def decide(key: tuple[str, int]) -> Any:
+            return state.nucleus_decision(key[1]) if key[0] == "task" else state.job_decision(key[1])
+
+        rows = pvm.pending_rows(state.snapshot(), services.whatif.base_run(), decide)
+        return jsonify({**meta(), "counts": pvm.kind_counts(rows), "pending": rows})
+
     @server.get("/api/queues")
     def api_queues() -> Any:
         return jsonify({**meta(), "queues": qvm.queue_rows(state.snapshot())})

@@ -85,3 +85,13 @@ TASK_JOBS = "task-jobs"
 # queue detail
 QUEUE_NAME = "queue-name"
 QUEUE_STAB = "queue-stab"
+
+# pending tasks
+PENDING_CONTENT = "pending-content"
+PENDING_GRID = "pending-grid"
+PENDING_TRIGGER = "pending-trigger"
+PENDING_PROGRESS = "pending-progress"
+PENDING_PROGRESS_BOX = "pending-progress-box"
+
+# job decision panel: the part below the headline, hidden when a throttle held the task before any filter ran
+QUEUES_DECISION_BODY = "queues-decision-body"

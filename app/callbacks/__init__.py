@@ -6,6 +6,7 @@ from app.callbacks import (  # noqa: F401
     network,
     nuclei,
     overview,
+    pending,
     queues,
     reports,
     stabilizer,

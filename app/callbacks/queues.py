@@ -10,7 +10,7 @@ from dash.exceptions import PreventUpdate
 
 from app import ids
 from app.callbacks.urlstate import url_sync
-from app.components.decision import job_decision_props
+from app.components.decision import body_style, job_decision_props
 from app.components.layout import empty_state, error_alert
 from app.main import services
 from app.viewmodels import queues as vm
@@ -85,6 +85,16 @@ def update_decision(task: Any, criteria: list[str] | None) -> tuple[Any, ...]:
     except Exception as exc:  # error boundary: say what failed inline, never a traceback
         log.exception("job brokerage of task %s failed", tid)
         return _blank(error_alert("Job brokerage", exc))
+
+
+@callback(Output(ids.QUEUES_DECISION_BODY, "style"), Input(ids.QUEUES_TASK, "value"))
+def update_decision_body(task: Any) -> dict[str, str]:
+    """Hide the funnel and the tables of a task a throttle held before any filter ran (the headline says why)."""
+    tid = vm.parse_task(task)
+    try:
+        return body_style(services.state.job_decision(tid)) if tid is not None else {}
+    except Exception:  # the decision panel shows the error itself
+        return {}
 
 
 url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value")})

@@ -9,6 +9,7 @@ from dash import html
 
 from app import ids
 from app.components.layout import card, empty_state, figure, grid
+from app.viewmodels import pending as pvm
 from app.viewmodels import queues as vm
 from brokerage.explain import Decision
 
@@ -17,6 +18,14 @@ def headline(decision: Decision, what: str) -> html.Div:
     """Status badge with counts and the broker's message."""
     s = vm.summary(decision)
     color = "success" if s["status"] == "ok" else "warning"
+    held = pvm.throttle_sentence(decision)
+    if held:  # no filter ran: the throttle is the whole answer, counts of zero would only mislead
+        return html.Div(
+            [dbc.Alert([dbc.Badge(s["status"], color=color, className="me-2 badge-status"), html.Strong("Throttled. "), held,
+                       html.Div(f"{s['broker']} broker · no queue was considered", className="small text-muted")],
+                      color="warning", className="py-2 mb-0 throttle-headline")],
+            className="mb-2",
+        )  # fmt: skip
     parts: list[Any] = [
         dbc.Badge(s["status"], color=color, className="me-2 badge-status"),
         html.Span(
@@ -77,7 +86,7 @@ def job_decision_panel() -> html.Div:
     return html.Div(
         [
             html.Div(id=ids.QUEUES_HEADLINE, className="mb-2"),
-            dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
+            html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
                  grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv",
                       no_rows="No candidate left: every queue was removed by a filter; the skipped queues below say which and why.")),
@@ -85,6 +94,7 @@ def job_decision_panel() -> html.Div:
             card(html.Span("Skipped queues", id=ids.QUEUES_SKIPPED_TITLE),
                  grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv",
                       no_rows="No queue skipped (for the chosen criteria): every candidate passed every filter.")),
+                      ], id=ids.QUEUES_DECISION_BODY),
         ],
         id="job-decision-view",
     )  # fmt: skip
@@ -107,3 +117,8 @@ def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[
         rows,
         f"Skipped queues{filt}: {len(rows)}",
     )
+
+
+def body_style(decision: Decision) -> dict[str, str]:
+    """Style of the panel below the headline: hidden for a task a throttle held, whose empty tables would contradict each other."""
+    return {"display": "none"} if pvm.throttle_sentence(decision) else {}

@@ -1,0 +1,80 @@
+"""Pending tasks and why: throttle headlines, the pending rows and /api/pending."""
+
+from __future__ import annotations
+
+import json
+
+from app.viewmodels import pending as vm
+from brokerage.explain import Decision
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot
+from brokerage.whatif import run_grid
+
+THROTTLE_MSG = "throttle to generate jobs due to User Analysis usage 92% > 90% of its target for a class C task"
+
+
+def _throttled(task: int = 7) -> Decision:
+    return Decision("analysis", task, "pending", [], [], [], {}, message=THROTTLE_MSG,
+                    extra={"throttled": {"rule": "USAGE_THROTTLE_CLASS_C", "numbers": {}}})  # fmt: skip
+
+
+def _text(tree) -> str:
+    return json.dumps(
+        tree.to_plotly_json(), default=lambda o: o.to_plotly_json() if hasattr(o, "to_plotly_json") else str(o)
+    )
+
+
+def test_a_throttled_task_is_explained_by_its_throttle_not_by_empty_counts() -> None:
+    """A task held before any filter ran gets the throttle as its reason and headline."""
+    d = _throttled()
+    assert vm.throttle_sentence(d) == (
+        "Held before any filter ran: no jobs are generated because "
+        "User Analysis usage 92% > 90% of its target for a class C task."
+    )
+    assert vm.reason("analysis", {}, d)[0] == vm.THROTTLE
+
+
+def test_a_throttled_decision_hides_the_contradicting_empty_tables() -> None:
+    """The queues panel shows the throttle as its headline and hides the funnel and both empty tables."""
+    from app.components.decision import body_style, job_decision_props
+
+    props = job_decision_props(_throttled(), None)
+    head = _text(props[0])
+    assert "Throttled" in head and "92% > 90%" in head
+    assert "queues considered" not in head and body_style(_throttled()) == {"display": "none"}
+
+
+def test_pending_rows_name_the_criteria_that_removed_most_queues(snap: GridSnapshot) -> None:
+    """Every pending brokerage of a run is one row, whose reason names its most frequent skip criteria."""
+    run = run_grid(snap, Config())
+    rows = vm.pending_rows(snap, run, lambda key: _throttled(key[1]))
+    pending = {k[1] for k, o in run.outcomes.items() if o.status != "ok"}
+    assert {r["task"] for r in rows} == pending
+    three = next(r for r in rows if r["task"] == 3)
+    assert three["kind"] == vm.ALL_SKIPPED and three["reason"].startswith("All 10 queues skipped; most by -lowmemory 8")
+    assert vm.top_criteria({"-a": 1, "-b": 5, "-c": 5, "-d": 0}, top=2) == "-b 5, -c 5"
+
+
+def test_task_page_headline_leads_with_the_throttle(app_client, monkeypatch) -> None:
+    """The task page's job-brokerage line says the task is throttled, not "0 queues kept"."""
+    from app.callbacks.detail import update_task_jobs
+    from app.main import state
+
+    monkeypatch.setattr(state, "job_decision", lambda tid, overrides=None: _throttled(tid))
+    text = _text(update_task_jobs(7))
+    assert "Throttled" in text and "queues kept" not in text
+
+
+def test_api_pending_lists_pending_tasks_with_reasons(app_client) -> None:
+    """/api/pending answers JSON with a row per pending brokerage and counts per kind of reason."""
+    body = app_client.get("/api/pending").get_json()
+    assert body["pending"] and set(body["counts"]) <= {vm.THROTTLE, vm.ALL_SKIPPED, vm.NO_NUCLEUS}
+    assert {"task", "kind", "reason", "top_criteria"} <= set(body["pending"][0])
+
+
+def test_pending_page_and_overview_link(app_client) -> None:
+    """The /pending page renders, and the overview's waiting-tasks count links to it."""
+    assert app_client.get("/pending").status_code == 200
+    from app.callbacks.pending import pending_view
+
+    assert "pending brokerages" in _text(pending_view())
