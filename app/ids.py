@@ -95,3 +95,5 @@ PENDING_PROGRESS_BOX = "pending-progress-box"
 
 # job decision panel: the part below the headline, hidden when a throttle held the task before any filter ran
 QUEUES_DECISION_BODY = "queues-decision-body"
+QUEUES_WHY = "queues-why"  # a queue name the operator asks about
+QUEUES_WHY_ANSWER = "queues-why-answer"

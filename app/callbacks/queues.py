@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dash import Input, Output, State, callback, no_update
+from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
@@ -14,6 +14,7 @@ from app.components.decision import body_style, job_decision_props
 from app.components.layout import empty_state, error_alert
 from app.main import services
 from app.viewmodels import queues as vm
+from app.viewmodels import whynot as wvm
 
 log = logging.getLogger(__name__)
 
@@ -97,4 +98,24 @@ def update_decision_body(task: Any) -> dict[str, str]:
         return {}
 
 
-url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value")})
+@callback(
+    Output(ids.QUEUES_WHY_ANSWER, "children"),
+    Input(ids.QUEUES_TASK, "value"),
+    Input(ids.QUEUES_WHY, "value"),
+    Input(ids.QUEUES_SKIPPED, "filterModel"),
+)
+def update_why(task: Any, asked: str | None, skipped_filter: dict[str, Any] | None) -> Any:
+    """Where the queue the operator names (in the box, or in the skipped table's queue filter) stands, in a sentence."""
+    tid = vm.parse_task(task)
+    name = (asked or "").strip() or wvm.filter_text(skipped_filter)
+    if tid is None or not name:
+        return ""
+    try:
+        kind, sentence = wvm.why_not(services.state.snapshot(), services.state.job_decision(tid), name)
+    except Exception:  # the decision panel shows the error itself
+        return ""
+    return html.Span([html.Span(kind, className=f"why-kind why-{kind.replace(' ', '-')} me-1"), sentence])
+
+
+url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value"),
+                               "why": (ids.QUEUES_WHY, "value")})  # fmt: skip

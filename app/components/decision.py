@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import dcc, html
 
 from app import ids
 from app.components.layout import card, empty_state, figure, grid
@@ -81,11 +81,18 @@ def ranked_grid(decision: Decision, prefix: str) -> Any:
     return grid(rows, cols, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv")
 
 
-def job_decision_panel() -> html.Div:
-    """The mounted skeleton of the job-brokerage view; callbacks only swap data into it (no remount)."""
+def job_decision_panel(why: str | None = None) -> html.Div:
+    """The mounted skeleton of the job-brokerage view; callbacks only swap data into it (no remount).
+
+    WHY refills the "why is this queue (not) in the list?" box from a shared link.
+    """
     return html.Div(
         [
             html.Div(id=ids.QUEUES_HEADLINE, className="mb-2"),
+            html.Div([html.Label("why is this queue (not) in the list?", htmlFor=ids.QUEUES_WHY, className="small text-muted me-2"),
+                      dcc.Input(id=ids.QUEUES_WHY, type="text", debounce=True, value=why or None, placeholder="queue name, e.g. ANALY_CERN",
+                                className="form-control form-control-sm d-inline-block why-input"),
+                      html.Div(id=ids.QUEUES_WHY_ANSWER, className="small why-answer")], className="mb-2"),
             html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
                  grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv",

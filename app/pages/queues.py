@@ -19,7 +19,7 @@ dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", 
 
 
 @guarded("Queues page")
-def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> html.Div:
+def layout(task: str | None = None, criteria: str | None = None, why: str | None = None, **_: Any) -> html.Div:
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
     snap = state.snapshot()
     rows = vm.queue_rows(snap)
@@ -56,13 +56,14 @@ def layout(task: str | None = None, criteria: str | None = None, **_: Any) -> ht
         ],
         className="controls",
     )  # fmt: skip
+    brokerage = card("Job brokerage of a task", [url_notice(problem), controls, loading(job_decision_panel(why))])
     return html.Div(
         [
             page_header(
                 "Queues", "Every PanDA queue with its job counts; pick a task to see where its jobs would go and why."
             ),
-            table,
-            card("Job brokerage of a task", [url_notice(problem), controls, loading(job_decision_panel())]),
+            # a permalink to a task opens on its brokerage; the 700-row table comes after it
+            *([brokerage, table] if picked is not None else [table, brokerage]),
             dcc.Store(id=ids.QUEUES_URL_SINK),
             dcc.Store(id=ids.QUEUES_PICK, data=picked),
         ]

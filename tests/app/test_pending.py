@@ -78,3 +78,25 @@ def test_pending_page_and_overview_link(app_client) -> None:
     from app.callbacks.pending import pending_view
 
     assert "pending brokerages" in _text(pending_view())
+
+
+def test_why_not_explains_queues_the_broker_never_considers(snap: GridSnapshot) -> None:
+    """A queue outside the preliminary candidates is named with its type and the broker that owns it."""
+    from app.viewmodels.whynot import filter_text, why_not
+    from brokerage.brokers.router import run_job_brokerage
+
+    d = run_job_brokerage(snap, 1, Config())
+    kind, sentence = why_not(snap, d, "bnl-atlas_q9")  # an analysis queue, case-insensitive
+    assert kind == "not considered" and "BNL-ATLAS_Q9 is an analysis queue, brokered by the analysis broker" in sentence
+    assert why_not(snap, d, d.candidates[0].name)[0] == "ranked"
+    assert why_not(snap, d, d.skipped[0].candidate)[0] == "skipped"
+    assert why_not(snap, d, "CERN-PROD_Q")[1].startswith("No queue is named 'CERN-PROD_Q'")
+    assert filter_text({"queue": {"filterType": "text", "type": "contains", "filter": " ANALY "}}) == "ANALY"
+
+
+def test_why_callback_reads_the_skipped_table_filter(app_client) -> None:
+    """Typing a queue into the skipped table's filter answers why it is not there, without the box."""
+    from app.callbacks.queues import update_why
+
+    text = _text(update_why(1, None, {"queue": {"filter": "BNL-ATLAS_Q9"}}))
+    assert "never considers BNL-ATLAS_Q9" in text

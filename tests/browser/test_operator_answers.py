@@ -1,0 +1,52 @@
+"""Issue #17: every page answers its operator question in view, at 1600 and 1100 px wide."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+TIMEOUT = 15_000
+WIDTHS = (1600, 1100)
+
+
+def _settle(page) -> None:
+    page.wait_for_load_state("networkidle")
+    expect(page.locator("._dash-loading")).to_have_count(0, timeout=TIMEOUT)
+
+
+def _shots(page, shot, name: str) -> None:
+    """Screenshots at both widths, and no sideways scrolling at either."""
+    for w in WIDTHS:
+        page.set_viewport_size({"width": w, "height": 1000})
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.documentElement.scrollWidth") <= w, f"{name} scrolls sideways at {w} px"
+        shot(f"{name}_{w}")
+
+
+def test_pending_page_lists_reasons_and_sorts(page, live_server, console_errors, shot) -> None:
+    """The overview links to /pending, whose table gives each pending task's reason and sorts by a column."""
+    page.goto(live_server + "/")
+    page.locator("#census-pending-link").click(timeout=TIMEOUT)
+    expect(page).to_have_url(re.compile(r"/pending"))
+    expect(page.locator("#pending-sentence")).to_contain_text("pending brokerages", timeout=TIMEOUT)
+    expect(page.locator("#pending-grid")).to_contain_text("All 10 queues skipped; most by -lowmemory 8")
+    page.locator("#pending-grid .ag-header-cell-text", has_text="kind").click()
+    _settle(page)
+    _shots(page, shot, "pending")
+    assert console_errors == []
+
+
+def test_queues_says_why_a_named_queue_is_not_in_the_list(page, live_server, console_errors, shot) -> None:
+    """Filtering the skipped table for an analysis queue on a production task says the broker never considers it."""
+    page.goto(live_server + "/queues?task=1")
+    expect(page.locator("#queues-ranked .ag-row").first).to_be_visible(timeout=TIMEOUT)
+    page.locator("#queues-skipped .ag-floating-filter-input input").first.fill("BNL-ATLAS_Q9")
+    expect(page.locator("#queues-why-answer")).to_contain_text("never considers BNL-ATLAS_Q9", timeout=TIMEOUT)
+    page.locator("#queues-why").fill("AGLT2_Q2")
+    page.locator("#queues-why").press("Enter")
+    expect(page.locator("#queues-why-answer")).to_contain_text("AGLT2_Q2", timeout=TIMEOUT)
+    expect(page).to_have_url(re.compile(r"why=AGLT2_Q2"), timeout=TIMEOUT)
+    _settle(page)
+    _shots(page, shot, "queues_why")
+    assert console_errors == []
