@@ -97,3 +97,6 @@ PENDING_PROGRESS_BOX = "pending-progress-box"
 QUEUES_DECISION_BODY = "queues-decision-body"
 QUEUES_WHY = "queues-why"  # a queue name the operator asks about
 QUEUES_WHY_ANSWER = "queues-why-answer"
+NETWORK_NUCLEUS = "network-nucleus"
+NETWORK_LINK = "network-link"  # the clicked link "SITE>NUCLEUS", mirrored into ?link=
+NETWORK_CONGESTED = "network-congested"  # the grid of the most congested links

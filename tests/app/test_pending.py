@@ -100,3 +100,27 @@ def test_why_callback_reads_the_skipped_table_filter(app_client) -> None:
 
     text = _text(update_why(1, None, {"queue": {"filter": "BNL-ATLAS_Q9"}}))
     assert "never considers BNL-ATLAS_Q9" in text
+
+
+def test_link_sentence_says_what_the_numbers_do() -> None:
+    """A link over NQUEUED_SAT_CAP is explained as skipped by -link_unusable, in one sentence with both numbers."""
+    from app.viewmodels.network import link_sentence, parse_link
+
+    d = {"src": "AGLT2", "nucleus": "CERN-PROD", "NQUEUED_SAT_CAP": 150, "nqueued": 412.0, "blocked": False,
+         "closeness": 3.0, "weight": 0.5, "queued_weight": 0.1, "throughput_weight": 0.4, "rule": "mbps"}  # fmt: skip
+    assert link_sentence(d) == "queued files 412 > NQUEUED_SAT_CAP 150: the link is skipped by -link_unusable."
+    assert link_sentence({**d, "nqueued": 20.0}).startswith("queued files 20 ≤ NQUEUED_SAT_CAP 150: network weight 0.5")
+    assert parse_link("AGLT2>CERN-PROD") == ("AGLT2", "CERN-PROD") and parse_link("AGLT2") is None
+
+
+def test_network_nucleus_filter_and_congested_links(app_client) -> None:
+    """?nucleus= keeps one column, and the congested links come most-queued first."""
+    from app.callbacks.network import update_congested, update_heatmap, update_link_detail
+
+    fig = update_heatmap("queued", "BNL-ATLAS")
+    assert list(fig.data[0].x) == ["BNL-ATLAS"] and fig.data[0].zmax == 150
+    rows = update_congested(None)
+    assert [r["queued"] for r in rows] == sorted((r["queued"] for r in rows), reverse=True)
+    assert {r["nucleus"] for r in update_congested("CERN-PROD")} == {"CERN-PROD"}
+    assert "NQUEUED_SAT_CAP" in _text(update_link_detail("MWT2>BNL-ATLAS"))
+    assert app_client.get("/network?nucleus=BNL-ATLAS&link=MWT2>BNL-ATLAS").status_code == 200
