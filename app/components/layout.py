@@ -28,7 +28,7 @@ def navbar(origin: str) -> dbc.Navbar:
             [
                 dbc.NavbarBrand("PanDA brokerage", href="/", className="fw-semibold"),
                 dbc.Nav(links, navbar=True, className="me-auto"),
-                html.Span(origin, className="navbar-text small text-light opacity-75", id="data-origin"),
+                html.Span(origin, className="navbar-text small text-light opacity-75", id="data-origin", title=origin),
             ],
             fluid=True,
         ),

@@ -82,7 +82,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     bounds = {"zmin": 0, "zmax": float(m["cap"])} if m["metric"] == "queued" and m.get("cap") else {}
     fig = go.Figure(
         go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=True, xgap=1, ygap=1, **bounds,
-                   colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12},
+                   colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12, "lenmode": "pixels", "len": 300, "y": 1, "yanchor": "top"},
                    hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
     )  # fmt: skip
     bx, by, mx, my, sx, sy, ox, oy = [], [], [], [], [], [], [], []
@@ -181,10 +181,10 @@ def only_nucleus(m: dict[str, Any], nucleus: str | None) -> dict[str, Any]:
 
 
 CONGESTED_COLUMNS = [
-    {"field": "link", "flex": 2, "minWidth": 170, "tooltipField": "link"},
-    {"field": "queued", "type": "numericColumn", "maxWidth": 100, "sort": "desc"},
-    {"field": "pct_of_cap", "headerName": "% of cap", "type": "numericColumn", "maxWidth": 100},
-    {"field": "skipped", "minWidth": 120},
+    {"field": "link", "flex": 3, "minWidth": 150, "tooltipField": "link"},
+    {"field": "queued", "type": "numericColumn", "minWidth": 95, "maxWidth": 100, "sort": "desc"},
+    {"field": "pct_of_cap", "headerName": "% cap", "type": "numericColumn", "minWidth": 75, "maxWidth": 85},
+    {"field": "skipped", "headerName": "skipped", "minWidth": 80, "maxWidth": 95, "tooltipField": "skipped_by"},
 ]
 
 
@@ -199,7 +199,8 @@ def congested_rows(queued: dict[str, Any], top: int = 100) -> list[dict[str, Any
                 continue
             rows.append({"link": f"{site} → {nuc}", "site": site, "nucleus": nuc, "queued": float(v),
                          "pct_of_cap": round(100 * float(v) / cap, 1) if cap else None,
-                         "skipped": "yes (-link_unusable)" if queued["over_cap"][i][j] else ""})  # fmt: skip
+                         "skipped": "yes" if queued["over_cap"][i][j] else "",
+                         "skipped_by": "-link_unusable: over NQUEUED_SAT_CAP" if queued["over_cap"][i][j] else ""})  # fmt: skip
     rows.sort(key=lambda r: (-r["queued"], r["link"]))
     return rows[:top]
 

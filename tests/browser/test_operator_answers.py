@@ -50,3 +50,17 @@ def test_queues_says_why_a_named_queue_is_not_in_the_list(page, live_server, con
     _settle(page)
     _shots(page, shot, "queues_why")
     assert console_errors == []
+
+
+def test_network_explains_a_clicked_link_in_view(page, live_server, console_errors, shot) -> None:
+    """Clicking a congested link shows its sentence in view and puts the link into the URL; ?nucleus= keeps one column."""
+    page.goto(live_server + "/network?metric=queued")
+    page.locator("#network-congested .ag-row").first.click(timeout=TIMEOUT)
+    expect(page.locator("#link-sentence")).to_contain_text("NQUEUED_SAT_CAP", timeout=TIMEOUT)
+    expect(page.locator("#link-sentence")).to_be_in_viewport()
+    expect(page).to_have_url(re.compile(r"link="), timeout=TIMEOUT)
+    _settle(page)
+    _shots(page, shot, "network_link")
+    page.goto(live_server + "/network?nucleus=BNL-ATLAS")
+    expect(page.locator("#network-heatmap .xtick")).to_have_count(1, timeout=TIMEOUT)
+    assert console_errors == []
