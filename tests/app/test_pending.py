@@ -124,3 +124,33 @@ def test_network_nucleus_filter_and_congested_links(app_client) -> None:
     assert {r["nucleus"] for r in update_congested("CERN-PROD")} == {"CERN-PROD"}
     assert "NQUEUED_SAT_CAP" in _text(update_link_detail("MWT2>BNL-ATLAS"))
     assert app_client.get("/network?nucleus=BNL-ATLAS&link=MWT2>BNL-ATLAS").status_code == 200
+
+
+def test_stabilizer_rows_carry_excess_largest_first(snap: GridSnapshot) -> None:
+    """Every (PQ, user) row carries excess = nQ_user − max_q_len, and the rows come largest excess first."""
+    from app.viewmodels import stabilizer
+    from brokerage.brokers.stabilizer import stabilizer_grid
+    from brokerage.cache import GridCache
+
+    rows = stabilizer.rows(stabilizer_grid(GridCache(snap), Config()))
+    assert all(r["excess"] == round(r["nQ_user"] - r["max_q_len"], 3) for r in rows)
+    assert [r["excess"] for r in rows] == sorted((r["excess"] for r in rows), reverse=True)
+
+
+def test_stabilizer_opens_on_the_whole_grid(app_client) -> None:
+    """Without ?user= the page picks no user, so a shared ?queue= link shows every user at that queue."""
+    import dash
+
+    tree = dash.page_registry["app.pages.stabilizer"]["layout"](queue="BNL-ATLAS_Q9")
+    found = {}
+
+    def walk(c) -> None:
+        if getattr(c, "id", None):
+            found[c.id] = c
+        kids = getattr(c, "children", None)
+        for k in kids if isinstance(kids, list) else [kids]:
+            if hasattr(k, "to_plotly_json"):
+                walk(k)
+
+    walk(tree)
+    assert getattr(found["stab-user"], "value", None) is None and found["stab-queue"].value == "BNL-ATLAS_Q9"
