@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 from app.viewmodels.common import PALETTE, empty_figure, records, style
 
 THROTTLED = "#dc2626"
+# legends under the axis: above the plot they ran into the chart title at half width
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
 
 
 def per_queue(df: pd.DataFrame) -> pd.DataFrame:
@@ -64,9 +66,9 @@ def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) 
     fig.update_yaxes(type="category", autorange="reversed", automargin=True, tickfont={"size": 10})
     fig.update_xaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
-        fig, 120 + 20 * len(d), title={"text": "Per queue: nQ, where throttling starts, nQ_max (red = some user throttled)", "x": 0,
+        fig, 150 + 20 * len(d), title={"text": "Per queue: nQ, where throttling starts, nQ_max (red = some user throttled)", "x": 0,
                                         "font": {"size": 13}},
-        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0}, margin={"t": 70, "l": 10, "r": 10, "b": 30},
+        legend=LEGEND_BELOW, margin={"t": 40, "l": 10, "r": 10, "b": 80},
     )  # fmt: skip
 
 
@@ -87,10 +89,10 @@ def user_figure(df: pd.DataFrame, user: str | None) -> go.Figure:
     fig.update_xaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
         fig,
-        120 + 20 * len(d),
+        150 + 20 * len(d),
         title={"text": f"User {user}: queued jobs per PQ vs max_q_len (red = throttled)", "x": 0, "font": {"size": 13}},
-        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0},
-        margin={"t": 70, "l": 10, "r": 10, "b": 30},
+        legend=LEGEND_BELOW,
+        margin={"t": 40, "l": 10, "r": 10, "b": 80},
     )
 
 

@@ -64,3 +64,14 @@ def test_network_explains_a_clicked_link_in_view(page, live_server, console_erro
     page.goto(live_server + "/network?nucleus=BNL-ATLAS")
     expect(page.locator("#network-heatmap .xtick")).to_have_count(1, timeout=TIMEOUT)
     assert console_errors == []
+
+
+def test_stabilizer_queue_permalink_keeps_every_user(page, live_server, console_errors, shot) -> None:
+    """A shared ?queue= link opens on every user at that queue, sorted by excess, and the URL stays as shared."""
+    page.goto(live_server + "/stabilizer?queue=BNL-ATLAS_Q9")
+    expect(page.locator("#stab-content .ag-center-cols-container .ag-row")).to_have_count(2, timeout=TIMEOUT)
+    expect(page.locator("#stab-content .ag-header-cell-text", has_text="excess")).to_be_visible()
+    _settle(page)
+    assert page.url.endswith("/stabilizer?queue=BNL-ATLAS_Q9")
+    _shots(page, shot, "stabilizer_queue")
+    assert console_errors == []
