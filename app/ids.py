@@ -100,3 +100,8 @@ QUEUES_WHY_ANSWER = "queues-why-answer"
 NETWORK_NUCLEUS = "network-nucleus"
 NETWORK_LINK = "network-link"  # the clicked link "SITE>NUCLEUS", mirrored into ?link=
 NETWORK_CONGESTED = "network-congested"  # the grid of the most congested links
+TUNE_RESTORE_BOX = "tune-restore-box"  # the confirmation asked before a restore
+TUNE_RESTORE_PROMPT = "tune-restore-prompt"
+TUNE_RESTORE_COMMENT = "tune-restore-comment"
+TUNE_RESTORE_CONFIRM = "tune-restore-confirm"
+TUNE_RESTORE_BACK = "tune-restore-back"
