@@ -17,8 +17,10 @@ from app.components.tuning_store import diff_table
 from app.main import services
 from app.services import Outcome
 from app.services.admin import NoDatabaseError
+from app.viewmodels import impact as ivm
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
+from brokerage.whatif import compare
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +152,18 @@ def update_task_view(raw: dict[str, Any] | None, task: Any) -> tuple[Any, Any]:
     return view, raw or {}
 
 
+def explain_move(key: tuple[str, int], overrides: dict[str, Any]) -> str:
+    """Why one task's brokerage moved under OVERRIDES: its two (memoised) decisions compared, in a sentence."""
+    broker, tid = key
+    st = services.state
+    try:
+        if broker == "task":
+            return ivm.why_moved(compare(st.nucleus_decision(tid), st.nucleus_decision(tid, overrides)))
+        return ivm.why_moved(compare(st.job_decision(tid), st.job_decision(tid, overrides)))
+    except Exception as exc:  # one task's explanation must not hide the others
+        return f"not explained: {type(exc).__name__}"
+
+
 def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]], None] | None = None) -> Any:
     """Re-broker every waiting task under the edits and show what moved (placeholder when nothing is edited)."""
     if not overrides:
@@ -159,9 +173,12 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
     g = services.whatif.grid(overrides, progress)
     link = vm.permalink(None, overrides)
+    moved = ivm.moved_rows(
+        g.impact, services.whatif.base_run(), g.after, g.names, lambda key: explain_move(key, overrides)
+    )
     view = grid_impact_view(
         g.impact, g.names, g.after.seconds, g.after.recomputed, g.after.reused,
-        link + ("&" if "?" in link else "?") + "task=",
+        link + ("&" if "?" in link else "?") + "task=", moved,
     )  # fmt: skip
     return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 

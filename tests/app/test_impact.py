@@ -1,0 +1,37 @@
+"""The whole-grid impact names each moved task's old and new top candidate and what moved it."""
+
+from __future__ import annotations
+
+from brokerage.gdpconfig import Config
+from brokerage.snapshot import GridSnapshot
+from brokerage.whatif import FactorChange, FilterChange, TaskDiff, impact, run_grid
+
+
+def _diff(**kw) -> TaskDiff:
+    base = dict(task=1, broker="production", label="queue", status_before="pending", status_after="ok", moves=[],
+                filter_changes=[], factor_changes=[], top_before=None, top_after="Q1")  # fmt: skip
+    return TaskDiff(**{**base, **kw})
+
+
+def test_why_moved_names_the_filter_the_new_top_now_passes() -> None:
+    """A task that stops being pending is explained by the filter its new top candidate newly passes."""
+    from app.viewmodels.impact import why_moved
+
+    fc = FilterChange("Q1", "newly passes", "-disk", "too little disk", "", "")
+    assert why_moved(_diff(filter_changes=[fc])) == "Q1 newly passes -disk"
+    f = FactorChange("Q2", "network", 1.0, 2.5)
+    assert (
+        why_moved(_diff(top_before="Q1", top_after="Q2", factor_changes=[f])) == "weight factor network of Q2: 1 → 2.5"
+    )
+
+
+def test_moved_rows_show_old_and_new_top_and_totals(snap: GridSnapshot) -> None:
+    """Every moved task row carries "old → new" top candidates; load totals read before → after."""
+    from app.viewmodels.impact import moved_rows, totals_text
+
+    before = run_grid(snap, Config())
+    after = run_grid(snap, Config({"NQUEUED_SAT_CAP": 1}))
+    im = impact(before, after)
+    rows = moved_rows(im, before, after, {}, explain=lambda key: f"why {key[1]}")
+    assert rows and all(" → " in r["top"] for r in rows) and rows[0]["why"] == f"why {rows[0]['task']}"
+    assert totals_text(im.queue_load, "expected jobs").startswith("expected jobs in total: ")
