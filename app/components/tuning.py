@@ -199,9 +199,11 @@ def grid_impact_view(
         {"field": "what", "headerName": "what moved"},
         {"field": "taskname", "headerName": "task name"},
     ]
-    if moved is not None:
-        cols[3:3] = [{"field": "top", "headerName": "top: old → new", "flex": 2, "minWidth": 200, "tooltipField": "top"},
-                     {"field": "why", "headerName": "moved by", "flex": 3, "minWidth": 220, "wrapText": True, "autoHeight": True}]  # fmt: skip
+    if moved is not None:  # old → new and why need the width: the task name moves into the task's tooltip
+        cols = [{**cols[0], "tooltipField": "taskname", "minWidth": 95}, {**cols[1], "minWidth": 90, "maxWidth": 100},
+                {"field": "top", "headerName": "top: old → new", "flex": 2, "minWidth": 150, "wrapText": True, "autoHeight": True},
+                {"field": "why", "headerName": "moved by", "flex": 3, "minWidth": 160, "wrapText": True, "autoHeight": True},
+                {**cols[2], "flex": 1, "minWidth": 110, "wrapText": True, "autoHeight": True}]  # fmt: skip
     return html.Div(
         [
             dbc.Row(kpis, className="g-2"),
@@ -220,7 +222,8 @@ def grid_impact_view(
                                 ivm.totals_text(im.queue_load, "expected jobs"), className="small text-muted load-total"
                             ),
                         ],
-                        md=7,
+                        xs=12,
+                        xxl=7,
                     ),
                     dbc.Col(
                         [
@@ -230,13 +233,14 @@ def grid_impact_view(
                                 className="small text-muted load-total",
                             ),
                         ],
-                        md=5,
+                        xs=12,
+                        xxl=5,
                     ),
                 ],
                 className="g-2",
             ),
             html.Div(f"Tasks whose brokerage moved ({len(rows)} shown)", className="small fw-semibold mt-1"),
-            grid(rows, cols, height=220, export_name="whatif_tasks.csv")
+            grid(rows, cols, height=320, export_name="whatif_tasks.csv")
             if rows
             else empty_state("No task moved", "Every waiting task keeps its top candidate, its top 10 and its status."),
         ]
