@@ -80,7 +80,9 @@ def test_stabilizer_queue_permalink_keeps_every_user(page, live_server, console_
 def test_tuning_impact_names_old_and_new_top(page, live_server, console_errors, shot) -> None:
     """The whole-grid impact lists each moved task with "old → new" top and what moved it, and load totals."""
     page.goto(live_server + "/tuning?task=1&NQUEUED_SAT_CAP=1")
-    expect(page.locator("#tune-grid-impact .ag-header-cell-text", has_text="top: old → new")).to_be_visible(timeout=30_000)
+    expect(page.locator("#tune-grid-impact .ag-header-cell-text", has_text="top: old → new")).to_be_visible(
+        timeout=30_000
+    )
     expect(page.locator("#tune-grid-impact .ag-center-cols-container")).to_contain_text("→")
     expect(page.locator(".load-total").first).to_contain_text("in total")
     _settle(page)
