@@ -35,3 +35,15 @@ def test_moved_rows_show_old_and_new_top_and_totals(snap: GridSnapshot) -> None:
     rows = moved_rows(im, before, after, {}, explain=lambda key: f"why {key[1]}")
     assert rows and all(" → " in r["top"] for r in rows) and rows[0]["why"] == f"why {rows[0]['task']}"
     assert totals_text(im.queue_load, "expected jobs").startswith("expected jobs in total: ")
+
+
+def test_nucleus_headline_names_the_drawn_nucleus_and_the_draw(snap: GridSnapshot) -> None:
+    """The nucleus view says which nucleus was drawn, with its probability, and that the choice is a weighted draw."""
+    from app.viewmodels.nuclei import draw_sentence, probability_figure
+    from brokerage.brokers.router import run_nucleus_brokerage
+
+    d = run_nucleus_brokerage(snap, 4, Config())
+    text = draw_sentence(d)
+    assert text is not None and text.startswith(f"Drawn nucleus: {d.extra['chosen']}, with probability ")
+    assert "weighted random draw" in text
+    assert probability_figure(d).layout.yaxis.range[1] <= 1.0
