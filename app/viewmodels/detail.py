@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from app.viewmodels.common import plain, records
@@ -20,7 +21,7 @@ def queue_attributes(snap: GridSnapshot, name: str) -> list[tuple[str, Any]]:
     """(field, value) pairs of one queue; KeyError when unknown."""
     q = snap.queues[snap.queues["panda_queue"] == name]
     if q.empty:
-        raise KeyError(f"unknown queue {name!r}")
+        raise KeyError(f"unknown queue {name!r}: {unknown_queue_text(snap, name)}")
     return [(k, plain(v)) for k, v in q.iloc[0].items() if plain(v) not in (None, "", [])]
 
 
@@ -32,3 +33,16 @@ def queue_job_counts(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
         return []
     piv = d.pivot_table(index="gshare", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0).reset_index()
     return records(piv)
+
+
+def unknown_queue_text(snap: GridSnapshot, name: str) -> str | None:
+    """A sentence saying NAME is no queue of the snapshot (with close names), or None when it is one.
+
+    Usage: ``unknown_queue_text(snap, "CERN_MCOR")  # "No queue is named 'CERN_MCOR' ... Did you mean CERN_MCORE?"``
+    """
+    names = [str(n) for n in snap.queues["panda_queue"]]
+    if name in names:
+        return None
+    close = sorted(difflib.get_close_matches(name, names, n=3, cutoff=0.6))
+    hint = f" Did you mean {', '.join(close)}?" if close else " The Queues page lists every queue."
+    return f"No queue is named {name!r} in this snapshot.{hint}"

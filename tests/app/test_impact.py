@@ -47,3 +47,24 @@ def test_nucleus_headline_names_the_drawn_nucleus_and_the_draw(snap: GridSnapsho
     assert text is not None and text.startswith(f"Drawn nucleus: {d.extra['chosen']}, with probability ")
     assert "weighted random draw" in text
     assert probability_figure(d).layout.yaxis.range[1] <= 1.0
+
+
+def test_unknown_api_paths_and_malformed_ids_answer_json(app_client) -> None:
+    """Unknown /api/ paths answer a JSON 404 and malformed task ids a JSON 400, never the HTML page with 200."""
+    for path, code in (("/api/nope", 404), ("/api/tasks/abc/jobs", 400), ("/api/tasks/-1/nucleus", 400)):
+        r = app_client.get(path)
+        assert (r.status_code, r.is_json) == (code, True) and "error" in r.get_json()
+    assert app_client.get("/api/queues").status_code == 200
+
+
+def test_queue_page_says_an_unknown_queue_does_not_exist(app_client, snap: GridSnapshot) -> None:
+    """/queue?name=<unknown> says no queue has that name and suggests close ones."""
+    import dash
+
+    from app.viewmodels.detail import unknown_queue_text
+
+    tree = str(dash.page_registry["app.pages.queue"]["layout"](name="nonexistent"))
+    assert "No queue is named 'nonexistent' in this snapshot" in tree
+
+    assert unknown_queue_text(snap, "AGLT2_Q2") is None
+    assert unknown_queue_text(snap, "AGLT2_Q").startswith("No queue is named 'AGLT2_Q' in this snapshot. Did you mean ")
