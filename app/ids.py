@@ -105,3 +105,8 @@ TUNE_RESTORE_PROMPT = "tune-restore-prompt"
 TUNE_RESTORE_COMMENT = "tune-restore-comment"
 TUNE_RESTORE_CONFIRM = "tune-restore-confirm"
 TUNE_RESTORE_BACK = "tune-restore-back"
+
+# navbar search
+NAV_SEARCH = "nav-search"
+NAV_SEARCH_GO = "nav-search-go"
+NAV_SEARCH_BOX = "nav-search-box"  # carries the search's answer as its tooltip

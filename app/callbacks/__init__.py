@@ -9,6 +9,7 @@ from app.callbacks import (  # noqa: F401
     pending,
     queues,
     reports,
+    search,
     stabilizer,
     tasks,
     tuning,

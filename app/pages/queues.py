@@ -19,23 +19,28 @@ dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", 
 
 
 @guarded("Queues page")
-def layout(task: str | None = None, criteria: str | None = None, why: str | None = None, **_: Any) -> html.Div:
+def layout(
+    task: str | None = None, criteria: str | None = None, why: str | None = None, site: str | None = None, **_: Any
+) -> html.Div:
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
     snap = state.snapshot()
     rows = vm.queue_rows(snap)
     picked, problem = vm.url_task(snap, task)
     # without a task in the URL a callback picks a showcase task after the page shows (it runs brokerages)
     also = vm.showcase_candidates(snap) if picked is None else []
+    queues_grid = grid(
+        rows,
+        vm.queue_column_defs(),
+        id_=ids.QUEUES_GRID,
+        height=380,
+        export_name="queues.csv",
+        row_id="panda_queue",
+    )
+    if site:  # ?site= (the navbar search for a site) opens the table filtered to that site's queues
+        queues_grid.filterModel = {"atlas_site": {"filterType": "text", "type": "equals", "filter": site}}
     table = card(
         f"All queues ({len(rows)})",
-        grid(
-            rows,
-            vm.queue_column_defs(),
-            id_=ids.QUEUES_GRID,
-            height=380,
-            export_name="queues.csv",
-            row_id="panda_queue",
-        ),
+        queues_grid,
         footer=dbc.Button("Export CSV", id=ids.QUEUES_EXPORT, size="sm", color="secondary", outline=True),
     )
     controls = html.Div(

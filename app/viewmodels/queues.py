@@ -77,13 +77,19 @@ def task_options(snap: GridSnapshot, limit: int = 5000) -> list[dict[str, Any]]:
 
 
 def search_tasks(snap: GridSnapshot, text: str, keep: Any = None, limit: int = 50) -> list[dict[str, Any]]:
-    """Task options whose id or name contains TEXT (waiting tasks first), plus the option of task KEEP."""
+    """Task options whose label (id, status, label, name, user) contains every word of TEXT (waiting tasks first),
+    plus the option of task KEEP; "pending" or "alice ready" match as the operator reads the options."""
     t = snap.tasks
     if t.empty:
         return []
-    needle = str(text or "").strip().lower()
-    ids = t["jeditaskid"].astype(int).astype(str)
-    hit = ids.str.contains(needle, regex=False) | t["taskname"].fillna("").str.lower().str.contains(needle, regex=False)
+    words = str(text or "").strip().lower().split()
+    hay = t["jeditaskid"].astype(int).astype(str)
+    for col in ("status", "prodsourcelabel", "taskname", "username"):
+        if col in t.columns:
+            hay = hay + " " + t[col].fillna("").astype(str).str.lower()
+    hit = pd.Series(True, index=t.index)
+    for w in words:
+        hit &= hay.str.contains(w, regex=False)
     found = t[hit]
     waiting = found["status"].isin(WAITING_TASK_STATUSES)
     found = pd.concat([found[waiting], found[~waiting]]).head(limit)
