@@ -88,3 +88,23 @@ def test_tuning_impact_names_old_and_new_top(page, live_server, console_errors, 
     _settle(page)
     _shots(page, shot, "tuning_impact")
     assert console_errors == []
+
+
+def test_navbar_search_opens_the_page_and_no_page_scrolls_sideways(page, live_server, console_errors, shot) -> None:
+    """The navbar search opens a queue's page; at 1100 px the navbar stays on one line and no page scrolls sideways."""
+    page.set_viewport_size({"width": 1100, "height": 900})
+    page.goto(live_server + "/")
+    page.locator("#nav-search").fill("aglt2_q2")
+    page.locator("#nav-search").press("Enter")
+    expect(page).to_have_url(re.compile(r"/queue\?name=AGLT2_Q2"), timeout=TIMEOUT)
+    expect(page.get_by_text("Queue AGLT2_Q2")).to_be_visible(timeout=TIMEOUT)
+    for path in ("/", "/queues?task=2", "/nuclei", "/network", "/stabilizer", "/tasks", "/task?id=3", "/pending",
+                 "/tuning?task=1", "/dirac"):  # fmt: skip
+        page.goto(live_server + path)
+        _settle(page)
+        links = page.locator(".navbar .nav-link")
+        tops = {round(links.nth(i).bounding_box()["y"]) for i in range(links.count())}
+        assert len(tops) == 1, f"navbar wraps on {path}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1100, f"{path} scrolls sideways"
+    shot("dirac_1100")
+    assert console_errors == []
