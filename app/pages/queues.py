@@ -13,6 +13,7 @@ from app.components.decision import job_decision_panel
 from app.components.guard import guarded
 from app.components.layout import card, grid, loading, page_header, url_notice
 from app.main import state
+from app.viewmodels import gridstate
 from app.viewmodels import queues as vm
 
 dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", name="Queues")
@@ -20,7 +21,13 @@ dash.register_page(__name__, path="/queues", title="Queues · PanDA brokerage", 
 
 @guarded("Queues page")
 def layout(
-    task: str | None = None, criteria: str | None = None, why: str | None = None, site: str | None = None, **_: Any
+    task: str | None = None,
+    criteria: str | None = None,
+    why: str | None = None,
+    site: str | None = None,
+    q_f: str | None = None,
+    q_s: str | None = None,
+    **_: Any,
 ) -> html.Div:
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
     snap = state.snapshot()
@@ -30,14 +37,18 @@ def layout(
     also = vm.showcase_candidates(snap) if picked is None else []
     queues_grid = grid(
         rows,
-        vm.queue_column_defs(),
+        gridstate.with_sort(vm.queue_column_defs(), q_s),
         id_=ids.QUEUES_GRID,
         height=380,
         export_name="queues.csv",
         row_id="panda_queue",
     )
-    if site:  # ?site= (the navbar search for a site) opens the table filtered to that site's queues
-        queues_grid.filterModel = {"atlas_site": {"filterType": "text", "type": "equals", "filter": site}}
+    # a shared link brings its filters back; ?site= (the navbar search for a site) filters to that site's queues
+    model = gridstate.filter_model(q_f)
+    if site:
+        model["atlas_site"] = {"filterType": "text", "type": "equals", "filter": site}
+    if model:
+        queues_grid.filterModel = model
     table = card(
         f"All queues ({len(rows)})",
         queues_grid,
@@ -70,6 +81,7 @@ def layout(
             # a permalink to a task opens on its brokerage; the 700-row table comes after it
             *([brokerage, table] if picked is not None else [table, brokerage]),
             dcc.Store(id=ids.QUEUES_URL_SINK),
+            dcc.Store(id=ids.QUEUES_GRID_URL_SINK),
             dcc.Store(id=ids.QUEUES_PICK, data=picked),
         ]
     )

@@ -34,3 +34,16 @@ def test_task_picker_matches_status_words(snap: GridSnapshot) -> None:
     assert [o["value"] for o in search_tasks(snap, "pending")] == [3]
     assert [o["value"] for o in search_tasks(snap, "ready alice")] == [7]
     assert 2 in [o["value"] for o in search_tasks(snap, "evgen")]
+
+
+def test_grid_filters_and_sorts_round_trip_through_the_url() -> None:
+    """A table's filters and sort read back from the URL as AG Grid's filterModel and column sorts."""
+    from app.viewmodels.gridstate import filter_model, with_sort
+
+    assert filter_model('{"atlas_site": "CERN", "corecount": 8}') == {
+        "atlas_site": {"filterType": "text", "type": "contains", "filter": "CERN"},
+        "corecount": {"filterType": "number", "type": "equals", "filter": 8},
+    }
+    assert filter_model("not json") == {} and filter_model(None) == {}
+    cols = with_sort([{"field": "a", "sort": "asc"}, {"field": "b"}], "b:desc,zz:up")
+    assert cols == [{"field": "a"}, {"field": "b", "sort": "desc"}]
