@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import json
 from typing import Any
 
+import pandas as pd
+
 from app.viewmodels.common import plain, records
+from app.viewmodels.queues import COUNT_COLUMNS, queue_rows
 from brokerage.snapshot import GridSnapshot
 
 
@@ -46,3 +50,25 @@ def unknown_queue_text(snap: GridSnapshot, name: str) -> str | None:
     close = sorted(difflib.get_close_matches(name, names, n=3, cutoff=0.6))
     hint = f" Did you mean {', '.join(close)}?" if close else " The Queues page lists every queue."
     return f"No queue is named {name!r} in this snapshot.{hint}"
+
+
+def rollup(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
+    """Job totals of queue NAME beside those of its site and its cloud (rows: level, name, queues, job counts, href).
+
+    Usage: ``rollup(snap, "CERN_MCORE")[2]["cloud"]``
+    """
+
+    df = pd.DataFrame(queue_rows(snap))
+    me = df[df["panda_queue"] == name]
+    if me.empty:
+        return []
+    site, cloud = str(me.iloc[0]["atlas_site"]), str(me.iloc[0]["cloud"])
+    counts = [c for c in COUNT_COLUMNS if c in df.columns]
+    out = []
+    for level, part, href in (
+        ("queue", me, f"/queue?name={name}"),
+        (f"site {site}", df[df["atlas_site"] == site], f"/queues?site={site}"),
+        (f"cloud {cloud}", df[df["cloud"] == cloud], "/queues?q_f=" + json.dumps({"cloud": cloud})),
+    ):
+        out.append({"level": level, "queues": len(part), **{c: int(part[c].sum()) for c in counts}, "href": href})
+    return out

@@ -47,3 +47,14 @@ def test_grid_filters_and_sorts_round_trip_through_the_url() -> None:
     assert filter_model("not json") == {} and filter_model(None) == {}
     cols = with_sort([{"field": "a", "sort": "asc"}, {"field": "b"}], "b:desc,zz:up")
     assert cols == [{"field": "a"}, {"field": "b", "sort": "desc"}]
+
+
+def test_queue_rolls_up_to_its_site_and_cloud(snap: GridSnapshot) -> None:
+    """A queue's page shows its job totals beside its site's and its cloud's, each linking to those queues."""
+    from app.viewmodels.detail import rollup
+
+    rows = rollup(snap, "AGLT2_Q2")
+    assert [r["level"] for r in rows] == ["queue", "site AGLT2", "cloud CERN"]
+    assert [r["queues"] for r in rows] == [1, 3, 6]
+    assert rows[1]["running"] >= rows[0]["running"] and rows[1]["href"] == "/queues?site=AGLT2"
+    assert rollup(snap, "NOPE") == []
