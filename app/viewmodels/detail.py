@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from app.viewmodels.common import plain, records
-from app.viewmodels.queues import COUNT_COLUMNS, queue_rows
+from app.viewmodels.queues import queue_rows
 from brokerage.snapshot import GridSnapshot
 
 
@@ -63,7 +63,8 @@ def rollup(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
     if me.empty:
         return []
     site, cloud = str(me.iloc[0]["atlas_site"]), str(me.iloc[0]["cloud"])
-    counts = [c for c in COUNT_COLUMNS if c in df.columns]
+    # the states an operator compares across levels; the queue table has every state
+    counts = [c for c in ("running", "activated", "assigned", "transferring") if c in df.columns]
     out = []
     for level, part, href in (
         ("queue", me, f"/queue?name={name}"),

@@ -121,3 +121,15 @@ def test_queue_table_filter_and_sort_are_in_the_url(page, live_server, console_e
     page.goto(shared)
     expect(page.locator("#queues-grid .ag-center-cols-container .ag-row")).to_have_count(3, timeout=TIMEOUT)
     assert console_errors == []
+
+
+def test_queue_drills_down_to_its_site(page, live_server, console_errors, shot) -> None:
+    """A queue's page shows its site and cloud totals; the site link opens the queue table filtered to that site."""
+    page.goto(live_server + "/queue?name=AGLT2_Q2")
+    expect(page.locator(".rollup-table")).to_contain_text("cloud CERN", timeout=TIMEOUT)
+    _settle(page)
+    _shots(page, shot, "queue_rollup")
+    page.get_by_role("link", name="site AGLT2").click()
+    expect(page).to_have_url(re.compile(r"/queues\?site=AGLT2"), timeout=TIMEOUT)
+    expect(page.locator("#queues-grid .ag-center-cols-container .ag-row")).to_have_count(3, timeout=TIMEOUT)
+    assert console_errors == []
