@@ -40,6 +40,16 @@ def register(server: Flask, services: Services) -> None:
             }
         )
 
+    @server.get("/api/pending")
+    def api_pending() -> Any:
+        from app.viewmodels import pending as pvm
+
+        def decide(key: tuple[str, int]) -> Any:
+            return state.nucleus_decision(key[1]) if key[0] == "task" else state.job_decision(key[1])
+
+        rows = pvm.pending_rows(state.snapshot(), services.whatif.base_run(), decide)
+        return jsonify({**meta(), "counts": pvm.kind_counts(rows), "pending": rows})
+
     @server.get("/api/queues")
     def api_queues() -> Any:
         return jsonify({**meta(), "queues": qvm.queue_rows(state.snapshot())})
@@ -98,6 +108,19 @@ def register(server: Flask, services: Services) -> None:
         return jsonify(
             {**meta(), "task": task_id, "history": tvm.history(snap.task_status_log, snap.taken_at, task_id)}
         )
+
+    @server.get("/api/tasks/<path:rest>")
+    def api_task_bad_id(rest: str) -> Any:
+        # reached only when <int:task_id> did not match: the id is malformed (or the sub-path unknown)
+        head, _, tail = rest.partition("/")
+        if tail in ("jobs", "nucleus", "history"):
+            abort(400, f"task id must be a non-negative integer, not {head!r}")
+        abort(404, f"no API route /api/tasks/{rest}")
+
+    @server.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
+    def api_unknown(rest: str) -> Any:
+        # without this, Dash's catch-all page route answers unknown API paths with the HTML page and 200
+        abort(404, f"no API route /api/{rest}")
 
     for code in (400, 404, 501):
 

@@ -86,3 +86,29 @@ TASK_JOBS = "task-jobs"
 # queue detail
 QUEUE_NAME = "queue-name"
 QUEUE_STAB = "queue-stab"
+
+# pending tasks
+PENDING_CONTENT = "pending-content"
+PENDING_GRID = "pending-grid"
+PENDING_TRIGGER = "pending-trigger"
+PENDING_PROGRESS = "pending-progress"
+PENDING_PROGRESS_BOX = "pending-progress-box"
+
+# job decision panel: the part below the headline, hidden when a throttle held the task before any filter ran
+QUEUES_DECISION_BODY = "queues-decision-body"
+QUEUES_WHY = "queues-why"  # a queue name the operator asks about
+QUEUES_WHY_ANSWER = "queues-why-answer"
+NETWORK_NUCLEUS = "network-nucleus"
+NETWORK_LINK = "network-link"  # the clicked link "SITE>NUCLEUS", mirrored into ?link=
+NETWORK_CONGESTED = "network-congested"  # the grid of the most congested links
+TUNE_RESTORE_BOX = "tune-restore-box"  # the confirmation asked before a restore
+TUNE_RESTORE_PROMPT = "tune-restore-prompt"
+TUNE_RESTORE_COMMENT = "tune-restore-comment"
+TUNE_RESTORE_CONFIRM = "tune-restore-confirm"
+TUNE_RESTORE_BACK = "tune-restore-back"
+
+# navbar search
+NAV_SEARCH = "nav-search"
+NAV_SEARCH_GO = "nav-search-go"
+NAV_SEARCH_BOX = "nav-search-box"  # carries the search's answer as its tooltip
+QUEUES_GRID_URL_SINK = "queues-grid-url-sink"  # the queue table's filters and sort, mirrored into ?q_f= and ?q_s=

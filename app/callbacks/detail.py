@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import dash_bootstrap_components as dbc
 from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
@@ -11,6 +12,7 @@ from app import ids
 from app.components.guard import guarded
 from app.components.layout import empty_state, grid
 from app.main import services
+from app.viewmodels import pending as pvm
 from app.viewmodels import stabilizer as svm
 
 # who is throttled here comes first; the queue-wide terms repeat on every row, so they go last
@@ -25,6 +27,13 @@ def update_task_jobs(task_id: int | None) -> Any:
     if task_id is None:
         raise PreventUpdate
     d = services.state.job_decision(int(task_id))
+    held = pvm.throttle_sentence(d)
+    if held:
+        return dbc.Alert([html.Strong("Throttled. "), held], color="warning", className="py-2 mb-1 throttle-headline")
+    if d.status != "ok":
+        return html.Div(
+            f"{d.status}: " + pvm.reason(d.broker if d.label == "queue" else "task", d.criteria_counts(), d)[1]
+        )
     top = ", ".join(d.ranked_names[:5]) or "none"
     return html.Div(f"{d.status}: {len(d.candidates)} queues kept, {len(d.skipped)} skipped; best: {top}")
 

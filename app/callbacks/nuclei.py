@@ -23,6 +23,9 @@ def nucleus_view(decision: Decision) -> html.Div:
     return html.Div(
         [
             headline(decision, "nuclei"),
+            html.Div(vm.draw_sentence(decision), className="draw-headline fw-semibold mb-1", id="nuclei-drawn")
+            if vm.draw_sentence(decision)
+            else None,
             dbc.Row(
                 [
                     dbc.Col(figure(vm.probability_figure(decision)), md=6),

@@ -24,7 +24,8 @@ def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -
     rows = census["criteria"]
     return html.Div(
         [
-            html.Div(vm.census_sentence(census), className="small text-muted mb-1", id="census-sentence"),
+            html.Div([vm.census_sentence(census), " ", html.A("List every pending task and why →", href="/pending", id="census-pending-link")],
+                     className="small text-muted mb-1", id="census-sentence"),
             figure(vm.census_figure(census)),
             grid(rows, [{"field": "criteria"}, {"field": "skips", "headerName": "queues skipped"}, {"field": "tasks", "headerName": "tasks affected"}],
                  height=220, export_name="skip_criteria.csv"),

@@ -5,15 +5,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dash import Input, Output, State, callback, no_update
+from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.callbacks.urlstate import url_sync
-from app.components.decision import job_decision_props
+from app.callbacks.urlstate import grid_url_sync, url_sync
+from app.components.decision import body_style, job_decision_props
 from app.components.layout import empty_state, error_alert
 from app.main import services
 from app.viewmodels import queues as vm
+from app.viewmodels import whynot as wvm
 
 log = logging.getLogger(__name__)
 
@@ -87,4 +88,35 @@ def update_decision(task: Any, criteria: list[str] | None) -> tuple[Any, ...]:
         return _blank(error_alert("Job brokerage", exc))
 
 
-url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value")})
+@callback(Output(ids.QUEUES_DECISION_BODY, "style"), Input(ids.QUEUES_TASK, "value"))
+def update_decision_body(task: Any) -> dict[str, str]:
+    """Hide the funnel and the tables of a task a throttle held before any filter ran (the headline says why)."""
+    tid = vm.parse_task(task)
+    try:
+        return body_style(services.state.job_decision(tid)) if tid is not None else {}
+    except Exception:  # the decision panel shows the error itself
+        return {}
+
+
+@callback(
+    Output(ids.QUEUES_WHY_ANSWER, "children"),
+    Input(ids.QUEUES_TASK, "value"),
+    Input(ids.QUEUES_WHY, "value"),
+    Input(ids.QUEUES_SKIPPED, "filterModel"),
+)
+def update_why(task: Any, asked: str | None, skipped_filter: dict[str, Any] | None) -> Any:
+    """Where the queue the operator names (in the box, or in the skipped table's queue filter) stands, in a sentence."""
+    tid = vm.parse_task(task)
+    name = (asked or "").strip() or wvm.filter_text(skipped_filter)
+    if tid is None or not name:
+        return ""
+    try:
+        kind, sentence = wvm.why_not(services.state.snapshot(), services.state.job_decision(tid), name)
+    except Exception:  # the decision panel shows the error itself
+        return ""
+    return html.Span([html.Span(kind, className=f"why-kind why-{kind.replace(' ', '-')} me-1"), sentence])
+
+
+url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value"),
+                               "why": (ids.QUEUES_WHY, "value")})  # fmt: skip
+grid_url_sync(ids.QUEUES_GRID_URL_SINK, ids.QUEUES_GRID, "q")

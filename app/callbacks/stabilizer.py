@@ -14,7 +14,7 @@ from app.components.layout import card, empty_state, figure, grid, link_col
 from app.main import services
 from app.viewmodels import stabilizer as vm
 
-COLUMNS = ["gshare", "produsername", "nQ_user", "max_q_len", "max_q_len_rule", "throttled", "nQ", "nQ_max", "nQ_max_rule", "nR", "nR_user", "trr",
+COLUMNS = ["gshare", "produsername", "excess", "nQ_user", "max_q_len", "max_q_len_rule", "throttled", "nQ", "nQ_max", "nQ_max_rule", "nR", "nR_user", "trr",
            "percentage", "percentage_rule", "release_rule"]  # fmt: skip
 
 
@@ -33,7 +33,14 @@ def update_stabilizer(user: str | None, queue: str | None) -> Any:
         link_col("panda_queue", "/queue?name=", "queue", pinned="left", minWidth=170),
         *({"field": c} for c in COLUMNS),
     ]
-    cols[6] = {
+    cols[3] = {
+        "field": "excess",
+        "headerName": "excess (nQ_user − max_q_len)",
+        "sort": "desc",
+        "type": "numericColumn",
+        "minWidth": 130,
+    }
+    cols[7] = {
         "field": "throttled",
         "cellStyle": {
             "styleConditions": [
@@ -45,7 +52,7 @@ def update_stabilizer(user: str | None, queue: str | None) -> Any:
     return html.Div(
         [
             dbc.Row([dbc.Col(card("Queues", figure(vm.queue_figure(vm.per_queue(df), queue))), md=6),
-                     dbc.Col(card("User", figure(vm.user_figure(df, user))), md=6)], className="g-2"),
+                     dbc.Col(card("User", figure(vm.user_figure(df, user) if user else vm.users_by_excess(df))), md=6)], className="g-2"),
             card(f"(PQ, user) pairs: {len(rows)} shown, {n_thr} throttled in total", grid(rows, cols, height=360, export_name="stabilizer.csv")),
         ]
     )  # fmt: skip

@@ -17,8 +17,10 @@ from app.components.tuning_store import diff_table
 from app.main import services
 from app.services import Outcome
 from app.services.admin import NoDatabaseError
+from app.viewmodels import impact as ivm
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
+from brokerage.whatif import compare
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +152,18 @@ def update_task_view(raw: dict[str, Any] | None, task: Any) -> tuple[Any, Any]:
     return view, raw or {}
 
 
+def explain_move(key: tuple[str, int], overrides: dict[str, Any]) -> str:
+    """Why one task's brokerage moved under OVERRIDES: its two (memoised) decisions compared, in a sentence."""
+    broker, tid = key
+    st = services.state
+    try:
+        if broker == "task":
+            return ivm.why_moved(compare(st.nucleus_decision(tid), st.nucleus_decision(tid, overrides)))
+        return ivm.why_moved(compare(st.job_decision(tid), st.job_decision(tid, overrides)))
+    except Exception as exc:  # one task's explanation must not hide the others
+        return f"not explained: {type(exc).__name__}"
+
+
 def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]], None] | None = None) -> Any:
     """Re-broker every waiting task under the edits and show what moved (placeholder when nothing is edited)."""
     if not overrides:
@@ -159,9 +173,12 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
     g = services.whatif.grid(overrides, progress)
     link = vm.permalink(None, overrides)
+    moved = ivm.moved_rows(
+        g.impact, services.whatif.base_run(), g.after, g.names, lambda key: explain_move(key, overrides)
+    )
     view = grid_impact_view(
         g.impact, g.names, g.after.seconds, g.after.recomputed, g.after.reused,
-        link + ("&" if "?" in link else "?") + "task=",
+        link + ("&" if "?" in link else "?") + "task=", moved,
     )  # fmt: skip
     return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 
@@ -222,24 +239,55 @@ def save_raw(
         return error_alert("Save", exc), None
 
 
-def restore(version: int | None, user: str | None, secret: str | None) -> tuple[Any, str | None]:
+def restore(version: int | None, user: str | None, secret: str | None, comment: str = "") -> tuple[Any, str | None]:
     """Make VERSION's values current again (operator role required); return (message, redirect or None)."""
     if not services.admin.can_save() or version is None:
         raise PreventUpdate
-    return outcome_view(services.admin.restore(int(version), user, secret))
+    return outcome_view(services.admin.restore(int(version), user, secret, comment))
+
+
+def keep_task(redirect: str | None, task: Any) -> str | None:
+    """REDIRECT with the page's task kept, so a save or restore comes back to the task the operator was on."""
+    tid = qvm.parse_task(task)
+    if not redirect or tid is None:
+        return redirect
+    return f"{redirect}{'&' if '?' in redirect else '?'}task={tid}"
+
+
+@callback(
+    Output(ids.TUNE_RESTORE_BOX, "style"),
+    Output(ids.TUNE_RESTORE_PROMPT, "children"),
+    Input(ids.TUNE_RESTORE, "n_clicks"),
+    Input(ids.TUNE_RESTORE_BACK, "n_clicks"),
+    State(ids.TUNE_DIFF_A, "value"),
+    prevent_initial_call=True,
+)
+def on_restore_ask(_ask: int | None, _back: int | None, version: int | None) -> tuple[dict[str, str], str]:
+    """A restore first asks for confirmation and a comment; Cancel closes the question."""
+    if ctx.triggered_id == ids.TUNE_RESTORE_BACK or version is None:
+        return {"display": "none"}, ""
+    return {"display": "block"}, f"Restore version {version}'s values as a new version?"
+
+
+@callback(Output(ids.TUNE_RESTORE_CONFIRM, "disabled"), Input(ids.TUNE_RESTORE_COMMENT, "value"))
+def on_restore_comment(comment: str | None) -> bool:
+    """The restore is confirmed only with a comment saying why."""
+    return not (comment or "").strip()
 
 
 @callback(
     Output(ids.TUNE_SAVE_RESULT, "children"),
     Output(ids.TUNE_REDIRECT, "href"),
     Input(ids.TUNE_SAVE, "n_clicks"),
-    Input(ids.TUNE_RESTORE, "n_clicks"),
+    Input(ids.TUNE_RESTORE_CONFIRM, "n_clicks"),
     State(ids.TUNE_RAW, "data"),
     State(ids.TUNE_SAVE_USER, "value"),
     State(ids.TUNE_SAVE_SECRET, "value"),
     State(ids.TUNE_SAVE_COMMENT, "value"),
     State(ids.TUNE_BASE_VERSION, "data"),
     State(ids.TUNE_DIFF_A, "value"),
+    State(ids.TUNE_RESTORE_COMMENT, "value"),
+    State(ids.TUNE_TASK, "value"),
     prevent_initial_call=True,
 )
 def on_save_or_restore(
@@ -251,11 +299,15 @@ def on_save_or_restore(
     comment: str | None,
     base: int | None,
     version_a: int | None,
+    restore_comment: str | None = None,
+    task: Any = None,
 ) -> tuple[Any, Any]:
-    """Save the edits or restore version A, each only for operators."""
+    """Save the edits or restore version A (confirmed, with a comment), each only for operators; the task stays."""
     try:
-        if ctx.triggered_id == ids.TUNE_RESTORE:
-            msg, to = restore(version_a, user, secret)
+        if ctx.triggered_id == ids.TUNE_RESTORE_CONFIRM:
+            if not (restore_comment or "").strip():
+                raise PreventUpdate
+            msg, to = restore(version_a, user, secret, restore_comment or "")
         else:
             msg, to = save_raw(raw or {}, user, secret, comment, base)
     except PreventUpdate:
@@ -263,7 +315,7 @@ def on_save_or_restore(
     except Exception as exc:
         log.exception("saving gdpconfig failed")
         return error_alert("Save", exc), no_update
-    return msg, to or no_update
+    return msg, keep_task(to, task) or no_update
 
 
 @callback(Output(ids.TUNE_DIFF_VIEW, "children"), Input(ids.TUNE_DIFF_A, "value"), Input(ids.TUNE_DIFF_B, "value"))

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import dcc, html
 
 from app import ids
 from app.components.layout import card, empty_state, figure, grid
+from app.viewmodels import pending as pvm
 from app.viewmodels import queues as vm
 from brokerage.explain import Decision
 
@@ -17,6 +18,14 @@ def headline(decision: Decision, what: str) -> html.Div:
     """Status badge with counts and the broker's message."""
     s = vm.summary(decision)
     color = "success" if s["status"] == "ok" else "warning"
+    held = pvm.throttle_sentence(decision)
+    if held:  # no filter ran: the throttle is the whole answer, counts of zero would only mislead
+        return html.Div(
+            [dbc.Alert([dbc.Badge(s["status"], color=color, className="me-2 badge-status"), html.Strong("Throttled. "), held,
+                       html.Div(f"{s['broker']} broker · no queue was considered", className="small text-muted")],
+                      color="warning", className="py-2 mb-0 throttle-headline")],
+            className="mb-2",
+        )  # fmt: skip
     parts: list[Any] = [
         dbc.Badge(s["status"], color=color, className="me-2 badge-status"),
         html.Span(
@@ -72,12 +81,19 @@ def ranked_grid(decision: Decision, prefix: str) -> Any:
     return grid(rows, cols, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv")
 
 
-def job_decision_panel() -> html.Div:
-    """The mounted skeleton of the job-brokerage view; callbacks only swap data into it (no remount)."""
+def job_decision_panel(why: str | None = None) -> html.Div:
+    """The mounted skeleton of the job-brokerage view; callbacks only swap data into it (no remount).
+
+    WHY refills the "why is this queue (not) in the list?" box from a shared link.
+    """
     return html.Div(
         [
             html.Div(id=ids.QUEUES_HEADLINE, className="mb-2"),
-            dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
+            html.Div([html.Label("why is this queue (not) in the list?", htmlFor=ids.QUEUES_WHY, className="small text-muted me-2"),
+                      dcc.Input(id=ids.QUEUES_WHY, type="text", debounce=True, value=why or None, placeholder="queue name, e.g. ANALY_CERN",
+                                className="form-control form-control-sm d-inline-block why-input"),
+                      html.Div(id=ids.QUEUES_WHY_ANSWER, className="small why-answer")], className="mb-2"),
+            html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
                  grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv",
                       no_rows="No candidate left: every queue was removed by a filter; the skipped queues below say which and why.")),
@@ -85,6 +101,7 @@ def job_decision_panel() -> html.Div:
             card(html.Span("Skipped queues", id=ids.QUEUES_SKIPPED_TITLE),
                  grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv",
                       no_rows="No queue skipped (for the chosen criteria): every candidate passed every filter.")),
+                      ], id=ids.QUEUES_DECISION_BODY),
         ],
         id="job-decision-view",
     )  # fmt: skip
@@ -107,3 +124,8 @@ def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[
         rows,
         f"Skipped queues{filt}: {len(rows)}",
     )
+
+
+def body_style(decision: Decision) -> dict[str, str]:
+    """Style of the panel below the headline: hidden for a task a throttle held, whose empty tables would contradict each other."""
+    return {"display": "none"} if pvm.throttle_sentence(decision) else {}

@@ -8,6 +8,8 @@ import dash_ag_grid as dag
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+from app import ids
+
 NAV = [
     ("Overview", "/"),
     ("Queues", "/queues"),
@@ -27,8 +29,21 @@ def navbar(origin: str) -> dbc.Navbar:
         dbc.Container(
             [
                 dbc.NavbarBrand("PanDA brokerage", href="/", className="fw-semibold"),
-                dbc.Nav(links, navbar=True, className="me-auto"),
-                html.Span(origin, className="navbar-text small text-light opacity-75", id="data-origin"),
+                dbc.Nav(links, navbar=True, className="me-2"),
+                html.Div(
+                    dbc.Input(
+                        id=ids.NAV_SEARCH,
+                        type="search",
+                        size="sm",
+                        className="nav-search",
+                        placeholder="task, queue, site, user…",
+                    ),
+                    id=ids.NAV_SEARCH_BOX,
+                    className="me-2",
+                    title="a task id or name, queue, site, nucleus or user; Enter opens its page",
+                ),
+                dcc.Location(id=ids.NAV_SEARCH_GO, refresh="callback-nav"),
+                html.Span(origin, className="navbar-text small text-light opacity-75", id="data-origin", title=origin),
             ],
             fluid=True,
         ),

@@ -11,6 +11,7 @@ from dash import html
 
 from app import ids
 from app.components.layout import empty_state, figure, grid
+from app.viewmodels import impact as ivm
 from app.viewmodels import tuning as vm
 from brokerage.gdpconfig import Config, Value
 from brokerage.whatif import GridImpact, TaskDiff
@@ -173,10 +174,16 @@ def task_diff_view(diff: TaskDiff, title: str) -> html.Div:
 
 
 def grid_impact_view(
-    im: GridImpact, names: Mapping[int, str], seconds: float, recomputed: int, reused: int, task_link: str
+    im: GridImpact,
+    names: Mapping[int, str],
+    seconds: float,
+    recomputed: int,
+    reused: int,
+    task_link: str,
+    moved: list[dict[str, Any]] | None = None,
 ) -> html.Div:
     """Headline counts, expected-load shift charts per queue and nucleus, and the tasks that moved (TASK_LINK + id
-    opens a task under the same edits)."""
+    opens a task under the same edits). MOVED (``impact.moved_rows``) adds old → new top and why to each task."""
     kpis = [
         dbc.Col(
             html.Div([html.Div(v, className="kpi-value"), html.Div(k, className="kpi-label")], className="kpi"),
@@ -185,13 +192,18 @@ def grid_impact_view(
         )
         for k, v in vm.impact_kpis(im)
     ]
-    rows = vm.changed_task_rows(im, names)
+    rows = moved if moved is not None else vm.changed_task_rows(im, names)
     cols = [
         {"field": "task", "cellRenderer": "Link", "cellRendererParams": {"prefix": task_link}, "maxWidth": 110},
         {"field": "brokerage", "maxWidth": 120},
         {"field": "what", "headerName": "what moved"},
         {"field": "taskname", "headerName": "task name"},
     ]
+    if moved is not None:  # old → new and why need the width: the task name moves into the task's tooltip
+        cols = [{**cols[0], "tooltipField": "taskname", "minWidth": 95}, {**cols[1], "minWidth": 90, "maxWidth": 100},
+                {"field": "top", "headerName": "top: old → new", "flex": 2, "minWidth": 150, "wrapText": True, "autoHeight": True},
+                {"field": "why", "headerName": "moved by", "flex": 3, "minWidth": 160, "wrapText": True, "autoHeight": True},
+                {**cols[2], "flex": 1, "minWidth": 110, "wrapText": True, "autoHeight": True}]  # fmt: skip
     return html.Div(
         [
             dbc.Row(kpis, className="g-2"),
@@ -203,13 +215,32 @@ def grid_impact_view(
             ),
             dbc.Row(
                 [
-                    dbc.Col(figure(vm.load_figure(im.queue_load, "queue", "jobs")), md=7),
-                    dbc.Col(figure(vm.load_figure(im.nucleus_load, "nucleus", "tasks")), md=5),
+                    dbc.Col(
+                        [
+                            figure(vm.load_figure(im.queue_load, "queue", "jobs")),
+                            html.Div(
+                                ivm.totals_text(im.queue_load, "expected jobs"), className="small text-muted load-total"
+                            ),
+                        ],
+                        xs=12,
+                        xxl=7,
+                    ),
+                    dbc.Col(
+                        [
+                            figure(vm.load_figure(im.nucleus_load, "nucleus", "tasks")),
+                            html.Div(
+                                ivm.totals_text(im.nucleus_load, "expected tasks"),
+                                className="small text-muted load-total",
+                            ),
+                        ],
+                        xs=12,
+                        xxl=5,
+                    ),
                 ],
                 className="g-2",
             ),
             html.Div(f"Tasks whose brokerage moved ({len(rows)} shown)", className="small fw-semibold mt-1"),
-            grid(rows, cols, height=220, export_name="whatif_tasks.csv")
+            grid(rows, cols, height=320, export_name="whatif_tasks.csv")
             if rows
             else empty_state("No task moved", "Every waiting task keeps its top candidate, its top 10 and its status."),
         ]

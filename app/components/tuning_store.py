@@ -67,7 +67,7 @@ def history_panel(has_db: bool, rows: list[dict[str, Any]]) -> html.Div:
     elif not rows:
         top = empty_state("No saved versions yet", "The stored gdpconfig equals the defaults; save an edit to start.")
     else:
-        top = grid(rows, hvm.history_columns(), height=200, export_name="gdpconfig_history.csv", fit=True)
+        top = grid(rows, hvm.history_columns(), height=240, export_name="gdpconfig_history.csv", fit=True)
     return html.Div(
         [
             top,
@@ -86,6 +86,11 @@ def history_panel(has_db: bool, rows: list[dict[str, Any]]) -> html.Div:
                 ],
                 className="d-flex align-items-center mt-1",
             ),
+            html.Div([html.Div(id=ids.TUNE_RESTORE_PROMPT, className="small fw-semibold"),
+                      dbc.Input(id=ids.TUNE_RESTORE_COMMENT, placeholder="why restore (required, recorded in the history)", size="sm", className="my-1"),
+                      dbc.Button("Confirm restore", id=ids.TUNE_RESTORE_CONFIRM, size="sm", color="warning", disabled=True),
+                      dbc.Button("Cancel", id=ids.TUNE_RESTORE_BACK, size="sm", color="secondary", outline=True, className="ms-1")],
+                     id=ids.TUNE_RESTORE_BOX, className="restore-box mt-1", style={"display": "none"}),
             html.Div(id=ids.TUNE_DIFF_VIEW, className="mt-1"),
         ]
     )  # fmt: skip

@@ -36,7 +36,7 @@ def layout(**_: Any) -> html.Div:
                     kpi("online queues", f"{c['online']:,}", "/queues"),
                     kpi("nuclei", f"{c['nuclei']} of {c['sites']} sites", "/nuclei"),
                     kpi("tasks", f"{c['tasks']:,}", "/tasks"),
-                    kpi("waiting tasks", f"{c['waiting']:,}", "/queues"),
+                    kpi("waiting tasks", f"{c['waiting']:,}", "/pending"),
                     kpi("jobs", f"{c['jobs']:,}", "/queues"),
                 ],
                 className="g-2",

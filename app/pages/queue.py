@@ -31,6 +31,7 @@ def layout(name: str | None = None, **_: Any) -> html.Div:
     snap = state.snapshot()
     attrs = detail.queue_attributes(snap, name)
     counts = detail.queue_job_counts(snap, name)
+    roll = detail.rollup(snap, name)
     return html.Div(
         [
             page_header(f"Queue {name}", f"site {dict(attrs).get('atlas_site', '')}"),
@@ -38,7 +39,11 @@ def layout(name: str | None = None, **_: Any) -> html.Div:
                 [
                     dbc.Col(card("Attributes", html.Table(html.Tbody([html.Tr([html.Th(k), html.Td(str(v))]) for k, v in attrs]),
                                                           className="table table-sm detail-table mb-0")), md=5),
-                    dbc.Col([card("Jobs per share and status", grid(counts, height=200) if counts else empty_state("No jobs", "No job counts for this queue.")),
+                    dbc.Col([card("Totals at its site and cloud (click a level for its queues)",
+                                  html.Table([html.Thead(html.Tr([html.Th(k) for k in roll[0] if k != "href"])),
+                                              html.Tbody([html.Tr([html.Td(dcc.Link(r["level"], href=r["href"]))] + [html.Td(f"{r[k]:,}") for k in r if k not in ("level", "href")])
+                                                          for r in roll])], className="table table-sm detail-table mb-0 rollup-table")) if roll else None,
+                             card("Jobs per share and status", grid(counts, height=200) if counts else empty_state("No jobs", "No job counts for this queue.")),
                              card("Analysis Stabilizer at this queue", loading(html.Div(id=ids.QUEUE_STAB))),  # filled by a callback
                              dcc.Link("Stabilizer page for this queue →", href=f"/stabilizer?queue={name}")], md=7),
                 ],

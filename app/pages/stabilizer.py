@@ -23,7 +23,7 @@ def layout(user: str | None = None, queue: str | None = None, **_: Any) -> html.
     df = state.stabilizer_frame()
     users = vm.users(df)
     queues = sorted(df["panda_queue"].unique()) if len(df) else []
-    picked = user if user in users else (users[0] if users else None)
+    picked = user if user in users else None  # the whole grid unless the URL names a user
     return html.Div(
         [
             page_header("Analysis Stabilizer", "A PQ can throttle once nQ ≥ max(BASE_QUEUE_LENGTH_PER_PQ, BASE_EXPECTED_WAIT_HOUR_ON_PQ × trr) (grey mark); there a user is throttled when nQ(PQ,user) exceeds max_q_len = max(BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER, BASE_QUEUE_RATIO_ON_PQ × nR, nQ_max × percentage)."),

@@ -133,12 +133,16 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
             ),
             dbc.Row(
                 [
-                    dbc.Col(card("Save as a new gdpconfig version", save_panel(services.admin.can_save())), md=4),
+                    # the history table needs width: half the row on wide screens, all of it below 1400 px
+                    dbc.Col(
+                        card("Save as a new gdpconfig version", save_panel(services.admin.can_save())), md=6, xxl=3
+                    ),
+                    dbc.Col(card("Brokerage report", report_panel()), md=6, xxl=3),
                     dbc.Col(
                         card("Saved versions", history_panel(services.admin.can_save(), services.admin.history_rows())),
-                        md=4,
+                        md=12,
+                        xxl=6,
                     ),
-                    dbc.Col(card("Brokerage report", report_panel()), md=4),
                 ],
                 className="g-2",
             ),

@@ -81,7 +81,7 @@ class ConfigAdmin:
             return Outcome("refused", f"Not saved: fix the refused edits first ({', '.join(sorted(edits.errors))}).")
         return self.save(edits.overrides, user, secret, comment, base)
 
-    def restore(self, version: int, user: str | None, secret: str | None) -> Outcome:
+    def restore(self, version: int, user: str | None, secret: str | None, comment: str = "") -> Outcome:
         """Make VERSION's values current again as a new version (operator role required).
 
         Usage: ``admin.restore(0, "alice", "s3cret").redirect``
@@ -94,7 +94,7 @@ class ConfigAdmin:
         verdict = check_operator(user, secret)
         if not verdict.allowed:
             return Outcome("refused", f"Not restored: {verdict.why}.")
-        new = restore_version(engine, int(version), verdict.who, f"restore version {version}")
+        new = restore_version(engine, int(version), verdict.who, (comment or "").strip())
         self.state.reload_config()
         return Outcome("success", f"Restored version {version} as version {new}.", f"/tuning?restored={new}")
 

@@ -75,12 +75,14 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     if m["metric"] == "weight":
         # 2 - n/cap goes negative past the cap, where the link is skipped anyway: keep the scale for usable links
         z[over] = np.nan
-    scale = "Blues" if m["metric"] != "queued" else "Oranges"
+    scale = "Blues" if m["metric"] != "queued" else "YlOrRd"
     if m["metric"] == "closeness":
         scale = "Blues_r"
+    # queued files: the scale ends at the cap, so moderate congestion is coloured instead of fading next to outliers
+    bounds = {"zmin": 0, "zmax": float(m["cap"])} if m["metric"] == "queued" and m.get("cap") else {}
     fig = go.Figure(
-        go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=True, xgap=1, ygap=1,
-                   colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12},
+        go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=True, xgap=1, ygap=1, **bounds,
+                   colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12, "lenmode": "pixels", "len": 300, "y": 1, "yanchor": "top"},
                    hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
     )  # fmt: skip
     bx, by, mx, my, sx, sy, ox, oy = [], [], [], [], [], [], [], []
@@ -164,3 +166,64 @@ def link_detail(grid: GridCache, config: Config, site: str, nucleus: str) -> dic
 def detail_rows(d: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, text) pairs for the link panel."""
     return [(k, num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)) for k, v in d.items()]
+
+
+def only_nucleus(m: dict[str, Any], nucleus: str | None) -> dict[str, Any]:
+    """The matrix M restricted to one nucleus column (M itself when NUCLEUS is empty or unknown).
+
+    Usage: ``heatmap(only_nucleus(matrix(cache, cfg, "queued"), "CERN-PROD"))``
+    """
+    if not nucleus or nucleus not in m["nuclei"]:
+        return m
+    j = m["nuclei"].index(nucleus)
+    cut = {k: [[r[j]] for r in m[k]] for k in ("z", "blocked", "missing", "over_cap")}
+    return {**m, **cut, "nuclei": [nucleus]}
+
+
+CONGESTED_COLUMNS = [
+    {"field": "link", "flex": 3, "minWidth": 150, "tooltipField": "link"},
+    {"field": "queued", "type": "numericColumn", "minWidth": 95, "maxWidth": 100, "sort": "desc"},
+    {"field": "pct_of_cap", "headerName": "% cap", "type": "numericColumn", "minWidth": 75, "maxWidth": 85},
+    {"field": "skipped", "headerName": "skipped", "minWidth": 80, "maxWidth": 95, "tooltipField": "skipped_by"},
+]
+
+
+def congested_rows(queued: dict[str, Any], top: int = 100) -> list[dict[str, Any]]:
+    """Links with the most files queued to their nucleus, most first, against NQUEUED_SAT_CAP (a "queued" matrix)."""
+    cap = float(queued["cap"])
+    rows = []
+    for i, site in enumerate(queued["sites"]):
+        for j, nuc in enumerate(queued["nuclei"]):
+            v = queued["z"][i][j]
+            if v is None or site == nuc or queued["blocked"][i][j]:
+                continue
+            rows.append({"link": f"{site} → {nuc}", "site": site, "nucleus": nuc, "queued": float(v),
+                         "pct_of_cap": round(100 * float(v) / cap, 1) if cap else None,
+                         "skipped": "yes" if queued["over_cap"][i][j] else "",
+                         "skipped_by": "-link_unusable: over NQUEUED_SAT_CAP" if queued["over_cap"][i][j] else ""})  # fmt: skip
+    rows.sort(key=lambda r: (-r["queued"], r["link"]))
+    return rows[:top]
+
+
+def link_sentence(d: dict[str, Any]) -> str:
+    """One sentence saying what the link's numbers do to brokerage (a link_detail dict).
+
+    Usage: ``link_sentence(link_detail(cache, cfg, "AGLT2", "CERN-PROD"))``
+    """
+    src, nuc, cap, nq = d["src"], d["nucleus"], float(d["NQUEUED_SAT_CAP"]), d["nqueued"]
+    if src == nuc:
+        return f"{src} is the nucleus itself: its queues get the full network weight for this nucleus's tasks."
+    if d["blocked"]:
+        return (f"closeness {num(d['closeness'])} marks the link {src} → {nuc} blocked: "
+                f"queues at {src} are skipped by -link_unusable for tasks of {nuc}.")  # fmt: skip
+    if nq is not None and bool(over_sat_cap(np.array([nq], dtype=float), cap, np.array([False]))[0]):
+        return f"queued files {num(nq)} > NQUEUED_SAT_CAP {num(cap)}: the link is skipped by -link_unusable."
+    queued = f"queued files {num(nq)} ≤ NQUEUED_SAT_CAP {num(cap)}" if nq is not None else "no queued-files figure"
+    return (f"{queued}: network weight {num(d['weight'])} = queued term {num(d['queued_weight'])} "
+            f"+ throughput term {num(d['throughput_weight'])} ({d['rule']}).")  # fmt: skip
+
+
+def parse_link(value: Any) -> tuple[str, str] | None:
+    """(site, nucleus) of a "SITE>NUCLEUS" URL value, or None."""
+    site, sep, nuc = str(value or "").partition(">")
+    return (site.strip(), nuc.strip()) if sep and site.strip() and nuc.strip() else None

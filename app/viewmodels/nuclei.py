@@ -83,12 +83,15 @@ def storage_figure(rows: list[dict[str, Any]], threshold_tb: float) -> go.Figure
                    line={"dash": "dash", "color": PALETTE[3], "width": 1.5}, hoverinfo="skip")
     )  # fmt: skip
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(type="category")
+    fig.update_xaxes(type="category", automargin=True)
     fig.update_yaxes(title_text="free + expired, TB (log)", type="log")
     return style(
         fig,
-        320,
+        380,
         title={"text": "Space for output per nucleus (red: below the threshold)", "x": 0, "font": {"size": 13}},
+        # the legend goes under the names: above the plot it ran into the title
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
     )
 
 
@@ -107,8 +110,24 @@ def probability_figure(decision: Decision) -> go.Figure:
     chosen = decision.extra.get("nucleus") or decision.extra.get("chosen")
     if chosen in names:
         fig.add_annotation(x=chosen, y=probs[names.index(chosen)], text="drawn", showarrow=True, arrowhead=2)
-    fig.update_xaxes(type="category")
-    fig.update_yaxes(tickformat=".0%")
+    fig.update_xaxes(type="category", automargin=True)
+    # a probability never exceeds 100 %: the axis stops there (room above the tallest bar for its label)
+    fig.update_yaxes(tickformat=".0%", range=[0, min(1.0, max(probs) * 1.2)])
     return style(
         fig, 300, title={"text": "Selection probability (weight / sum of weights)", "x": 0, "font": {"size": 13}}
     )
+
+
+def draw_sentence(decision: Decision) -> str | None:
+    """Which nucleus the weighted draw picked and how likely it was; None when no nucleus was kept.
+
+    Usage: ``draw_sentence(state.nucleus_decision(42))``
+    """
+    chosen = decision.extra.get("chosen")
+    if not chosen or not decision.candidates:
+        return None
+    p = next((float(c.details.get("probability", 0.0) or 0.0) for c in decision.candidates if c.name == chosen), 0.0)
+    top = decision.candidates[0].name
+    tail = "" if chosen == top else f" (the highest weight is {top}'s)"
+    return (f"Drawn nucleus: {chosen}, with probability {p:.0%}{tail}. The nucleus is a weighted random draw among "
+            f"the {len(decision.candidates)} kept nuclei, not simply the top-ranked one.")  # fmt: skip

@@ -42,7 +42,10 @@ def queue_status_figure(c: dict[str, Any]) -> go.Figure:
         fig.add_trace(go.Bar(x=list(per_status.values()), y=list(per_status.keys()), orientation="h", name=qtype,
                              marker_color=PALETTE[i % len(PALETTE)]))  # fmt: skip
     fig.update_layout(barmode="stack")
-    return style(fig, 260, title={"text": "Queues by status and type", "x": 0, "font": {"size": 13}})
+    # the legend under the axis: beside the title it ran into it in a third of a 1100 px page
+    return style(fig, 290, title={"text": "Queues by status and type", "x": 0, "font": {"size": 13}},
+                 legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+                 margin={"l": 10, "r": 10, "t": 40, "b": 50})  # fmt: skip
 
 
 def census_from_run(run: GridRun) -> dict[str, Any]:

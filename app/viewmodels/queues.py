@@ -77,13 +77,19 @@ def task_options(snap: GridSnapshot, limit: int = 5000) -> list[dict[str, Any]]:
 
 
 def search_tasks(snap: GridSnapshot, text: str, keep: Any = None, limit: int = 50) -> list[dict[str, Any]]:
-    """Task options whose id or name contains TEXT (waiting tasks first), plus the option of task KEEP."""
+    """Task options whose label (id, status, label, name, user) contains every word of TEXT (waiting tasks first),
+    plus the option of task KEEP; "pending" or "alice ready" match as the operator reads the options."""
     t = snap.tasks
     if t.empty:
         return []
-    needle = str(text or "").strip().lower()
-    ids = t["jeditaskid"].astype(int).astype(str)
-    hit = ids.str.contains(needle, regex=False) | t["taskname"].fillna("").str.lower().str.contains(needle, regex=False)
+    words = str(text or "").strip().lower().split()
+    hay = t["jeditaskid"].astype(int).astype(str)
+    for col in ("status", "prodsourcelabel", "taskname", "username"):
+        if col in t.columns:
+            hay = hay + " " + t[col].fillna("").astype(str).str.lower()
+    hit = pd.Series(True, index=t.index)
+    for w in words:
+        hit &= hay.str.contains(w, regex=False)
     found = t[hit]
     waiting = found["status"].isin(WAITING_TASK_STATUSES)
     found = pd.concat([found[waiting], found[~waiting]]).head(limit)
@@ -269,11 +275,15 @@ def factor_figure(decision: Decision, top: int = 10) -> dict[str, Any]:
     # axis shows each one's share of the weight; a zero factor keeps the linear axis
     log = bool(values) and min(values) > 0 and max(values) / min(values) > 20
     title = "weight | weight factors (their product is the weight" + ("; log scale)" if log else ")")
+    # room under the axes for their tick labels (log labels were cut off) and for the legend, which beside the
+    # title ran into it at 1100 px
     layout = _layout(
-        max(260, 46 * len(cands) + 90), title,
+        max(290, 46 * len(cands) + 130), title,
         barmode="group", bargap=0.25,
-        xaxis={"domain": [0, 0.33], "gridcolor": "#eef0f3"},
-        xaxis2={"domain": [0.36, 1], "gridcolor": "#eef0f3", **({"type": "log"} if log else {})},
+        margin={"l": 10, "r": 20, "t": 40, "b": 70},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        xaxis={"domain": [0, 0.33], "gridcolor": "#eef0f3", "automargin": True},
+        xaxis2={"domain": [0.36, 1], "gridcolor": "#eef0f3", "automargin": True, **({"type": "log"} if log else {})},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         shapes=[{"type": "line", "xref": "x2", "yref": "paper", "x0": 1, "x1": 1, "y0": 0, "y1": 1,
                  "line": {"dash": "dot", "color": "#9ca3af"}}],

@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 from app.viewmodels.common import PALETTE, empty_figure, records, style
 
 THROTTLED = "#dc2626"
+# legends under the axis: above the plot they ran into the chart title at half width
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
 
 
 def per_queue(df: pd.DataFrame) -> pd.DataFrame:
@@ -50,21 +52,23 @@ def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) 
     colors = [THROTTLED if t > 0 else PALETTE[0] for t in d["throttled_users"]]
     lines = [3 if q == highlight else 0 for q in d["panda_queue"]]
     fig = go.Figure()
-    x = _labels(d)
-    fig.add_trace(go.Bar(x=x, y=d["nQ"].tolist(), name="nQ (queued jobs)", marker={"color": colors, "line": {"width": lines, "color": "#111827"}},
+    y = _labels(d)
+    # horizontal bars: queue names stay readable at any width (tilted labels overlapped in a half-width card)
+    fig.add_trace(go.Bar(y=y, x=d["nQ"].tolist(), orientation="h", name="nQ (queued jobs)", marker={"color": colors, "line": {"width": lines, "color": "#111827"}},
                          customdata=d[["throttled_users", "gshare"]].to_numpy().tolist(),
-                         hovertemplate="%{x}<br>nQ=%{y}<br>throttled users=%{customdata[0]}<extra>%{customdata[1]}</extra>"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=x, y=d["throttle_from"].tolist(), mode="markers", name="throttles from (nQ ≥)",
-                             marker={"symbol": "line-ew-open", "size": 22, "color": "#9ca3af", "line": {"width": 3, "color": "#9ca3af"}},
-                             hovertemplate="%{x}<br>can throttle from nQ=%{y:.0f}<extra></extra>"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=x, y=d["nQ_max"].tolist(), mode="markers", name="nQ_max (sets users' max_q_len)",
-                             marker={"symbol": "line-ew-open", "size": 22, "color": "#111827", "line": {"width": 3, "color": "#111827"}},
-                             hovertemplate="%{x}<br>nQ_max=%{y:.0f}<extra></extra>"))  # fmt: skip
-    fig.update_xaxes(type="category", tickangle=-45)
-    fig.update_yaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
+                         hovertemplate="%{y}<br>nQ=%{x}<br>throttled users=%{customdata[0]}<extra>%{customdata[1]}</extra>"))  # fmt: skip
+    fig.add_trace(go.Scatter(y=y, x=d["throttle_from"].tolist(), mode="markers", name="throttles from (nQ ≥)",
+                             marker={"symbol": "line-ns-open", "size": 14, "color": "#9ca3af", "line": {"width": 3, "color": "#9ca3af"}},
+                             hovertemplate="%{y}<br>can throttle from nQ=%{x:.0f}<extra></extra>"))  # fmt: skip
+    fig.add_trace(go.Scatter(y=y, x=d["nQ_max"].tolist(), mode="markers", name="nQ_max (sets users' max_q_len)",
+                             marker={"symbol": "line-ns-open", "size": 14, "color": "#111827", "line": {"width": 3, "color": "#111827"}},
+                             hovertemplate="%{y}<br>nQ_max=%{x:.0f}<extra></extra>"))  # fmt: skip
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True, tickfont={"size": 10})
+    fig.update_xaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
-        fig, 340, title={"text": "Per queue: nQ, where throttling starts, nQ_max (red = some user throttled)", "x": 0,
-                         "font": {"size": 13}},
+        fig, 150 + 20 * len(d), title={"text": "Per queue: nQ, where throttling starts, nQ_max (red = some user throttled)", "x": 0,
+                                        "font": {"size": 13}},
+        legend=LEGEND_BELOW, margin={"t": 40, "l": 10, "r": 10, "b": 80},
     )  # fmt: skip
 
 
@@ -77,25 +81,46 @@ def user_figure(df: pd.DataFrame, user: str | None) -> go.Figure:
         return empty_figure(f"user {user} has no queued or running analysis jobs")
     colors = [THROTTLED if t else PALETTE[1] for t in d["throttled"]]
     fig = go.Figure()
-    x = _labels(d)
-    fig.add_trace(go.Bar(x=x, y=d["nQ_user"].tolist(), marker_color=colors, name=f"nQ({user}, PQ)"))
-    fig.add_trace(go.Scatter(x=x, y=d["max_q_len"].tolist(), mode="markers", name="max_q_len",
-                             marker={"symbol": "line-ew-open", "size": 22, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
-    fig.update_xaxes(type="category", tickangle=-45)
-    fig.update_yaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
+    y = _labels(d)
+    fig.add_trace(go.Bar(y=y, x=d["nQ_user"].tolist(), orientation="h", marker_color=colors, name=f"nQ({user}, PQ)"))
+    fig.add_trace(go.Scatter(y=y, x=d["max_q_len"].tolist(), mode="markers", name="max_q_len",
+                             marker={"symbol": "line-ns-open", "size": 14, "line": {"width": 3, "color": "#111827"}}))  # fmt: skip
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True, tickfont={"size": 10})
+    fig.update_xaxes(type="log")  # queue lengths span several orders of magnitude on a real grid
     return style(
         fig,
-        320,
+        150 + 20 * len(d),
         title={"text": f"User {user}: queued jobs per PQ vs max_q_len (red = throttled)", "x": 0, "font": {"size": 13}},
+        legend=LEGEND_BELOW,
+        margin={"t": 40, "l": 10, "r": 10, "b": 80},
     )
 
 
+def users_by_excess(df: pd.DataFrame, top: int = 20) -> go.Figure:
+    """The users furthest over their max_q_len, summed over their queues (the whole-grid view before a user is picked)."""
+    if df.empty:
+        return empty_figure("no analysis jobs queued or running")
+    d = df.assign(excess=(df["nQ_user"] - df["max_q_len"]).clip(lower=0))
+    t = d.groupby("produsername")["excess"].sum().sort_values(ascending=False).head(top)
+    t = t[t > 0]
+    if t.empty:
+        return empty_figure("no user is over max_q_len anywhere")
+    fig = go.Figure(go.Bar(y=[str(u) for u in t.index], x=t.tolist(), orientation="h", marker_color=THROTTLED,
+                           hovertemplate="%{y}: %{x:.0f} jobs over max_q_len<extra></extra>"))  # fmt: skip
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True, tickfont={"size": 10})
+    return style(
+        fig, 120 + 20 * len(t), title={"text": "Users over max_q_len: excess summed over their queues (pick one above)", "x": 0,
+                                        "font": {"size": 13}}, margin={"t": 40, "l": 10, "r": 10, "b": 30},
+    )  # fmt: skip
+
+
 def rows(df: pd.DataFrame, user: str | None = None, queue: str | None = None) -> list[dict[str, Any]]:
-    """Stabilizer rows filtered by user and/or queue, throttled first."""
+    """Stabilizer rows filtered by user and/or queue, with excess = nQ_user − max_q_len, largest excess first."""
     d = df
     if user:
         d = d[d["produsername"] == user]
     if queue:
         d = d[d["panda_queue"] == queue]
-    d = d.sort_values(["throttled", "nQ_user"], ascending=[False, False])
+    d = d.assign(excess=d["nQ_user"] - d["max_q_len"])
+    d = d.sort_values(["excess", "nQ_user"], ascending=[False, False])
     return records(d.round(3))

@@ -36,4 +36,8 @@ def _run(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
         if locality.get("disabled"):
             click.echo(f"data locality check disabled: {locality.get('reason', '')}")
         if chosen:
-            click.echo(f"chosen nucleus (seed {seed}): {chosen}")
+            p = next((c.details.get("probability", 0.0) for c in decision.candidates if c.name == chosen), 0.0)
+            click.echo(
+                f"chosen nucleus, a weighted random draw among {len(decision.candidates)} kept (seed {seed}): "
+                f"{chosen}, probability {float(p or 0.0):.0%}"
+            )

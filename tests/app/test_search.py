@@ -1,0 +1,60 @@
+"""The navbar search opens the right page, and the task picker matches status words."""
+
+from __future__ import annotations
+
+from brokerage.snapshot import GridSnapshot
+
+
+def test_search_resolves_each_kind_of_name_to_its_page(snap: GridSnapshot) -> None:
+    """A task id or name, a queue, a nucleus, a satellite site and a user each open the page that answers them."""
+    from app.viewmodels.search import resolve
+
+    assert resolve(snap, "7") == ("/task?id=7", "task 7")
+    assert resolve(snap, "aglt2_q2") == ("/queue?name=AGLT2_Q2", "queue AGLT2_Q2")
+    assert resolve(snap, "CERN-PROD") == ("/network?nucleus=CERN-PROD", "nucleus CERN-PROD")
+    assert resolve(snap, "MWT2") == ("/queues?site=MWT2", "site MWT2")
+    assert resolve(snap, "alice") == ("/stabilizer?user=alice", "user alice")
+    assert resolve(snap, "evgen.second") == ("/task?id=2", "task 2")
+    assert resolve(snap, "no such thing") is None and resolve(snap, " ") is None
+
+
+def test_search_callback_marks_an_unknown_name(app_client) -> None:
+    """Enter on a name nothing has turns the box invalid and says why; a known name navigates."""
+    from app.callbacks.search import on_search
+
+    assert on_search(1, "AGLT2_Q2")[0] == "/queue?name=AGLT2_Q2"
+    _, invalid, title = on_search(1, "zzz")
+    assert invalid is True and "zzz" in title
+
+
+def test_task_picker_matches_status_words(snap: GridSnapshot) -> None:
+    """Typing "pending" in the task picker offers the pending tasks; several words must all match."""
+    from app.viewmodels.queues import search_tasks
+
+    assert [o["value"] for o in search_tasks(snap, "pending")] == [3]
+    assert [o["value"] for o in search_tasks(snap, "ready alice")] == [7]
+    assert 2 in [o["value"] for o in search_tasks(snap, "evgen")]
+
+
+def test_grid_filters_and_sorts_round_trip_through_the_url() -> None:
+    """A table's filters and sort read back from the URL as AG Grid's filterModel and column sorts."""
+    from app.viewmodels.gridstate import filter_model, with_sort
+
+    assert filter_model('{"atlas_site": "CERN", "corecount": 8}') == {
+        "atlas_site": {"filterType": "text", "type": "contains", "filter": "CERN"},
+        "corecount": {"filterType": "number", "type": "equals", "filter": 8},
+    }
+    assert filter_model("not json") == {} and filter_model(None) == {}
+    cols = with_sort([{"field": "a", "sort": "asc"}, {"field": "b"}], "b:desc,zz:up")
+    assert cols == [{"field": "a"}, {"field": "b", "sort": "desc"}]
+
+
+def test_queue_rolls_up_to_its_site_and_cloud(snap: GridSnapshot) -> None:
+    """A queue's page shows its job totals beside its site's and its cloud's, each linking to those queues."""
+    from app.viewmodels.detail import rollup
+
+    rows = rollup(snap, "AGLT2_Q2")
+    assert [r["level"] for r in rows] == ["queue", "site AGLT2", "cloud CERN"]
+    assert [r["queues"] for r in rows] == [1, 3, 6]
+    assert rows[1]["running"] >= rows[0]["running"] and rows[1]["href"] == "/queues?site=AGLT2"
+    assert rollup(snap, "NOPE") == []
