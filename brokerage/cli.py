@@ -49,13 +49,21 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
     """The snapshot file if given, else the database at DATABASE_URL (with its stored gdpconfig)."""
     if snapshot:
         return GridSnapshot.from_json(snapshot), Config()
+    from sqlalchemy.exc import SQLAlchemyError
+
     from brokerage.store import repository
     from brokerage.store.config_store import load_config
 
-    engine = repository.make_engine(repository.database_url())
-    if repository.is_empty(engine):
-        fail(f"the database {repository.database_url()} holds no grid; run `brokerage db init` or pass --snapshot")
-    return repository.load_snapshot(engine), load_config(engine)
+    try:
+        engine = repository.make_engine(repository.database_url(), create=False)
+        if repository.is_empty(engine):
+            fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
+        return repository.load_snapshot(engine), load_config(engine)
+    except repository.StoreError as exc:
+        fail(str(exc))
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None) or exc
+        fail(f"database error: {str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__}")
 
 
 @click.group()
