@@ -13,7 +13,7 @@ import click
 
 from brokerage.checks.software import ArchitectureError
 from brokerage.explain import Decision
-from brokerage.gdpconfig import Config, ConfigError, parse_assignments
+from brokerage.gdpconfig import Config, ConfigError, check_family_members, parse_assignments
 from brokerage.snapshot import GridSnapshot, SnapshotError
 
 EXIT_USAGE = 2
@@ -64,6 +64,16 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
     except SQLAlchemyError as exc:
         orig = getattr(exc, "orig", None) or exc
         fail(f"database error: {str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__}")
+
+
+def grid_overrides(snap: GridSnapshot, assignments: tuple[str, ...]) -> dict[str, Any]:
+    """Parse ``--set KEY=VALUE`` items and check that family keys (DISK_THRESHOLD_<gshare>) name one of SNAP's.
+
+    Usage: ``config.with_overrides(grid_overrides(snap, ("DISK_THRESHOLD_Analysis=50",)))``
+    """
+    overrides = parse_assignments(assignments)
+    check_family_members(overrides, lambda table, column: set(snap.tables[table][column]))
+    return overrides
 
 
 @click.group()
@@ -161,9 +171,9 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     """Run the job brokerage for a task (production or analysis, by its prodSourceLabel)."""
     from brokerage.brokers.router import run_job_brokerage
 
-    overrides = parse_assignments(assignments)
+    parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
-    decision = run_job_brokerage(snap, task_id, config.with_overrides(overrides))
+    decision = run_job_brokerage(snap, task_id, config.with_overrides(grid_overrides(snap, assignments)))
     _print_decision(decision, as_json)
 
 

@@ -729,6 +729,22 @@ def _architecture_problem(text: str) -> str | None:
     return None
 
 
+def check_json_columns(snap: GridSnapshot) -> list[str]:
+    """Shape problems of every json-typed value in SNAP (for tables built without validate, e.g. by importers).
+
+    Usage: ``assert not check_json_columns(snap)``
+    """
+    problems: list[str] = []
+    for name, cols in TABLES.items():
+        for c in cols:
+            if c.type != "json" or c.name not in snap.tables[name]:
+                continue
+            for i, v in enumerate(snap.tables[name][c.name]):
+                if msg := _check_value(c, v):
+                    problems.append(f"{name}[{i}].{c.name}: {msg}")
+    return problems
+
+
 def check_references(snap: GridSnapshot) -> list[str]:
     """Cross-table problems: duplicate keys and references to unknown queues, sites or endpoints."""
     problems: list[str] = []

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, event
 
 from brokerage.lifecycle.status_log import log_problems
 from brokerage.lifecycle.task_status import TransitionError, describe_transition_error, is_allowed
-from brokerage.snapshot import TABLES, Col, GridSnapshot, SnapshotError, check_references, frame
+from brokerage.snapshot import TABLES, Col, GridSnapshot, SnapshotError, check_json_columns, check_references, frame
 from brokerage.store.models import (
     GRID_MODELS,
     JSON_TABLES,
@@ -261,7 +261,7 @@ def store_problems(snap: GridSnapshot) -> list[str]:
 
     Usage: ``assert not store_problems(snap)``
     """
-    problems = check_references(snap)
+    problems = check_references(snap) + check_json_columns(snap)
     single_checked = {("queues", "panda_queue"), ("sites", "site_name"), ("ddm_endpoints", "ddm_endpoint_name")}
     single_checked.add(("tasks", "jeditaskid"))
     for name, key in NATURAL_KEYS.items():
