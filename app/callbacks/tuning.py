@@ -157,7 +157,11 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
     progress = progress_bar(set_progress)
 
-    g = services.whatif.grid(overrides, progress)
+    def waiting(position: int) -> None:
+        if set_progress is not None:
+            set_progress((0, f"queued: {position - 1} whole-grid run(s) ahead"))
+
+    g = services.whatif.grid(overrides, progress, waiting)
     link = vm.permalink(None, overrides)
     view = grid_impact_view(
         g.impact, g.names, g.after.seconds, g.after.recomputed, g.after.reused,
