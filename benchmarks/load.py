@@ -105,7 +105,7 @@ def main() -> None:
     try:
         for _ in range(600):
             try:
-                with urllib.request.urlopen(url + "/api/overview", timeout=10):
+                with urllib.request.urlopen(url + "/api/overview", timeout=120):
                     break
             except OSError:
                 time.sleep(0.5)
