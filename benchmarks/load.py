@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCUSTFILE = '''
+LOCUSTFILE = """
 import json, random
 from locust import HttpUser, between, task
 
@@ -64,7 +64,7 @@ class Viewer(HttpUser):
         with self.client.post("/_dash-update-component", json=body, name="callback: what-if", catch_response=True) as r:
             if r.status_code != 200:
                 r.failure(f"status {r.status_code}")
-'''
+"""
 
 
 def _free_port() -> int:
