@@ -771,8 +771,6 @@ def check_references(snap: GridSnapshot) -> list[str]:
     dupes("ddm_endpoints", "ddm_endpoint_name")
     dupes("tasks", "jeditaskid")
     dupe_rows("datasets", ["jeditaskid", "datasetid"])
-    dupe_rows("dataset_replicas", ["jeditaskid", "datasetid", "ddm_endpoint_name"])
-    dupe_rows("panda_ddm_relation", ["panda_queue", "ddm_endpoint_name"])
     refs("queues", "atlas_site", "sites", "site_name")
     refs("ddm_endpoints", "site_name", "sites", "site_name")
     refs("panda_ddm_relation", "panda_queue", "queues", "panda_queue")
