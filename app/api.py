@@ -129,3 +129,10 @@ def register(server: Flask, services: Services) -> None:
             if request.path.startswith("/api/"):
                 return jsonify({"error": getattr(exc, "description", str(exc))}), getattr(exc, "code", 500)
             return exc
+
+    @server.errorhandler(500)
+    def api_internal_error(exc: Any) -> Any:
+        # API clients get JSON, never the HTML error page (and never a traceback)
+        if request.path.startswith("/api/"):
+            return jsonify({"error": "internal error: the request could not be answered"}), 500
+        return exc

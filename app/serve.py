@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
+import ipaddress
+import sys
+
 import click
 
 from brokerage.runs.options import cluster_options
 
 
+def is_loopback(host: str) -> bool:
+    """Whether HOST only listens on this machine (127.0.0.0/8, ::1 or localhost).
+
+    Usage: ``is_loopback("127.0.0.1") and not is_loopback("0.0.0.0")``
+    """
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--debug", is_flag=True, help="Dash debug mode (reloader off)")
+@click.option("--debug", is_flag=True, help="Dash debug mode (reloader off); loopback hosts only")
 @cluster_options
 def serve(host: str, port: int, debug: bool) -> None:
     """Start the dashboard (development server; see the README for gunicorn)."""
+    if debug and not is_loopback(host):
+        # debug mode shows tracebacks and an interactive debugger on any error: never to other machines
+        click.echo(
+            f"error: --debug shows tracebacks and an interactive debugger, so it only serves a loopback host "
+            f"(127.0.0.1, ::1, localhost), not {host!r}; drop --debug or use --host 127.0.0.1",
+            err=True,
+        )
+        sys.exit(2)
     from app.main import app, services  # building the Dash app is slow: only when serving
 
     services.whatif.warm()  # the overview census and tuning baselines are ready by the first visit

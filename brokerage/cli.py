@@ -60,13 +60,33 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
 
     if snapshot:
         return GridSnapshot.from_json(snapshot), Config()
+    from sqlalchemy.exc import SQLAlchemyError
+
     from brokerage.store import repository
     from brokerage.store.config_store import load_config
 
-    engine = repository.make_engine(repository.database_url())
-    if repository.is_empty(engine):
-        fail(f"the database {repository.database_url()} holds no grid; run `brokerage db init` or pass --snapshot")
-    return repository.load_snapshot(engine), load_config(engine)
+    try:
+        engine = repository.make_engine(repository.database_url(), create=False)
+        if repository.is_empty(engine):
+            fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
+        return repository.load_snapshot(engine), load_config(engine)
+    except repository.StoreError as exc:
+        fail(str(exc))
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None) or exc
+        fail(f"database error: {str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__}")
+
+
+def grid_overrides(snap: GridSnapshot, assignments: tuple[str, ...]) -> dict[str, Any]:
+    """Parse ``--set KEY=VALUE`` items and check that family keys (DISK_THRESHOLD_<gshare>) name one of SNAP's.
+
+    Usage: ``config.with_overrides(grid_overrides(snap, ("DISK_THRESHOLD_Analysis=50",)))``
+    """
+    from brokerage.gdpconfig import check_family_members, parse_assignments
+
+    overrides = parse_assignments(assignments)
+    check_family_members(overrides, lambda table, column: set(snap.tables[table][column]))
+    return overrides
 
 
 CORE_COMMANDS: dict[str, tuple[str, str]] = {
@@ -224,9 +244,9 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     from brokerage.brokers.router import run_job_brokerage
     from brokerage.gdpconfig import parse_assignments
 
-    overrides = parse_assignments(assignments)
+    parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
-    decision = run_job_brokerage(snap, task_id, config.with_overrides(overrides))
+    decision = run_job_brokerage(snap, task_id, config.with_overrides(grid_overrides(snap, assignments)))
     _print_decision(decision, as_json)
 
 
@@ -249,9 +269,9 @@ def explain(
     from brokerage.levers import explain_queue
     from brokerage.whatif import top_changed_count
 
-    overrides = parse_assignments(assignments)
+    parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, stored = load_grid(snapshot_path)
-    config = stored.with_overrides(overrides)
+    config = stored.with_overrides(grid_overrides(snap, assignments))
     cache = GridCache(snap)
     count = None
     if not no_grid:  # whole-grid runs go through the Dask engine (in-process below its size threshold)

@@ -6,7 +6,8 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -1110,12 +1111,61 @@ def lookup_param(key: str) -> Param:
     raise ConfigError(key, "unknown gdpconfig key; known keys: " + ", ".join(sorted(REGISTRY)))
 
 
+# the numbers a value may be written as: ASCII digits with an optional sign, fraction and exponent; no spaces,
+# no digit separators (1_000), no other scripts' digits, which int() and float() would otherwise accept
+_INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+NUMBER_FORMS = "ASCII digits with an optional sign, decimal point and exponent (e.g. -12, 0.5, 1e6)"
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# family variants name a member of the grid: KEY_<suffix> is refused unless the suffix is one of these values
+FAMILY_MEMBERS: dict[str, tuple[str, str]] = {
+    "DISK_THRESHOLD": ("gshares", "gshare"),
+    "DIRAC_JOB_SHARE": ("dirac_group_shares", "OwnerGroup"),
+}
+
+
+def family_suffix(key: str) -> tuple[Param, str] | None:
+    """(family parameter, suffix) when KEY is a KEY_<suffix> variant of a family, else None.
+
+    Usage: ``family_suffix("DISK_THRESHOLD_Analysis")[1] == "Analysis"``
+    """
+    if key in REGISTRY:
+        return None
+    param = lookup_param(key)
+    return param, key[len(param.key) + 1 :]
+
+
+def check_family_members(keys: Iterable[str], members: Callable[[str, str], Collection[str]]) -> None:
+    """Raise ConfigError for a family variant whose suffix is not in the grid (MEMBERS(table, column) lists them).
+
+    An empty member list means no grid is known yet (a config set before the first import): nothing to check.
+
+    Usage: ``check_family_members(["DISK_THRESHOLD_Analysis"], lambda t, c: set(snap.tables[t][c]))``
+    """
+    for key in keys:
+        found = family_suffix(key)
+        if found is None or found[0].key not in FAMILY_MEMBERS:
+            continue
+        param, suffix = found
+        table, column = FAMILY_MEMBERS[param.key]
+        known = sorted({str(m) for m in members(table, column)})
+        if known and suffix not in known:
+            shown = ", ".join(known[:12]) + (", …" if len(known) > 12 else "")
+            raise ConfigError(
+                key, f"{suffix!r} is not a {column} of the grid; {param.key}_<{column}> takes one of: {shown}"
+            )
+
+
 def parse_value(key: str, raw: Value, type_: str | None = None) -> Value:
     """Parse RAW (a string as stored in CONFIG.VALUE, or a Python value) and check it against KEY's bounds.
 
     Usage: ``parse_value("NW_ACTIVE", "True") is True``
     """
     param = lookup_param(key)
+    raw = _plain(raw)
+    if type_ is not None and isinstance(raw, str) and _TYPE_ALIASES.get(type_.lower()) != "str":
+        # a stored CONFIG row (it carries its TYPE) may be blank-padded by its database; typed input may not
+        raw = raw.strip()
     kind = _TYPE_ALIASES.get((type_ or param.type).lower())
     if kind is None:
         raise ConfigError(key, f"unknown type {type_!r}; allowed: {', '.join(sorted(_TYPE_ALIASES))}")
@@ -1126,7 +1176,8 @@ def parse_value(key: str, raw: Value, type_: str | None = None) -> Value:
     try:
         value = _coerce(kind, raw)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(key, f"cannot read {raw!r} as {kind}: expected {param.allowed()}") from exc
+        forms = f" written as {NUMBER_FORMS}" if kind in ("int", "float") else ""
+        raise ConfigError(key, f"cannot read {raw!r} as {kind}: expected {param.allowed()}{forms}") from exc
     if kind == "json" and param.type != "json":
         # a TYPE=json row is decoded and must then hold a value of the parameter's own type
         value = _normalise(param, key, value)
@@ -1155,17 +1206,14 @@ def _coerce(kind: str, raw: Value) -> Value:
                 raise ValueError(raw)
             return int(raw)
         if isinstance(raw, str):
-            text = raw.strip()
-            try:
-                return int(text)
-            except ValueError:
-                f = float(text)
-                if not f.is_integer():
-                    raise
-                return int(f)
+            if _INT_TEXT.fullmatch(raw):
+                return int(raw)
+            if not _FLOAT_TEXT.fullmatch(raw) or not float(raw).is_integer():
+                raise ValueError(raw)
+            return int(float(raw))
         return int(raw)
     if kind == "float":
-        if isinstance(raw, bool):
+        if isinstance(raw, bool) or (isinstance(raw, str) and not _FLOAT_TEXT.fullmatch(raw)):
             raise ValueError(raw)
         value = float(raw)
         if not math.isfinite(value):
@@ -1176,8 +1224,14 @@ def _coerce(kind: str, raw: Value) -> Value:
     return str(raw)
 
 
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds, so messages never print ``np.int64(…)``."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
+
+
 def check_bounds(param: Param, key: str, value: Value) -> Value:
     """Return VALUE if PARAM allows it, else raise ConfigError naming KEY and the allowed range."""
+    value = _plain(value)
     if value is None:
         if param.nullable:
             return None
@@ -1195,6 +1249,8 @@ def check_bounds(param: Param, key: str, value: Value) -> Value:
             raise ConfigError(key, f"{value!r} is not allowed: expected {param.allowed()}")
         return value
     if param.type in ("int", "float"):
+        if param.type == "int" and not INT64_MIN <= value <= INT64_MAX:
+            raise ConfigError(key, f"{value} does not fit a 64-bit integer: expected {param.allowed()}")
         if param.minimum is not None and value < param.minimum:
             raise ConfigError(key, f"{value} is below the minimum: expected {param.allowed()}")
         if param.maximum is not None and value > param.maximum:

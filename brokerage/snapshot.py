@@ -50,6 +50,7 @@ class Col:
     nullable: bool = False
     minimum: float | None = None
     choices: tuple[str, ...] | None = None
+    maximum: float | None = None
 
 
 def _c(name: str, type_: str, description: str, **kw: Any) -> Col:
@@ -250,8 +251,18 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("cmtconfigs", "list", "cmtconfigs published by the queue", default=[]),
         _c("containers", "list", "containers published by the queue", default=[]),
         _c("cvmfs", "list", "cvmfs repositories", default=[]),
-        _c("architectures", "json", "CPU / GPU dictionaries", default=[]),
-        _c("tags", "json", "software tags", default=[]),
+        _c(
+            "architectures",
+            "json",
+            "CPU / GPU dictionaries: a list of objects of strings or lists of strings",
+            default=[],
+        ),
+        _c(
+            "tags",
+            "json",
+            "software tags: a list of objects; cmtconfig, project, release, container_name, tag strings, sources a list of strings",
+            default=[],
+        ),
     ),
     "task_status_log": (
         _c("jeditaskid", "int", "task", required=True),
@@ -405,8 +416,8 @@ class GridSnapshot:
         snap = cls(
             tables=tables,
             taken_at=_parse_time(data["taken_at"]),
-            snapshot_id=str(data.get("snapshot_id", "snapshot")),
-            version=int(data.get("version", 0)),
+            snapshot_id=str(data.get("snapshot_id") or "snapshot"),
+            version=int(data.get("version") or 0),
         )
         ref = check_references(snap)
         if ref:
@@ -417,13 +428,21 @@ class GridSnapshot:
     def from_json(cls, path: str | Path) -> GridSnapshot:
         """Load a snapshot JSON file."""
         try:
-            text = Path(path).read_text()
+            raw = Path(path).read_bytes()
         except OSError as exc:
             raise SnapshotError([f"{path}: cannot read file ({exc.strerror})"]) from exc
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SnapshotError([f"{path}: not UTF-8 text: byte {exc.start} is {raw[exc.start]:#04x}"]) from exc
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SnapshotError([f"{path}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
+        except RecursionError as exc:
+            raise SnapshotError([f"{path}: JSON nested deeper than {MAX_JSON_DEPTH} levels"]) from exc
+        except ValueError as exc:  # e.g. an integer literal longer than Python's 4,300-digit limit
+            raise SnapshotError([f"{path}: not JSON: {exc}"]) from exc
         return cls.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -462,7 +481,8 @@ def _frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     cols = TABLES[name]
     data: dict[str, Any] = {}
     for c in cols:
-        values = [r.get(c.name, _default(c)) for r in rows]
+        # null in an optional, non-nullable column means absent: the default
+        values = [_default(c) if (v := r.get(c.name)) is None and not c.nullable else v for r in rows]
         if c.type == "time":
             data[c.name] = pd.to_datetime(pd.Series(values, dtype="object"), utc=True, format="ISO8601")
         elif c.type in ("int", "float"):
@@ -517,6 +537,96 @@ def _parse_time(value: str) -> datetime:
 
 
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # numbers live in int64 columns; beyond them numpy wraps silently
+FLOAT_MAX = 1e300  # a float column's values stay far from overflow when summed or multiplied
+MAX_JSON_DEPTH = 64  # snapshot documents nest 4 levels; deeper input is refused before it can recurse
+# numbers are JSON numbers: "5", 1_000, " 5 " and non-ASCII digits are refused, never read as numbers
+NUMBER_FORMS = "a JSON number, not a string"
+
+
+def _time_problem(v: Any) -> str | None:
+    """What is wrong with V as an ISO 8601 time (a real calendar date pandas can hold), or None."""
+    if not (isinstance(v, str) and _TIME_RE.match(v)):
+        return f"expected an ISO 8601 time like 2026-11-22T10:00:00Z, got {_shown(v)}"
+    try:
+        pd.Timestamp(v)
+    except (ValueError, OverflowError):
+        return f"{_shown(v)} is not a real date and time (years 1678-2261, months 1-12, days of the month)"
+    return None
+
+
+def _shown(v: Any) -> str:
+    """A short, printable form of a JSON value for messages (numpy scalars as plain numbers)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text_problem(v: str) -> str | None:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{_shown(v)} holds a lone surrogate (not valid Unicode text)"
+    return None
+
+
+def _string_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) and _text_problem(x) is None for x in v)
+
+
+def _architectures_problem(v: Any) -> str | None:
+    entries = [v] if isinstance(v, dict) else v
+    if not isinstance(entries, list):
+        return f"expected a list of objects, got {_shown(v)}"
+    for j, e in enumerate(entries):
+        if not isinstance(e, dict):
+            return f"[{j}]: expected an object, got {_shown(e)}"
+        for k, x in e.items():
+            if not (x is None or (isinstance(x, str) and _text_problem(x) is None) or _string_list(x)):
+                return f"[{j}].{k}: expected a string or a list of strings, got {_shown(x)}"
+    return None
+
+
+_TAG_TEXT_KEYS = ("cmtconfig", "project", "release", "container_name", "tag")  # what the software checks read
+
+
+def _tags_problem(v: Any) -> str | None:
+    if not isinstance(v, list):
+        return f"expected a list of objects, got {_shown(v)}"
+    for j, e in enumerate(v):
+        if not isinstance(e, dict):
+            return f"[{j}]: expected an object, got {_shown(e)}"
+        for k in _TAG_TEXT_KEYS:
+            x = e.get(k)
+            if not (x is None or (isinstance(x, str) and _text_problem(x) is None)):
+                return f"[{j}].{k}: expected a string, got {_shown(x)}"
+        x = e.get("sources")
+        if not (x is None or (isinstance(x, str) and _text_problem(x) is None) or _string_list(x)):
+            return f"[{j}].sources: expected a list of strings, got {_shown(x)}"
+    return None
+
+
+# every json-typed column names the shape it must have; brokers read these values without further checks
+_JSON_SHAPES = {"architectures": _architectures_problem, "tags": _tags_problem}
+
+
+def _number_problem(c: Col, v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        kind = "an integer" if c.type == "int" else "a number"
+        return f"expected {kind} ({NUMBER_FORMS}), got {_shown(v)}"
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"expected a finite number, got {_shown(v)}"
+    if c.type == "int" and isinstance(v, float) and not v.is_integer():
+        return f"expected an integer, got {_shown(v)}"
+    lo = c.minimum if c.minimum is not None else (INT64_MIN if c.type == "int" else -FLOAT_MAX)
+    hi = c.maximum if c.maximum is not None else (INT64_MAX if c.type == "int" else FLOAT_MAX)
+    if not lo <= v <= hi:
+        if v < lo and c.minimum is not None:
+            return f"{_shown(v)} is below the minimum {c.minimum:g}"
+        bounds = f"{int(lo)}..{int(hi)}" if c.type == "int" else f"{lo:g}..{hi:g}"
+        return f"{_shown(v)} is outside the allowed range {bounds}"
+    return None
 
 
 def _check_value(c: Col, v: Any) -> str | None:
@@ -524,24 +634,36 @@ def _check_value(c: Col, v: Any) -> str | None:
     if v is None:
         return None if (c.nullable or not c.required) else "required, got null"
     t = c.type
-    if t == "str" and not isinstance(v, str):
-        return f"expected a string, got {v!r}"
-    if t in ("int", "float") and isinstance(v, float) and not math.isfinite(v):
-        return f"expected a finite number, got {v!r}"
-    if t == "int" and (isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) != int(v)):
-        return f"expected an integer, got {v!r}"
-    if t == "float" and (isinstance(v, bool) or not isinstance(v, (int, float))):
-        return f"expected a number, got {v!r}"
+    if t == "str":
+        if not isinstance(v, str):
+            return f"expected a string, got {_shown(v)}"
+        if problem := _text_problem(v):
+            return problem
+    if t in ("int", "float") and (problem := _number_problem(c, v)):
+        return problem
     if t == "bool" and not isinstance(v, bool):
-        return f"expected true or false, got {v!r}"
-    if t == "time" and not (isinstance(v, str) and _TIME_RE.match(v)):
-        return f"expected an ISO 8601 time like 2026-11-22T10:00:00Z, got {v!r}"
-    if t == "list" and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-        return f"expected a list of strings, got {v!r}"
+        return f"expected true or false, got {_shown(v)}"
+    if t == "time" and (problem := _time_problem(v)):
+        return problem
+    if t == "list" and not _string_list(v):
+        return f"expected a list of strings, got {_shown(v)}"
+    if t == "json" and c.name in _JSON_SHAPES and (problem := _JSON_SHAPES[c.name](v)):
+        return problem
     if c.choices is not None and v not in c.choices:
-        return f"{v!r} is not allowed; expected one of {', '.join(repr(x) for x in c.choices)}"
-    if c.minimum is not None and t in ("int", "float") and v < c.minimum:
-        return f"{v} is below the minimum {c.minimum:g}"
+        return f"{_shown(v)} is not allowed; expected one of {', '.join(repr(x) for x in c.choices)}"
+    return None
+
+
+def _depth_problem(data: Any) -> str | None:
+    stack = [(data, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"$: nested deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
     return None
 
 
@@ -552,14 +674,20 @@ def validate(data: Any) -> list[str]:
     """
     if not isinstance(data, dict):
         return ["$: expected a JSON object with the snapshot tables"]
+    if deep := _depth_problem(data):
+        return [deep]
     problems: list[str] = []
     if "taken_at" not in data:
         problems.append("taken_at: required (ISO 8601 time the snapshot was taken)")
-    elif not (isinstance(data["taken_at"], str) and _TIME_RE.match(data["taken_at"])):
-        problems.append(f"taken_at: expected an ISO 8601 time, got {data['taken_at']!r}")
+    elif problem := _time_problem(data["taken_at"]):
+        problems.append(f"taken_at: {problem}")
     sv = data.get("schema_version", SCHEMA_VERSION)
-    if sv != SCHEMA_VERSION:
-        problems.append(f"schema_version: {sv!r} is not supported; expected {SCHEMA_VERSION}")
+    if isinstance(sv, bool) or sv != SCHEMA_VERSION:
+        problems.append(f"schema_version: {_shown(sv)} is not supported; expected {SCHEMA_VERSION}")
+    if problem := _check_value(Col("version", "int", "", minimum=0), data.get("version")):
+        problems.append(f"version: {problem}")
+    if problem := _check_value(Col("snapshot_id", "str", ""), data.get("snapshot_id")):
+        problems.append(f"snapshot_id: {problem}")
     known = set(TABLES) | {"schema_version", "snapshot_id", "version", "taken_at"}
     for key in data:
         if key not in known:
@@ -580,11 +708,40 @@ def validate(data: Any) -> list[str]:
             for k, v in row.items():
                 col = colmap.get(k)
                 if col is None:
-                    problems.append(f"{name}[{i}].{k}: unknown column")
+                    problems.append(f"{name}[{i}].{_shown(k)[1:-1]}: unknown column")
                     continue
                 msg = _check_value(col, v)
+                if msg is None and name == "tasks" and k == "architecture" and v:
+                    msg = _architecture_problem(v)
                 if msg:
                     problems.append(f"{name}[{i}].{k}: {msg}")
+    return problems
+
+
+def _architecture_problem(text: str) -> str | None:
+    """The broker's own parser judges a task architecture, so validation and brokerage cannot disagree."""
+    from brokerage.checks.software import ArchitectureError, parse_architecture
+
+    try:
+        parse_architecture(text)
+    except ArchitectureError as exc:
+        return f"malformed: {exc}"
+    return None
+
+
+def check_json_columns(snap: GridSnapshot) -> list[str]:
+    """Shape problems of every json-typed value in SNAP (for tables built without validate, e.g. by importers).
+
+    Usage: ``assert not check_json_columns(snap)``
+    """
+    problems: list[str] = []
+    for name, cols in TABLES.items():
+        for c in cols:
+            if c.type != "json" or c.name not in snap.tables[name]:
+                continue
+            for i, v in enumerate(snap.tables[name][c.name]):
+                if msg := _check_value(c, v):
+                    problems.append(f"{name}[{i}].{c.name}: {msg}")
     return problems
 
 
@@ -595,18 +752,25 @@ def check_references(snap: GridSnapshot) -> list[str]:
     def dupes(table: str, col: str) -> None:
         s = snap.tables[table][col]
         for i in np.flatnonzero(s.duplicated().to_numpy()):
-            problems.append(f"{table}[{i}].{col}: duplicate {s.iloc[i]!r}")
+            problems.append(f"{table}[{i}].{col}: duplicate {_shown(s.iloc[i])}")
+
+    def dupe_rows(table: str, cols: list[str]) -> None:
+        df = snap.tables[table][cols]
+        for i in np.flatnonzero(df.duplicated().to_numpy()):
+            key = ", ".join(f"{c}={_shown(df[c].iloc[i])}" for c in cols)
+            problems.append(f"{table}[{i}]: duplicate row for {key}")
 
     def refs(table: str, col: str, target: str, tcol: str, extra: tuple[str, ...] = ()) -> None:
         allowed = set(snap.tables[target][tcol]) | set(extra)
         s = snap.tables[table][col]
         for i in np.flatnonzero(~s.isin(allowed).to_numpy()):
-            problems.append(f"{table}[{i}].{col}: unknown {target[:-1]} {s.iloc[i]!r}")
+            problems.append(f"{table}[{i}].{col}: unknown {target[:-1]} {_shown(s.iloc[i])}")
 
     dupes("queues", "panda_queue")
     dupes("sites", "site_name")
     dupes("ddm_endpoints", "ddm_endpoint_name")
     dupes("tasks", "jeditaskid")
+    dupe_rows("datasets", ["jeditaskid", "datasetid"])
     refs("queues", "atlas_site", "sites", "site_name")
     refs("ddm_endpoints", "site_name", "sites", "site_name")
     refs("panda_ddm_relation", "panda_queue", "queues", "panda_queue")

@@ -171,7 +171,11 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
 
     progress = progress_bar(set_progress)
 
-    g = services.whatif.grid(overrides, progress)
+    def waiting(position: int) -> None:
+        if set_progress is not None:
+            set_progress((0, f"queued: {position - 1} whole-grid run(s) ahead"))
+
+    g = services.whatif.grid(overrides, progress, waiting)
     link = vm.permalink(None, overrides)
     moved = ivm.moved_rows(
         g.impact, services.whatif.base_run(), g.after, g.names, lambda key: explain_move(key, overrides)

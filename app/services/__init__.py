@@ -5,13 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.services.admin import ConfigAdmin, Outcome
+from app.services.admission import Admission
 from app.services.dirac import Dirac
 from app.services.reports import MadeReport, Reports
-from app.services.runs import GridRuns
+from app.services.runs import CACHE_DIR, GridRuns
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 
 __all__ = ["ConfigAdmin", "Dirac", "GridWhatIf", "MadeReport", "Outcome", "Reports", "Services", "TaskWhatIf", "WhatIf"]
+
+
+ADMISSION_DIR = CACHE_DIR / "admission"
 
 
 @dataclass(frozen=True)
@@ -32,4 +36,8 @@ class Services:
     def build(cls, state: AppState) -> Services:
         """Wire the services over STATE (one per process: see app/main.py)."""
         runs = GridRuns(state)
-        return cls(state, runs, WhatIf(state, runs), ConfigAdmin(state), Reports(state), Dirac(state))
+        admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
+        return cls(
+            state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
+            Dirac(state),
+        )  # fmt: skip

@@ -52,6 +52,7 @@ class ConfigAdmin:
         Usage: ``admin.save({"NW_ACTIVE": False}, "alice", "s3cret", "network test", base=3)``
         """
         from brokerage.store.config_store import ConfigConflictError, save_changes
+        from brokerage.store.repository import StoreError
 
         engine = self.state.engine()
         if engine is None:
@@ -69,6 +70,8 @@ class ConfigAdmin:
             )
         except ConfigConflictError as exc:
             return Outcome("refused", f"Not saved: {exc}")
+        except StoreError as exc:  # a missing, replaced or busy database: a plain sentence, never SQL text
+            return Outcome("refused", f"Not saved: {exc}.")
         self.state.reload_config()
         return Outcome("success", f"Saved as version {version}.", f"/tuning?saved={version}")
 
@@ -87,6 +90,7 @@ class ConfigAdmin:
         Usage: ``admin.restore(0, "alice", "s3cret").redirect``
         """
         from brokerage.store.config_store import restore_version
+        from brokerage.store.repository import StoreError
 
         engine = self.state.engine()
         if engine is None:
@@ -94,7 +98,10 @@ class ConfigAdmin:
         verdict = check_operator(user, secret)
         if not verdict.allowed:
             return Outcome("refused", f"Not restored: {verdict.why}.")
-        new = restore_version(engine, int(version), verdict.who, (comment or "").strip())
+        try:
+            new = restore_version(engine, int(version), verdict.who, (comment or "").strip())
+        except StoreError as exc:
+            return Outcome("refused", f"Not restored: {exc}.")
         self.state.reload_config()
         return Outcome("success", f"Restored version {version} as version {new}.", f"/tuning?restored={new}")
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.services.admission import Admission
+from app.services.roles import client_address
 from app.services.runs import CACHE_DIR
 from app.state import AppState
 from brokerage.report import MEDIA_TYPES, build_report, filename, write
@@ -19,6 +21,8 @@ REPORT_DIR = CACHE_DIR / "reports"
 NAME = re.compile(r"^[0-9a-f]{16}/[A-Za-z0-9._-]+$")  # token/filename: nothing else is ever served
 INLINE_LIMIT = 20 * 2**20  # smaller files are also pushed straight to the browser's download
 KEEP_S = 24 * 3600  # report files older than this are removed when a new one is made
+MAX_FILES = 50  # report files kept at most (the oldest go first) ...
+MAX_BYTES = 1 << 30  # ... and their total size
 
 
 @dataclass(frozen=True)
@@ -38,14 +42,36 @@ class Reports:
     Usage: ``Reports(state).make("task", "html", 4242, {"NQUEUED_SAT_CAP": 300}).url``
     """
 
-    def __init__(self, state: AppState, folder: Path = REPORT_DIR) -> None:
+    def __init__(
+        self,
+        state: AppState,
+        folder: Path = REPORT_DIR,
+        admission: Admission | None = None,
+        max_files: int = MAX_FILES,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
         self.state = state
         self.folder = folder
+        self.admission = admission
+        self.max_files, self.max_bytes = max_files, max_bytes
 
-    def _prune(self, now: float) -> None:
+    def _prune(self, now: float, room: int = 1, keep: Path | None = None) -> None:
+        """Drop files older than KEEP_S, then the oldest until ROOM more files fit within the count and size bounds
+        (KEEP, the file just made, always stays)."""
+        files = []
         for f in self.folder.glob("*/*"):
-            if now - f.stat().st_mtime > KEEP_S:
+            if f == keep:
+                continue
+            with contextlib.suppress(OSError):
+                st = f.stat()
+                files.append((st.st_mtime, st.st_size, f))
+        files.sort()
+        total = sum(size for _, size, _ in files)
+        for i, (mtime, size, f) in enumerate(files):
+            too_many = len(files) - i + room + (keep is not None) > self.max_files
+            if now - mtime > KEEP_S or too_many or total > self.max_bytes:
                 f.unlink(missing_ok=True)
+                total -= size
                 with contextlib.suppress(OSError):
                     f.parent.rmdir()
 
@@ -63,6 +89,20 @@ class Reports:
         """
         if scope == "task" and task is None:
             raise ValueError("pick a task first, or choose 'every waiting task'")
+        if scope == "all" and self.admission is not None:
+            # a whole-grid report is whole-grid work: it takes a slot like a what-if run
+            key = ("report", self.state.keys(), fmt, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+            return self.admission.run(key, client_address(), lambda: self._make(scope, fmt, task, overrides, progress))
+        return self._make(scope, fmt, task, overrides, progress)
+
+    def _make(
+        self,
+        scope: str,
+        fmt: str,
+        task: int | None,
+        overrides: Mapping[str, Any],
+        progress: Callable[[int, int], None] | None,
+    ) -> MadeReport:
         src = self.state.source()
         report = build_report(
             src.snap,
@@ -85,6 +125,7 @@ class Reports:
         with tmp.open("wb") as out:
             write(report, fmt, out, gzipped=gzipped)  # type: ignore[arg-type]
         tmp.replace(path)
+        self._prune(time.time(), room=0, keep=path)  # the new file counts too
         media = "application/gzip" if gzipped else MEDIA_TYPES[fmt]
         return MadeReport(path, name, f"/reports/{token}/{name}", path.stat().st_size, media)
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.services.admission import Admission, Waiting
+from app.services.roles import client_address
 from app.services.runs import GridRuns
 from app.state import AppState
 from app.viewmodels import queues as qvm
@@ -43,9 +45,10 @@ class WhatIf:
     Usage: ``WhatIf(state, runs).task(4242, {"NW_ACTIVE": False}).jobs.moves``
     """
 
-    def __init__(self, state: AppState, runs: GridRuns) -> None:
+    def __init__(self, state: AppState, runs: GridRuns, admission: Admission | None = None) -> None:
         self.state = state
         self.runs = runs
+        self.admission = admission
 
     def edits(self, raw: Mapping[str, Any] | None) -> Edits:
         """The operator's raw edits checked against the stored config: valid overrides and refusals.
@@ -63,12 +66,21 @@ class WhatIf:
         jobs = compare(st.job_decision(tid), st.job_decision(tid, overrides))
         return TaskWhatIf(tid, nucleus, jobs, st.effective_config(overrides).fingerprint())
 
-    def grid(self, overrides: Mapping[str, Any], progress: Progress | None = None) -> GridWhatIf:
+    def grid(
+        self, overrides: Mapping[str, Any], progress: Progress | None = None, waiting: Waiting | None = None
+    ) -> GridWhatIf:
         """Every waiting task re-brokered under OVERRIDES; only brokers that read an edited key run again.
 
+        With an Admission, the run waits its turn (WAITING is told the queue position) and identical runs are shared.
         Usage: ``whatif.grid({"NQUEUED_SAT_CAP": 300}).impact``
         """
-        before, after = self.runs.whatif_runs(overrides, progress=progress)
+        if self.admission is None:
+            before, after = self.runs.whatif_runs(overrides, progress=progress)
+        else:
+            key = ("grid", self.state.keys()[0], self.state.effective_config(overrides).fingerprint())
+            before, after = self.admission.run(
+                key, client_address(), lambda: self.runs.whatif_runs(overrides, progress=progress), waiting
+            )
         t = self.state.snapshot().tasks
         names = dict(zip(t["jeditaskid"].astype(int), t["taskname"].astype(str), strict=False)) if not t.empty else {}
         return GridWhatIf(impact(before, after), after, names, self.state.effective_config(overrides).fingerprint())

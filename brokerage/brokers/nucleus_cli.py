@@ -23,11 +23,12 @@ def nucleus(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...
 
 def _run(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], seed: int, as_json: bool) -> None:
     from brokerage.brokers.nucleus import broker
-    from brokerage.cli import _print_decision, load_grid
+    from brokerage.cli import _print_decision, grid_overrides, load_grid
     from brokerage.gdpconfig import parse_assignments
 
-    overrides = parse_assignments(assignments)
+    parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
+    overrides = grid_overrides(snap, assignments)
     decision = broker(snap, task_id, config.with_overrides(overrides), seed=seed)
     _print_decision(decision, as_json)
     if not as_json:

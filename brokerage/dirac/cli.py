@@ -7,10 +7,9 @@ from typing import Any
 
 import click
 
-from brokerage.cli import fail, guarded, load_grid
+from brokerage.cli import fail, grid_overrides, guarded, load_grid
 from brokerage.dirac.matcher import match, task_queues
 from brokerage.dirac.pilot import PilotError
-from brokerage.gdpconfig import parse_assignments
 
 _SET_HELP = "what-if gdpconfig override, e.g. DIRAC_CPU_ORDER=false (repeatable)"
 
@@ -28,7 +27,7 @@ def dirac() -> None:
 def taskqueues_cmd(snapshot_path: str | None, assignments: tuple[str, ...], as_json: bool) -> None:
     """List the task queues built from the waiting jobs: requirements, CPU bucket, Priority, jobs."""
     snap, config = load_grid(snapshot_path)
-    config = config.with_overrides(parse_assignments(assignments))
+    config = config.with_overrides(grid_overrides(snap, assignments))
     tqs = task_queues(snap, config)
     rows = [tqs.definition(i) for i in range(len(tqs))]
     if as_json:
@@ -57,7 +56,7 @@ def taskqueues_cmd(snapshot_path: str | None, assignments: tuple[str, ...], as_j
 def match_cmd(snapshot_path: str | None, pilot: str, assignments: tuple[str, ...], seed: int, as_json: bool) -> None:
     """Match one pilot: which task queue and job it would take, each queue's chance, and why not the others."""
     snap, config = load_grid(snapshot_path)
-    config = config.with_overrides(parse_assignments(assignments))
+    config = config.with_overrides(grid_overrides(snap, assignments))
     try:
         result = match(snap, pilot, config, seed=seed)
     except PilotError as exc:

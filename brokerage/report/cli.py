@@ -84,7 +84,7 @@ def _run(
     out: str,
     quiet: bool,
 ) -> None:
-    from brokerage.cli import fail, load_grid
+    from brokerage.cli import fail, grid_overrides, load_grid
     from brokerage.gdpconfig import parse_assignments
     from brokerage.report.build import build_report
     from brokerage.report.export import write
@@ -96,6 +96,7 @@ def _run(
     if not target.parent.is_dir():
         fail(f"cannot write {out}: the directory {target.parent} does not exist")
     snap, config = load_grid(snapshot_path)
+    overrides = grid_overrides(snap, assignments)
     bar = None if quiet else ProgressBar()
     try:
         rep = build_report(
@@ -104,15 +105,16 @@ def _run(
     finally:
         if bar is not None:
             bar.close()
+    s = rep.summary
+    if s["errors"]:
+        # a report missing tasks would pass for a complete one: refuse it whole
+        first = next(e for e in rep.tasks if e.error)
+        fail(f"brokerage failed for {s['errors']} task(s), e.g. {first.task}: {first.error}; nothing written")
     t0 = time.perf_counter()
     try:
         size = write_atomic(target, lambda f: write(rep, fmt, f, gzipped=_gzipped(out)))  # type: ignore[arg-type]
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
-    s = rep.summary
-    if s["errors"]:
-        first = next(e for e in rep.tasks if e.error)
-        click.echo(f"warning: brokerage failed for {s['errors']} task(s), e.g. {first.task}: {first.error}", err=True)
     if not quiet:
         click.echo(
             f"wrote {out} ({fmt}, {size:,} bytes): {s['tasks']} tasks, {s['with_candidates']} with candidates, "

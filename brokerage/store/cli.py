@@ -79,7 +79,17 @@ def db(ctx: click.Context, database_url: str | None) -> None:
     url = database_url or repository.database_url()
     ctx.ensure_object(dict)
     ctx.obj["url"] = url
-    ctx.obj["engine"] = repository.make_engine(url)
+    try:
+        # only `db init` creates a database; every other subcommand refuses a missing file instead of making one
+        ctx.obj["engine"] = repository.make_engine(url, create=ctx.invoked_subcommand == "init")
+    except repository.DatabaseFileError as exc:
+        if ctx.invoked_subcommand != "info":
+            _fail(str(exc))
+        ctx.obj["engine"] = None  # info describes a missing file without creating it
+        ctx.obj["missing"] = str(exc)
+        return
+    except repository.StoreError as exc:
+        _fail(str(exc))
     ctx.call_on_close(ctx.obj["engine"].dispose)
 
 
@@ -129,6 +139,9 @@ def demo_grid(seed: int = 0) -> GridSnapshot:
 @_guarded
 def info(ctx: click.Context) -> None:
     """Show the schema revision, the stored grid and the gdpconfig version."""
+    if ctx.obj["engine"] is None:
+        click.echo(f"schema: none ({ctx.obj['missing']})")
+        return
     engine = _engine(ctx)
     click.echo(f"database: {engine.url.render_as_string(hide_password=True)}")
     if not repository.schema_ready(engine):

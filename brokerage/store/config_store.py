@@ -11,8 +11,17 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
-from brokerage.gdpconfig import Config, ConfigError, ConfigRow, Value, format_value, lookup_param, parse_value
-from brokerage.store.models import ConfigEntry, ConfigHistory, ConfigVersion
+from brokerage.gdpconfig import (
+    Config,
+    ConfigError,
+    ConfigRow,
+    Value,
+    check_family_members,
+    format_value,
+    lookup_param,
+    parse_value,
+)
+from brokerage.store.models import ConfigEntry, ConfigHistory, ConfigVersion, table_of
 from brokerage.store.repository import read_transaction, schema_ready, write_transaction
 
 Coord = tuple[str, str, str, str]  # app, component, key, vo ('' = no VO)
@@ -168,7 +177,14 @@ def save_changes(engine: Engine, changes: Mapping[str, Value], who: str, comment
         text = None if value is None else _stored_text(value, param.type)
         wanted[_coord(key)] = (param.type, text, param.description)
     with write_transaction(engine, "config") as conn:
+        set_keys = [k for k, raw in changes.items() if raw is not None]
+        check_family_members(set_keys, lambda table, column: _column_values(conn, table, column))
         return _apply(conn, wanted, who, comment, base_version)
+
+
+def _column_values(conn: Connection, table: str, column: str) -> set[str]:
+    t = table_of(table)
+    return {str(v) for (v,) in conn.execute(sa.select(t.c[column]).distinct())}
 
 
 def _apply(

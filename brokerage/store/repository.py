@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from sqlalchemy import Connection, Engine, event
 
 from brokerage.lifecycle.status_log import log_problems
 from brokerage.lifecycle.task_status import TransitionError, describe_transition_error, is_allowed
-from brokerage.snapshot import TABLES, Col, GridSnapshot, SnapshotError, check_references, frame
+from brokerage.snapshot import TABLES, Col, GridSnapshot, SnapshotError, check_json_columns, check_references, frame
 from brokerage.store.models import (
     GRID_MODELS,
     JSON_TABLES,
@@ -32,13 +33,29 @@ from brokerage.store.models import (
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SQLITE = REPO_ROOT / "data" / "brokerage.sqlite"
-SQLITE_BUSY_TIMEOUT_MS = 30000
+# a writer waits this long for another writer's lock, then gets a plain "busy" message: a server thread must
+# not hang for half a minute (BROKERAGE_SQLITE_BUSY_MS overrides it, e.g. for long batch imports)
+SQLITE_BUSY_TIMEOUT_MS = int(os.environ.get("BROKERAGE_SQLITE_BUSY_MS", "3000"))
 # PostgreSQL advisory lock ids: writers of the same kind queue up, readers never wait.
 _PG_LOCKS = {"grid": 7_310_001, "config": 7_310_002, "schema": 7_310_003}
 
 
 class StoreError(ValueError):
     """A store operation refers to something the database does not hold."""
+
+
+class DatabaseFileError(StoreError):
+    """The SQLite file is missing, or was deleted or replaced under a running process: writes are refused."""
+
+
+class StoreBusyError(StoreError):
+    """Another writer held the database lock longer than the busy timeout."""
+
+    def __init__(self) -> None:
+        super().__init__("the database is busy with another write; nothing was saved, try again in a moment")
+
+
+URL_HELP = "expected sqlite:///path/file.sqlite or postgresql+psycopg://user@host/db"
 
 
 # --- engines ------------------------------------------------------------------------------------------------
@@ -53,21 +70,31 @@ def database_url() -> str:
     return url or f"sqlite:///{DEFAULT_SQLITE}"
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, create: bool = True) -> Engine:
     """An engine for URL: SQLite in WAL mode with foreign keys and a busy timeout, or PostgreSQL via psycopg 3.
 
+    With ``create=False`` a missing SQLite file is a StoreError instead of a new empty database.
     Usage: ``engine = make_engine("sqlite:///data/brokerage.sqlite")``
     """
     if url.startswith(("postgresql://", "postgres://")):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
-    parsed = sa.make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(parsed)
-        _configure_sqlite(engine)
-        return engine
-    return sa.create_engine(parsed, pool_pre_ping=True)
+    try:
+        parsed = sa.make_url(url)
+        backend = parsed.get_backend_name()
+        if backend not in ("sqlite", "postgresql"):
+            raise StoreError(f"DATABASE_URL: the {backend!r} database is not supported; {URL_HELP}")
+        if backend == "sqlite":
+            path = Path(parsed.database) if parsed.database and parsed.database != ":memory:" else None
+            if path is not None and not create and not path.exists():
+                raise DatabaseFileError(f"the database file {path} does not exist; create it with `brokerage db init`")
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            engine = sa.create_engine(parsed)
+            _configure_sqlite(engine, path)
+            return engine
+        return sa.create_engine(parsed, pool_pre_ping=True)
+    except sa.exc.ArgumentError as exc:  # never echo the URL: it may hold a password
+        raise StoreError(f"DATABASE_URL is not a usable database URL ({str(exc).splitlines()[0]}); {URL_HELP}") from exc
 
 
 @cache
@@ -79,7 +106,42 @@ def get_engine(url: str | None = None) -> Engine:
     return make_engine(url or database_url())
 
 
-def _configure_sqlite(engine: Engine) -> None:
+# engine -> (file, (st_dev, st_ino)) when the engine first connected
+_FILE_IDS: weakref.WeakKeyDictionary[Engine, tuple[Path, tuple[int, int]]] = weakref.WeakKeyDictionary()
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def check_database_file(engine: Engine) -> None:
+    """Raise DatabaseFileError if ENGINE's SQLite file was deleted or replaced since the engine first opened it.
+
+    A connection keeps writing into a deleted file's inode, so without this check saves would vanish silently.
+    Usage: ``check_database_file(engine)`` before a write
+    """
+    known = _FILE_IDS.get(engine)
+    if known is None:
+        return
+    path, ident = known
+    now = _file_id(path)
+    if now is None:
+        raise DatabaseFileError(
+            f"the database file {path} was deleted while the server was running; nothing was saved "
+            "(restore the file or run `brokerage db init`, then restart the server)"
+        )
+    if now != ident:
+        raise DatabaseFileError(
+            f"the database file {path} was replaced while the server was running; nothing was saved "
+            "(restart the server to use the new file)"
+        )
+
+
+def _configure_sqlite(engine: Engine, path: Path | None = None) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # pysqlite's own implicit BEGIN cannot be made IMMEDIATE; emit BEGIN ourselves (see _on_begin)
@@ -90,6 +152,8 @@ def _configure_sqlite(engine: Engine) -> None:
         cur.execute("PRAGMA synchronous=NORMAL")  # safe in WAL mode; full fsync per commit is not needed
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
+        if path is not None and engine not in _FILE_IDS and (ident := _file_id(path)) is not None:
+            _FILE_IDS[engine] = (path, ident)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
@@ -104,10 +168,19 @@ def write_transaction(engine: Engine, lock: str = "grid") -> Iterator[Connection
 
     Usage: ``with write_transaction(engine, "config") as conn: ...``
     """
+    if engine.dialect.name == "sqlite":
+        check_database_file(engine)
     with engine.connect() as conn:
         if engine.dialect.name == "sqlite":
             conn.execution_options(sqlite_begin="IMMEDIATE")
-        with conn.begin():
+            check_database_file(engine)  # the first connect records the file; a reused one re-checks it
+        try:
+            tx = conn.begin()
+        except sa.exc.OperationalError as exc:
+            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+                raise StoreBusyError() from exc
+            raise
+        with tx:
             if engine.dialect.name == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCKS[lock]})
             yield conn
@@ -188,7 +261,7 @@ def store_problems(snap: GridSnapshot) -> list[str]:
 
     Usage: ``assert not store_problems(snap)``
     """
-    problems = check_references(snap)
+    problems = check_references(snap) + check_json_columns(snap)
     single_checked = {("queues", "panda_queue"), ("sites", "site_name"), ("ddm_endpoints", "ddm_endpoint_name")}
     single_checked.add(("tasks", "jeditaskid"))
     for name, key in NATURAL_KEYS.items():

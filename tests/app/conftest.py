@@ -30,3 +30,12 @@ def app_client(tmp_path_factory: pytest.TempPathFactory, snap: GridSnapshot) -> 
     state.reset()
     yield app.server.test_client()
     state.reset()
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempt_limiter() -> Iterator[None]:
+    """Each test starts with no failed operator checks counted (the limiter is per process)."""
+    from app.services.roles import limiter
+
+    limiter().reset()
+    yield

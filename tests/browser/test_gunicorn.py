@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ def _get(url: str) -> tuple[int, bytes]:
 
 @pytest.fixture(scope="module")
 def gunicorn_server() -> Iterator[str]:
-    """`gunicorn -c gunicorn.conf.py app.main:server` with two sync workers on the sample grid."""
+    """`gunicorn -c gunicorn.conf.py app.main:server` with two threaded, warmed-up workers on the sample grid."""
     from tests.app.sample import sample_grid
 
     tmp = Path(tempfile.mkdtemp(prefix="gunicorn-test-"))
@@ -68,7 +69,7 @@ def gunicorn_server() -> Iterator[str]:
 
 
 def test_gunicorn_serves_dash_routes_and_the_api(gunicorn_server: str) -> None:
-    """Every worker answers Dash's layout and dependency routes and the JSON API (sync workers, no cold-start race)."""
+    """Every worker answers Dash's layout and dependency routes and the JSON API (warmed up: no cold-start race)."""
     for _ in range(4):  # more requests than workers, so both workers answer
         for path in ("/", "/queues", "/_dash-layout", "/_dash-dependencies"):
             assert _get(gunicorn_server + path)[0] == 200, path
@@ -82,3 +83,34 @@ def test_gunicorn_page_runs_its_callbacks_in_the_browser(page, gunicorn_server: 
     expect(page.locator("#queues-ranked .ag-row").first).to_be_visible(timeout=TIMEOUT)
     expect(page.locator("#job-decision-view")).to_contain_text("queues considered", timeout=TIMEOUT)
     assert console_errors == []
+
+
+def _slow_client(url: str, stop: threading.Event) -> None:
+    """Open a connection and send one header line a second, never finishing the request (a slowloris client)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(b"GET /api/overview HTTP/1.1\r\nHost: x\r\n")
+        i = 0
+        while not stop.wait(1.0):
+            s.sendall(f"X-Slow-{i}: 1\r\n".encode())
+            i += 1
+
+
+def test_two_slow_clients_do_not_stall_a_normal_request(gunicorn_server: str) -> None:
+    """While two clients trickle their headers, a normal GET /api/overview still answers in under 1 s."""
+    stop = threading.Event()
+    slow = [threading.Thread(target=_slow_client, args=(gunicorn_server, stop), daemon=True) for _ in range(2)]
+    for t in slow:
+        t.start()
+    try:
+        time.sleep(1.5)  # both slow connections are open and have been accepted
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            assert _get(gunicorn_server + "/api/overview")[0] == 200
+            times.append(time.perf_counter() - t0)
+        assert max(times) < 1.0, times
+    finally:
+        stop.set()
+        for t in slow:
+            t.join(timeout=5)
