@@ -80,6 +80,7 @@ class QueueContext:
     scout: bool = False
     merge: bool = False
     any_core_needs_multi: bool = False
+    es_high: bool = False  # event service jobs may use jobseed=eshigh queues (priority >= ES_HIGH_PRIORITY or scouts)
     alive: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     derived: dict[str, Any] = field(default_factory=dict)
 

@@ -13,9 +13,8 @@ def f_eventservice(ctx: QueueContext) -> Verdict:
     seed = ctx.qa["jobseed"]
     if ctx.task.get("eventservice"):
         high_prio = int(ctx.config["ES_HIGH_PRIORITY"])
-        es_high = ctx.priority >= high_prio or ctx.scout
         std = seed == "std"
-        high_only = (seed == "eshigh") & (not es_high)
+        high_only = (seed == "eshigh") & (not ctx.es_high)
         codes = np.where(std, "-es", "-eshigh")
         texts = np.where(
             std, "event service task on a queue with jobseed=std", f"jobseed=eshigh needs priority >= {high_prio}"
@@ -31,5 +30,5 @@ EVENTSERVICE = Filter(
     "event service tasks need queues with jobseed es or all (eshigh only at ES_HIGH_PRIORITY or for scouts); "
     "other tasks avoid jobseed=es queues",
     f_eventservice,
-    reads=Reads(config=("ES_HIGH_PRIORITY",), task=("eventservice",), facts=("priority", "scout")),
+    reads=Reads(config=("ES_HIGH_PRIORITY",), task=("eventservice",), facts=("es_high",)),
 )

@@ -45,6 +45,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
         scout=bool(task.get("is_scout")),
         merge=bool(task.get("is_merge")),
         any_core_needs_multi=priority >= int(config["HIGH_PRIO_MULTICORE"]) or bool(task.get("is_scout")),
+        es_high=priority >= int(config["ES_HIGH_PRIORITY"]) or bool(task.get("is_scout")),
         nucleus=nucleus,
         preassigned=bool(task.get("site")),
         express=express,
