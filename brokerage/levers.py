@@ -178,6 +178,18 @@ def _bisect(current: float, bound: float, integer: bool, passes: Callable[[float
     return int(good) if integer else float(f"{good:.6g}") if passes(float(f"{good:.6g}")) else good
 
 
+def _turning_values(config: Config, key: str, holds: Callable[[float], bool]) -> list[float]:
+    """For a numeric KEY, the values nearest its current one (towards its upper, then its lower bound) at which
+    HOLDS becomes true; none for a key that is not a bounded number."""
+    spec = _numeric(key)
+    if spec is None:
+        return []
+    lo, hi, integer = spec
+    current = float(config[key])
+    found = (_closest_passing(current, bound, integer, holds) for bound in (hi, lo))
+    return [v for v in found if v is not None and v != current]
+
+
 def _fate(d: Decision, queue: str) -> tuple[int | None, str, str]:
     """(rank or None, skip stage, skip code) of QUEUE in decision D."""
     for c in d.candidates:
@@ -271,15 +283,7 @@ def _skipped_levers(
             return passes
 
         for key in rec.read:
-            spec = _numeric(key)
-            if spec is None:
-                continue
-            lo, hi, integer = spec
-            current = float(config[key])
-            for bound in (hi, lo):
-                value = _closest_passing(current, bound, integer, passes_with(key))
-                if value is None or value == current:
-                    continue
+            for value in _turning_values(config, key, passes_with(key)):
                 after = _broker(snap, tid, config.with_overrides({key: value}), cache)
                 fate = _fate(after, queue)
                 if fate[1] == stage:
@@ -293,20 +297,13 @@ def _skipped_levers(
         if place is not None:
             out.append(Lever("gdpconfig", f"kept as candidate {place}", place, key="MAX_SITE_CANDIDATES", value=place))
     for key in STAGE_KEYS.get(stage, ()):
-        spec = _numeric(key)
-        if spec is None:
-            continue
-        lo, hi, integer = spec
 
         def clears(v: float, k: str = key) -> bool:
             return _fate(_broker(snap, tid, config.with_overrides({k: v}), cache), queue)[1] != stage
 
-        for bound in (hi, lo):
-            value = _closest_passing(float(config[key]), bound, integer, clears)
-            if value is not None and value != float(config[key]):
-                fate = _fate(_broker(snap, tid, config.with_overrides({key: value}), cache), queue)
-                out.append(Lever("gdpconfig", _effect(stage, fate), fate[0], key=key, value=value))
-                break
+        for value in _turning_values(config, key, clears)[:1]:
+            fate = _fate(_broker(snap, tid, config.with_overrides({key: value}), cache), queue)
+            out.append(Lever("gdpconfig", _effect(stage, fate), fate[0], key=key, value=value))
     out.extend(_input_levers(snap, task, queue, stage, config, cache))
     return out
 
@@ -425,15 +422,8 @@ def _ranked_levers(
     if rank > 1:
         found: list[tuple[float, Lever]] = []  # (relative size of the change, lever)
         for key in keys:
-            spec = _numeric(key)
-            if spec is None:
-                continue
-            lo, hi, integer = spec
             current = float(config[key])
-            for bound in (hi, lo):
-                value = _closest_passing(current, bound, integer, lambda v, k=key: rank_with(k, v) == 1)
-                if value is None or value == current:
-                    continue
+            for value in _turning_values(config, key, lambda v, k=key: rank_with(k, v) == 1):
                 change = abs(value - current) / max(abs(current), 1e-9)
                 found.append((change, Lever("gdpconfig", f"becomes rank 1 (from {rank})", 1, key=key, value=value)))
         if found:
