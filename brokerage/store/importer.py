@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,11 @@ from brokerage.snapshot import (
     TABLES,
     GridSnapshot,
     SnapshotError,
-    empty_snapshot,
     frame,
     validate,
 )
 from brokerage.store.live_sources import LIVE_KINDS, LIVE_LABELS, detect_live_kind, import_live
-from brokerage.store.repository import read_grid, save_snapshot, write_grid, write_transaction
+from brokerage.store.repository import read_grid_or_blank, save_snapshot, write_grid, write_transaction
 
 KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac", *LIVE_KINDS)
 KIND_LABELS = {
@@ -122,10 +120,7 @@ def import_data(engine: Engine, data: Any, source: str = "<data>") -> ImportResu
     mapper = {"cric_queues": _map_queues, "ddm_endpoints": _map_endpoints, "sites": _map_sites}[kind]
     result = ImportResult(source, kind)
     with write_transaction(engine, "grid") as conn:
-        current = read_grid(conn)
-        if current is None:
-            blank = empty_snapshot(datetime.now(UTC))
-            current = GridSnapshot(blank.tables, blank.taken_at, "imported", 0)
+        current = read_grid_or_blank(conn)
         patch = mapper(entries, current)
         problems += patch.problems
         if problems:
@@ -157,10 +152,7 @@ def _import_dirac(engine: Engine, data: dict[str, Any], source: str) -> ImportRe
         raise ImportFileError(source, problems)
     tables = {name: frame(name, rows) for name, rows in data.items()}
     with write_transaction(engine, "grid") as conn:
-        current = read_grid(conn)
-        if current is None:
-            blank = empty_snapshot(datetime.now(UTC))
-            current = GridSnapshot(blank.tables, blank.taken_at, "imported", 0)
+        current = read_grid_or_blank(conn)
         try:
             version = write_grid(conn, current.replace(**tables))
         except (SnapshotError, TransitionError) as exc:

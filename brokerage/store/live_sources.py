@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from brokerage.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, empty_snapshot, frame
+from brokerage.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, frame
 
 LIVE_KINDS = ("sw_tags", "nws", "site_matrix", "ddm_status")
 LIVE_LABELS = {
@@ -352,14 +352,11 @@ def import_live(engine: Engine, data: Any, kind: str, source: str) -> Any:
     """
     from brokerage.lifecycle.task_status import TransitionError
     from brokerage.store.importer import ImportFileError, ImportResult
-    from brokerage.store.repository import read_grid, write_grid, write_transaction
+    from brokerage.store.repository import read_grid_or_blank, write_grid, write_transaction
 
     result = ImportResult(source, kind)
     with write_transaction(engine, "grid") as conn:
-        current = read_grid(conn)
-        if current is None:
-            blank = empty_snapshot(datetime.now(UTC))
-            current = GridSnapshot(blank.tables, blank.taken_at, "imported", 0)
+        current = read_grid_or_blank(conn)
         patch = map_live(kind, data, current)
         if patch.problems:
             raise ImportFileError(source, patch.problems)

@@ -19,7 +19,16 @@ from sqlalchemy import Connection, Engine, event
 
 from brokerage.lifecycle.status_log import log_problems
 from brokerage.lifecycle.task_status import TransitionError, describe_transition_error, is_allowed
-from brokerage.snapshot import TABLES, Col, GridSnapshot, SnapshotError, check_json_columns, check_references, frame
+from brokerage.snapshot import (
+    TABLES,
+    Col,
+    GridSnapshot,
+    SnapshotError,
+    check_json_columns,
+    check_references,
+    empty_snapshot,
+    frame,
+)
 from brokerage.store.models import (
     GRID_MODELS,
     JSON_TABLES,
@@ -469,6 +478,18 @@ def read_grid(conn: Connection) -> GridSnapshot | None:
         return None
     tables = {name: _read_table(conn, name) for name in GRID_MODELS}
     return GridSnapshot(tables, meta[2], str(meta[0]), int(meta[1]))
+
+
+def read_grid_or_blank(conn: Connection) -> GridSnapshot:
+    """Inside an open transaction: the stored grid, or an empty one named "imported" for an import to fill.
+
+    Usage: ``with write_transaction(engine, "grid") as conn: current = read_grid_or_blank(conn)``
+    """
+    current = read_grid(conn)
+    if current is None:
+        blank = empty_snapshot(datetime.now(UTC))
+        current = GridSnapshot(blank.tables, blank.taken_at, "imported", 0)
+    return current
 
 
 def _shown(engine: Engine) -> str:
