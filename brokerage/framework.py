@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -46,6 +46,9 @@ class Verdict:
     criteria: str | np.ndarray
     reasons: ReasonFn | str
     temporary: bool = False
+    # the sentences built so far, by row (None: not yet): a memoised verdict is read by many tasks, each
+    # over nearly the same removed rows, so each row's sentence is formatted once for all of them
+    _table: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def codes(self, idx: np.ndarray) -> list[str]:
         """Criteria codes of rows IDX."""
@@ -58,6 +61,19 @@ class Verdict:
         if isinstance(self.reasons, str):
             return [self.reasons] * len(idx)
         return self.reasons(idx)
+
+    def shared_texts(self, idx: np.ndarray) -> list[str]:
+        """Reason sentences of failing rows IDX, each built once for the life of this verdict.
+
+        Usage: ``LazyTexts(verdict.shared_texts, idx)`` for a verdict that many tasks share.
+        """
+        table = self._table
+        if table is None:
+            table = self._table = np.full(len(self.passed), None, dtype=object)
+        missing = idx[np.equal(table[idx], None)]
+        if len(missing):
+            table[missing] = self.texts(missing)
+        return table[idx].tolist()
 
 
 @dataclass(frozen=True)
@@ -143,6 +159,14 @@ def memo_key(name: str, reads: Reads, ctx: Context) -> tuple[Any, ...]:
     return key
 
 
+def _memoised(name: str, reads: Reads, fn: Callable[[Any], T], ctx: Context) -> T:
+    """FN(CTX) shared through the context's cache under NAME's memo key."""
+    cache = ctx.cache
+    if not cache.memoise:
+        return fn(ctx)
+    return cache.memo(memo_key(name, reads, ctx), fn, ctx)
+
+
 @dataclass(frozen=True)
 class Derived(Generic[T]):
     """A value many tasks share (an array over queues, a tuple of weight terms), memoised under what it reads.
@@ -155,7 +179,7 @@ class Derived(Generic[T]):
     fn: Callable[[Any], T]
 
     def __call__(self, ctx: Context) -> T:
-        return ctx.cache.memo(memo_key(self.name, self.reads, ctx), lambda: self.fn(ctx))
+        return _memoised(self.name, self.reads, self.fn, ctx)
 
 
 @dataclass(frozen=True)
@@ -179,7 +203,7 @@ class Filter:
         """The verdict of this filter for CTX (memoised when declared)."""
         if self.reads is None:
             return self.fn(ctx)
-        return ctx.cache.memo(memo_key(self.name, self.reads, ctx), lambda: self.fn(ctx))
+        return _memoised(self.name, self.reads, self.fn, ctx)
 
 
 def all_pass(n: int) -> np.ndarray:
@@ -218,7 +242,10 @@ def apply_filters(
                 crit = verdict.criteria
                 codes = crit if isinstance(crit, str) else crit[idx]
                 reasons = verdict.reasons
-                texts = reasons if isinstance(reasons, str) else LazyTexts(reasons, idx)
+                if isinstance(reasons, str):
+                    texts: str | LazyTexts = reasons
+                else:
+                    texts = LazyTexts(reasons if f.reads is None else verdict.shared_texts, idx)
                 skips.add(names, idx, codes, texts, f.name, verdict.temporary or f.temporary)
                 alive[idx] = False
                 left -= len(idx)

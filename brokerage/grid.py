@@ -128,7 +128,7 @@ def without_pilots(qa: QueueArrays, no_pilot_hours: float) -> np.ndarray:
     Usage: ``without_pilots(queue_arrays(snap), config["NO_PILOT_HOURS"])``
     """
     known = ~np.isnan(qa.lastpilot_hours)
-    return np.where(known, np.nan_to_num(qa.lastpilot_hours) > no_pilot_hours, qa["npilot"] <= 0)
+    return np.where(known, qa.lastpilot_hours > no_pilot_hours, qa["npilot"] <= 0)
 
 
 def no_pilot_reasons(qa: QueueArrays, no_pilot_hours: float) -> Callable[[np.ndarray], list[str]]:

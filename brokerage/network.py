@@ -59,7 +59,11 @@ def over_sat_cap(nqueued: np.ndarray, cap: float, at_nucleus: np.ndarray) -> np.
     Job brokerage skips their queues (-link_unusable); the network page marks them.
     Usage: ``over_sat_cap(np.array([200.0, 10.0]), 150, np.array([False, False]))``
     """
-    return (np.nan_to_num(np.asarray(nqueued, dtype=float)) > float(cap)) & ~at_nucleus
+    q = np.asarray(nqueued, dtype=float)
+    over = q > float(cap)
+    if cap < 0:  # an unknown count (NaN) reads as 0 files queued
+        over |= np.isnan(q)
+    return over & ~at_nucleus
 
 
 def throughput_weight(mbps: np.ndarray | float) -> np.ndarray:

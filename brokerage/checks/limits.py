@@ -32,11 +32,12 @@ def within_limits(
     codes = np.where(too_high, over[0], under[0])
 
     def reasons(idx: np.ndarray) -> list[str]:
+        high = too_high[idx]
+        crossed = fmt_many(np.where(high, upper[idx], lower[idx]))  # only the limit each row crossed
+        above, below = over[1], under[1]
         return [
-            over[1](v, hi) if high else under[1](v, lo)
-            for v, hi, lo, high in zip(
-                fmt_many(value[idx]), fmt_many(upper[idx]), fmt_many(lower[idx]), too_high[idx].tolist(), strict=True
-            )
+            above(v, lim) if h else below(v, lim)
+            for v, lim, h in zip(fmt_many(value[idx]), crossed, high.tolist(), strict=True)
         ]
 
     return Verdict(~(too_high | too_low), codes, reasons)

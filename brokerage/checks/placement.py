@@ -73,7 +73,7 @@ def f_full_chain(ctx: ProdContext) -> Verdict | None:
     """Full-chain: a fullChain task on a bare nucleus uses only its queues; others avoid bareNucleus=only sites."""
     if ctx.nucleus is None:
         return None
-    site_mode, modes = bare_modes(ctx.cache)
+    _, modes = bare_modes(ctx.cache)
     nucleus_mode = modes.get(ctx.nucleus or "", "")
     if ctx.task.get("fullchain") and nucleus_mode in ("only", "allow"):
         return Verdict(
@@ -81,17 +81,30 @@ def f_full_chain(ctx: ProdContext) -> Verdict | None:
             "-full_chain",
             f"full-chain task on bare nucleus={ctx.nucleus} (bareNucleus={nucleus_mode}): only the nucleus' queues",
         )
-    only = site_mode == "only"
-    if not only.any():
-        return None
-    sites = ctx.qa["atlas_site"]
-    return Verdict(
-        ~only,
-        "-not_full_chain",
-        lambda idx: [
-            f"site={s} is a bareNucleus=only nucleus reserved for full-chain tasks" for s in sites[idx].tolist()
-        ],
-    )
+    return bare_only_verdict(ctx.cache)
+
+
+def bare_only_verdict(cache: GridCache) -> Verdict | None:
+    """-not_full_chain for every task that is not a full-chain task on a bare nucleus; one per snapshot.
+
+    Usage: ``bare_only_verdict(cache)`` is None when no site is bareNucleus=only
+    """
+
+    def build() -> Verdict | None:
+        site_mode, _ = bare_modes(cache)
+        only = site_mode == "only"
+        if not only.any():
+            return None
+        sites = grid.queue_arrays(cache)["atlas_site"]
+        return Verdict(
+            ~only,
+            "-not_full_chain",
+            lambda idx: [
+                f"site={s} is a bareNucleus=only nucleus reserved for full-chain tasks" for s in sites[idx].tolist()
+            ],
+        )
+
+    return cache.get("bare_only_verdict", build)
 
 
 FULL_CHAIN = Filter(
