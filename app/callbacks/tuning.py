@@ -15,8 +15,9 @@ from app.components.layout import error_alert
 from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
 from app.components.tuning_store import diff_table
 from app.main import services
-from app.services import Outcome
+from app.services import JobState, Outcome
 from app.services.admin import NoDatabaseError
+from app.services.roles import client_address
 from app.viewmodels import impact as ivm
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
@@ -164,7 +165,11 @@ def explain_move(key: tuple[str, int], overrides: dict[str, Any]) -> str:
         return f"not explained: {type(exc).__name__}"
 
 
-def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]], None] | None = None) -> Any:
+def grid_view(
+    overrides: dict[str, Any],
+    set_progress: Callable[[tuple[int, str]], None] | None = None,
+    client: str | None = None,
+) -> Any:
     """Re-broker every waiting task under the edits and show what moved (placeholder when nothing is edited)."""
     if not overrides:
         return grid_placeholder()
@@ -175,7 +180,7 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
         if set_progress is not None:
             set_progress((0, f"queued: {position - 1} whole-grid run(s) ahead"))
 
-    g = services.whatif.grid(overrides, progress, waiting)
+    g = services.whatif.grid(overrides, progress, waiting, client)
     link = vm.permalink(None, overrides)
     moved = ivm.moved_rows(
         g.impact, services.whatif.base_run(), g.after, g.names, lambda key: explain_move(key, overrides)
@@ -187,23 +192,77 @@ def grid_view(overrides: dict[str, Any], set_progress: Callable[[tuple[int, str]
     return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 
 
+_SHOW = {"display": "flex"}
+_HIDE = {"display": "none"}
+
+
+def grid_job_id(overrides: dict[str, Any]) -> str:
+    """The whole-grid job of OVERRIDES on the current snapshot: identical edits share one job and its result."""
+    st = services.state
+    return f"grid:{st.keys()[0]}:{st.effective_config(overrides).fingerprint()}"
+
+
+def start_grid_job(overrides: dict[str, Any]) -> tuple[str, JobState]:
+    """Start (or join) the job that re-brokers the grid under OVERRIDES on a thread of this server process."""
+    client = client_address()
+
+    def work(report: Callable[[int, str], None]) -> Any:
+        return grid_view(overrides, lambda value_label: report(*value_label), client)
+
+    job_id = grid_job_id(overrides)
+    return job_id, services.jobs.start(job_id, work)
+
+
+def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, dict[str, str], int, str]:
+    """(grid view, job id, poll disabled, progress box style, progress value, label) for a job's STATE."""
+    if state.state == "running":
+        return no_update, job_id, False, _SHOW, state.percent, state.label
+    if state.state == "done":
+        return state.result, None, True, _HIDE, 100, ""
+    if state.state == "cancelled":
+        note = html.Div("Whole-grid run cancelled: edit a value to start it again.", className="small text-muted")
+        return note, None, True, _HIDE, 0, ""
+    return error_alert("Whole-grid what-if", RuntimeError(state.error or state.state)), None, True, _HIDE, 0, ""
+
+
 @callback(
     Output(ids.TUNE_GRID_VIEW, "children"),
+    Output(ids.TUNE_GRID_JOB, "data"),
+    Output(ids.TUNE_GRID_POLL, "disabled"),
+    Output("tune-grid-progress-box", "style"),
+    Output(ids.TUNE_GRID_PROGRESS, "value"),
+    Output(ids.TUNE_GRID_PROGRESS, "label"),
     Input(ids.TUNE_GRID_TRIGGER, "data"),
-    background=True,
-    progress=[Output(ids.TUNE_GRID_PROGRESS, "value"), Output(ids.TUNE_GRID_PROGRESS, "label")],
-    running=[(Output("tune-grid-progress-box", "style"), {"display": "flex"}, {"display": "none"})],
-    # cancelling ends the job's process; its Dask client goes with it and the scheduler drops its chunks
-    cancel=[Input(ids.TUNE_GRID_CANCEL, "n_clicks")],
-    interval=100,  # ms between polls of the job: the result shows at most this long after it is ready
+    Input(ids.TUNE_GRID_POLL, "n_intervals"),
+    Input(ids.TUNE_GRID_CANCEL, "n_clicks"),
+    State(ids.TUNE_GRID_JOB, "data"),
 )
-def update_grid_view(set_progress: Callable[[tuple[int, str]], None], raw: dict[str, Any] | None) -> Any:
-    """Background job: the whole-grid impact of the edits, with progress."""
+def drive_grid_job(
+    raw: dict[str, Any] | None, _tick: int | None, _cancel: int | None, job_id: str | None
+) -> tuple[Any, Any, bool, dict[str, str], int, str]:
+    """The whole-grid impact as a job on a server thread: started by new edits, polled while it runs, cancellable.
+
+    Nothing is forked: the job uses the server's warm caches and Dask client, and its state lives in a disk cache
+    every server worker reads, so any worker answers the polls.
+    """
+    trigger = ctx.triggered_id
+    if trigger == ids.TUNE_GRID_POLL:
+        if not job_id:
+            raise PreventUpdate
+        return job_outputs(job_id, services.jobs.poll(job_id))
+    if trigger == ids.TUNE_GRID_CANCEL:
+        if job_id:
+            services.jobs.cancel(job_id)
+        return job_outputs(job_id, JobState("cancelled"))
     try:
-        return grid_view(edits_of(raw).overrides, set_progress)
+        overrides = edits_of(raw).overrides
+        if not overrides:
+            return grid_placeholder(), None, True, _HIDE, 0, ""
+        job_id, state = start_grid_job(overrides)
     except Exception as exc:
-        log.exception("grid what-if failed")
-        return error_alert("Whole-grid what-if", exc)
+        log.exception("grid what-if failed to start")
+        return error_alert("Whole-grid what-if", exc), None, True, _HIDE, 0, ""
+    return job_outputs(job_id, state)
 
 
 # ---------------------------------------------------------------- save, history, restore

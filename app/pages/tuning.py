@@ -10,12 +10,14 @@ from dash import dcc, html
 
 from app import ids
 from app.components.guard import guarded
-from app.components.layout import card, loading, page_header, url_notice
+from app.components.layout import card, page_header, url_notice
 from app.components.tuning import edit_summary, grid_placeholder, param_editor
 from app.components.tuning_store import history_panel, report_panel, save_panel
 from app.main import services
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
+
+GRID_POLL_MS = 100  # the whole-grid job is polled this often: its result shows at most this long after it is ready
 
 dash.register_page(__name__, path="/tuning", title="Tuning · PanDA brokerage", name="Tuning")
 
@@ -122,7 +124,9 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                                         className="align-items-center",
                                         style={"display": "none"},
                                     ),
-                                    loading(html.Div(grid_placeholder(), id=ids.TUNE_GRID_VIEW)),
+                                    # no loading overlay: the progress bar above tells a running job, and polls
+                                    # every 100 ms would make an overlay flicker
+                                    html.Div(grid_placeholder(), id=ids.TUNE_GRID_VIEW),
                                 ],
                             ),
                         ],
@@ -148,6 +152,8 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
             ),
             dcc.Store(id=ids.TUNE_RAW, data=raw),
             dcc.Store(id=ids.TUNE_GRID_TRIGGER),
+            dcc.Store(id=ids.TUNE_GRID_JOB),
+            dcc.Interval(id=ids.TUNE_GRID_POLL, interval=GRID_POLL_MS, disabled=True),
             dcc.Store(id=ids.TUNE_BASE_VERSION, data=config.version),
             dcc.Store(id=ids.TUNE_URL_SINK),
             dcc.Store(id=ids.TUNE_PICK, data=picked),

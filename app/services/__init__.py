@@ -7,15 +7,29 @@ from dataclasses import dataclass
 from app.services.admin import ConfigAdmin, Outcome
 from app.services.admission import Admission
 from app.services.dirac import Dirac
+from app.services.jobs import Jobs, JobState
 from app.services.reports import MadeReport, Reports
 from app.services.runs import CACHE_DIR, GridRuns
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 
-__all__ = ["ConfigAdmin", "Dirac", "GridWhatIf", "MadeReport", "Outcome", "Reports", "Services", "TaskWhatIf", "WhatIf"]
+__all__ = [
+    "ConfigAdmin",
+    "Dirac",
+    "GridWhatIf",
+    "JobState",
+    "Jobs",
+    "MadeReport",
+    "Outcome",
+    "Reports",
+    "Services",
+    "TaskWhatIf",
+    "WhatIf",
+]
 
 
 ADMISSION_DIR = CACHE_DIR / "admission"
+JOBS_DIR = CACHE_DIR / "jobs"
 
 
 @dataclass(frozen=True)
@@ -31,6 +45,7 @@ class Services:
     admin: ConfigAdmin
     reports: Reports
     dirac: Dirac
+    jobs: Jobs
 
     @classmethod
     def build(cls, state: AppState) -> Services:
@@ -39,5 +54,5 @@ class Services:
         admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
         return cls(
             state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
-            Dirac(state),
+            Dirac(state), Jobs(JOBS_DIR),
         )  # fmt: skip

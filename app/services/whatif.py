@@ -67,11 +67,16 @@ class WhatIf:
         return TaskWhatIf(tid, nucleus, jobs, st.effective_config(overrides).fingerprint())
 
     def grid(
-        self, overrides: Mapping[str, Any], progress: Progress | None = None, waiting: Waiting | None = None
+        self,
+        overrides: Mapping[str, Any],
+        progress: Progress | None = None,
+        waiting: Waiting | None = None,
+        client: str | None = None,
     ) -> GridWhatIf:
         """Every waiting task re-brokered under OVERRIDES; only brokers that read an edited key run again.
 
-        With an Admission, the run waits its turn (WAITING is told the queue position) and identical runs are shared.
+        With an Admission, the run waits its turn (WAITING is told the queue position) and identical runs are shared;
+        CLIENT is the requesting address (the current request's when None).
         Usage: ``whatif.grid({"NQUEUED_SAT_CAP": 300}).impact``
         """
         if self.admission is None:
@@ -79,7 +84,7 @@ class WhatIf:
         else:
             key = ("grid", self.state.keys()[0], self.state.effective_config(overrides).fingerprint())
             before, after = self.admission.run(
-                key, client_address(), lambda: self.runs.whatif_runs(overrides, progress=progress), waiting
+                key, client or client_address(), lambda: self.runs.whatif_runs(overrides, progress=progress), waiting
             )
         t = self.state.snapshot().tasks
         names = dict(zip(t["jeditaskid"].astype(int), t["taskname"].astype(str), strict=False)) if not t.empty else {}
