@@ -210,6 +210,41 @@ class SkipList(Sequence[Skip]):
                     counts[k] = counts.get(k, 0) + 1
         return counts
 
+    def criteria_by_candidate(self) -> dict[str, str]:
+        """Each skipped candidate's criteria code (a later skip of the same candidate wins), without Skip objects.
+
+        Usage: ``decision.skipped.criteria_by_candidate()["CERN-PROD"] == "-status"``
+        """
+        out: dict[str, str] = {}
+        for b in self._blocks:
+            if isinstance(b, list):
+                out.update((s.candidate, s.criteria) for s in b)
+                continue
+            names, idx, codes, _texts, _stage, _temp = b
+            cands = names[idx].tolist()
+            out.update(zip(cands, [codes] * len(cands) if isinstance(codes, str) else codes.tolist(), strict=True))
+        return out
+
+    def of(self, candidates: Iterable[str]) -> dict[str, Skip]:
+        """The Skip of each of CANDIDATES that was removed (a later skip wins), building no other Skip.
+
+        Usage: ``decision.skipped.of(["CERN-PROD"]).get("CERN-PROD")``
+        """
+        wanted = set(candidates)
+        out: dict[str, Skip] = {}
+        if not wanted:
+            return out
+        for b in self._blocks:
+            if isinstance(b, list):
+                out.update((s.candidate, s) for s in b if s.candidate in wanted)
+                continue
+            names, idx, codes, texts, stage, temp = b
+            for j, c in enumerate(names[idx].tolist()):
+                if c in wanted:
+                    code = codes if isinstance(codes, str) else str(codes[j])
+                    out[c] = Skip(c, code, texts if isinstance(texts, str) else (texts, j), stage, temp)
+        return out
+
     def to_dicts(self, label: str = "queue") -> list[dict[str, Any]]:
         """Every skip's JSON form (as Skip.to_dict), built straight from the stored masks."""
         out: list[dict[str, Any]] = []

@@ -12,7 +12,7 @@ import pandas as pd
 
 from brokerage import grid, runner
 from brokerage.cache import GridCache, cache_for
-from brokerage.explain import Decision
+from brokerage.explain import Decision, Skip, SkipList
 from brokerage.gdpconfig import Config, ConfigError, lookup_param
 from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.snapshot import GridSnapshot
@@ -159,6 +159,21 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=FACTOR_TOLERANCE, abs_tol=1e-12)
 
 
+def _skip_codes(decision: Decision) -> dict[str, str]:
+    skipped = decision.skipped
+    if isinstance(skipped, SkipList):
+        return skipped.criteria_by_candidate()
+    return {s.candidate: s.criteria for s in skipped}
+
+
+def _skips_of(decision: Decision, names: Sequence[str]) -> dict[str, Skip]:
+    skipped = decision.skipped
+    if isinstance(skipped, SkipList):
+        return skipped.of(names)
+    wanted = set(names)
+    return {s.candidate: s for s in skipped if s.candidate in wanted}
+
+
 def compare(before: Decision, after: Decision, top: int = TOP_N) -> TaskDiff:
     """Compare two decisions of the same task: rank moves of the top candidates, filter and factor changes.
 
@@ -184,17 +199,14 @@ def compare(before: Decision, after: Decision, top: int = TOP_N) -> TaskDiff:
                 sa.get(name, 0.0),
             )
         )
-    skips_b = {s.candidate: s for s in before.skipped}
-    skips_a = {s.candidate: s for s in after.skipped}
+    codes_b, codes_a = _skip_codes(before), _skip_codes(after)
+    moved = [n for n in sorted(codes_b.keys() | codes_a.keys()) if codes_b.get(n) != codes_a.get(n)]
+    # Skip objects (and their sentences) only for the candidates whose fate changed
+    skips_b, skips_a = _skips_of(before, moved), _skips_of(after, moved)
     changes = []
-    for name in sorted(set(skips_b) | set(skips_a)):
+    for name in moved:
         b, a = skips_b.get(name), skips_a.get(name)
-        if b and a:
-            if b.criteria == a.criteria:
-                continue
-            kind = "other filter"
-        else:
-            kind = "newly passes" if b else "newly fails"
+        kind = "other filter" if b and a else "newly passes" if b else "newly fails"
         changes.append(
             FilterChange(
                 name,

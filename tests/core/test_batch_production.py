@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.brokers import production
+from brokerage.cache import GridCache
 from brokerage.explain import Decision, Skip, SkipList
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
@@ -119,8 +120,23 @@ def test_skip_list_reads_like_a_list() -> None:
     assert d.criteria_counts() == counts
     assert skips.to_dicts() == [s.to_dict() for s in as_list]
     assert d.skip_of(as_list[7].candidate) == as_list[7]
+    last = {s.candidate: s for s in as_list}
+    assert skips.criteria_by_candidate() == {c: s.criteria for c, s in last.items()}
+    picked = [as_list[0].candidate, as_list[-1].candidate, "NOT-A-QUEUE"]
+    assert skips.of(picked) == {c: last[c] for c in picked[:2]}
+    assert [s.reason for s in skips.of(picked).values()] == [last[c].reason for c in picked[:2]]
     again = pickle.loads(pickle.dumps(d))
     assert again.skipped == skips and again.to_dict() == d.to_dict()
+
+
+def test_shared_verdict_sentences_equal_fresh_ones() -> None:
+    """A memoised verdict shared by many tasks gives every task the same sentences as a fresh, unshared run."""
+    snap_a, snap_b = fresh(), fresh()
+    ids = production_ids(snap_a)
+    shared = production.broker_many(snap_a, ids, Config())
+    for tid, d in zip(ids[:40], shared[:40], strict=True):
+        alone = production.broker(snap_b, tid, Config(), cache=GridCache(snap_b, memoise=False))
+        assert d.skipped.to_dicts() == alone.skipped.to_dicts()
 
 
 def test_skip_list_grows_like_a_list() -> None:
