@@ -24,6 +24,8 @@ Cancel = Callable[[], bool]
 MIN_CLUSTER_TASKS = 200  # work items below which shipping them to the cluster costs more than it saves
 CHUNKS_PER_WORKER = 8  # several chunks per worker keep the progress bar moving and the workers evenly loaded
 MIN_CHUNK = 16  # items per chunk at least: each chunk costs the scheduler a round trip
+MAX_CHUNK = 400  # items per chunk at most (a fraction of a second of brokerage): on a big run the last chunks
+# are short, so no worker idles long while another finishes
 SNAPSHOTS_KEPT = 2  # snapshot versions kept published on the cluster (the current one and the one before)
 _PREFIX = "brokerage-snapshot:"
 
@@ -118,11 +120,13 @@ def forget(client: Client) -> None:
 
 
 def split(items: Sequence[T], workers: int) -> list[list[T]]:
-    """ITEMS cut into contiguous chunks, CHUNKS_PER_WORKER per worker, each at least MIN_CHUNK long.
+    """ITEMS cut into contiguous chunks: CHUNKS_PER_WORKER per worker, more if chunks would exceed MAX_CHUNK
+    items, each at least MIN_CHUNK long.
 
     Usage: ``split(keys, 2)``
     """
-    n = max(1, min(workers * CHUNKS_PER_WORKER, len(items) // MIN_CHUNK))
+    wanted = max(workers * CHUNKS_PER_WORKER, -(-len(items) // MAX_CHUNK))
+    n = max(1, min(wanted, len(items) // MIN_CHUNK))
     size, extra = divmod(len(items), n)
     out, start = [], 0
     for i in range(n):

@@ -64,6 +64,14 @@ def test_split_cuts_contiguous_chunks_that_cover_every_item() -> None:
     assert chunks.split(list(range(5)), 4) == [[0, 1, 2, 3, 4]] and chunks.split([], 2) == []
 
 
+def test_big_runs_get_short_chunks() -> None:
+    """A run of many items is cut into chunks of at most MAX_CHUNK, so the workers finish together."""
+    items = list(range(25_000))
+    parts = chunks.split(items, 2)
+    assert [x for p in parts for x in p] == items
+    assert max(len(p) for p in parts) <= chunks.MAX_CHUNK and len(parts) == 63
+
+
 def test_small_runs_stay_in_process_without_starting_a_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below MIN_CLUSTER_TASKS work items the run happens here and no client is started."""
     snap = demo_snapshot(seed=0, queues=60, tasks=40)
