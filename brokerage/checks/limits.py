@@ -29,7 +29,14 @@ def within_limits(
     upper = qa[limits[1]].astype(float, copy=False)
     too_high = (upper > 0) & (value > upper)
     too_low = (lower > 0) & (value < lower)
-    codes = np.where(too_high, over[0], under[0])
+    # one code when only one limit is crossed (the usual case): no array of strings to build
+    codes: str | np.ndarray
+    if not too_low.any():
+        codes = over[0]
+    elif not too_high.any():
+        codes = under[0]
+    else:
+        codes = np.where(too_high, over[0], under[0])
 
     def reasons(idx: np.ndarray) -> list[str]:
         high = too_high[idx]
