@@ -200,9 +200,10 @@ def snapshot_validate(file: str) -> None:
     click.echo(f"{file}: valid ({len(snap.queues)} queues, {len(snap.tasks)} tasks)")
 
 
-def _print_decision(decision: Decision, as_json: bool) -> None:
+def _print_decision(decision: Decision, as_json: bool, versions: dict[str, Any] | None = None) -> None:
+    versions = versions or {}
     if as_json:
-        click.echo(json.dumps(decision.to_dict(), indent=2, default=str))
+        click.echo(json.dumps({**decision.to_dict(), **versions}, indent=2, default=str))
         return
     label = decision.label
     click.echo(f"{decision.broker} brokerage of task {decision.task}: {decision.status}")
@@ -228,6 +229,8 @@ def _print_decision(decision: Decision, as_json: bool) -> None:
         click.echo(f"\n{len(decision.notes)} note(s), e.g. {decision.notes[0].candidate}: {decision.notes[0].text}")
     if decision.pending_minutes is not None:
         click.echo(f"\nthe task is pending for {decision.pending_minutes} min")
+    if versions:
+        click.echo(f"\nsnapshot {versions['snapshot_version']}, gdpconfig {versions['config_version']}")
 
 
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
@@ -243,11 +246,13 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     """Run the job brokerage for a task (production or analysis, by its prodSourceLabel)."""
     from brokerage.brokers.router import run_job_brokerage
     from brokerage.gdpconfig import parse_assignments
+    from brokerage.versions import stamp
 
     parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
-    decision = run_job_brokerage(snap, task_id, config.with_overrides(grid_overrides(snap, assignments)))
-    _print_decision(decision, as_json)
+    config = config.with_overrides(grid_overrides(snap, assignments))
+    decision = run_job_brokerage(snap, task_id, config)
+    _print_decision(decision, as_json, stamp(snap, config))
 
 
 @main.command("explain")

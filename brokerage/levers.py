@@ -21,6 +21,7 @@ from brokerage.framework import Filter
 from brokerage.gdpconfig import Config, ConfigError, lookup_param
 from brokerage.network import QUEUED, QUEUED_EXPRESS
 from brokerage.snapshot import GridSnapshot
+from brokerage.versions import config_version
 
 BISECTION_STEPS = 40  # enough to pin a float to 1e-12 of its range; ints stop when the interval closes
 TOP = 10  # "drops it out of the top 10": the candidates operators compare
@@ -89,18 +90,6 @@ class Explanation:
             "snapshot_version": self.snapshot_version,
             "config_version": self.config_version,
         }
-
-
-def config_version(config: Config) -> str:
-    """The gdpconfig version a decision was made under: ``vN``, ``defaults``, or ``what-if on vN`` with the edits.
-
-    Usage: ``config_version(Config(version=3).with_overrides({"NQUEUED_SAT_CAP": 300}))``
-    """
-    base = f"v{config.version}" if config.version is not None else "defaults"
-    if not config.overrides:
-        return base
-    edits = ", ".join(f"{k}={v}" for k, v in sorted(config.overrides.items()))
-    return f"what-if on {base} ({edits})"
 
 
 class _ReadKeys:
