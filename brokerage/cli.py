@@ -94,6 +94,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "nucleus": ("brokerage.brokers.nucleus_cli:nucleus", "Choose a nucleus for a production task and explain it."),
     "report": ("brokerage.report.cli:report", "Export the brokerage of tasks or of every waiting task."),
     "dirac": ("brokerage.dirac.cli:dirac", "DIRAC task-queue matching (seed 004): task queues and pilot matches."),
+    "diff": ("brokerage.diff.cli:diff", "Which tasks' brokerage changed between two grid versions, and why."),
 }
 """The core's subcommands by name, with their one-line help; each module is imported when its command is used (a
 broken one fails that command loudly, never silently vanishes), so `brokerage --help` stays light."""
