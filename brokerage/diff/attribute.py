@@ -4,6 +4,7 @@ the old grid with one input table, then one row group of it, taken from the new 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,11 +207,24 @@ def diff_grids(
     if changed and ds:
         grid = _Grid(a, b)
         tables = list(ds.values())
-        say(f"replaying {len(changed)} changed brokerages with one of {len(tables)} input tables swapped")
         swaps: list[Swap] = [[(d, None)] for d in tables]
-        items: list[Item] = [(i, c.key, _involved(c)) for i in range(len(tables)) for c in changed]
+        # first the tables with a row that touches the task or its moving candidates; the rest only for the
+        # brokerages none of those explains (a change elsewhere rarely moves them)
+        near = {c.key: [i for i, d in enumerate(tables) if grid.relevant(d, _involved(c), c.task)] for c in changed}
+        items: list[Item] = [(i, c.key, _involved(c)) for i in range(len(tables)) for c in changed if i in near[c.key]]
+        say(f"replaying {len(changed)} changed brokerages with one of {len(tables)} input tables swapped")
         first = _replay(a, cache_a, config, swaps, items, client)
         replays += len(items)
+        rest = [
+            (i, c.key, _involved(c))
+            for i in range(len(tables))
+            for c in changed
+            if i not in near[c.key] and not any(_ok(first.get((j, c.key)), c) for j in near[c.key])
+        ]
+        if rest:
+            say(f"replaying {len({k for _, k, _ in rest})} brokerages with the other tables swapped")
+            first.update(_replay(a, cache_a, config, swaps, rest, client))
+            replays += len(rest)
         rows: list[tuple[int, TableDelta, RowKey]] = []  # (task diff index, delta, row) to try alone
         for n, td in enumerate(found):
             c = td.change
@@ -311,5 +325,7 @@ def _table_cause(
 def _replay(
     a: GridSnapshot, cache: GridCache, config: Config, swaps: list[Swap], items: list[Item], client: Any
 ) -> dict[tuple[int, Key], Result]:
-    parts = runs.map_chunks(replay_chunk, a, items, (config, swaps), cache=cache, client=client)
+    token = uuid.uuid4().hex  # names this call's mixed grids in the workers' cache
+    items = sorted(items, key=lambda it: it[0])  # grouped by swap: one mixed grid per run of items
+    parts = runs.map_chunks(replay_chunk, a, items, (config, swaps, token), cache=cache, client=client)
     return {(r[0], r[1]): r for part in parts for r in part}

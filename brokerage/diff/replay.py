@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from brokerage import runner
@@ -64,6 +68,35 @@ def fate(before: Decision, after: Decision, name: str) -> Fate:
     return Fate(rb, ra, cb, ca, moved)
 
 
+MIXED_KEPT = 4  # mixed grids (with their caches) a process keeps: the chunks of one swap often share a worker
+_mixed_grids: OrderedDict[str, tuple[GridSnapshot, GridCache]] = OrderedDict()
+_locks = SimpleNamespace(mixed=threading.Lock())
+
+
+def _new_lock_in_child() -> None:
+    # a lock held by another thread at a fork would stay held in the child
+    _locks.mixed = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
+def _mixed(snap: GridSnapshot, swap: Swap, name: str) -> tuple[GridSnapshot, GridCache]:
+    """SNAP with SWAP applied, and its GridCache, shared by the chunks of one swap that reach this process."""
+    with _locks.mixed:
+        hit = _mixed_grids.get(name)
+        if hit is not None:
+            _mixed_grids.move_to_end(name)
+            return hit
+    mixed = apply(snap, swap, name.rsplit(":", 1)[-1])
+    made = (mixed, GridCache(mixed))
+    with _locks.mixed:
+        _mixed_grids[name] = made
+        while len(_mixed_grids) > MIXED_KEPT:
+            _mixed_grids.popitem(last=False)
+    return made
+
+
 Item = tuple[int, Key, tuple[str, ...]]  # (swap index, brokerage, candidates whose fate to report)
 Result = tuple[int, Key, Outcome | None, dict[str, Fate], str]  # (swap, brokerage, outcome, fates, error)
 
@@ -75,13 +108,14 @@ def replay_chunk(snap: GridSnapshot, cache: GridCache, payload: Any, items: Sequ
     """
     config: Config = payload[0]
     swaps: list[Swap] = payload[1]
+    token: str = payload[2]
     out: list[Result] = []
     olds: dict[Key, Decision] = {}
     current, hybrid, hcache = -1, snap, cache
     for index, key, names in items:
         if index != current:
-            hybrid = apply(snap, swaps[index], f"swap{index}")
-            hcache, current = GridCache(hybrid), index
+            hybrid, hcache = _mixed(snap, swaps[index], f"{token}:{index}")
+            current = index
         try:
             old = olds.get(key) or olds.setdefault(key, runner.decide(snap, config, key, cache))
             new = runner.decide(hybrid, config, key, hcache)
