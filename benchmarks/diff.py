@@ -33,6 +33,12 @@ def main() -> None:
     new = later(old, seed=1)
     config = Config()
     out: dict[str, Any] = {"queues": len(old.queues), "tasks": len(old.tasks)}
+    if args.serial:  # first, before the cluster exists: workers=0 keeps every step in this process
+        runs.configure(workers=0)
+        t0 = time.perf_counter()
+        serial = diff_grids(old, new, config)
+        out["serial_s"] = time.perf_counter() - t0
+        out["serial_phases_s"] = serial.phases
     runs.configure(workers=args.workers)
     t0 = time.perf_counter()
     client = runs.get_client()
@@ -50,13 +56,10 @@ def main() -> None:
         compared=last.compared,
         changed=len(last.tasks),
         replays=last.replays,
+        phases_s=last.phases,
         inputs_changed=last.tables,
         explained_by_one_row=sum(1 for t in last.tasks if any(c.level == "row" for c in t.causes)),
     )
-    if args.serial:
-        t0 = time.perf_counter()
-        diff_grids(old, new, config, client=None) if runs.configure(workers=0) is None else None
-        out["serial_s"] = time.perf_counter() - t0
     runs.close()
     if args.json:
         print(json.dumps(out, indent=2))
@@ -71,8 +74,10 @@ def main() -> None:
         f"{out['changed']} of {out['compared']} brokerages changed, {out['replays']} replays, "
         f"{out['explained_by_one_row']} explained by one row group"
     )
+    print("last run by step: " + ", ".join(f"{k} {v:.2f} s" for k, v in last.phases.items()))
     if "serial_s" in out:
-        print(f"in-process: {out['serial_s']:.2f} s")
+        steps = ", ".join(f"{k} {v:.2f} s" for k, v in out["serial_phases_s"].items())
+        print(f"in-process (workers=0): {out['serial_s']:.2f} s ({steps})")
 
 
 if __name__ == "__main__":

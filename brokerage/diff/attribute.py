@@ -21,6 +21,7 @@ from brokerage.versions import config_version
 from brokerage.whatif import Key
 
 ROWS_PER_TASK = 6  # row groups of a causal table tried one at a time for one task; more stay a table-level cause
+CLUSTER_ITEMS_PER_SWAP = 400  # replays per mixed grid from which the cluster beats building it once here
 SUBJECTS = 6  # candidates whose fate each replay reports (old and new top, entering and leaving ones)
 QUEUE_TABLES = ("queues", "job_counts", "user_job_counts", "queue_software", "panda_ddm_relation")
 TASK_TABLES = ("tasks", "datasets", "dataset_replicas", "task_job_counts")
@@ -103,6 +104,7 @@ class GridDiff:
     tables: dict[str, int]  # input table -> changed row groups
     replays: int
     seconds: float
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per step: old, new, tables, rows
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``brokerage diff --json``."""
@@ -118,6 +120,7 @@ class GridDiff:
             "inputs_changed": self.tables,
             "replays": self.replays,
             "seconds": round(self.seconds, 3),
+            "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "tasks": [t.to_dict() for t in self.tasks],
         }
 
@@ -198,8 +201,10 @@ def diff_grids(
     say("brokering the old grid")
     cache_a = GridCache(a)
     run_a = runs.run_grid(a, config, task_ids=task_ids, cache=cache_a, client=client)
+    phases = {"old": time.perf_counter() - t0}
     say("brokering the new grid")
     run_b = runs.run_grid(b, config, task_ids=task_ids, client=client)
+    phases["new"] = time.perf_counter() - t0 - phases["old"]
     changed, new, gone = changes(run_a, run_b)
     ds = deltas(a, b)
     found = [TaskDiff(c) for c in changed]
@@ -225,6 +230,7 @@ def diff_grids(
             say(f"replaying {len({k for _, k, _ in rest})} brokerages with the other tables swapped")
             first.update(_replay(a, cache_a, config, swaps, rest, client))
             replays += len(rest)
+        phases["tables"] = time.perf_counter() - t0 - sum(phases.values())
         rows: list[tuple[int, TableDelta, RowKey]] = []  # (task diff index, delta, row) to try alone
         for n, td in enumerate(found):
             c = td.change
@@ -254,6 +260,7 @@ def diff_grids(
                 row_items.append((i, found[n].change.key, _involved(found[n].change)))
             second = _replay(a, cache_a, config, row_swaps, row_items, client)
             replays += len(row_items)
+            phases["rows"] = time.perf_counter() - t0 - sum(phases.values())
             by_task: dict[int, list[tuple[TableDelta, RowKey]]] = {}
             for n, d, k in rows:
                 by_task.setdefault(n, []).append((d, k))
@@ -287,6 +294,7 @@ def diff_grids(
         {name: len(d.keys) for name, d in ds.items()},
         replays,
         time.perf_counter() - t0,
+        phases,
     )
 
 
@@ -327,5 +335,9 @@ def _replay(
 ) -> dict[tuple[int, Key], Result]:
     token = uuid.uuid4().hex  # names this call's mixed grids in the workers' cache
     items = sorted(items, key=lambda it: it[0])  # grouped by swap: one mixed grid per run of items
-    parts = runs.map_chunks(replay_chunk, a, items, (config, swaps, token), cache=cache, client=client)
+    payload = (config, swaps, token)
+    if len(items) < CLUSTER_ITEMS_PER_SWAP * len({it[0] for it in items}):
+        # every worker would build most mixed grids again (a GridCache and cold brokers each): here it is cheaper
+        return {(r[0], r[1]): r for r in replay_chunk(a, cache, payload, items)}
+    parts = runs.map_chunks(replay_chunk, a, items, payload, cache=cache, client=client)
     return {(r[0], r[1]): r for part in parts for r in part}
