@@ -2,6 +2,7 @@
 
 from app.callbacks import (  # noqa: F401
     detail,
+    diff,
     dirac,
     freshness,
     network,

@@ -6,13 +6,25 @@ from dataclasses import dataclass
 
 from app.services.admin import ConfigAdmin, Outcome
 from app.services.admission import Admission
+from app.services.diffs import Diffs
 from app.services.dirac import Dirac
 from app.services.reports import MadeReport, Reports
 from app.services.runs import CACHE_DIR, GridRuns
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 
-__all__ = ["ConfigAdmin", "Dirac", "GridWhatIf", "MadeReport", "Outcome", "Reports", "Services", "TaskWhatIf", "WhatIf"]
+__all__ = [
+    "ConfigAdmin",
+    "Diffs",
+    "Dirac",
+    "GridWhatIf",
+    "MadeReport",
+    "Outcome",
+    "Reports",
+    "Services",
+    "TaskWhatIf",
+    "WhatIf",
+]
 
 
 ADMISSION_DIR = CACHE_DIR / "admission"
@@ -31,6 +43,7 @@ class Services:
     admin: ConfigAdmin
     reports: Reports
     dirac: Dirac
+    diffs: Diffs
 
     @classmethod
     def build(cls, state: AppState) -> Services:
@@ -39,5 +52,5 @@ class Services:
         admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
         return cls(
             state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
-            Dirac(state),
+            Dirac(state), Diffs(state, runs, admission),
         )  # fmt: skip
