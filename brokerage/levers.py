@@ -13,7 +13,7 @@ import numpy as np
 from brokerage import grid
 from brokerage.brokers import analysis, production
 from brokerage.brokers.router import ANALYSIS, route
-from brokerage.cache import GridCache, cache_for
+from brokerage.cache import GridCache, cache_for, derived_cache
 from brokerage.checks import production_queues
 from brokerage.checks.context import QueueContext
 from brokerage.explain import Decision, fmt
@@ -362,7 +362,7 @@ def _input_levers(
         changed = _with_input(snap, table, column, row, value)
         if changed is None:
             continue
-        after = _broker(changed, tid, config, None)
+        after = _broker(changed, tid, config, derived_cache(cache, changed))
         fate = _fate(after, queue)
         if fate[1] == stage:
             continue

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from brokerage import runner
-from brokerage.cache import GridCache
+from brokerage.cache import GridCache, derived_cache
 from brokerage.diff.delta import Key as RowKey
 from brokerage.diff.delta import TableDelta, apply
 from brokerage.explain import Decision
@@ -81,7 +81,7 @@ def _new_lock_in_child() -> None:
 os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
-def _mixed(snap: GridSnapshot, swap: Swap, name: str) -> tuple[GridSnapshot, GridCache]:
+def _mixed(snap: GridSnapshot, cache: GridCache, swap: Swap, name: str) -> tuple[GridSnapshot, GridCache]:
     """SNAP with SWAP applied, and its GridCache, shared by the chunks of one swap that reach this process."""
     with _locks.mixed:
         hit = _mixed_grids.get(name)
@@ -89,7 +89,7 @@ def _mixed(snap: GridSnapshot, swap: Swap, name: str) -> tuple[GridSnapshot, Gri
             _mixed_grids.move_to_end(name)
             return hit
     mixed = apply(snap, swap, name.rsplit(":", 1)[-1])
-    made = (mixed, GridCache(mixed))
+    made = (mixed, derived_cache(cache, mixed))
     with _locks.mixed:
         _mixed_grids[name] = made
         while len(_mixed_grids) > MIXED_KEPT:
@@ -114,7 +114,7 @@ def replay_chunk(snap: GridSnapshot, cache: GridCache, payload: Any, items: Sequ
     current, hybrid, hcache = -1, snap, cache
     for index, key, names in items:
         if index != current:
-            hybrid, hcache = _mixed(snap, swaps[index], f"{token}:{index}")
+            hybrid, hcache = _mixed(snap, cache, swaps[index], f"{token}:{index}")
             current = index
         try:
             old = olds.get(key) or olds.setdefault(key, runner.decide(snap, config, key, cache))
