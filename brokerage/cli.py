@@ -259,16 +259,20 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
 @main.command("explain")
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
 @click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
-@click.option("--queue", "queue", required=True, help="the PanDA queue to explain")
+@click.option("--queue", "queue", default=None, help="the PanDA queue to explain (job brokerage)")
+@click.option("--nucleus", "nucleus", default=None, help="the nucleus to explain (task brokerage)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--no-grid", is_flag=True, help="skip counting the other tasks each gdpconfig lever would change")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @cluster_options
 @guarded
 def explain(
-    snapshot_path: str | None, task_id: int, queue: str, assignments: tuple[str, ...], no_grid: bool, as_json: bool
-) -> None:
-    """Where a queue stands for a task and the verified levers that would change it."""
+    snapshot_path: str | None, task_id: int, queue: str | None, nucleus: str | None, assignments: tuple[str, ...],
+    no_grid: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Where a queue (or a nucleus) stands for a task and the verified levers that would change it."""
+    if (queue is None) == (nucleus is None):
+        fail("give exactly one of --queue NAME (job brokerage) or --nucleus NAME (task brokerage)")
     from brokerage import runs
     from brokerage.cache import GridCache
     from brokerage.gdpconfig import parse_assignments
@@ -286,12 +290,18 @@ def explain(
         def count(cfg: Config) -> int:
             return top_changed_count(snap, base, config, cfg, exclude=task_id, run_with=runs.run_grid, cache=cache)
 
-    out = explain_queue(snap, task_id, queue, config, cache=cache, count_grid=count)
+    if nucleus is not None:
+        from brokerage.levers_nucleus import explain_nucleus
+
+        out = explain_nucleus(snap, task_id, nucleus, config, cache=cache, count_grid=count)
+    else:
+        out = explain_queue(snap, task_id, str(queue), config, cache=cache, count_grid=count)
     if as_json:
         click.echo(json.dumps(out.to_dict(), indent=2, default=str))
         return
     where = f"rank {out.rank} (weight {out.weight:.4g})" if out.rank else out.status
-    click.echo(f"task {out.task}, queue {out.queue} ({out.broker} brokerage): {where}")
+    label = "nucleus" if nucleus is not None else "queue"
+    click.echo(f"task {out.task}, {label} {out.queue} ({out.broker} brokerage): {where}")
     for b in out.blocking:
         click.echo(f"  blocked by the {b['stage']} ({b['criteria']}): {b['reason']}")
     for note in out.notes:

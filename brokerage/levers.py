@@ -79,7 +79,7 @@ class Explanation:
         """The JSON shape of ``brokerage explain --json``."""
         return {
             "task": self.task,
-            "queue": self.queue,
+            "nucleus" if self.broker == "task" else "queue": self.queue,
             "broker": self.broker,
             "status": self.status,
             "rank": self.rank,
@@ -381,6 +381,8 @@ def _with_input(snap: GridSnapshot, table: str, column: str, row: str, value: An
         mask = df["panda_queue"] == row
     elif table == "ddm_endpoints":
         mask = df["ddm_endpoint_name"] == row
+    elif table == "sites":
+        mask = df["site_name"] == row
     elif table == "network":
         src, dst = row.split(":", 1)
         mask = (df["src"] == src) & (df["dst"] == dst) & (df["key"] == column)
