@@ -164,7 +164,22 @@ def _bisect(current: float, bound: float, integer: bool, passes: Callable[[float
             good = mid
         else:
             bad = mid
-    return int(good) if integer else float(f"{good:.6g}") if passes(float(f"{good:.6g}")) else good
+    if integer:
+        return int(good)
+    return next((r for r in _rounded_towards(good, bound) if passes(r)), good)
+
+
+def _rounded_towards(value: float, bound: float) -> list[float]:
+    """VALUE rounded to 4, 5, 6 significant digits in the direction of BOUND (further into the passing side), so a
+    lever reads 0.6666 rather than 0.666666666666424."""
+    if value == 0 or not math.isfinite(value):
+        return []
+    out = []
+    for digits in (4, 5, 6):
+        q = 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
+        r = (math.ceil(value / q) if bound > value else math.floor(value / q)) * q
+        out.append(float(f"{r:.{digits}g}"))
+    return out
 
 
 def _turning_values(config: Config, key: str, holds: Callable[[float], bool]) -> list[float]:
@@ -286,6 +301,8 @@ def _skipped_levers(
         if place is not None:
             out.append(Lever("gdpconfig", f"kept as candidate {place}", place, key="MAX_SITE_CANDIDATES", value=place))
     for key in STAGE_KEYS.get(stage, ()):
+        if any(lv.key == key for lv in out):
+            continue  # the filter itself reads it: its lever is already there
 
         def clears(v: float, k: str = key) -> bool:
             return _fate(_broker(snap, tid, config.with_overrides({k: v}), cache), queue)[1] != stage

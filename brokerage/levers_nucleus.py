@@ -135,15 +135,9 @@ def _input_levers(
         key, thr = nuc.disk_threshold(config, task.get("gshare"))
         ep, free = str(na.endpoint[i]), float(na.space_free[i])
         room = free + float(np.nan_to_num(na.space_expired[i])) - thr * nuc.GB_PER_TB
-        # free + expired - demand > threshold, with demand proportional to OUTPUT_GB_PER_CORE_DAY: the value at
-        # which it passes gives the demand, hence the space missing; else the passing threshold bounds it
-        per_day, x_pass = float(config["OUTPUT_GB_PER_CORE_DAY"]), found.get("OUTPUT_GB_PER_CORE_DAY")
-        if x_pass and room > 0:
-            missing = room * (per_day / x_pass - 1)
-        elif key in found:
-            missing = (thr - float(found[key])) * nuc.GB_PER_TB
-        else:
-            missing = thr * nuc.GB_PER_TB
+        demand = _projected_output(snap, tid, name, config, cache, found, key)
+        # free + expired - projected output must exceed the threshold: the missing space follows from the output
+        missing = demand - room if demand is not None else thr * nuc.GB_PER_TB
         step = max(1.0, missing)
         for _ in range(SPACE_TRIES):
             value = math.floor(free + step + 1e-6) + 1  # the filter wants strictly more than the threshold
@@ -161,6 +155,22 @@ def _input_levers(
                          value=value))  # fmt: skip
         break  # the smallest guess that works
     return out
+
+
+def _projected_output(
+    snap: GridSnapshot, tid: int, name: str, config: Config, cache: GridCache, found: dict[str, float], key: str
+) -> float | None:
+    """The nucleus' projected output (GB) under CONFIG, read from a brokerage where a found lever lets it pass: the
+    threshold lever leaves it unchanged, the output-rate lever scales it by the rate."""
+    per_day = float(config["OUTPUT_GB_PER_CORE_DAY"])
+    for k in (key, "OUTPUT_GB_PER_CORE_DAY"):
+        if k not in found or (k != key and not found[k]):
+            continue
+        d = _decide(snap, tid, config.with_overrides({k: found[k]}), cache)
+        c = next((c for c in d.candidates if c.name == name), None)
+        if c is not None and c.details.get("projectedOutputGB") is not None:
+            return float(c.details["projectedOutputGB"]) * (1.0 if k == key else per_day / float(found[k]))
+    return None
 
 
 def _ranked(

@@ -5,6 +5,7 @@ from app.callbacks import (  # noqa: F401
     diff,
     dirac,
     freshness,
+    levers,
     network,
     nuclei,
     overview,

@@ -8,6 +8,7 @@ from app.services.admin import ConfigAdmin, Outcome
 from app.services.admission import Admission
 from app.services.diffs import Diffs
 from app.services.dirac import Dirac
+from app.services.levers import Levers
 from app.services.reports import MadeReport, Reports
 from app.services.runs import CACHE_DIR, GridRuns
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
@@ -44,6 +45,7 @@ class Services:
     reports: Reports
     dirac: Dirac
     diffs: Diffs
+    levers: Levers
 
     @classmethod
     def build(cls, state: AppState) -> Services:
@@ -52,5 +54,5 @@ class Services:
         admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
         return cls(
             state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
-            Dirac(state), Diffs(state, runs, admission),
+            Dirac(state), Diffs(state, runs, admission), Levers(state),
         )  # fmt: skip
