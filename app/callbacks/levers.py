@@ -39,45 +39,49 @@ def _clicked(event: Mapping[str, Any] | None) -> str | None:
 
 @callback(
     Output(QUEUES_LEVERS, "children"),
+    Output(QUEUES_LEVERS, "is_open"),
     Input(ids.QUEUES_RANKED, "cellClicked"),
     Input(ids.QUEUES_SKIPPED, "cellClicked"),
     Input(ids.QUEUES_TASK, "value"),
     prevent_initial_call=True,
 )
-def queue_levers(ranked: dict[str, Any] | None, skipped: dict[str, Any] | None, task: Any) -> Any:
+def queue_levers(ranked: dict[str, Any] | None, skipped: dict[str, Any] | None, task: Any) -> tuple[Any, bool]:
     """The clicked queue's levers for the picked task; a new task clears the box."""
     if ctx.triggered_id == ids.QUEUES_TASK:
-        return levers_hint("queue")
+        return levers_hint("queue"), False
     event = ranked if ctx.triggered_id == ids.QUEUES_RANKED else skipped
-    return levers_box(task, _clicked(event), "queue")
+    return levers_box(task, _clicked(event), "queue"), True
 
 
 @callback(
     Output(NUCLEI_LEVERS, "children"),
+    Output(NUCLEI_LEVERS, "is_open"),
     Input({"type": LEVERS_GRID, "table": ALL}, "cellClicked"),
     Input(ids.NUCLEI_TASK, "value"),
     prevent_initial_call=True,
 )
-def nucleus_levers(events: list[dict[str, Any] | None], task: Any) -> Any:
+def nucleus_levers(events: list[dict[str, Any] | None], task: Any) -> tuple[Any, bool]:
     """The clicked nucleus' levers for the picked task; a new task clears the box."""
     if ctx.triggered_id == ids.NUCLEI_TASK or not isinstance(ctx.triggered_id, Mapping):
-        return levers_hint("nucleus")
+        return levers_hint("nucleus"), False
     table = ctx.triggered_id.get("table")
     ordered = [e for e, spec in zip(events, ctx.inputs_list[0], strict=False) if spec["id"].get("table") == table]
-    return levers_box(task, _clicked(ordered[0] if ordered else None), "nucleus")
+    return levers_box(task, _clicked(ordered[0] if ordered else None), "nucleus"), True
 
 
 @callback(
     Output(TUNE_LEVERS, "children"),
+    Output(TUNE_LEVERS, "is_open"),
     Input({"type": LEVERS_PICK, "kind": ALL, "side": ALL, "name": ALL}, "n_clicks"),
     State(ids.TUNE_TASK, "value"),
     State(ids.TUNE_RAW, "data"),
     prevent_initial_call=True,
 )
-def tuning_levers(clicks: list[int | None], task: Any, raw: dict[str, Any] | None) -> Any:
+def tuning_levers(clicks: list[int | None], task: Any, raw: dict[str, Any] | None) -> tuple[Any, bool]:
     """The clicked candidate's levers under the current edits; each link adds its edit to them."""
     picked = ctx.triggered_id
     if not isinstance(picked, Mapping) or not ctx.triggered[0].get("value") or not any(clicks):
         raise PreventUpdate  # the tables were redrawn, nothing was clicked
     edits = services.whatif.edits(raw).overrides
-    return levers_box(task, str(picked["name"]), "nucleus" if picked["kind"] == "nucleus" else "queue", edits)
+    kind = "nucleus" if picked["kind"] == "nucleus" else "queue"
+    return levers_box(task, str(picked["name"]), kind, edits), True

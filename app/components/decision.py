@@ -10,7 +10,7 @@ from dash import dcc, html
 from app import ids
 from app import ids_levers as lids
 from app.components.layout import card, empty_state, figure, grid
-from app.components.levers import levers_hint
+from app.components.levers import levers_panel
 from app.viewmodels import pending as pvm
 from app.viewmodels import queues as vm
 from brokerage.explain import Decision
@@ -97,7 +97,7 @@ def job_decision_panel(why: str | None = None) -> html.Div:
                       dcc.Input(id=ids.QUEUES_WHY, type="text", debounce=True, value=why or None, placeholder="queue name, e.g. ANALY_CERN",
                                 className="form-control form-control-sm d-inline-block why-input"),
                       html.Div(id=ids.QUEUES_WHY_ANSWER, className="small why-answer")], className="mb-2"),
-            html.Div(levers_hint("queue"), id=lids.QUEUES_LEVERS, className="mb-2"),
+            levers_panel(lids.QUEUES_LEVERS, "queue"),
             html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
                  grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv", row_id="queue",

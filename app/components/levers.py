@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app.viewmodels import levers as vm
@@ -15,6 +16,15 @@ HINT = "Click a {what} in the ranked or skipped table: its levers, each verified
 def levers_hint(what: str = "queue") -> html.Div:
     """The box before any click."""
     return html.Div(HINT.format(what=what), className="small text-muted levers-hint")
+
+
+def levers_panel(id_: str, what: str = "queue") -> dbc.Offcanvas:
+    """A side panel that slides in over the page's right edge when a candidate is clicked, wherever the table is
+    scrolled; the page stays usable (no backdrop), so the next click updates it."""
+    return dbc.Offcanvas(
+        levers_hint(what), id=id_, title="Levers", placement="end", is_open=False, backdrop=False, scrollable=True,
+        className="levers-panel",
+    )  # fmt: skip
 
 
 def levers_view(expl: Mapping[str, Any], edits: Mapping[str, Any] | None = None) -> html.Div:

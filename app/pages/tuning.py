@@ -11,7 +11,7 @@ from dash import dcc, html
 from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, loading, page_header, url_notice
-from app.components.levers import levers_hint
+from app.components.levers import levers_panel
 from app.components.tuning import edit_summary, grid_placeholder, param_editor
 from app.components.tuning_store import history_panel, report_panel, save_panel
 from app.ids_levers import TUNE_LEVERS
@@ -100,7 +100,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                                 [
                                     controls,
                                     html.Div(id=ids.TUNE_TASK_VIEW, className="tune-task-view"),
-                                    html.Div(levers_hint("queue or nucleus name"), id=TUNE_LEVERS, className="mt-2"),
+                                    levers_panel(TUNE_LEVERS, "queue or nucleus name"),
                                 ],
                             ),
                             card(
