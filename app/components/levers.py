@@ -44,9 +44,8 @@ def levers_view(expl: Mapping[str, Any], edits: Mapping[str, Any] | None = None)
         "or it is already first).", className="small text-muted")  # fmt: skip
     return html.Div(
         [
-            html.Div(
-                [html.Span(f"Levers for {name}", className="fw-semibold me-2"), vm.standing(expl)], className="small"
-            ),
+            html.Div(f"Levers for {name} · task {expl['task']}", className="fw-semibold"),
+            html.Div(vm.standing(expl), className="small mb-1"),
             body,
             html.Div(vm.versions(expl), className="small text-muted"),
         ],
