@@ -189,6 +189,8 @@ def _turning_values(config: Config, key: str, holds: Callable[[float], bool]) ->
     if spec is None:
         return []
     lo, hi, integer = spec
+    if config[key] is None:
+        return []  # unset (no default): there is no current value to move from
     current = float(config[key])
     found = (_closest_passing(current, bound, integer, holds) for bound in (hi, lo))
     return [v for v in found if v is not None and v != current]
@@ -278,10 +280,9 @@ def _skipped_levers(
         def passes_with(key: str) -> Callable[[float], bool]:
             def passes(v: float) -> bool:
                 try:
-                    cfg = config.with_overrides({key: v})
+                    verdict = f.fn(_context(snap, task, config.with_overrides({key: v}), cache))
                 except ConfigError:
                     return False
-                verdict = f.fn(_context(snap, task, cfg, cache))
                 return verdict is None or bool(verdict.passed[i])
 
             return passes
@@ -305,7 +306,10 @@ def _skipped_levers(
             continue  # the filter itself reads it: its lever is already there
 
         def clears(v: float, k: str = key) -> bool:
-            return _fate(_broker(snap, tid, config.with_overrides({k: v}), cache), queue)[1] != stage
+            try:
+                return _fate(_broker(snap, tid, config.with_overrides({k: v}), cache), queue)[1] != stage
+            except ConfigError:  # a value the registry or a cross-key rule refuses never passes
+                return False
 
         for value in _turning_values(config, key, clears)[:1]:
             fate = _fate(_broker(snap, tid, config.with_overrides({key: value}), cache), queue)
@@ -422,14 +426,15 @@ def _ranked_levers(
 
     def rank_with(key: str, v: float) -> int | None:
         try:
-            cfg = config.with_overrides({key: v})
-        except ConfigError:
+            return _fate(_broker(snap, task_id, config.with_overrides({key: v}), cache), queue)[0]
+        except ConfigError:  # e.g. SITE_CLASS_EPSILON_1 must stay above SITE_CLASS_EPSILON_2
             return None
-        return _fate(_broker(snap, task_id, cfg, cache), queue)[0]
 
     if rank > 1:
         found: list[tuple[float, Lever]] = []  # (relative size of the change, lever)
         for key in keys:
+            if config[key] is None:
+                continue
             current = float(config[key])
             for value in _turning_values(config, key, lambda v, k=key: rank_with(k, v) == 1):
                 change = abs(value - current) / max(abs(current), 1e-9)

@@ -99,10 +99,9 @@ def _skipped(
     def clears(key: str) -> Callable[[float], bool]:
         def passes(v: float) -> bool:
             try:
-                cfg = config.with_overrides({key: v})
+                return _fate(_decide(snap, tid, config.with_overrides({key: v}), cache), name)[1] != stage
             except ConfigError:
                 return False
-            return _fate(_decide(snap, tid, cfg, cache), name)[1] != stage
 
         return passes
 
@@ -181,13 +180,14 @@ def _ranked(
 
     def rank_with(key: str, v: float) -> int | None:
         try:
-            cfg = config.with_overrides({key: v})
+            return _fate(_decide(snap, tid, config.with_overrides({key: v}), cache), name)[0]
         except ConfigError:
             return None
-        return _fate(_decide(snap, tid, cfg, cache), name)[0]
 
     found: list[tuple[float, Lever]] = []
     for key in WEIGHT_KEYS:
+        if config[key] is None:
+            continue
         current = float(config[key])
         for value in _turning_values(config, key, lambda v, k=key: rank_with(k, v) == 1):
             change = abs(value - current) / max(abs(current), 1e-9)
