@@ -163,12 +163,18 @@ def snapshot() -> None:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--queues", default=700, show_default=True, type=click.IntRange(1, 200000))
 @click.option("--tasks", default=3000, show_default=True, type=click.IntRange(0, 200000))
+@click.option("--later", type=click.IntRange(0), default=None, metavar="SEED",
+              help="the same grid as a pull 10 minutes later (moved link backlogs, job counts, disk space, one queue)")  # fmt: skip
 @guarded
-def snapshot_demo(out: str, seed: int, queues: int, tasks: int) -> None:
+def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | None) -> None:
     """Write a realistic demo grid (deterministic from --seed)."""
     from brokerage.synth import demo_snapshot
 
     snap = demo_snapshot(seed=seed, queues=queues, tasks=tasks)
+    if later is not None:
+        from brokerage.diff.drift import later as pulled_later
+
+        snap = pulled_later(snap, seed=later)
     snap.to_json(out)
     click.echo(f"wrote {out}: {len(snap.queues)} queues, {len(snap.sites)} sites, {len(snap.tasks)} tasks", err=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -105,3 +106,22 @@ def test_cli_versions_use_prune(db_url: str) -> None:
     assert run("use", "latest").output.strip() == f"the current grid is now v{b}"
     gone = run("prune", "--keep", "1")
     assert gone.exit_code == 0 and f"deleted 1 grid version(s): v{a}" in gone.output
+
+
+def test_cli_diff_reads_stored_versions(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`brokerage diff --from v1 --to v2 --json` loads both versions from DATABASE_URL; an unknown one exits 2."""
+    from brokerage.cli import main
+
+    eng = repository.make_engine(db_url)
+    upgrade(eng)
+    a = repository.save_snapshot(eng, edge_grid())
+    b = repository.save_snapshot(eng, later(edge_grid(), 5.0))
+    eng.dispose()
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    out = CliRunner().invoke(main, ["diff", "--from", f"v{a}", "--to", str(b), "--json"])
+    assert out.exit_code == 0, out.output
+    body = json.loads(out.output)
+    assert body["from"].endswith(f"@{a}") and body["to"].endswith(f"@{b}")
+    assert body["inputs_changed"]["ddm_endpoints"] >= 1
+    bad = CliRunner().invoke(main, ["diff", "--from", "99", "--to", str(b)])
+    assert bad.exit_code == 2 and "no grid version 99 is stored" in bad.output
