@@ -38,7 +38,7 @@ def diff_view(old: int | None, new: int | None, task: Any, say: Callable[[str], 
                                                  "its top-10 set and its pending state.")])  # fmt: skip
     cols = [link_col("task", "/task?id=", pinned="left", maxWidth=100), {"field": "broker", "maxWidth": 100},
             {"field": "what", "headerName": "what changed", "flex": 2, "wrapText": True, "autoHeight": True, "tooltipField": "what"},
-            {"field": "because", "flex": 4, "wrapText": True, "autoHeight": True, "tooltipField": "because"},
+            {"field": "because", "flex": 5, "wrapText": True, "autoHeight": True, "tooltipField": "because"},
             {"field": "input", "maxWidth": 120}, {"field": "attributed to", "maxWidth": 130}]  # fmt: skip
     return html.Div([sentence, grid(rows, cols, id_=ids.DIFF_GRID, height=560, page_size=50, export_name="diff.csv")])
 

@@ -52,6 +52,18 @@ def rows(diff: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def cause_counts(diff: dict[str, Any]) -> str:
+    """How many changed brokerages each input explains first, largest first: "job_counts 150, network 20"."""
+    counts: dict[str, int] = {}
+    for t in diff.get("tasks", []):
+        causes = t.get("causes", [])
+        label = causes[0]["table"] if causes else "not attributed"
+        if causes and causes[0].get("level") == "together":
+            label = "several inputs together"
+        counts[label] = counts.get(label, 0) + 1
+    return ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def summary(diff: dict[str, Any]) -> str:
     """One sentence: how many brokerages changed, which inputs changed, and what the diff was made on."""
     inputs = ", ".join(f"{k} ({n})" for k, n in diff.get("inputs_changed", {}).items()) or "no input"
@@ -59,4 +71,5 @@ def summary(diff: dict[str, Any]) -> str:
         f"{diff['changed']} of {diff['compared']} brokerages changed from grid {diff['from']} to {diff['to']} "
         f"(gdpconfig {diff['config_version']}); {len(diff.get('new', []))} new, {len(diff.get('gone', []))} gone. "
         f"Inputs that changed (row groups): {inputs}."
+        + (f" Caused by: {cause_counts(diff)}." if diff.get("tasks") else "")
     )

@@ -41,7 +41,7 @@ METRICS = {  # NETWORK_MATRIX_KV keys in words
     "dashb_mbps_1w": "throughput over 1 week (MB/s)",
 }
 TAKEN_AT = "taken_at"  # the snapshot's time, swapped like a table of one row
-SHOWN_CHANGES = 3  # sentences per row group at most
+SHOWN_CHANGES = 2  # sentences per row group at most (the biggest changes first)
 
 Key = tuple[Any, ...]
 

@@ -79,3 +79,13 @@ def test_diff_page_table_and_permalink(app_client: Any, two_versions: tuple[int,
     assert f"status of {top} changed from online to offline" in view and "diff-sentence" in view
     same = _text(diff_view(new, new, None))
     assert "The same version twice" in same
+
+
+def test_cause_counts_name_the_inputs_that_explain_most() -> None:
+    """The summary counts each changed brokerage under the input of its first cause, largest first."""
+    from app.viewmodels import diff as vm
+
+    diff = {"tasks": [{"causes": [{"table": "network", "level": "row"}]}, {"causes": [{"table": "job_counts"}]},
+                      {"causes": [{"table": "network", "level": "table"}]}, {"causes": []},
+                      {"causes": [{"table": "queues", "level": "together"}]}]}  # fmt: skip
+    assert vm.cause_counts(diff) == "network 2, job_counts 1, not attributed 1, several inputs together 1"
