@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, abort, jsonify, request
 
 from app.services import Services
+from brokerage.versions import stamp
 
 
 def register(server: Flask, services: Services) -> None:
@@ -28,6 +29,7 @@ def register(server: Flask, services: Services) -> None:
             "taken_at": src.snap.taken_at.isoformat(),
             "origin": src.origin,
             "config": src.config.fingerprint(),
+            **stamp(src.snap, src.config),
         }
 
     @server.get("/api/overview")

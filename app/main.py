@@ -17,6 +17,7 @@ from app.services import Services
 from app.services.runs import CACHE_DIR
 from app.state import AppState, cache_config
 from app.viewmodels.freshness import age_text
+from brokerage.versions import config_version, snapshot_version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +62,9 @@ def serve_layout() -> html.Div:
         [
             dcc.Location(id="url", refresh="callback-nav"),
             navbar(
-                f"{src.origin} · {len(src.snap.queues)} queues · {len(src.snap.tasks)} tasks · {age_text(src.snap.taken_at)}"
+                # the versions first: the line is cut at narrow widths and a screenshot must name what it shows
+                f"{snapshot_version(src.snap)} · gdpconfig {config_version(src.config)} · {src.origin} · "
+                f"{len(src.snap.queues)} queues · {len(src.snap.tasks)} tasks · {age_text(src.snap.taken_at)}"
             ),
             # a newer stored grid version is offered for reload (app/callbacks/freshness.py)
             dcc.Store(id="grid-shown-key", data=src.snap.key),
@@ -75,9 +78,11 @@ app.layout = serve_layout
 
 from app import callbacks as _callbacks  # noqa: E402,F401  registers every callback on this one app
 from app.api import register as _register_api  # noqa: E402
+from app.api_diff import register as _register_diff_api  # noqa: E402
 from app.api_dirac import register as _register_dirac_api  # noqa: E402
 from app.reports import register as _register_reports  # noqa: E402
 
 _register_api(server, services)
 _register_reports(server, services.reports)
 _register_dirac_api(server, services)
+_register_diff_api(server, services)

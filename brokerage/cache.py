@@ -93,3 +93,23 @@ def cache_for(snap: GridSnapshot, cache: GridCache | None) -> GridCache:
     if cache.snap is not snap:
         raise ValueError(f"the cache belongs to snapshot {cache.snap.key}, not to {snap.key}")
     return cache
+
+
+# Structures built from one snapshot table alone (grid.task_row's records, checks.software's index): a snapshot
+# that holds the very same table object can take them over instead of building them again.
+SINGLE_TABLE_STRUCTURES = {"task_records": "tasks", "software_index": "queue_software"}
+
+
+def derived_cache(base: GridCache, snap: GridSnapshot) -> GridCache:
+    """A GridCache for SNAP, a copy of BASE's snapshot with some tables replaced, that starts with BASE's
+    structures of the tables SNAP still shares (the same DataFrame objects); everything else is built afresh.
+
+    Usage: ``cache2 = derived_cache(cache, snap.replace(queues=edited))``
+    """
+    new = GridCache(snap, memoise=base.memoise)
+    for key, table in SINGLE_TABLE_STRUCTURES.items():
+        if snap.tables[table] is base.snap.tables[table]:
+            value = base._structures._data.get(key, _MISSING)
+            if value is not _MISSING:
+                new._structures._data[key] = value
+    return new

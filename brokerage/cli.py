@@ -94,6 +94,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "nucleus": ("brokerage.brokers.nucleus_cli:nucleus", "Choose a nucleus for a production task and explain it."),
     "report": ("brokerage.report.cli:report", "Export the brokerage of tasks or of every waiting task."),
     "dirac": ("brokerage.dirac.cli:dirac", "DIRAC task-queue matching (seed 004): task queues and pilot matches."),
+    "diff": ("brokerage.diff.cli:diff", "Which tasks' brokerage changed between two grid versions, and why."),
 }
 """The core's subcommands by name, with their one-line help; each module is imported when its command is used (a
 broken one fails that command loudly, never silently vanishes), so `brokerage --help` stays light."""
@@ -162,12 +163,18 @@ def snapshot() -> None:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--queues", default=700, show_default=True, type=click.IntRange(1, 200000))
 @click.option("--tasks", default=3000, show_default=True, type=click.IntRange(0, 200000))
+@click.option("--later", type=click.IntRange(0), default=None, metavar="SEED",
+              help="the same grid as a pull 10 minutes later (moved link backlogs, job counts, disk space, one queue)")  # fmt: skip
 @guarded
-def snapshot_demo(out: str, seed: int, queues: int, tasks: int) -> None:
+def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | None) -> None:
     """Write a realistic demo grid (deterministic from --seed)."""
     from brokerage.synth import demo_snapshot
 
     snap = demo_snapshot(seed=seed, queues=queues, tasks=tasks)
+    if later is not None:
+        from brokerage.diff.drift import later as pulled_later
+
+        snap = pulled_later(snap, seed=later)
     snap.to_json(out)
     click.echo(f"wrote {out}: {len(snap.queues)} queues, {len(snap.sites)} sites, {len(snap.tasks)} tasks", err=True)
 
@@ -200,9 +207,10 @@ def snapshot_validate(file: str) -> None:
     click.echo(f"{file}: valid ({len(snap.queues)} queues, {len(snap.tasks)} tasks)")
 
 
-def _print_decision(decision: Decision, as_json: bool) -> None:
+def _print_decision(decision: Decision, as_json: bool, versions: dict[str, Any] | None = None) -> None:
+    versions = versions or {}
     if as_json:
-        click.echo(json.dumps(decision.to_dict(), indent=2, default=str))
+        click.echo(json.dumps({**decision.to_dict(), **versions}, indent=2, default=str))
         return
     label = decision.label
     click.echo(f"{decision.broker} brokerage of task {decision.task}: {decision.status}")
@@ -228,6 +236,8 @@ def _print_decision(decision: Decision, as_json: bool) -> None:
         click.echo(f"\n{len(decision.notes)} note(s), e.g. {decision.notes[0].candidate}: {decision.notes[0].text}")
     if decision.pending_minutes is not None:
         click.echo(f"\nthe task is pending for {decision.pending_minutes} min")
+    if versions:
+        click.echo(f"\nsnapshot {versions['snapshot_version']}, gdpconfig {versions['config_version']}")
 
 
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
@@ -243,26 +253,32 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     """Run the job brokerage for a task (production or analysis, by its prodSourceLabel)."""
     from brokerage.brokers.router import run_job_brokerage
     from brokerage.gdpconfig import parse_assignments
+    from brokerage.versions import stamp
 
     parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
-    decision = run_job_brokerage(snap, task_id, config.with_overrides(grid_overrides(snap, assignments)))
-    _print_decision(decision, as_json)
+    config = config.with_overrides(grid_overrides(snap, assignments))
+    decision = run_job_brokerage(snap, task_id, config)
+    _print_decision(decision, as_json, stamp(snap, config))
 
 
 @main.command("explain")
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
 @click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
-@click.option("--queue", "queue", required=True, help="the PanDA queue to explain")
+@click.option("--queue", "queue", default=None, help="the PanDA queue to explain (job brokerage)")
+@click.option("--nucleus", "nucleus", default=None, help="the nucleus to explain (task brokerage)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--no-grid", is_flag=True, help="skip counting the other tasks each gdpconfig lever would change")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @cluster_options
 @guarded
 def explain(
-    snapshot_path: str | None, task_id: int, queue: str, assignments: tuple[str, ...], no_grid: bool, as_json: bool
-) -> None:
-    """Where a queue stands for a task and the verified levers that would change it."""
+    snapshot_path: str | None, task_id: int, queue: str | None, nucleus: str | None, assignments: tuple[str, ...],
+    no_grid: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Where a queue (or a nucleus) stands for a task and the verified levers that would change it."""
+    if (queue is None) == (nucleus is None):
+        fail("give exactly one of --queue NAME (job brokerage) or --nucleus NAME (task brokerage)")
     from brokerage import runs
     from brokerage.cache import GridCache
     from brokerage.gdpconfig import parse_assignments
@@ -280,12 +296,18 @@ def explain(
         def count(cfg: Config) -> int:
             return top_changed_count(snap, base, config, cfg, exclude=task_id, run_with=runs.run_grid, cache=cache)
 
-    out = explain_queue(snap, task_id, queue, config, cache=cache, count_grid=count)
+    if nucleus is not None:
+        from brokerage.levers_nucleus import explain_nucleus
+
+        out = explain_nucleus(snap, task_id, nucleus, config, cache=cache, count_grid=count)
+    else:
+        out = explain_queue(snap, task_id, str(queue), config, cache=cache, count_grid=count)
     if as_json:
         click.echo(json.dumps(out.to_dict(), indent=2, default=str))
         return
     where = f"rank {out.rank} (weight {out.weight:.4g})" if out.rank else out.status
-    click.echo(f"task {out.task}, queue {out.queue} ({out.broker} brokerage): {where}")
+    label = "nucleus" if nucleus is not None else "queue"
+    click.echo(f"task {out.task}, {label} {out.queue} ({out.broker} brokerage): {where}")
     for b in out.blocking:
         click.echo(f"  blocked by the {b['stage']} ({b['criteria']}): {b['reason']}")
     for note in out.notes:

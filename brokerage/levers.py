@@ -13,7 +13,7 @@ import numpy as np
 from brokerage import grid
 from brokerage.brokers import analysis, production
 from brokerage.brokers.router import ANALYSIS, route
-from brokerage.cache import GridCache, cache_for
+from brokerage.cache import GridCache, cache_for, derived_cache
 from brokerage.checks import production_queues
 from brokerage.checks.context import QueueContext
 from brokerage.explain import Decision, fmt
@@ -21,6 +21,7 @@ from brokerage.framework import Filter
 from brokerage.gdpconfig import Config, ConfigError, lookup_param
 from brokerage.network import QUEUED, QUEUED_EXPRESS
 from brokerage.snapshot import GridSnapshot
+from brokerage.versions import config_version
 
 BISECTION_STEPS = 40  # enough to pin a float to 1e-12 of its range; ints stop when the interval closes
 TOP = 10  # "drops it out of the top 10": the candidates operators compare
@@ -78,7 +79,7 @@ class Explanation:
         """The JSON shape of ``brokerage explain --json``."""
         return {
             "task": self.task,
-            "queue": self.queue,
+            "nucleus" if self.broker == "task" else "queue": self.queue,
             "broker": self.broker,
             "status": self.status,
             "rank": self.rank,
@@ -89,18 +90,6 @@ class Explanation:
             "snapshot_version": self.snapshot_version,
             "config_version": self.config_version,
         }
-
-
-def config_version(config: Config) -> str:
-    """The gdpconfig version a decision was made under: ``vN``, ``defaults``, or ``what-if on vN`` with the edits.
-
-    Usage: ``config_version(Config(version=3).with_overrides({"NQUEUED_SAT_CAP": 300}))``
-    """
-    base = f"v{config.version}" if config.version is not None else "defaults"
-    if not config.overrides:
-        return base
-    edits = ", ".join(f"{k}={v}" for k, v in sorted(config.overrides.items()))
-    return f"what-if on {base} ({edits})"
 
 
 class _ReadKeys:
@@ -175,7 +164,22 @@ def _bisect(current: float, bound: float, integer: bool, passes: Callable[[float
             good = mid
         else:
             bad = mid
-    return int(good) if integer else float(f"{good:.6g}") if passes(float(f"{good:.6g}")) else good
+    if integer:
+        return int(good)
+    return next((r for r in _rounded_towards(good, bound) if passes(r)), good)
+
+
+def _rounded_towards(value: float, bound: float) -> list[float]:
+    """VALUE rounded to 4, 5, 6 significant digits in the direction of BOUND (further into the passing side), so a
+    lever reads 0.6666 rather than 0.666666666666424."""
+    if value == 0 or not math.isfinite(value):
+        return []
+    out = []
+    for digits in (4, 5, 6):
+        q = 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
+        r = (math.ceil(value / q) if bound > value else math.floor(value / q)) * q
+        out.append(float(f"{r:.{digits}g}"))
+    return out
 
 
 def _turning_values(config: Config, key: str, holds: Callable[[float], bool]) -> list[float]:
@@ -185,6 +189,8 @@ def _turning_values(config: Config, key: str, holds: Callable[[float], bool]) ->
     if spec is None:
         return []
     lo, hi, integer = spec
+    if config[key] is None:
+        return []  # unset (no default): there is no current value to move from
     current = float(config[key])
     found = (_closest_passing(current, bound, integer, holds) for bound in (hi, lo))
     return [v for v in found if v is not None and v != current]
@@ -274,10 +280,9 @@ def _skipped_levers(
         def passes_with(key: str) -> Callable[[float], bool]:
             def passes(v: float) -> bool:
                 try:
-                    cfg = config.with_overrides({key: v})
+                    verdict = f.fn(_context(snap, task, config.with_overrides({key: v}), cache))
                 except ConfigError:
                     return False
-                verdict = f.fn(_context(snap, task, cfg, cache))
                 return verdict is None or bool(verdict.passed[i])
 
             return passes
@@ -297,9 +302,14 @@ def _skipped_levers(
         if place is not None:
             out.append(Lever("gdpconfig", f"kept as candidate {place}", place, key="MAX_SITE_CANDIDATES", value=place))
     for key in STAGE_KEYS.get(stage, ()):
+        if any(lv.key == key for lv in out):
+            continue  # the filter itself reads it: its lever is already there
 
         def clears(v: float, k: str = key) -> bool:
-            return _fate(_broker(snap, tid, config.with_overrides({k: v}), cache), queue)[1] != stage
+            try:
+                return _fate(_broker(snap, tid, config.with_overrides({k: v}), cache), queue)[1] != stage
+            except ConfigError:  # a value the registry or a cross-key rule refuses never passes
+                return False
 
         for value in _turning_values(config, key, clears)[:1]:
             fate = _fate(_broker(snap, tid, config.with_overrides({key: value}), cache), queue)
@@ -373,7 +383,7 @@ def _input_levers(
         changed = _with_input(snap, table, column, row, value)
         if changed is None:
             continue
-        after = _broker(changed, tid, config, None)
+        after = _broker(changed, tid, config, derived_cache(cache, changed))
         fate = _fate(after, queue)
         if fate[1] == stage:
             continue
@@ -392,6 +402,8 @@ def _with_input(snap: GridSnapshot, table: str, column: str, row: str, value: An
         mask = df["panda_queue"] == row
     elif table == "ddm_endpoints":
         mask = df["ddm_endpoint_name"] == row
+    elif table == "sites":
+        mask = df["site_name"] == row
     elif table == "network":
         src, dst = row.split(":", 1)
         mask = (df["src"] == src) & (df["dst"] == dst) & (df["key"] == column)
@@ -414,14 +426,15 @@ def _ranked_levers(
 
     def rank_with(key: str, v: float) -> int | None:
         try:
-            cfg = config.with_overrides({key: v})
-        except ConfigError:
+            return _fate(_broker(snap, task_id, config.with_overrides({key: v}), cache), queue)[0]
+        except ConfigError:  # e.g. SITE_CLASS_EPSILON_1 must stay above SITE_CLASS_EPSILON_2
             return None
-        return _fate(_broker(snap, task_id, cfg, cache), queue)[0]
 
     if rank > 1:
         found: list[tuple[float, Lever]] = []  # (relative size of the change, lever)
         for key in keys:
+            if config[key] is None:
+                continue
             current = float(config[key])
             for value in _turning_values(config, key, lambda v, k=key: rank_with(k, v) == 1):
                 change = abs(value - current) / max(abs(current), 1e-9)

@@ -2,8 +2,10 @@
 
 from app.callbacks import (  # noqa: F401
     detail,
+    diff,
     dirac,
     freshness,
+    levers,
     network,
     nuclei,
     overview,

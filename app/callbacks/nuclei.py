@@ -12,6 +12,7 @@ from app.callbacks.urlstate import url_sync
 from app.components.decision import headline, ranked_grid, skipped_grid
 from app.components.guard import guarded
 from app.components.layout import card, empty_state, figure
+from app.ids_levers import LEVERS_GRID
 from app.main import services
 from app.viewmodels import nuclei as vm
 from app.viewmodels import queues as qvm
@@ -33,10 +34,12 @@ def nucleus_view(decision: Decision) -> html.Div:
                 ]
             ),
             dbc.Row([dbc.Col(figure(qvm.factor_figure(decision)), md=12)]) if decision.candidates else None,
-            card("Kept nuclei", ranked_grid(decision, "/network?nucleus=")),
+            card("Kept nuclei", ranked_grid(decision, "/network?nucleus=", {"type": LEVERS_GRID, "table": "ranked"})),
             card(
                 f"Skipped nuclei: {len(decision.skipped)}",
-                skipped_grid(decision, qvm.skipped_rows(decision), "/network?nucleus="),
+                skipped_grid(
+                    decision, qvm.skipped_rows(decision), "/network?nucleus=", {"type": LEVERS_GRID, "table": "skipped"}
+                ),
             ),
         ]
     )

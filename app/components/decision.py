@@ -8,7 +8,9 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids
+from app import ids_levers as lids
 from app.components.layout import card, empty_state, figure, grid
+from app.components.levers import levers_panel
 from app.viewmodels import pending as pvm
 from app.viewmodels import queues as vm
 from brokerage.explain import Decision
@@ -62,23 +64,25 @@ def notes(decision: Decision) -> Any:
     )  # fmt: skip
 
 
-def skipped_grid(decision: Decision, rows: list[dict[str, Any]], prefix: str) -> Any:
-    """Removed candidates with criteria, filter stage and the sentence, filterable by criteria."""
+def skipped_grid(decision: Decision, rows: list[dict[str, Any]], prefix: str, id_: dict[str, str] | None = None) -> Any:
+    """Removed candidates with criteria, filter stage and the sentence, filterable by criteria (ID_: to click them)."""
     if not decision.skipped:
         return empty_state("Nothing was skipped", "Every candidate passed every filter.")
     cols = vm.skipped_column_defs(decision.label, prefix)
-    return grid(rows, cols, height=320, export_name=f"skipped_{decision.task}.csv", page_size=100)
+    return grid(rows, cols, id_=id_, height=320, export_name=f"skipped_{decision.task}.csv", page_size=100,
+                row_id=decision.label)  # fmt: skip
 
 
-def ranked_grid(decision: Decision, prefix: str) -> Any:
-    """Ranked candidates with weight, factors and the numbers behind them."""
+def ranked_grid(decision: Decision, prefix: str, id_: dict[str, str] | None = None) -> Any:
+    """Ranked candidates with weight, factors and the numbers behind them (ID_: to click them)."""
     rows = vm.factor_rows(decision)
     if not rows:
         return empty_state(
             "No candidate left", "Every candidate was removed by a filter; the skipped table says which and why."
         )
     cols = vm.ranked_column_defs(rows, decision.label, prefix)
-    return grid(rows, cols, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv")
+    return grid(rows, cols, id_=id_, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv",
+                row_id=decision.label)  # fmt: skip
 
 
 def job_decision_panel(why: str | None = None) -> html.Div:
@@ -93,13 +97,14 @@ def job_decision_panel(why: str | None = None) -> html.Div:
                       dcc.Input(id=ids.QUEUES_WHY, type="text", debounce=True, value=why or None, placeholder="queue name, e.g. ANALY_CERN",
                                 className="form-control form-control-sm d-inline-block why-input"),
                       html.Div(id=ids.QUEUES_WHY_ANSWER, className="small why-answer")], className="mb-2"),
+            levers_panel(lids.QUEUES_LEVERS, "queue"),
             html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
-                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv",
+                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv", row_id="queue",
                       no_rows="No candidate left: every queue was removed by a filter; the skipped queues below say which and why.")),
             html.Div(id=ids.QUEUES_NOTES),
             card(html.Span("Skipped queues", id=ids.QUEUES_SKIPPED_TITLE),
-                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv",
+                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv", row_id="queue",
                       no_rows="No queue skipped (for the chosen criteria): every candidate passed every filter.")),
                       ], id=ids.QUEUES_DECISION_BODY),
         ],

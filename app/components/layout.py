@@ -19,6 +19,7 @@ NAV = [
     ("Task states", "/tasks"),
     ("DIRAC", "/dirac"),
     ("Tuning", "/tuning"),
+    ("Diff", "/diff"),
 ]
 
 
@@ -113,7 +114,7 @@ def figure(fig: Any, id_: str | None = None, **kw: Any) -> dcc.Graph:
 def grid(
     rows: list[dict[str, Any]],
     columns: list[dict[str, Any]] | None = None,
-    id_: str | None = None,
+    id_: str | dict[str, str] | None = None,
     height: int = 360,
     page_size: int = 50,
     export_name: str | None = None,

@@ -11,6 +11,7 @@ from dash import html
 
 from app import ids
 from app.components.layout import empty_state, figure, grid
+from app.ids_levers import LEVERS_PICK
 from app.viewmodels import impact as ivm
 from app.viewmodels import tuning as vm
 from brokerage.gdpconfig import Config, Value
@@ -98,9 +99,13 @@ def _side_table(rows: Sequence[Mapping[str, Any]], title: str, label: str, after
     head = ["#", label, "weight", "share"] + (["move", "Δ share"] if after else [])
     body = []
     for r in rows:
+        pick = {"type": LEVERS_PICK, "kind": label, "side": "after" if after else "before", "name": str(r["name"])}
         cells = [
             html.Td(r["rank"]),
-            html.Td(r["name"], className="text-truncate"),
+            html.Td(
+                html.Span(r["name"], id=pick, n_clicks=0, className="lever-pick", title="its levers"),
+                className="text-truncate",
+            ),
             html.Td(r["weight"]),
             html.Td(r["share"]),
         ]

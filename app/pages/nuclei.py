@@ -11,6 +11,8 @@ from dash import dcc, html
 from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, figure, grid, loading, page_header, url_notice
+from app.components.levers import levers_panel
+from app.ids_levers import NUCLEI_LEVERS
 from app.main import state
 from app.viewmodels import nuclei as vm
 from app.viewmodels import queues as qvm
@@ -47,6 +49,7 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
             card("Task brokerage of a task (which nucleus gets its output)",
                  [url_notice(problem), html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked, also=also), value=picked, clearable=False)],
                                      style={"minWidth": "520px"})], className="controls"),
+                  levers_panel(NUCLEI_LEVERS, "nucleus"),
                   loading(html.Div(id=ids.NUCLEI_DECISION))]),
             dcc.Store(id=ids.NUCLEI_URL_SINK),
             dcc.Store(id=ids.NUCLEI_PICK, data=picked),

@@ -11,8 +11,10 @@ from dash import dcc, html
 from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, page_header, url_notice
+from app.components.levers import levers_panel
 from app.components.tuning import edit_summary, grid_placeholder, param_editor
 from app.components.tuning_store import history_panel, report_panel, save_panel
+from app.ids_levers import TUNE_LEVERS
 from app.main import services
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
@@ -97,7 +99,11 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                         [
                             card(
                                 "Selected task: before / after",
-                                [controls, html.Div(id=ids.TUNE_TASK_VIEW, className="tune-task-view")],
+                                [
+                                    controls,
+                                    html.Div(id=ids.TUNE_TASK_VIEW, className="tune-task-view"),
+                                    levers_panel(TUNE_LEVERS, "queue or nucleus name"),
+                                ],
                             ),
                             card(
                                 "Whole grid: every waiting task re-brokered",

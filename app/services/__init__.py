@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from app.services.admin import ConfigAdmin, Outcome
 from app.services.admission import Admission
+from app.services.diffs import Diffs
 from app.services.dirac import Dirac
 from app.services.jobs import Jobs, JobState
+from app.services.levers import Levers
 from app.services.reports import MadeReport, Reports
 from app.services.runs import CACHE_DIR, GridRuns
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
@@ -15,6 +17,7 @@ from app.state import AppState
 
 __all__ = [
     "ConfigAdmin",
+    "Diffs",
     "Dirac",
     "GridWhatIf",
     "JobState",
@@ -46,6 +49,8 @@ class Services:
     reports: Reports
     dirac: Dirac
     jobs: Jobs
+    diffs: Diffs
+    levers: Levers
 
     @classmethod
     def build(cls, state: AppState) -> Services:
@@ -54,5 +59,5 @@ class Services:
         admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
         return cls(
             state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
-            Dirac(state), Jobs(JOBS_DIR),
+            Dirac(state), Jobs(JOBS_DIR), Diffs(state, runs, admission), Levers(state),
         )  # fmt: skip

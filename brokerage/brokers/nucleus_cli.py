@@ -25,12 +25,14 @@ def _run(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
     from brokerage.brokers.nucleus import broker
     from brokerage.cli import _print_decision, grid_overrides, load_grid
     from brokerage.gdpconfig import parse_assignments
+    from brokerage.versions import stamp
 
     parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
     overrides = grid_overrides(snap, assignments)
-    decision = broker(snap, task_id, config.with_overrides(overrides), seed=seed)
-    _print_decision(decision, as_json)
+    config = config.with_overrides(overrides)
+    decision = broker(snap, task_id, config, seed=seed)
+    _print_decision(decision, as_json, stamp(snap, config))
     if not as_json:
         chosen = decision.extra.get("chosen")
         locality = decision.extra.get("data_locality", {})

@@ -17,6 +17,7 @@ from brokerage.gdpconfig import Config
 from brokerage.lifecycle.waiting import waiting_task_ids
 from brokerage.report.summary import summarise
 from brokerage.snapshot import GridSnapshot
+from brokerage.versions import config_version, snapshot_version
 
 Progress = Callable[[int, int], None]
 SCOPE_ALL = "all waiting tasks"
@@ -101,6 +102,8 @@ def _meta(
         "generated_at": _utc_iso(datetime.now(UTC)),
         "config_version": config.version,
         "config_fingerprint": config.fingerprint(),
+        "snapshot_version": snapshot_version(snap),
+        "config_label": config_version(config),  # "vN", "defaults" or "what-if on vN (KEY=VALUE, ...)"
         "overrides": dict(overrides),
         "changed_from_stored": {k: {"stored": base.get(k), "whatif": config.get(k)} for k in overrides},
         "changed_from_defaults": config.changed(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -180,6 +181,61 @@ def export(ctx: click.Context, file: str) -> None:
     except OSError as exc:
         _fail(f"{file}: cannot write ({exc.strerror})")
     click.echo(f"wrote {file}: grid {snap.key}, {len(snap.tables['queues'])} queues, {len(snap.tables['tasks'])} tasks")
+
+
+@db.command("versions")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.pass_context
+@_guarded
+def versions_(ctx: click.Context, as_json: bool) -> None:
+    """List the stored grid versions, newest first; * marks the current one."""
+    from brokerage.store.versions import list_versions
+
+    found = list_versions(_engine(ctx))
+    if as_json:
+        click.echo(json.dumps({"versions": [v.to_dict() for v in found]}, indent=2))
+        return
+    if not found:
+        click.echo("no grid stored yet")
+        return
+    for v in found:
+        mark = "*" if v.current else " "
+        size = f"{v.nbytes / 1e6:.1f} MB" if v.nbytes else "not archived yet"
+        click.echo(
+            f"{mark} v{v.version:<5} {v.snapshot_id:<28} taken {v.taken_at:%Y-%m-%dT%H:%M:%SZ}  "
+            f"saved {v.saved_at:%Y-%m-%dT%H:%M:%SZ}  {size}"
+        )
+    current = next((v for v in found if v.current), None)
+    if current is not None and current.version != found[0].version:
+        click.echo(f"the current grid is v{current.version}, chosen over the newest v{found[0].version}")
+
+
+@db.command("use")
+@click.argument("version")
+@click.pass_context
+@_guarded
+def use(ctx: click.Context, version: str) -> None:
+    """Make grid VERSION (a number, or 'latest') the current one that commands and the dashboard read."""
+    from brokerage.store.versions import use_version
+
+    if version != "latest" and not version.isdigit():
+        _fail(f"version: expected a version number or 'latest', not {version!r}")
+    chosen = use_version(_engine(ctx), None if version == "latest" else int(version))
+    click.echo(f"the current grid is now v{chosen}")
+
+
+@db.command("prune")
+@click.option("--keep", type=click.IntRange(1), default=None, help="keep the N newest versions")
+@click.option("--older-than", "older_than", type=click.FloatRange(0), default=None, metavar="DAYS",
+              help="delete versions saved more than DAYS ago")  # fmt: skip
+@click.pass_context
+@_guarded
+def prune_(ctx: click.Context, keep: int | None, older_than: float | None) -> None:
+    """Delete old grid versions by count or age (never the current one)."""
+    from brokerage.store.versions import prune
+
+    gone = prune(_engine(ctx), keep=keep, older_than_days=older_than)
+    click.echo(f"deleted {len(gone)} grid version(s)" + (f": {', '.join(f'v{v}' for v in gone)}" if gone else ""))
 
 
 @db.command("config-show")

@@ -118,6 +118,19 @@ class SnapshotMeta(Base):
     saved_at: Mapped[datetime]
 
 
+class SnapshotVersion(Base):
+    """SNAPSHOT_VERSIONS: every stored grid version, kept whole (gzip'd snapshot JSON) so old ones can be replayed."""
+
+    __tablename__ = "snapshot_versions"
+
+    version: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    snapshot_id: Mapped[str]
+    taken_at: Mapped[datetime]
+    saved_at: Mapped[datetime] = mapped_column(index=True)
+    nbytes: Mapped[int]
+    data: Mapped[bytes] = mapped_column(sa.LargeBinary())
+
+
 # --- grid tables: one per snapshot table; seq keeps the snapshot's row order ------------------------------
 
 

@@ -259,7 +259,11 @@ def snapshot_key(engine: Engine) -> str | None:
 
 
 def _bump_version(conn: Connection) -> None:
-    conn.execute(sa.update(SnapshotMeta).values(version=SnapshotMeta.version + 1, saved_at=datetime.now(UTC)))
+    from brokerage.store.versions import newest_version
+
+    # above every archived version too: after choosing an older grid, the next number is still a new one
+    nxt = (newest_version(conn) or 0) + 1
+    conn.execute(sa.update(SnapshotMeta).values(version=nxt, saved_at=datetime.now(UTC)))
 
 
 # --- save -------------------------------------------------------------------------------------------------------
@@ -303,7 +307,9 @@ def check_storable(snap: GridSnapshot) -> None:
 
 
 def save_snapshot(engine: Engine, snap: GridSnapshot, *, only_if_empty: bool = False) -> int | None:
-    """Replace every grid table by SNAP in one transaction (CONFIG and its history stay); return the stored version.
+    """Store SNAP as the new current grid in one transaction (CONFIG and its history stay); return its version.
+
+    The grid it replaces stays in snapshot_versions (``brokerage.store.versions``) until pruned.
 
     The stored version is SNAP.version on a fresh database and grows by at least one on every later save, so
     ``snapshot_key`` changes whenever the content may have. With ONLY_IF_EMPTY nothing is written (and None is
@@ -319,30 +325,37 @@ def save_snapshot(engine: Engine, snap: GridSnapshot, *, only_if_empty: bool = F
     return version
 
 
-def write_grid(conn: Connection, snap: GridSnapshot) -> int:
+def write_grid(conn: Connection, snap: GridSnapshot, *, version: int | None = None) -> int:
     """Inside an open write transaction: check SNAP and replace the grid tables by it; return the stored version.
 
+    VERSION stores it under that number (choosing an archived version again); by default it gets a new one.
     Usage: ``with write_transaction(engine) as conn: write_grid(conn, merged)``
     """
     check_storable(snap)
-    return _write_grid(conn, snap, {name: _rows(name, snap.tables[name], snap.taken_at) for name in GRID_MODELS})
+    columns = {name: _rows(name, snap.tables[name], snap.taken_at) for name in GRID_MODELS}
+    return _write_grid(conn, snap, columns, version)
 
 
 Columns = dict[str, list[Any]]  # column name -> values, in row order
 
 
-def _write_grid(conn: Connection, snap: GridSnapshot, columns: dict[str, Columns]) -> int:
-    prev = conn.execute(sa.select(sa.func.max(SnapshotMeta.version))).scalar()
+def _write_grid(conn: Connection, snap: GridSnapshot, columns: dict[str, Columns], chosen: int | None = None) -> int:
+    from brokerage.store import versions
+
+    prev = versions.newest_version(conn)
+    versions.archive_live(conn)  # the grid being replaced stays readable as its version
     for name in reversed(GRID_MODELS):
         conn.execute(sa.delete(table_of(name)))
     conn.execute(sa.delete(SnapshotMeta.__table__))
     for name in GRID_MODELS:
         _bulk_insert(conn, table_of(name), columns[name])
     version = int(snap.version) if prev is None else max(int(snap.version), int(prev) + 1)
+    version = version if chosen is None else chosen
     conn.execute(
         sa.insert(SnapshotMeta.__table__),
         {"snapshot_id": snap.snapshot_id, "version": version, "taken_at": snap.taken_at, "saved_at": datetime.now(UTC)},
     )
+    versions.archive(conn, snap, version)
     return version
 
 

@@ -63,6 +63,7 @@ def test_api_routes_return_json(app_client, path: str, key: str) -> None:
     assert r.status_code == 200 and r.is_json
     body = r.get_json()
     assert key in body and body["snapshot"] == "test@0"
+    assert body["snapshot_version"] == "test@0" and body["config_version"] == "defaults"
 
 
 def test_api_errors_are_json(app_client) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -124,3 +125,57 @@ def test_decisions_carry_their_versions() -> None:
     assert e.snapshot_version == snap.key
     assert e.config_version == "what-if on v3 (NQUEUED_SAT_CAP=300)"
     assert config_version(Config()) == "defaults"
+
+
+def test_nucleus_space_levers_name_the_threshold_the_output_rate_and_the_free_space() -> None:
+    """Free 110000 GB - projected 320000/10 x 0.25 = 8000 GB = 102000 <= 100 TB (102400 GB): DISK_THRESHOLD 99 passes,
+    OUTPUT_GB_PER_CORE_DAY < 0.2375 passes, and 401 GB more free (110401) passes."""
+    from brokerage.levers_nucleus import explain_nucleus
+    from tests.core.test_nucleus import busy, ngrid
+
+    t2, d2 = busy(2, "A", 320000)
+    t3, d3 = busy(3, "B", 160000)
+    eps = [endpoint("A_DATADISK", "A", space_free=110000.0), endpoint("B_DATADISK", "B", space_free=110000.0)]
+    snap = ngrid(tasks=[task(1), t2, t3], datasets=[d2, d3], ddm_endpoints=eps)
+    e = explain_nucleus(snap, 1, "A", Config())
+    assert e.status == "skipped" and e.blocking[0]["criteria"] == "-space"
+    got = levers(e, "gdpconfig")
+    assert got["DISK_THRESHOLD"] == 99 and 0.2374 <= got["OUTPUT_GB_PER_CORE_DAY"] < 0.2375
+    assert levers(e, "input") == {"ddm_endpoints.space_free": 110401}
+    assert "needs 401 GB more free at A_DATADISK" in e.levers[-1].effect
+    assert e.to_dict()["nucleus"] == "A" and all(lv.rank_after == 2 for lv in e.levers)
+
+
+def test_nucleus_status_and_backlog_levers() -> None:
+    """An OFFLINE nucleus needs state ACTIVE; 2100 files queued to a nucleus > NQUEUED_NUC_CAP 2000 need a cap of 2100."""
+    from brokerage.levers_nucleus import explain_nucleus
+    from tests.builders import queued_to, site
+    from tests.core.test_nucleus import ngrid
+
+    off = explain_nucleus(ngrid(sites=[site("A"), site("B", state="OFFLINE")]), 1, "B", Config())
+    assert levers(off, "input") == {"sites.state": "ACTIVE"}
+    net = [queued_to("A", 1500, "S1"), queued_to("A", 600, "S2"), queued_to("B", 2000, "S1")]
+    backlog = explain_nucleus(ngrid(network=net), 1, "A", Config())
+    assert levers(backlog, "gdpconfig") == {"NQUEUED_NUC_CAP": 2100} and backlog.levers[0].rank_after == 1
+
+
+def test_cli_explain_nucleus_and_its_errors(tmp_path: Any) -> None:
+    """`explain --nucleus` prints the nucleus' levers; neither or both of --queue/--nucleus, or an unknown nucleus, exit 2."""
+    from click.testing import CliRunner
+
+    from brokerage.cli import main
+    from tests.builders import site
+    from tests.core.test_nucleus import ngrid
+
+    path = tmp_path / "g.json"
+    ngrid(sites=[site("A"), site("B", state="OFFLINE")]).to_json(path)
+    base = ["explain", "--snapshot", str(path), "--task", "1", "--no-grid"]
+    out = CliRunner().invoke(main, [*base, "--nucleus", "B", "--json"])
+    assert out.exit_code == 0, out.output
+    body = json.loads(out.output)
+    assert body["nucleus"] == "B" and body["levers"][0]["field"] == "state"
+    assert body["snapshot_version"] == "test@0" and body["config_version"] == "defaults"
+    assert CliRunner().invoke(main, base).exit_code == 2
+    assert CliRunner().invoke(main, [*base, "--queue", "QA", "--nucleus", "A"]).exit_code == 2
+    bad = CliRunner().invoke(main, [*base, "--nucleus", "ZZ"])
+    assert bad.exit_code == 2 and "unknown nucleus 'ZZ'" in bad.output

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from brokerage.snapshot import GridSnapshot
 from brokerage.store import cli as db_cli
 from brokerage.store import repository
-from brokerage.store.schema import upgrade
+from brokerage.store.schema import head_revision, upgrade
 from tests.db.helpers import edge_grid, frames_equal
 
 
@@ -149,7 +149,7 @@ def test_info_reports_schema_grid_and_config(db_url: str, small_demo: GridSnapsh
     assert "schema: none" in run(db_url, "info").output
     run(db_url, "init")
     out = run(db_url, "info").output
-    assert "revision 0003" in out and "grid: edge@4" in out and "gdpconfig: version 0" in out
+    assert f"revision {head_revision()}" in out and "grid: edge@4" in out and "gdpconfig: version 0" in out
 
 
 def test_unreachable_database_is_one_line() -> None:

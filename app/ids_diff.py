@@ -1,0 +1,10 @@
+"""Component ids of the grid-diff page (page-prefixed kebab-case, as app/ids.py)."""
+
+DIFF_FROM = "diff-from"
+DIFF_TO = "diff-to"
+DIFF_TASK = "diff-task"
+DIFF_CONTENT = "diff-content"
+DIFF_PROGRESS = "diff-progress"
+DIFF_PROGRESS_BOX = "diff-progress-box"
+DIFF_URL_SINK = "diff-url-sink"
+DIFF_GRID = "diff-grid"
