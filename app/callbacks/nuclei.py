@@ -33,10 +33,10 @@ def nucleus_view(decision: Decision) -> html.Div:
                 ]
             ),
             dbc.Row([dbc.Col(figure(qvm.factor_figure(decision)), md=12)]) if decision.candidates else None,
-            card("Kept nuclei", ranked_grid(decision, "/network?nucleus=")),
+            card("Kept nuclei", ranked_grid(decision, "/network?nucleus=", url_param="nr")),
             card(
                 f"Skipped nuclei: {len(decision.skipped)}",
-                skipped_grid(decision, qvm.skipped_rows(decision), "/network?nucleus="),
+                skipped_grid(decision, qvm.skipped_rows(decision), "/network?nucleus=", url_param="nk"),
             ),
         ]
     )

@@ -62,15 +62,15 @@ def notes(decision: Decision) -> Any:
     )  # fmt: skip
 
 
-def skipped_grid(decision: Decision, rows: list[dict[str, Any]], prefix: str) -> Any:
+def skipped_grid(decision: Decision, rows: list[dict[str, Any]], prefix: str, url_param: str | None = None) -> Any:
     """Removed candidates with criteria, filter stage and the sentence, filterable by criteria."""
     if not decision.skipped:
         return empty_state("Nothing was skipped", "Every candidate passed every filter.")
     cols = vm.skipped_column_defs(decision.label, prefix)
-    return grid(rows, cols, height=320, export_name=f"skipped_{decision.task}.csv", page_size=100)
+    return grid(rows, cols, height=320, export_name=f"skipped_{decision.task}.csv", page_size=100, url_param=url_param)
 
 
-def ranked_grid(decision: Decision, prefix: str) -> Any:
+def ranked_grid(decision: Decision, prefix: str, url_param: str | None = None) -> Any:
     """Ranked candidates with weight, factors and the numbers behind them."""
     rows = vm.factor_rows(decision)
     if not rows:
@@ -78,7 +78,9 @@ def ranked_grid(decision: Decision, prefix: str) -> Any:
             "No candidate left", "Every candidate was removed by a filter; the skipped table says which and why."
         )
     cols = vm.ranked_column_defs(rows, decision.label, prefix)
-    return grid(rows, cols, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv")
+    return grid(
+        rows, cols, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv", url_param=url_param
+    )
 
 
 def job_decision_panel(why: str | None = None) -> html.Div:
@@ -95,11 +97,11 @@ def job_decision_panel(why: str | None = None) -> html.Div:
                       html.Div(id=ids.QUEUES_WHY_ANSWER, className="small why-answer")], className="mb-2"),
             html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
-                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv",
+                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv", url_param="r",
                       no_rows="No candidate left: every queue was removed by a filter; the skipped queues below say which and why.")),
             html.Div(id=ids.QUEUES_NOTES),
             card(html.Span("Skipped queues", id=ids.QUEUES_SKIPPED_TITLE),
-                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv",
+                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv", url_param="k",
                       no_rows="No queue skipped (for the chosen criteria): every candidate passed every filter.")),
                       ], id=ids.QUEUES_DECISION_BODY),
         ],
