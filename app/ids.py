@@ -113,4 +113,3 @@ TUNE_RESTORE_BACK = "tune-restore-back"
 NAV_SEARCH = "nav-search"
 NAV_SEARCH_GO = "nav-search-go"
 NAV_SEARCH_BOX = "nav-search-box"  # carries the search's answer as its tooltip
-QUEUES_GRID_URL_SINK = "queues-grid-url-sink"  # the queue table's filters and sort, mirrored into ?q_f= and ?q_s=

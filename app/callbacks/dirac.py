@@ -114,15 +114,16 @@ def _content(pilot: str, seed: int, overrides: dict[str, Any], problems: list[st
                 dbc.Col(card("Job inside the queue", job), md=2),
             ], className="g-2"),
             card(f"Task queues: {len(rows)} ({int(tqs.njobs.sum())} waiting jobs, buckets {list(tqs.buckets)} s)",
-                 grid(rows, cols, id_="dirac-grid", height=420, export_name="dirac_taskqueues.csv", row_id="id")),
+                 grid(rows, cols, id_="dirac-grid", height=420, export_name="dirac_taskqueues.csv", row_id="id", url_param="d")),
         ]
     )  # fmt: skip
 
 
 clientside_callback(
     """function(link) {
-        if (link && window.location.pathname + window.location.search !== link) {
-            window.history.replaceState(window.history.state, "", link);
+        const kept = link && window.gridUrlState ? window.gridUrlState.keep(link) : link;  // the tables' filters stay
+        if (kept && window.location.pathname + window.location.search !== kept) {
+            window.history.replaceState(window.history.state, "", kept);
         }
         return link || "";
     }""",

@@ -34,11 +34,18 @@ def nucleus_view(decision: Decision) -> html.Div:
                 ]
             ),
             dbc.Row([dbc.Col(figure(qvm.factor_figure(decision)), md=12)]) if decision.candidates else None,
-            card("Kept nuclei", ranked_grid(decision, "/network?nucleus=", {"type": LEVERS_GRID, "table": "ranked"})),
+            card(
+                "Kept nuclei",
+                ranked_grid(decision, "/network?nucleus=", {"type": LEVERS_GRID, "table": "ranked"}, url_param="nr"),
+            ),
             card(
                 f"Skipped nuclei: {len(decision.skipped)}",
                 skipped_grid(
-                    decision, qvm.skipped_rows(decision), "/network?nucleus=", {"type": LEVERS_GRID, "table": "skipped"}
+                    decision,
+                    qvm.skipped_rows(decision),
+                    "/network?nucleus=",
+                    {"type": LEVERS_GRID, "table": "skipped"},
+                    url_param="nk",
                 ),
             ),
         ]

@@ -28,7 +28,7 @@ def census_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -
                      className="small text-muted mb-1", id="census-sentence"),
             figure(vm.census_figure(census)),
             grid(rows, [{"field": "criteria"}, {"field": "skips", "headerName": "queues skipped"}, {"field": "tasks", "headerName": "tasks affected"}],
-                 height=220, export_name="skip_criteria.csv"),
+                 height=220, export_name="skip_criteria.csv", url_param="o"),
             html.A("Open a task's job brokerage on the Queues page →", href="/queues", className="small"),
         ]
     )  # fmt: skip

@@ -38,7 +38,7 @@ def pending_view(set_progress: Callable[[tuple[int, str]], None] | None = None) 
     return html.Div(
         [
             html.Div(f"{len(rows)} pending brokerages: {counts}.", className="small mb-1", id="pending-sentence"),
-            grid(rows, cols, id_=ids.PENDING_GRID, height=560, page_size=100, export_name="pending.csv"),
+            grid(rows, cols, id_=ids.PENDING_GRID, height=560, page_size=100, export_name="pending.csv", url_param="p"),
         ]
     )
 

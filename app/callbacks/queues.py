@@ -9,7 +9,7 @@ from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.callbacks.urlstate import grid_url_sync, url_sync
+from app.callbacks.urlstate import url_sync
 from app.components.decision import body_style, job_decision_props
 from app.components.layout import empty_state, error_alert
 from app.main import services
@@ -119,4 +119,3 @@ def update_why(task: Any, asked: str | None, skipped_filter: dict[str, Any] | No
 
 url_sync(ids.QUEUES_URL_SINK, {"task": (ids.QUEUES_TASK, "value"), "criteria": (ids.QUEUES_CRITERIA, "value"),
                                "why": (ids.QUEUES_WHY, "value")})  # fmt: skip
-grid_url_sync(ids.QUEUES_GRID_URL_SINK, ids.QUEUES_GRID, "q")

@@ -53,7 +53,7 @@ def update_stabilizer(user: str | None, queue: str | None) -> Any:
         [
             dbc.Row([dbc.Col(card("Queues", figure(vm.queue_figure(vm.per_queue(df), queue))), md=6),
                      dbc.Col(card("User", figure(vm.user_figure(df, user) if user else vm.users_by_excess(df))), md=6)], className="g-2"),
-            card(f"(PQ, user) pairs: {len(rows)} shown, {n_thr} throttled in total", grid(rows, cols, height=360, export_name="stabilizer.csv")),
+            card(f"(PQ, user) pairs: {len(rows)} shown, {n_thr} throttled in total", grid(rows, cols, height=360, export_name="stabilizer.csv", url_param="s")),
         ]
     )  # fmt: skip
 

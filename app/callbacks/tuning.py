@@ -97,8 +97,9 @@ clientside_callback(
     """
     function(href) {
         if (!href) { return [window.dash_clientside.no_update, window.dash_clientside.no_update]; }
-        window.history.replaceState(window.history.state, "", href);
-        return [href, window.location.origin + href];
+        const kept = window.gridUrlState ? window.gridUrlState.keep(href) : href;  // the tables' filters stay
+        window.history.replaceState(window.history.state, "", kept);
+        return [href, window.location.origin + kept];
     }
     """,
     Output(ids.TUNE_URL_SINK, "data"),

@@ -64,16 +64,25 @@ def notes(decision: Decision) -> Any:
     )  # fmt: skip
 
 
-def skipped_grid(decision: Decision, rows: list[dict[str, Any]], prefix: str, id_: dict[str, str] | None = None) -> Any:
-    """Removed candidates with criteria, filter stage and the sentence, filterable by criteria (ID_: to click them)."""
+def skipped_grid(
+    decision: Decision,
+    rows: list[dict[str, Any]],
+    prefix: str,
+    id_: dict[str, str] | None = None,
+    url_param: str | None = None,
+) -> Any:
+    """Removed candidates with criteria, filter stage and the sentence, filterable by criteria (ID_: to click them;
+    URL_PARAM: the table's filters and sort kept in the URL under that name)."""
     if not decision.skipped:
         return empty_state("Nothing was skipped", "Every candidate passed every filter.")
     cols = vm.skipped_column_defs(decision.label, prefix)
     return grid(rows, cols, id_=id_, height=320, export_name=f"skipped_{decision.task}.csv", page_size=100,
-                row_id=decision.label)  # fmt: skip
+                row_id=decision.label, url_param=url_param)  # fmt: skip
 
 
-def ranked_grid(decision: Decision, prefix: str, id_: dict[str, str] | None = None) -> Any:
+def ranked_grid(
+    decision: Decision, prefix: str, id_: dict[str, str] | None = None, url_param: str | None = None
+) -> Any:
     """Ranked candidates with weight, factors and the numbers behind them (ID_: to click them)."""
     rows = vm.factor_rows(decision)
     if not rows:
@@ -82,7 +91,7 @@ def ranked_grid(decision: Decision, prefix: str, id_: dict[str, str] | None = No
         )
     cols = vm.ranked_column_defs(rows, decision.label, prefix)
     return grid(rows, cols, id_=id_, height=min(80 + 28 * len(rows), 360), export_name=f"ranked_{decision.task}.csv",
-                row_id=decision.label)  # fmt: skip
+                row_id=decision.label, url_param=url_param)  # fmt: skip
 
 
 def job_decision_panel(why: str | None = None) -> html.Div:
@@ -100,11 +109,11 @@ def job_decision_panel(why: str | None = None) -> html.Div:
             levers_panel(lids.QUEUES_LEVERS, "queue"),
             html.Div([dbc.Row([dbc.Col(figure({}, ids.QUEUES_FUNNEL), md=5), dbc.Col(figure({}, ids.QUEUES_FACTORS), md=7)]),
             card("Ranked candidates (best first)",
-                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv", row_id="queue",
+                 grid([], vm.ranked_column_defs([], "queue", "/queue?name="), id_=ids.QUEUES_RANKED, height=330, export_name="ranked.csv", row_id="queue", url_param="r",
                       no_rows="No candidate left: every queue was removed by a filter; the skipped queues below say which and why.")),
             html.Div(id=ids.QUEUES_NOTES),
             card(html.Span("Skipped queues", id=ids.QUEUES_SKIPPED_TITLE),
-                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv", row_id="queue",
+                 grid([], vm.skipped_column_defs("queue", "/queue?name="), id_=ids.QUEUES_SKIPPED, height=360, page_size=100, export_name="skipped.csv", row_id="queue", url_param="k",
                       no_rows="No queue skipped (for the chosen criteria): every candidate passed every filter.")),
                       ], id=ids.QUEUES_DECISION_BODY),
         ],

@@ -121,16 +121,22 @@ def grid(
     row_id: str | None = None,
     fit: bool = True,
     no_rows: str | None = None,
+    url_param: str | None = None,
 ) -> dag.AgGrid:
     """An AG Grid with sorting, filtering, resizing and pagination; columns inferred from the rows if not given.
 
-    NO_ROWS is the sentence shown when the grid is empty (say why, not just "No Rows To Show").
+    NO_ROWS is the sentence shown when the grid is empty (say why, not just "No Rows To Show"). With URL_PARAM
+    ("p"), the grid's filters and sort live in the address bar as ?p_f= and ?p_s= (assets/gridUrlState.js).
     """
     if columns is None:
         columns = [{"field": k} for k in (rows[0].keys() if rows else [])]
     # keep PanDA's own column names: AG Grid would otherwise split and capitalise them
     columns = [{"headerName": c["field"], **c} if "field" in c else c for c in columns]
     kw: dict[str, Any] = {}
+    classes = "ag-theme-alpine compact-grid"
+    if url_param:
+        classes += f" url-state-{url_param}"
+        id_ = id_ or f"{url_param}-url-grid"
     if id_:
         kw["id"] = id_
     if row_id:
@@ -150,7 +156,7 @@ def grid(
         dashGridOptions=options,
         csvExportParams={"fileName": export_name or "table.csv"},
         columnSize="responsiveSizeToFit" if fit else "autoSize",
-        className="ag-theme-alpine compact-grid",
+        className=classes,
         style={"height": f"{height}px", "width": "100%"},
         **kw,
     )

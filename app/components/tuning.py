@@ -245,7 +245,7 @@ def grid_impact_view(
                 className="g-2",
             ),
             html.Div(f"Tasks whose brokerage moved ({len(rows)} shown)", className="small fw-semibold mt-1"),
-            grid(rows, cols, height=320, export_name="whatif_tasks.csv")
+            grid(rows, cols, height=320, export_name="whatif_tasks.csv", url_param="i")
             if rows
             else empty_state("No task moved", "Every waiting task keeps its top candidate, its top 10 and its status."),
         ]

@@ -38,7 +38,7 @@ def layout(metric: str | None = None, nucleus: str | None = None, link: str | No
                 dbc.Col(card("Heatmap", loading(dcc.Graph(id=ids.NETWORK_HEATMAP, config={"displaylogo": False}))), lg=7),
                 dbc.Col(html.Div([
                     card("Link", html.Div(empty_state("No link picked", "Click a cell of the heatmap or a row below to see what the link does to brokerage."), id=ids.NETWORK_DETAIL)),
-                    card("Most congested links (files queued to the nucleus)", grid([], vm.CONGESTED_COLUMNS, id_=ids.NETWORK_CONGESTED, height=320, row_id="link", export_name="congested_links.csv",
+                    card("Most congested links (files queued to the nucleus)", grid([], vm.CONGESTED_COLUMNS, id_=ids.NETWORK_CONGESTED, height=320, row_id="link", export_name="congested_links.csv", url_param="l",
                                                                                               no_rows="No link reports files queued to a nucleus.")),
                 ], className="sticky-side"), lg=5),
             ], className="g-2"),

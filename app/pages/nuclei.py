@@ -45,7 +45,7 @@ def layout(task: str | None = None, **_: Any) -> html.Div:
         [
             page_header("Nuclei", f"Nuclei collect task output. Storage below DISK_THRESHOLD ({cfg['DISK_THRESHOLD']} TB) or more than NQUEUED_NUC_CAP ({cfg['NQUEUED_NUC_CAP']}) files queued in is flagged red."),
             dbc.Row([dbc.Col(card("Storage", figure(vm.storage_figure(rows, float(cfg["DISK_THRESHOLD"])))), xs=12, xxl=5),
-                     dbc.Col(card(f"Nuclei ({len(rows)})", grid(rows, cols, height=380, export_name="nuclei.csv")), xs=12, xxl=7)], className="g-2"),
+                     dbc.Col(card(f"Nuclei ({len(rows)})", grid(rows, cols, height=380, export_name="nuclei.csv", url_param="n")), xs=12, xxl=7)], className="g-2"),
             card("Task brokerage of a task (which nucleus gets its output)",
                  [url_notice(problem), html.Div([html.Div([html.Label("task"), dcc.Dropdown(id=ids.NUCLEI_TASK, options=qvm.picker_options(snap, picked, also=also), value=picked, clearable=False)],
                                      style={"minWidth": "520px"})], className="controls"),

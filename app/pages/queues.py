@@ -42,6 +42,7 @@ def layout(
         height=380,
         export_name="queues.csv",
         row_id="panda_queue",
+        url_param="q",
     )
     # a shared link brings its filters back; ?site= (the navbar search for a site) filters to that site's queues
     model = gridstate.filter_model(q_f)
@@ -81,7 +82,6 @@ def layout(
             # a permalink to a task opens on its brokerage; the 700-row table comes after it
             *([brokerage, table] if picked is not None else [table, brokerage]),
             dcc.Store(id=ids.QUEUES_URL_SINK),
-            dcc.Store(id=ids.QUEUES_GRID_URL_SINK),
             dcc.Store(id=ids.QUEUES_PICK, data=picked),
         ]
     )

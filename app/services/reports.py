@@ -15,7 +15,7 @@ from app.services.admission import Admission
 from app.services.roles import client_address
 from app.services.runs import CACHE_DIR
 from app.state import AppState
-from brokerage.report import MEDIA_TYPES, build_report, filename, write
+from brokerage.report import MEDIA_TYPES, build_report, filename, summary_default, write
 
 REPORT_DIR = CACHE_DIR / "reports"
 NAME = re.compile(r"^[0-9a-f]{16}/[A-Za-z0-9._-]+$")  # token/filename: nothing else is ever served
@@ -116,14 +116,15 @@ class Reports:
         self._prune(time.time())
         # the whole grid's skips run to 150 MB of JSON on the demo grid: such tables are served compressed
         gzipped = report.whole_grid and fmt in ("csv", "json")
-        name = filename(report, fmt) + (".gz" if gzipped else "")  # type: ignore[arg-type]
+        summary = fmt == "json" and summary_default(report)  # every waiting task: top candidates and skip counts
+        name = filename(report, fmt, summary) + (".gz" if gzipped else "")  # type: ignore[arg-type]
         token = secrets.token_hex(8)
         folder = self.folder / token
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
         tmp = path.with_suffix(path.suffix + ".part")
         with tmp.open("wb") as out:
-            write(report, fmt, out, gzipped=gzipped)  # type: ignore[arg-type]
+            write(report, fmt, out, gzipped=gzipped, summary=summary)  # type: ignore[arg-type]
         tmp.replace(path)
         self._prune(time.time(), room=0, keep=path)  # the new file counts too
         media = "application/gzip" if gzipped else MEDIA_TYPES[fmt]

@@ -3,11 +3,37 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+# the query-parameter prefix of every table whose filters and sort live in the URL (grid(..., url_param=))
+URL_GRIDS = {
+    "q": "Queues: every queue",
+    "r": "Queues: ranked candidates",
+    "k": "Queues: skipped queues",
+    "p": "Pending tasks",
+    "s": "Stabilizer: (PQ, user) pairs",
+    "l": "Network: most congested links",
+    "n": "Nuclei: every nucleus",
+    "nr": "Nuclei: kept nuclei",
+    "nk": "Nuclei: skipped nuclei",
+    "i": "Tuning: tasks whose brokerage moved",
+    "d": "DIRAC: task queues",
+    "o": "Overview: skip criteria",
+}
+_PARAM = re.compile(r"([a-z]+)_[fs]")
+
+
+def is_grid_param(name: str) -> bool:
+    """True for a table's filter or sort parameter (``q_f``, ``p_s``): page state, never a gdpconfig key."""
+    m = _PARAM.fullmatch(name)
+    return bool(m) and m.group(1) in URL_GRIDS
 
 
 def filter_model(text: str | None) -> dict[str, Any]:
     """An AG Grid filterModel from the URL's {column: value} JSON (numbers filter equal, text contains); {} if bad.
+
+    A value may also be {"type": "greaterThan", "filter": 5} for another comparison.
 
     Usage: ``filter_model('{"atlas_site": "CERN-PROD"}')``
     """
@@ -19,7 +45,11 @@ def filter_model(text: str | None) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for col, v in raw.items():
-        if isinstance(v, bool) or v is None:
+        if isinstance(v, dict) and isinstance(v.get("type"), str) and "filter" in v:
+            kind = "number" if isinstance(v["filter"], int | float) and not isinstance(v["filter"], bool) else "text"
+            out[str(col)] = {"filterType": kind, "type": v["type"], "filter": v["filter"]}
+            continue
+        if isinstance(v, bool) or v is None or isinstance(v, dict | list):
             continue
         if isinstance(v, (int, float)):
             out[str(col)] = {"filterType": "number", "type": "equals", "filter": v}

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, empty_figure, num, style
+from app.viewmodels.gridstate import is_grid_param
 from brokerage.gdpconfig import PARAMS, REGISTRY, Config, ConfigError, Param, Value, format_value, parse_value
 from brokerage.whatif import GridImpact, TaskDiff
 
@@ -119,7 +120,7 @@ def parse_edits(config: Config, values: Mapping[str, Any]) -> Edits:
 
 def edits_from_query(query: Mapping[str, Any]) -> dict[str, Any]:
     """The raw edits carried by a permalink's query string (every key that is not a page parameter)."""
-    return {k: v for k, v in query.items() if k not in RESERVED_QUERY and v is not None}
+    return {k: v for k, v in query.items() if k not in RESERVED_QUERY and not is_grid_param(k) and v is not None}
 
 
 def permalink(task: int | None, overrides: Mapping[str, Value], path: str = "/tuning") -> str:

@@ -1,7 +1,7 @@
 """Brokerage reports: decisions of one task or the whole grid as CSV, JSON or a self-contained HTML page."""
 
 from brokerage.report.build import Report, TaskEntry, UnknownTaskError, build_report
-from brokerage.report.export import FORMATS, MEDIA_TYPES, Format, filename, render, write
+from brokerage.report.export import FORMATS, MEDIA_TYPES, Format, filename, render, summary_default, write
 
 __all__ = [
     "FORMATS",
@@ -13,5 +13,6 @@ __all__ = [
     "build_report",
     "filename",
     "render",
+    "summary_default",
     "write",
 ]

@@ -38,6 +38,12 @@ def _format_of(fmt: str | None, out: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="file format (default: from --out's extension)")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="file to write (.gz: compressed)")
 @click.option("--quiet", is_flag=True, help="no progress bar and no summary line")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="JSON with every skipped candidate of every task (default for --all: per task the top candidates and skip "
+    "counts per criteria code)",
+)
 @cluster_options
 def report(
     snapshot_path: str | None,
@@ -47,6 +53,7 @@ def report(
     fmt: str | None,
     out: str,
     quiet: bool,
+    full: bool,
 ) -> None:
     """Export the brokerage of tasks (--task ID ...) or of every waiting task (--all) as CSV, JSON or HTML.
 
@@ -59,7 +66,9 @@ def report(
         raise click.UsageError("give either --task ID (repeatable) or --all, not both")
     if not task_ids and not all_tasks:
         raise click.UsageError("give --task ID (repeatable) or --all")
-    guarded(_run)(snapshot_path, None if all_tasks else list(task_ids), assignments, _format_of(fmt, out), out, quiet)
+    guarded(_run)(
+        snapshot_path, None if all_tasks else list(task_ids), assignments, _format_of(fmt, out), out, quiet, full
+    )
 
 
 def _origin(snapshot_path: str | None) -> str:
@@ -83,11 +92,12 @@ def _run(
     fmt: str,
     out: str,
     quiet: bool,
+    full: bool = False,
 ) -> None:
     from brokerage.cli import fail, grid_overrides, load_grid
     from brokerage.gdpconfig import parse_assignments
     from brokerage.report.build import build_report
-    from brokerage.report.export import write
+    from brokerage.report.export import summary_default, write
     from brokerage.report.files import write_atomic
     from brokerage.report.progress import ProgressBar
 
@@ -110,14 +120,18 @@ def _run(
         # a report missing tasks would pass for a complete one: refuse it whole
         first = next(e for e in rep.tasks if e.error)
         fail(f"brokerage failed for {s['errors']} task(s), e.g. {first.task}: {first.error}; nothing written")
+    summary = fmt == "json" and not full and summary_default(rep)
     t0 = time.perf_counter()
     try:
-        size = write_atomic(target, lambda f: write(rep, fmt, f, gzipped=_gzipped(out)))  # type: ignore[arg-type]
+        size = write_atomic(target, lambda f: write(rep, fmt, f, gzipped=_gzipped(out), summary=summary))  # type: ignore[arg-type]
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     if not quiet:
+        from brokerage.words import count
+
+        variant = " summary: top candidates and skip counts per task; --full for every skip" if summary else ""
         click.echo(
-            f"wrote {out} ({fmt}, {size:,} bytes): {s['tasks']} tasks, {s['with_candidates']} with candidates, "
+            f"wrote {out} ({fmt}{variant}, {size:,} bytes): {count(s['tasks'], 'task')}, {s['with_candidates']} with candidates, "
             f"{s['pending']} pending; brokerage {rep.meta['seconds']:.1f} s, writing {time.perf_counter() - t0:.1f} s",
             err=True,
         )

@@ -130,25 +130,54 @@ def _decision_json(d: Decision | None) -> Any:
     return {k: v if k in ("skipped", "funnel") else _finite(v) for k, v in doc.items()}
 
 
-def task_json(e: TaskEntry) -> dict[str, Any]:
-    """JSON form of one task of the report.
+TOP_CANDIDATES = 10  # candidates per decision in the summary variant
+
+
+def _decision_summary(d: Decision | None) -> Any:
+    """A decision without its per-candidate skip rows: outcome, the best candidates, skip counts per criteria."""
+    if d is None:
+        return None
+    out: dict[str, Any] = {
+        "broker": d.broker,
+        "task": d.task,
+        "status": d.status,
+        "candidates_total": len(d.candidates),
+        "top_candidates": [_finite(c.to_dict(d.label)) for c in d.candidates[:TOP_CANDIDATES]],
+        "skipped_total": len(d.skipped),
+        "skips_by_criteria": dict(sorted(d.criteria_counts().items(), key=lambda kv: (-kv[1], kv[0]))),
+        "funnel": [f.to_dict() for f in d.funnel],
+    }
+    if d.pending_minutes is not None:
+        out["pending_minutes"] = d.pending_minutes
+    if d.message:
+        out["message"] = d.message
+    if d.notes:
+        out["notes_total"] = len(d.notes)
+    return out
+
+
+def task_json(e: TaskEntry, full: bool = True) -> dict[str, Any]:
+    """JSON form of one task of the report; FULL=False keeps each decision's summary only (no skip rows).
 
     Usage: ``task_json(report.tasks[0])["job"]["candidates"]``
     """
+    decision = _decision_json if full else _decision_summary
     return {
         "task": e.task,
         "prodsourcelabel": e.label,
         "task_status": e.task_status,
         "chunk_njobs": e.njobs,
-        "job": _decision_json(e.job),
-        "nucleus": _decision_json(e.nucleus),
+        "job": decision(e.job),
+        "nucleus": decision(e.nucleus),
         "error": e.error or None,
     }
 
 
-def write_json(report: Report, out: IO[bytes]) -> None:
+def write_json(report: Report, out: IO[bytes], full: bool = True) -> None:
     """Write ``{"meta": ..., "tasks": [...], "summary": ...}`` to the binary stream OUT, one task at a time.
 
+    FULL=False writes the summary variant: per decision the top candidates and skip counts per criteria code
+    instead of every skipped candidate (the whole grid's full JSON is ~150 MB on the demo grid).
     Usage: ``with open("r.json", "wb") as f: write_json(report, f)``
     """
     small = len(report.tasks) <= 20
@@ -157,7 +186,8 @@ def write_json(report: Report, out: IO[bytes]) -> None:
     def dump(value: Any) -> bytes:
         return json.dumps(value, indent=indent, separators=sep, default=_json_default, allow_nan=False).encode()
 
-    out.write(b'{"meta": ' + dump(_finite(report.meta)) + b',\n"tasks": [\n')
+    meta = {**report.meta, "detail": "full" if full else "summary"}
+    out.write(b'{"meta": ' + dump(_finite(meta)) + b',\n"tasks": [\n')
     for i, e in enumerate(report.tasks):
-        out.write((b",\n" if i else b"") + dump(task_json(e)))
+        out.write((b",\n" if i else b"") + dump(task_json(e, full)))
     out.write(b'\n],\n"summary": ' + dump(_finite(report.summary)) + b"}\n")

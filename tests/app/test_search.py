@@ -49,6 +49,18 @@ def test_grid_filters_and_sorts_round_trip_through_the_url() -> None:
     assert cols == [{"field": "a"}, {"field": "b", "sort": "desc"}]
 
 
+def test_grid_filter_other_comparisons_and_grid_params() -> None:
+    """A comparison other than contains/equals comes back from {type, filter}; X_f/X_s of a known table are page state."""
+    from app.viewmodels.gridstate import filter_model, is_grid_param
+
+    assert filter_model('{"nQ": {"type": "greaterThan", "filter": 5}, "bad": [1], "site": {"type": "notContains", "filter": "X"}}') == {
+        "nQ": {"filterType": "number", "type": "greaterThan", "filter": 5},
+        "site": {"filterType": "text", "type": "notContains", "filter": "X"},
+    }  # fmt: skip
+    assert is_grid_param("i_f") and is_grid_param("nk_s") and is_grid_param("q_s")
+    assert not is_grid_param("NQUEUED_SAT_CAP") and not is_grid_param("zz_f") and not is_grid_param("q_x")
+
+
 def test_queue_rolls_up_to_its_site_and_cloud(snap: GridSnapshot) -> None:
     """A queue's page shows its job totals beside its site's and its cloud's, each linking to those queues."""
     from app.viewmodels.detail import rollup

@@ -104,6 +104,8 @@ def test_permalink_round_trips_task_and_edits() -> None:
         "NW_ACTIVE": False,
     }
     assert vm.permalink(None, {}) == "/tuning"
+    # a table's filter and sort in the same URL are page state, not unknown gdpconfig keys
+    assert vm.edits_from_query({**query, "i_f": '{"task": "7"}', "i_s": "task:desc"}) == vm.edits_from_query(query)
 
 
 def test_param_rows_cover_every_broker_parameter_with_its_users() -> None:

@@ -53,3 +53,19 @@ def test_dirac_match_edit_and_pilot_from_site(page: Any, dirac_grid: str, consol
     _settle(page)
     shot("dirac_site")
     assert console_errors == []
+
+
+def test_dirac_table_filter_survives_a_new_pilot(page: Any, dirac_grid: str, console_errors: list[str]) -> None:
+    """?d_f= filters the task-queue table; the permalink rewritten for another pilot keeps the table's filter and sort."""
+    page.goto(dirac_grid + f"/dirac?pilot={PILOT}&seed=2&d_f=%7B%22verdict%22%3A%22excluded%22%7D&d_s=Priority:desc")
+    box = page.locator("#dirac-grid .ag-floating-filter[col-id='verdict'] input")
+    expect(box).to_have_value("excluded", timeout=TIMEOUT)
+    verdicts = page.locator("#dirac-grid .ag-center-cols-container .ag-cell[col-id='verdict'], "
+                            "#dirac-grid .ag-pinned-left-cols-container .ag-cell[col-id='verdict']")  # fmt: skip
+    expect(verdicts.first).to_be_visible(timeout=TIMEOUT)
+    assert all("excluded" in v for v in verdicts.all_inner_texts())
+    pick(page, "#dirac-ce", "GRIDKA", r"LCG\.GRIDKA\.de")
+    expect(page).to_have_url(re.compile(r"pilot=Site%3DLCG\.GRIDKA\.de.*d_f=.*excluded"), timeout=TIMEOUT)
+    expect(page).to_have_url(re.compile(r"d_s=Priority%3Adesc"), timeout=TIMEOUT)
+    expect(box).to_have_value("excluded", timeout=TIMEOUT)
+    assert console_errors == []

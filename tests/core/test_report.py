@@ -285,3 +285,42 @@ def test_funnel_rows_match_the_decision(tiny: GridSnapshot) -> None:
     assert [(r["filter"], int(r["before"]), int(r["after"])) for r in rows] == [
         (f.filter, f.before, f.after) for f in steps
     ]
+
+
+def test_whole_grid_json_summary_keeps_top_candidates_and_skip_counts(demo_report: Report) -> None:
+    """The summary JSON of the whole grid keeps per decision the best candidates and skips counted per criteria code,
+    which add up to the full JSON's skipped list."""
+    from brokerage.report import summary_default
+    from brokerage.report.tabular import TOP_CANDIDATES
+
+    assert summary_default(demo_report) and filename(demo_report, "json", summary=True).startswith(
+        "brokerage-report-all-summary-"
+    )
+    full = json.loads(render(demo_report, "json"))
+    short = json.loads(render(demo_report, "json", summary=True))
+    assert full["meta"]["detail"] == "full" and short["meta"]["detail"] == "summary"
+    assert len(render(demo_report, "json", summary=True)) < len(render(demo_report, "json")) / 2
+    checked = 0
+    for f, s in zip(full["tasks"], short["tasks"], strict=True):
+        assert f["task"] == s["task"]
+        for kind in ("job", "nucleus"):
+            if f[kind] is None:
+                assert s[kind] is None
+                continue
+            fd, sd = f[kind], s[kind]
+            assert "skipped" not in sd and sd["skipped_total"] == len(fd["skipped"])
+            assert sd["candidates_total"] == len(fd["candidates"])
+            assert sd["top_candidates"] == fd["candidates"][:TOP_CANDIDATES]
+            counts: dict[str, int] = {}
+            for skip in fd["skipped"]:
+                counts[skip["criteria"]] = counts.get(skip["criteria"], 0) + 1
+            assert sd["skips_by_criteria"] == counts and sd["status"] == fd["status"]
+            checked += 1
+    assert checked > 0
+
+
+def test_task_reports_are_not_summarised(tiny: GridSnapshot) -> None:
+    """A report of chosen tasks writes every skipped candidate by default; only the whole grid is summarised."""
+    from brokerage.report import summary_default
+
+    assert not summary_default(build_report(tiny, Config(), [1]))

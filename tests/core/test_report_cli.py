@@ -183,3 +183,17 @@ def test_the_command_starts_without_the_heavy_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_all_json_is_a_summary_unless_full(snapshot_file: Path, tmp_path: Path) -> None:
+    """--all JSON defaults to the summary (skip counts per criteria code, no skip rows) and says so; --full writes
+    every skipped candidate."""
+    short, full = tmp_path / "s.json", tmp_path / "f.json"
+    result = run(snapshot_file, "--all", "--out", str(short))
+    assert result.exit_code == 0 and "summary: top candidates and skip counts per task; --full" in result.stderr
+    assert run(snapshot_file, "--all", "--full", "--out", str(full)).exit_code == 0
+    s, f = json.loads(short.read_text()), json.loads(full.read_text())
+    assert s["meta"]["detail"] == "summary" and f["meta"]["detail"] == "full"
+    job = next(t["job"] for t in f["tasks"] if t["job"] and t["job"]["skipped"])
+    same = next(t["job"] for t in s["tasks"] if t["task"] == job["task"])
+    assert "skipped" not in same and same["skipped_total"] == len(job["skipped"])
