@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from brokerage.runs.options import cluster_options
+from brokerage.words import count
 
 if TYPE_CHECKING:
     from brokerage.explain import Decision
@@ -42,7 +43,7 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         except SnapshotError as exc:
             fail(str(exc))
         except ConfigError as exc:
-            fail(f"bad gdpconfig value: {exc}")
+            fail(exc.line())
         except KeyError as exc:
             fail(str(exc.args[0]) if exc.args else str(exc))
         except ArchitectureError as exc:
@@ -95,6 +96,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("brokerage.report.cli:report", "Export the brokerage of tasks or of every waiting task."),
     "dirac": ("brokerage.dirac.cli:dirac", "DIRAC task-queue matching (seed 004): task queues and pilot matches."),
     "diff": ("brokerage.diff.cli:diff", "Which tasks' brokerage changed between two grid versions, and why."),
+    "tasks": ("brokerage.tasks_cli:tasks", "List tasks by status, label, user or name (find ids for jobs/explain)."),
 }
 """The core's subcommands by name, with their one-line help; each module is imported when its command is used (a
 broken one fails that command loudly, never silently vanishes), so `brokerage --help` stays light."""
@@ -203,7 +205,7 @@ def snapshot_validate(file: str) -> None:
     except SnapshotError as exc:
         for p in exc.problems:
             click.echo(p, err=True)
-        fail(f"{file}: {len(exc.problems)} problem(s)")
+        fail(f"{file}: {count(len(exc.problems), 'problem')}")
     click.echo(f"{file}: valid ({len(snap.queues)} queues, {len(snap.tasks)} tasks)")
 
 
@@ -233,7 +235,9 @@ def _print_decision(decision: Decision, as_json: bool, versions: dict[str, Any] 
         for code, n in sorted(decision.criteria_counts().items(), key=lambda kv: -kv[1]):
             click.echo(f"  {code:<24} {n}")
     if decision.notes:
-        click.echo(f"\n{len(decision.notes)} note(s), e.g. {decision.notes[0].candidate}: {decision.notes[0].text}")
+        click.echo(
+            f"\n{count(len(decision.notes), 'note')}, e.g. {decision.notes[0].candidate}: {decision.notes[0].text}"
+        )
     if decision.pending_minutes is not None:
         click.echo(f"\nthe task is pending for {decision.pending_minutes} min")
     if versions:
@@ -320,6 +324,10 @@ def explain(
             if lever.kind == "gdpconfig"
             else f"{lever.table}.{lever.field}[{lever.row}]={lever.value}"
         )
-        others = "" if lever.other_tasks_changed is None else f"; {lever.other_tasks_changed} other task(s) change top"
+        others = (
+            ""
+            if lever.other_tasks_changed is None
+            else f"; {count(lever.other_tasks_changed, 'other task')} change top"
+        )
         click.echo(f"  lever {what}: {lever.effect}{others}")
     click.echo(f"  snapshot {out.snapshot_version}, gdpconfig {out.config_version}")

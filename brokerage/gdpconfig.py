@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -35,6 +36,17 @@ class ConfigError(ValueError):
         super().__init__(f"{key}: {message}")
         self.key = key
         self.message = message
+
+    def line(self) -> str:
+        """The one line every command prints for this error: unknown keys name themselves (with a "did you mean"),
+        refused values say "bad gdpconfig value".
+
+        Usage: ``fail(exc.line())``
+        """
+        return str(self) if self.message.startswith(UNKNOWN_KEY) else f"bad gdpconfig value: {self}"
+
+
+UNKNOWN_KEY = "unknown gdpconfig key"
 
 
 @dataclass(frozen=True)
@@ -1108,7 +1120,20 @@ def lookup_param(key: str) -> Param:
     for p in PARAMS:
         if p.family and key.startswith(p.key + "_") and len(key) > len(p.key) + 1:
             return p
-    raise ConfigError(key, "unknown gdpconfig key; known keys: " + ", ".join(sorted(REGISTRY)))
+    raise ConfigError(key, UNKNOWN_KEY + did_you_mean(key, REGISTRY))
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """ "; did you mean X?" for the closest of KNOWN (case-insensitive), else how many are known and where to look.
+
+    Usage: ``did_you_mean("NQUEUED_SATCAP", REGISTRY) == "; did you mean NQUEUED_SAT_CAP?"``
+    """
+    names = sorted(known)
+    by_upper = {n.upper(): n for n in names}
+    close = difflib.get_close_matches(word.upper(), list(by_upper), n=3, cutoff=0.75)
+    if close:
+        return "; did you mean " + " or ".join(by_upper[c] for c in close) + "?"
+    return f"; {len(names)} keys are known (docs/tuning.md lists them, the tuning page edits them)"
 
 
 # the numbers a value may be written as: ASCII digits with an optional sign, fraction and exponent; no spaces,

@@ -9,6 +9,7 @@ import click
 
 from brokerage.report.export import FORMATS
 from brokerage.runs.options import cluster_options
+from brokerage.words import count
 
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 
@@ -119,7 +120,7 @@ def _run(
     if s["errors"]:
         # a report missing tasks would pass for a complete one: refuse it whole
         first = next(e for e in rep.tasks if e.error)
-        fail(f"brokerage failed for {s['errors']} task(s), e.g. {first.task}: {first.error}; nothing written")
+        fail(f"brokerage failed for {count(s['errors'], 'task')}, e.g. {first.task}: {first.error}; nothing written")
     summary = fmt == "json" and not full and summary_default(rep)
     t0 = time.perf_counter()
     try:
@@ -127,8 +128,6 @@ def _run(
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     if not quiet:
-        from brokerage.words import count
-
         variant = " summary: top candidates and skip counts per task; --full for every skip" if summary else ""
         click.echo(
             f"wrote {out} ({fmt}{variant}, {size:,} bytes): {count(s['tasks'], 'task')}, {s['with_candidates']} with candidates, "

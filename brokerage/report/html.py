@@ -11,6 +11,7 @@ from brokerage.explain import Decision
 from brokerage.report.build import Report, TaskEntry
 from brokerage.report.summary import shares
 from brokerage.report.svg import Bar, bar_chart, fmt_number
+from brokerage.words import count
 
 TOP_BARS = 25  # bars per grid-wide chart; the JSON and CSV hold every queue
 TOP_SHARES = 15  # candidates in a task's share-of-jobs chart; the table below lists all
@@ -98,7 +99,7 @@ def _meta_section(meta: Mapping[str, Any]) -> str:
         what_if = "none: the stored gdpconfig as is"
     defaults = meta.get("changed_from_defaults") or {}
     changed = (
-        f"<details><summary>{len(defaults)} value(s) differ from the defaults</summary>"
+        f"<details><summary>{count(len(defaults), 'value')} differ from the defaults</summary>"
         + "<br>".join(f"<code>{_e(k)}</code> = {_e(_value(v))}" for k, v in defaults.items())
         + "</details>"
         if defaults

@@ -20,6 +20,7 @@ from brokerage.snapshot import GridSnapshot, SnapshotError
 from brokerage.store import config_store, repository
 from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import current_revision, head_revision, upgrade
+from brokerage.words import count
 
 EXIT_USAGE = 2
 
@@ -39,7 +40,7 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ImportFileError as exc:
             for problem in exc.problems:
                 click.echo(f"  {problem}", err=True)
-            _fail(f"{exc.source}: {len(exc.problems)} problem(s); nothing imported")
+            _fail(f"{exc.source}: {count(len(exc.problems), 'problem')}; nothing imported")
         except (SnapshotError, TransitionError) as exc:
             for problem in exc.problems[1:]:
                 click.echo(f"  {problem}", err=True)
@@ -47,7 +48,7 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         except config_store.ConfigConflictError as exc:
             _fail(str(exc))
         except ConfigError as exc:
-            _fail(f"gdpconfig {exc}")
+            _fail(exc.line())
         except repository.StoreError as exc:
             _fail(str(exc))
         except DBAPIError as exc:
@@ -58,7 +59,9 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _engine(ctx: click.Context) -> Engine:
-    engine: Engine = ctx.obj["engine"]
+    engine: Engine | None = ctx.obj["engine"]
+    if engine is None:  # refused when a subcommand first needs it, so `db SUBCOMMAND --help` works without a database
+        _fail(ctx.obj["missing"])
     return engine
 
 
@@ -83,14 +86,11 @@ def db(ctx: click.Context, database_url: str | None) -> None:
     try:
         # only `db init` creates a database; every other subcommand refuses a missing file instead of making one
         ctx.obj["engine"] = repository.make_engine(url, create=ctx.invoked_subcommand == "init")
-    except repository.DatabaseFileError as exc:
-        if ctx.invoked_subcommand != "info":
-            _fail(str(exc))
-        ctx.obj["engine"] = None  # info describes a missing file without creating it
+    except (repository.DatabaseFileError, repository.StoreError) as exc:
+        ctx.obj["engine"] = None  # `info` describes a missing file; any other subcommand fails in _engine
         ctx.obj["missing"] = str(exc)
+        ctx.obj["no_file"] = isinstance(exc, repository.DatabaseFileError)
         return
-    except repository.StoreError as exc:
-        _fail(str(exc))
     ctx.call_on_close(ctx.obj["engine"].dispose)
 
 
@@ -140,7 +140,7 @@ def demo_grid(seed: int = 0) -> GridSnapshot:
 @_guarded
 def info(ctx: click.Context) -> None:
     """Show the schema revision, the stored grid and the gdpconfig version."""
-    if ctx.obj["engine"] is None:
+    if ctx.obj["engine"] is None and ctx.obj["no_file"]:
         click.echo(f"schema: none ({ctx.obj['missing']})")
         return
     engine = _engine(ctx)
@@ -235,7 +235,9 @@ def prune_(ctx: click.Context, keep: int | None, older_than: float | None) -> No
     from brokerage.store.versions import prune
 
     gone = prune(_engine(ctx), keep=keep, older_than_days=older_than)
-    click.echo(f"deleted {len(gone)} grid version(s)" + (f": {', '.join(f'v{v}' for v in gone)}" if gone else ""))
+    click.echo(
+        f"deleted {count(len(gone), 'grid version')}" + (f": {', '.join(f'v{v}' for v in gone)}" if gone else "")
+    )
 
 
 @db.command("config-show")

@@ -27,6 +27,7 @@ from brokerage.snapshot import (
 )
 from brokerage.store.live_sources import LIVE_KINDS, LIVE_LABELS, detect_live_kind, import_live
 from brokerage.store.repository import read_grid_or_blank, save_snapshot, write_grid, write_transaction
+from brokerage.words import count
 
 KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac", *LIVE_KINDS)
 KIND_LABELS = {
@@ -58,7 +59,7 @@ class ImportFileError(ValueError):
 
     def __init__(self, source: str, problems: list[str]) -> None:
         shown = "; ".join(problems[:20]) + (f"; … and {len(problems) - 20} more" if len(problems) > 20 else "")
-        super().__init__(f"{source}: {len(problems)} problem(s), nothing imported: {shown}")
+        super().__init__(f"{source}: {count(len(problems), 'problem')}, nothing imported: {shown}")
         self.source = source
         self.problems = problems
 
@@ -451,14 +452,18 @@ def _map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) -
     for row in new_endpoints.values():
         patch.add("ddm_endpoints", row)
     if new_sites:
-        patch.notes.append(f"added {len(new_sites)} site(s) named by queues as satellites: {', '.join(new_sites)}")
+        patch.notes.append(
+            f"added {count(len(new_sites), 'site')} named by queues as satellites: {', '.join(new_sites)}"
+        )
     if new_endpoints:
         patch.notes.append(
-            f"added {len(new_endpoints)} endpoint(s) named in astorages without space figures: "
+            f"added {count(len(new_endpoints), 'endpoint')} named in astorages without space figures: "
             f"{', '.join(new_endpoints)} (import the DDM endpoints file to fill them)"
         )
     if skipped:
-        patch.notes.append(f"skipped {len(skipped)} queue(s) of a type brokerage does not use: {', '.join(skipped)}")
+        patch.notes.append(
+            f"skipped {count(len(skipped), 'queue')} of a type brokerage does not use: {', '.join(skipped)}"
+        )
     return patch
 
 
@@ -527,7 +532,9 @@ def _map_endpoints(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot
     for row in new_sites.values():
         patch.add("sites", row)
     if new_sites:
-        patch.notes.append(f"added {len(new_sites)} site(s) named by endpoints as satellites: {', '.join(new_sites)}")
+        patch.notes.append(
+            f"added {count(len(new_sites), 'site')} named by endpoints as satellites: {', '.join(new_sites)}"
+        )
     return patch
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from brokerage.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, frame
+from brokerage.words import count
 
 LIVE_KINDS = ("sw_tags", "nws", "site_matrix", "ddm_status")
 LIVE_LABELS = {
@@ -126,10 +127,10 @@ def _map_sw_tags(data: dict[str, Any], snap: GridSnapshot, _now: datetime) -> Li
     patch.counts["queue_software"] = len(rows)
     before = len(snap.tables["queue_software"])
     patch.notes.append(
-        f"replaced the whole SW description table ({before} row(s) before, {len(rows)} now), as PanDA does"
+        f"replaced the whole SW description table ({count(before, 'row')} before, {len(rows)} now), as PanDA does"
     )
     if unknown:
-        patch.notes.append(f"skipped {len(unknown)} queue(s) the grid does not know: {_listed(unknown)}")
+        patch.notes.append(f"skipped {count(len(unknown), 'queue')} the grid does not know: {_listed(unknown)}")
     return patch
 
 
@@ -191,7 +192,7 @@ def _map_nws(data: dict[str, Any], snap: GridSnapshot, _now: datetime) -> LivePa
                 rows.append({"src": src, "dst": dst, "key": key, "value": value, "ts": ts})
         if stale:
             patch.notes.append(
-                f"ignored {stale} value(s) older than {int(NWS_MAX_AGE.total_seconds() // 60)} min before the file's "
+                f"ignored {count(stale, 'value')} older than {int(NWS_MAX_AGE.total_seconds() // 60)} min before the file's "
                 f"newest timestamp {newest:%Y-%m-%dT%H:%M:%SZ}"
             )
         _note_network_window(patch, snap, newest)

@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from brokerage.snapshot import SnapshotError
 from brokerage.store import repository
 from brokerage.store.panda_db import PandaSchemaError, read_panda, store_panda
+from brokerage.words import count
 
 EXIT_USAGE = 2
 _DURATION = re.compile(r"^(\d+)\s*([smhd]?)$")
@@ -64,11 +65,11 @@ def _pull_once(url: str, schema: str | None, meta: str | None, database_url: str
     except PandaSchemaError as exc:
         for problem in exc.problems:
             click.echo(f"  {problem}", err=True)
-        _fail(f"{len(exc.problems)} problem(s) in the PanDA database; nothing stored")
+        _fail(f"{count(len(exc.problems), 'problem')} in the PanDA database; nothing stored")
     except SnapshotError as exc:
         for problem in exc.problems:
             click.echo(f"  {problem}", err=True)
-        _fail(f"the PanDA data makes no valid grid ({len(exc.problems)} problem(s)); nothing stored")
+        _fail(f"the PanDA data makes no valid grid ({count(len(exc.problems), 'problem')}); nothing stored")
     except DBAPIError as exc:
         first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
         _fail(f"database error: {first}")

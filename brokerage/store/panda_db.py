@@ -18,6 +18,7 @@ from brokerage.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_valu
 from brokerage.snapshot import JOB_STATUSES, TABLES, GridSnapshot, empty_snapshot, frame
 from brokerage.store.importer import _map_queues
 from brokerage.store.live_sources import map_live
+from brokerage.words import count
 
 # The tables and columns read, with the type family each must have (PanDA's public schema,
 # panda-database schema/postgres/sqls/pg_PANDA_TABLE.sql). A missing one or a wrong type stops the read.
@@ -78,7 +79,9 @@ class PandaSchemaError(ValueError):
     """The PanDA database lacks a table or column brokerage reads, or one has the wrong type; lists every one."""
 
     def __init__(self, problems: list[str]) -> None:
-        super().__init__(f"the PanDA database cannot be read ({len(problems)} problem(s)): {'; '.join(problems)}")
+        super().__init__(
+            f"the PanDA database cannot be read ({count(len(problems), 'problem')}): {'; '.join(problems)}"
+        )
         self.problems = problems
 
 
@@ -277,7 +280,9 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         bad += sorted(broken)
         patch = _map_queues([(n, rec) for n, rec in entries if n not in broken], snap)
     if bad:
-        notes.append(f"left out {len(bad)} queue(s) whose schedconfig JSON brokerage cannot use: {', '.join(bad[:20])}")
+        notes.append(
+            f"left out {count(len(bad), 'queue')} whose schedconfig JSON brokerage cannot use: {', '.join(bad[:20])}"
+        )
     notes += patch.notes
     snap = _with_pilots(patch.apply(snap), data["sitedata"])
     queues = set(snap.tables["queues"]["panda_queue"])
@@ -291,7 +296,7 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
     if data["panda_ddm_relation"]:
         dropped = len(data["panda_ddm_relation"]) - len(relations)
         if dropped:
-            notes.append(f"left out {dropped} DDM relation(s) of queues or endpoints not in the grid")
+            notes.append(f"left out {count(dropped, 'DDM relation')} of queues or endpoints not in the grid")
         rel_table = frame("panda_ddm_relation", relations)
     else:
         rel_table = snap.tables["panda_ddm_relation"]  # no relation rows: the queues' astorages give them

@@ -179,3 +179,20 @@ def test_fingerprint_is_stable() -> None:
     assert a.fingerprint() == b.fingerprint() == c.fingerprint() != base
     assert Config().with_overrides({"NQUEUED_SAT_CAP": 301}).fingerprint() != a.fingerprint()
     assert len(base) == 12
+
+
+def test_unknown_key_suggests_the_closest_known_keys() -> None:
+    """An unknown key names itself and suggests the closest registered keys (any case); a key like none of them
+    says how many keys exist instead of listing them all."""
+    from brokerage.gdpconfig import lookup_param
+
+    with pytest.raises(ConfigError) as near:
+        lookup_param("NQUEUED_SATCAP")
+    assert near.value.line().startswith("NQUEUED_SATCAP: unknown gdpconfig key; did you mean NQUEUED_SAT_CAP")
+    with pytest.raises(ConfigError) as lower:
+        lookup_param("nqueued_sat_cap")
+    assert "did you mean NQUEUED_SAT_CAP" in str(lower.value)
+    with pytest.raises(ConfigError) as far:
+        lookup_param("ZZZ")
+    assert "keys are known" in str(far.value) and "NQUEUED_SAT_CAP" not in str(far.value)
+    assert Config().with_overrides({}).get("NQUEUED_SAT_CAP") == 150

@@ -131,7 +131,7 @@ def test_import_of_a_broken_file_lists_problems_and_exits_2(
         res = run(db_url, "import", str(bad))
         assert res.exit_code == 2
         lines = res.stderr.strip().splitlines()
-        assert lines[-1] == f"error: {bad}: 2 problem(s); nothing imported"
+        assert lines[-1] == f"error: {bad}: 2 problems; nothing imported"
         assert any("Q.maxrss" in ln for ln in lines) and any("Q.corecount" in ln for ln in lines)
         assert repository.table_contents(eng) == before
     finally:

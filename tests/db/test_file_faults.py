@@ -78,3 +78,10 @@ def test_a_locked_database_answers_busy_quickly_without_sql(db_file: Path, monke
 def test_the_default_busy_timeout_is_short() -> None:
     """A server thread waits seconds, not half a minute, for another writer's lock."""
     assert repository.SQLITE_BUSY_TIMEOUT_MS <= 5000
+
+
+def test_subcommand_help_needs_no_database(tmp_path: Path) -> None:
+    """`db SUBCOMMAND --help` prints the help (exit 0) even when the database file does not exist, and creates none."""
+    path = tmp_path / "missing.sqlite"
+    result = CliRunner().invoke(db_cli.db, ["--database-url", f"sqlite:///{path}", "config-show", "--help"])
+    assert result.exit_code == 0 and "Show the stored gdpconfig" in result.output and not path.exists()

@@ -70,7 +70,7 @@ def test_nws_metrics_change_the_network_weight_by_the_step_functions(stored: Any
     after = network_weights(GridCache(repository.load_snapshot(stored)), sites, "BNL-ATLAS", Config())
     assert (after.queued_weight[0], after.throughput_weight[0]) == (pytest.approx(1.5), pytest.approx(1.9))
     assert after.weight[0] == pytest.approx(1.7)
-    assert any("ignored 2 value(s) older than 30 min" in n for n in result.notes)  # Express done 1h and 6h
+    assert any("ignored 2 values older than 30 min" in n for n in result.notes)  # Express done 1h and 6h
     assert any("UNKNOWN-SITE" in n for n in result.notes)
 
 

@@ -102,10 +102,10 @@ def test_cli_versions_use_prune(db_url: str) -> None:
     assert bad.exit_code == 2 and "exactly one of --keep N or --older-than DAYS" in bad.output
     assert run("use", "v1").exit_code == 2
     gone = run("prune", "--keep", "1")  # keeps the newest, and the chosen current one is never deleted
-    assert gone.exit_code == 0 and "deleted 0 grid version(s)" in gone.output
+    assert gone.exit_code == 0 and "deleted 0 grid versions" in gone.output
     assert run("use", "latest").output.strip() == f"the current grid is now v{b}"
     gone = run("prune", "--keep", "1")
-    assert gone.exit_code == 0 and f"deleted 1 grid version(s): v{a}" in gone.output
+    assert gone.exit_code == 0 and f"deleted 1 grid version: v{a}" in gone.output
 
 
 def test_cli_diff_reads_stored_versions(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
