@@ -122,7 +122,8 @@ def job_decision_panel(why: str | None = None) -> html.Div:
 
 
 def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[Any, ...]:
-    """Values for the panel: headline, funnel, factors, ranked rows + columns, notes, skipped rows, skipped title."""
+    """Values for the panel: headline, ranked rows + columns, notes, skipped rows, skipped title (the charts come
+    from ``job_decision_figures`` in a callback of their own, so the answer is painted without waiting for plotly)."""
     rows = vm.skipped_rows(decision, criteria)
     filt = f" (criteria {', '.join(criteria)})" if criteria else ""
     ranked = vm.factor_rows(decision)
@@ -130,14 +131,20 @@ def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[
     head.children.append(html.Span(str(decision.task), id="decision-task", hidden=True))
     return (
         head,
-        vm.funnel_figure(decision),
-        vm.factor_figure(decision),
         ranked,
         vm.ranked_column_defs(ranked, decision.label, "/queue?name="),
         notes(decision),
         rows,
         f"Skipped queues{filt}: {len(rows)}",
     )
+
+
+def job_decision_figures(decision: Decision) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The panel's funnel and weight-factor charts.
+
+    Usage: ``funnel, factors = job_decision_figures(decision)``
+    """
+    return vm.funnel_figure(decision), vm.factor_figure(decision)
 
 
 def body_style(decision: Decision) -> dict[str, str]:

@@ -18,17 +18,21 @@ def _text(tree) -> str:
 
 
 def test_decision_callback_fills_the_panel(app_client) -> None:
-    """The queues decision callback returns headline, figures, ranked rows and criteria-filtered skips for a task."""
-    from app.callbacks.queues import DECISION_OUTPUTS, update_decision
+    """The queues decision callback returns headline, ranked rows and criteria-filtered skips for a task; the figures
+    callback its funnel and weight-factor charts."""
+    from app.callbacks.queues import DECISION_OUTPUTS, update_decision, update_decision_figures
 
     out = update_decision(2, ["-cpucore"])
     assert len(out) == len(DECISION_OUTPUTS)
-    head, funnel, _factors, ranked, _cols, _notes, skipped, title = out
-    assert "pending" in _text(head) and funnel["data"][0]["type"] == "funnel"
+    head, ranked, _cols, _notes, skipped, title = out
+    assert "pending" in _text(head)
     assert ranked == [] and title == "Skipped queues (criteria -cpucore): 6"
     assert {r["criteria"] for r in skipped} == {"-cpucore"}
     ok = update_decision(1, None)
-    assert ok[3][0]["rank"] == 1 and ok[4][1]["field"] == "queue"
+    assert ok[1][0]["rank"] == 1 and ok[2][1]["field"] == "queue"
+    funnel, factors = update_decision_figures([], 1)
+    assert funnel["data"][0]["type"] == "funnel" and factors["data"][0]["name"] == "weight"
+    assert update_decision_figures([], None) == ({}, {}) and update_decision_figures([], 12345) == ({}, {})
 
 
 def test_decision_callback_empty_and_error_states(app_client) -> None:
