@@ -76,16 +76,20 @@
       .join(",");
   }
 
-  // the filter goes through the component's own prop (dash-ag-grid applies it when the grid is ready and keeps it
-  // when a callback swaps the rows in); the prop is returned
-  function restoreFilter(id, key) {
+  // the shared filter of the URL, as an AG Grid filterModel (null when the URL has none)
+  function sharedFilter(key) {
     var f = query().get(key + "_f");
     var model = f ? toModel(f) : {};
-    if (!Object.keys(model).length || !window.dash_clientside || !window.dash_clientside.set_props) {
-      return null;
+    return Object.keys(model).length ? model : null;
+  }
+
+  // the filter goes through the component's own prop too (dash-ag-grid applies it when the grid is ready and keeps
+  // it when a callback swaps the rows in), so Dash callbacks reading filterModel see it
+  function applyFilter(api, id, model) {
+    api.setFilterModel(JSON.parse(JSON.stringify(model)));
+    if (window.dash_clientside && window.dash_clientside.set_props) {
+      window.dash_clientside.set_props(id, { filterModel: JSON.parse(JSON.stringify(model)) }); // a new object, or Dash sees no change
     }
-    window.dash_clientside.set_props(id, { filterModel: model });
-    return model;
   }
 
   function restoreSort(api, key) {
@@ -104,26 +108,34 @@
   }
 
   function bind(el, key) {
-    var pending = restoreFilter(el.id, key);
-    var retries = 3;
+    var pending = sharedFilter(key);
+    var resets = 20; // a bound on putting the shared filter back, should something keep clearing it
     window.dash_ag_grid.getApiAsync(el.id).then(function (api) {
       restoreSort(api, key);
+      // the component's prop syncs (first render, rows swapped in by a callback) can clear the shared filter before
+      // the operator has touched it: put it back until they do
+      function keep() {
+        if (pending && resets-- > 0 && !Object.keys(fromModel(api.getFilterModel())).length) {
+          applyFilter(api, el.id, pending);
+          return true;
+        }
+        return false;
+      }
+      api.addEventListener("rowDataUpdated", keep);
       api.addEventListener("filterChanged", function (e) {
-        var m = fromModel(api.getFilterModel());
-        if (pending && e.source === "api") {
-          // the component's first prop sync can reset the shared filter before the rows arrive: put it back
-          if (!Object.keys(m).length && retries-- > 0) {
-            window.dash_clientside.set_props(el.id, { filterModel: JSON.parse(JSON.stringify(pending)) }); // a new object, or Dash sees no change
-            return;
-          }
-        } else {
+        if (pending && e.source === "api" && keep()) {
+          return;
+        }
+        if (e.source !== "api") {
           pending = null; // the operator changed a filter: the URL follows from now on
         }
+        var m = fromModel(api.getFilterModel());
         write(key + "_f", Object.keys(m).length ? JSON.stringify(m) : "");
       });
       api.addEventListener("sortChanged", function () {
         write(key + "_s", sortText(api));
       });
+      keep();
     });
   }
 
