@@ -15,6 +15,7 @@ from app.components.layout import error_alert
 from app.main import services
 from app.services.reports import INLINE_LIMIT
 from app.viewmodels import queues as qvm
+from brokerage.words import count
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ def export(
     progress = progress_bar(set_progress, "tasks")
 
     made = services.reports.make(scope, fmt, qvm.parse_task(task), edits.overrides, progress)
-    what = f"{len(edits.overrides)} what-if edit(s)" if edits.overrides else "the stored config"
+    what = f"{count(len(edits.overrides), 'what-if edit')}" if edits.overrides else "the stored config"
     status = html.Span(
         [
             f"{made.name} ({made.size / 1e6:.1f} MB) under {what}: ",

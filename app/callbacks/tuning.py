@@ -22,6 +22,7 @@ from app.viewmodels import impact as ivm
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
 from brokerage.whatif import compare
+from brokerage.words import count
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ def grid_view(
 
     def waiting(position: int) -> None:
         if set_progress is not None:
-            set_progress((0, f"queued: {position - 1} whole-grid run(s) ahead"))
+            set_progress((0, f"queued: {count(position - 1, 'whole-grid run')} ahead"))
 
     g = services.whatif.grid(overrides, progress, waiting, client)
     link = vm.permalink(None, overrides)

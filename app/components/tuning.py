@@ -16,6 +16,7 @@ from app.viewmodels import impact as ivm
 from app.viewmodels import tuning as vm
 from brokerage.gdpconfig import Config, Value
 from brokerage.whatif import GridImpact, TaskDiff
+from brokerage.words import count
 
 EDITOR_COLUMNS: list[dict[str, Any]] = [
     {"field": "key", "headerName": "key", "pinned": "left", "minWidth": 200, "tooltipField": "description",
@@ -87,7 +88,7 @@ def edit_summary(overrides: Mapping[str, Value], errors: Mapping[str, str], conf
     if not overrides and not errors:
         return html.Div(f"No edits: showing {version}. Edit a value to see the what-if.", className="small text-muted")
     return html.Div(
-        [html.Span(f"{len(overrides)} edit(s) on {version}: ", className="small me-1"), *chips, *refused],
+        [html.Span(f"{count(len(overrides), 'edit')} on {version}: ", className="small me-1"), *chips, *refused],
         className="small",
     )
 
