@@ -29,7 +29,8 @@ def test_layout_and_dependencies(app_client) -> None:
 
 
 def test_decision_callback_through_http(app_client) -> None:
-    """Picking a task over HTTP fills the mounted decision panel (multi-output callback)."""
+    """Picking a task over HTTP fills the mounted decision panel (multi-output callback); once the ranked rows are in,
+    the charts callback draws the funnel."""
     deps = app_client.get("/_dash-dependencies").get_json()
     dep = next(d for d in deps if "queues-headline.children" in d["output"])
     outputs = [{"id": p.split(".")[0], "property": p.split(".")[1]} for p in dep["output"].strip(".").split("...")]
@@ -48,7 +49,19 @@ def test_decision_callback_through_http(app_client) -> None:
     assert r.status_code == 200, r.data[:300]
     resp = r.get_json()["response"]
     assert resp["queues-ranked"]["rowData"][0]["rank"] == 1
-    assert resp["queues-funnel"]["figure"]["data"][0]["type"] == "funnel"
+    dep = next(d for d in deps if "queues-funnel.figure" in d["output"])
+    body = {
+        "output": dep["output"],
+        "outputs": [
+            {"id": p.split(".")[0], "property": p.split(".")[1]} for p in dep["output"].strip(".").split("...")
+        ],
+        "inputs": [{"id": "queues-ranked", "property": "rowData", "value": resp["queues-ranked"]["rowData"]}],
+        "changedPropIds": ["queues-ranked.rowData"],
+        "state": [{"id": "queues-task", "property": "value", "value": 1}],
+    }
+    r = app_client.post("/_dash-update-component", json=body)
+    assert r.status_code == 200, r.data[:300]
+    assert r.get_json()["response"]["queues-funnel"]["figure"]["data"][0]["type"] == "funnel"
 
 
 @pytest.mark.parametrize(
