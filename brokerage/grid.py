@@ -235,13 +235,6 @@ def replica_index(cache: GridCache) -> ReplicaIndex:
     return cache.get("replica_index", build)
 
 
-def _relation_segments(qa: QueueArrays) -> tuple[np.ndarray, np.ndarray]:
-    """The queues that have related endpoints and where each one's rows start in the (queue-sorted) relation."""
-    rel = qa.rel_queue
-    starts = np.flatnonzero(np.r_[True, rel[1:] != rel[:-1]])
-    return rel[starts], starts
-
-
 def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str, Any]:
     qa = queue_arrays(cache)
     ep = endpoint_arrays(cache)
@@ -259,7 +252,6 @@ def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str
         n_ep = len(ep.name)
         not_tape = ~ep["is_tape"].astype(bool)
         rds = ri.rep_dataset[ra:rb]
-        related, starts = cache.get("relation_segments", lambda: _relation_segments(qa))
         for d in ds_ids:
             m = rds == d
             if not m.any():
@@ -269,13 +261,11 @@ def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str
             files = np.zeros(n_ep)
             np.maximum.at(size, e, ri.rep_size[ra:rb][m])
             np.maximum.at(files, e, ri.rep_files[ra:rb][m])
-            # best related endpoint of each queue for this dataset: the relation rows are sorted by queue, so one
-            # reduceat over each queue's segment gives all three maxima at once
-            per_rel = np.stack((size, files, size * not_tape))[:, qa.rel_endpoint]
-            best = np.maximum(np.maximum.reduceat(per_rel, starts, axis=1), 0.0)
-            avail_gb[related] += best[0]
-            avail_files[related] += best[1]
-            disk_gb[related] += best[2]
+            # best related endpoint of each queue for this dataset
+            for target, source in ((avail_gb, size), (avail_files, files), (disk_gb, size * not_tape)):
+                best = np.zeros(qa.n)
+                np.maximum.at(best, qa.rel_queue, source[qa.rel_endpoint])
+                target += best
     return {
         "total_gb": total_gb,
         "total_files": total_files,
