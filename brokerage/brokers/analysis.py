@@ -27,6 +27,7 @@ from brokerage.checks.storage import BLACKLIST, STORAGE
 from brokerage.checks.walltime import WALLTIME
 from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt, fmt_many, sentences
 from brokerage.framework import Filter, Reads, Verdict, apply_filters, rank_and_cut
+from brokerage.gcpause import gc_paused
 from brokerage.gdpconfig import Config, ConfigError
 from brokerage.snapshot import GridSnapshot
 
@@ -742,6 +743,7 @@ def broker(
     return Decision(BROKER, tid, "ok", candidates, skips, funnel, config.changed(), message=message, extra=extra)
 
 
+@gc_paused()
 def broker_many(
     snap: GridSnapshot, task_ids: Sequence[int], config: Config | None = None, *, cache: GridCache | None = None
 ) -> list[Decision]:

@@ -14,6 +14,7 @@ from brokerage.checks import placement, production_queues
 from brokerage.checks.context import ProdContext
 from brokerage.explain import Candidate, Decision, FunnelStep, Skip, fmt
 from brokerage.framework import Filter, Verdict, apply_filters
+from brokerage.gcpause import gc_paused
 from brokerage.gdpconfig import Config
 from brokerage.network import link_table
 from brokerage.snapshot import GridSnapshot
@@ -710,6 +711,7 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, An
     ), pick
 
 
+@gc_paused()
 def broker_many(
     snap: GridSnapshot,
     task_ids: list[int],

@@ -15,6 +15,7 @@ from brokerage.checks.production_queues import FILTERS, make_context
 from brokerage.checks.running import effective_running
 from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt
 from brokerage.framework import Derived, Filter, Reads, Verdict, apply_filters, rank_and_cut
+from brokerage.gcpause import gc_paused
 from brokerage.gdpconfig import Config
 from brokerage.snapshot import GridSnapshot
 
@@ -262,6 +263,7 @@ def broker(
     return broker_many(snap, [jeditaskid], config, cache=cache)[0]
 
 
+@gc_paused()
 def broker_many(
     snap: GridSnapshot, task_ids: Sequence[int], config: Config | None = None, *, cache: GridCache | None = None
 ) -> list[Decision]:

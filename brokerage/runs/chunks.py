@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from distributed import Client, Future, as_completed
 
 from brokerage.cache import GridCache
+from brokerage.gcpause import gc_paused
 from brokerage.runs import engine
 from brokerage.snapshot import GridSnapshot
 
@@ -55,6 +56,7 @@ def worker_cache(snap: GridSnapshot) -> GridCache:
         return cache
 
 
+@gc_paused()
 def run_chunk(fn: ChunkFn[R], snap: GridSnapshot, payload: Any, items: Sequence[Any]) -> R:
     """Worker side of a chunk: FN over ITEMS with the worker's GridCache of SNAP (the scattered snapshot).
 
@@ -191,6 +193,7 @@ def map_chunks(
     return results
 
 
+@gc_paused()
 def _in_process(
     fn: ChunkFn[R],
     snap: GridSnapshot,
