@@ -1105,7 +1105,82 @@ DIRAC_PARAMS: tuple[Param, ...] = (
     ),
 )
 
-PARAMS = PARAMS + DIRAC_PARAMS
+_THROTTLER = dict(app="jedi", vo="atlas")
+_SERVER = dict(app="pandaserver", vo="atlas")
+_AGENT = dict(in_panda_config=False, app="brokerage", vo=None)
+
+SIM_PARAMS: tuple[Param, ...] = (
+    # --- the lifecycle simulator (brokerage simulate): jedi-lifecycle.md §1, §3, §7, §8 ---
+    _p("THROTTLE_THRESHOLD", "prod_job_throttler", "float", 2.0, "ratio",
+       "Job throttler: a work queue x resource type holding more than this many queued (not yet running) jobs per "
+       "running job, and more than its queue limit, gets no new jobs this cycle.",
+       minimum=0.01, maximum=1000, used_by=("sim:throttler",), **_THROTTLER),
+    _p("NQUEUELIMIT", "prod_job_throttler", "int", 0, "jobs",
+       "Job throttler: queued jobs (notRun + defined) a work queue x resource type may hold before the ratio test "
+       "applies; 0 = four bunches (4 x clamp(nRunning x THROTTLE_THRESHOLD - nNotRun, 500, 600)). Per work queue: "
+       "NQUEUELIMIT_<gshare>, per resource type NQUEUELIMIT_<gshare>_<resource type>.",
+       minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
+    _p("NRUNNINGCAP", "prod_job_throttler", "int", 0, "jobs",
+       "Job throttler: no new jobs while more than this many run (always, no high-priority exception); 0 = no cap.",
+       minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
+    _p("NQUEUECAP", "prod_job_throttler", "int", 0, "jobs",
+       "Job throttler: no new jobs while more than this many are queued; also sets the jobs per cycle to "
+       "NQUEUECAP // 5; 0 = no cap.",
+       minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
+    _p("TIMEOUT_defined", "job_timeout", "float", 4.0, "h",
+       "copyArchive R6: a JEDI job of a managed/test task still defined after this long (modificationTime) is "
+       "closed with kill code 51 and regenerated.",
+       minimum=0.1, maximum=10000, used_by=("sim:timeouts",), **_SERVER),
+    _p("TIMEOUT_holding", "job_timeout", "float", 48.0, "h",
+       "copyArchive H6: a job in holding this long (modificationTime or endTime) fails.",
+       minimum=0.1, maximum=10000, used_by=("sim:timeouts",), **_SERVER),
+    _p("HEARTBEAT_TIMEOUT", "watcher", "float", 2.0, "h",
+       "copyArchive H1/H8: a running job whose pilot has not sent a heartbeat for this long fails with "
+       "jobDispatcherErrorCode 100 (lost heartbeat). Per workflow: HEARTBEAT_TIMEOUT_production, "
+       "HEARTBEAT_TIMEOUT_analysis.",
+       minimum=0.1, maximum=10000, family=True, used_by=("sim:timeouts",), **_SERVER),
+    _p("ANALY_TIMEOUT", "rebroker", "float", 12.0, "h",
+       "copyArchive A: analysis jobs activated this long at an online queue are closed with kill code 51 and "
+       "brokered again (at an offline or test queue after 3 h).",
+       minimum=0.1, maximum=10000, family=True, used_by=("sim:timeouts",), **_SERVER),
+    _p("FAST_REBRO_THRESHOLD_NQNR_RATIO", "rebroker", "float", 3.0, "ratio",
+       "Fast rebrokerage: a (queue, global share) is overshooting when queued > running x this.",
+       minimum=0.01, maximum=1000, used_by=("sim:fast_rebro",), app="pandaserver", vo=None),
+    _p("FAST_REBRO_THRESHOLD_NQUEUE_FRAC", "rebroker", "float", 0.3, "fraction",
+       "Fast rebrokerage: ... and holds more than this fraction of the share's queued jobs.",
+       minimum=0, maximum=1, used_by=("sim:fast_rebro",), app="pandaserver", vo=None),
+    _p("FAST_REBRO_THRESHOLD_NQUEUE", "rebroker", "int", None, "jobs",
+       "Fast rebrokerage, per global share as FAST_REBRO_THRESHOLD_NQUEUE_<gshare>: ... and more than this many "
+       "queued; the excess is closed with kill code 10 and brokered again. Unset for a share: a dry run that "
+       "only logs the overshoot.",
+       minimum=1, maximum=10**8, nullable=True, family=True, used_by=("sim:fast_rebro",), app="pandaserver",
+       vo=None),
+    _p("SLOPPY_DISPATCH_RATIO", "jobdispatch", "int", 10, "%",
+       "Job dispatch: (this + 1) % of pilot requests take the oldest activated job instead of the most "
+       "under-pledged global share's.",
+       minimum=0, maximum=99, used_by=("sim:dispatch",), **_SERVER),
+    _p("COPYARCHIVE_PERIOD", "daemon", "int", 2400, "s",
+       "Period of the server daemon copyArchive that applies the job timeout and reassignment rules in order.",
+       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+    _p("ADDER_PERIOD", "daemon", "int", 240, "s",
+       "Period of the Adder that moves holding jobs to finished or failed.",
+       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+    _p("DATASETMANAGER_PERIOD", "daemon", "int", 2400, "s",
+       "Period of datasetManager whose finisher moves transferring jobs to finished.",
+       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+    _p("TASKBROKER_PERIOD", "taskbroker", "int", 600, "s",
+       "Period of JEDI's TaskBroker (assigning tasks get a nucleus).",
+       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+    _p("WATCHDOG_PERIOD", "watchdog", "int", 300, "s",
+       "Period of JEDI's WatchDog (pending tasks reactivated, task throttling and its release).",
+       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+    _p("JOB_BROKERAGE_REFRESH", "jobgen", "int", 3600, "s",
+       "How long the simulator reuses a task's job brokerage before brokering it again on the simulated job "
+       "counts (JEDI brokers every chunk; a coarser clock keeps a day of the whole grid to minutes).",
+       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+)  # fmt: skip
+
+PARAMS = PARAMS + DIRAC_PARAMS + SIM_PARAMS
 
 REGISTRY: dict[str, Param] = {p.key: p for p in PARAMS}
 

@@ -29,6 +29,7 @@ FAMILY_BROKERS: dict[str, frozenset[str]] = {
     "task": frozenset({"task"}),
     "anal": frozenset({"analysis"}),
     "dirac": frozenset(),  # read by the DIRAC matcher only, never by a PanDA broker
+    "sim": frozenset(),  # read by the lifecycle simulator only
 }
 ALL_BROKERS = runner.ALL_BROKERS
 
