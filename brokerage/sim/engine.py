@@ -1,0 +1,475 @@
+"""The simulated clock and the agents that move jobs and tasks each cycle (jedi-lifecycle.md §11)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from brokerage.brokers.router import run_job_brokerage
+from brokerage.cache import GridCache, derived_cache
+from brokerage.explain import Decision
+from brokerage.gcpause import gc_paused
+from brokerage.gdpconfig import Config
+from brokerage.sim import task_agent
+from brokerage.sim.events import EventLog
+from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
+from brokerage.sim.jobs import DEFINED_TABLE, FINAL, NOT_RUN, SUB_TOREASSIGN, JobTable, S
+from brokerage.sim.throttler import Verdict, throttle
+from brokerage.snapshot import GridSnapshot
+
+TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
+SAMPLE_S = 600.0  # time series resolution
+HEARTBEAT_S = 1800.0  # pilot heartbeat period (pilot3 default.cfg)
+GENERATING = ("ready", "running", "scouting")  # task statuses JobGenerator reads (§9.1)
+BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
+MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
+Progress = Callable[[int, int], None]
+# error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
+# taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
+ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
+               "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
+
+
+@dataclass
+class Files:
+    """Input units picked at least once (one job's input each), PanDA's per-file counters (§4.1)."""
+
+    task: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    attemptNr: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    failedAttempt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    maxAttempt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    maxFailure: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    status: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # 0 ready 1 running 2 finished 3 failed
+
+    READY, RUNNING, FINISHED, FAILED = 0, 1, 2, 3
+
+    def add(self, task: int, n: int, max_attempt: int, max_failure: int) -> np.ndarray:
+        """N new units of TASK, status running (picked by a job at once); their ids."""
+        start = len(self.task)
+        self.task = np.concatenate([self.task, np.full(n, task, np.int64)])
+        self.attemptNr = np.concatenate([self.attemptNr, np.zeros(n, np.int64)])
+        self.failedAttempt = np.concatenate([self.failedAttempt, np.zeros(n, np.int64)])
+        self.maxAttempt = np.concatenate([self.maxAttempt, np.full(n, max_attempt, np.int64)])
+        self.maxFailure = np.concatenate([self.maxFailure, np.full(n, max_failure, np.int64)])
+        self.status = np.concatenate([self.status, np.full(n, self.RUNNING, np.int8)])
+        return np.arange(start, start + n)
+
+
+@dataclass
+class Series:
+    """Samples every SAMPLE_S: per queue, share and nucleus, and the throttler's verdicts."""
+
+    times: list[float] = field(default_factory=list)
+    queue: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    share: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    nucleus: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    throttled: list[list[tuple[str, str, str]]] = field(default_factory=list)
+
+
+class Simulation:
+    """One run: SNAP moved forward under CONFIG, randomness from one generator seeded with SEED.
+
+    Usage: ``sim = Simulation(snap, Config(), seed=1); sim.run(hours=24); sim.result()``
+    """
+
+    def __init__(self, snap: GridSnapshot, config: Config, seed: int = 0) -> None:
+        self.snap, self.config, self.seed = snap, config, seed
+        self.rng = np.random.default_rng(seed)
+        self.g: SimGrid = sim_grid(snap)
+        self.qi = {n: i for i, n in enumerate(self.g.queues)}
+        self.si = {n: i for i, n in enumerate(self.g.shares)}
+        self.ri = {n: i for i, n in enumerate(self.g.rtypes)}
+        self.tasks = self.g.tasks.copy()
+        self.jobs = JobTable.empty(1 << 20)
+        self.files = Files()
+        self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
+        self.log = EventLog()
+        self.task_causes: list[tuple[float, int, str]] = []  # (time, task, the sentence) per task event
+        self.dry_runs: list[tuple[float, str, str, int]] = []  # fast rebrokerage dry runs: time, queue, share, jobs
+        self.series = Series()
+        self.now = 0.0
+        self.cache = GridCache(snap)
+        self.base_cache = self.cache
+        self.brokerage_snap = snap
+        self.decisions: dict[int, Decision] = {}
+        self.verdicts: dict[tuple[str, str], Verdict] = {}
+        self._next: dict[str, float] = {}
+        self._seed_jobs()
+
+    # ------------------------------------------------------------------ set-up
+
+    def _seed_jobs(self) -> None:
+        """The jobs the snapshot holds (job_counts), with ages drawn so the clocks of the rules start plausibly."""
+        jc = self.snap.tables["job_counts"]
+        jc = jc[jc["jobstatus"].isin([s for s in S if s in set(jc["jobstatus"])]) & (jc["njobs"] > 0)]
+        jc = jc[jc["panda_queue"].isin(self.qi)]
+        n = jc["njobs"].to_numpy(np.int64)
+        rep = lambda col: np.repeat(col, n)  # noqa: E731
+        q = rep(jc["panda_queue"].map(self.qi).to_numpy(np.int64))
+        status = rep(jc["jobstatus"].map(S).to_numpy(np.int64))
+        k = int(n.sum())
+        r = self.rng
+        wall = np.clip(r.lognormal(np.log(BACKGROUND_WALL_H * 3600), 0.6, k), MIN_WALL_S, MAX_WALL_S)
+        created = -r.uniform(0, 12 * 3600, k)
+        start = np.where(status == S["running"], -r.uniform(0, 1, k) * wall, np.nan)
+        mod = np.where(np.isin(status, DEFINED_TABLE), -r.uniform(0, 6 * 3600, k), created)
+        mod = np.where(status == S["transferring"], -r.uniform(0, 2 * 3600, k), mod)
+        mod = np.where(status == S["running"], start, mod)
+        self.jobs.append(
+            jediTaskID=-1, computingSite=q, jobStatus=status,
+            gshare=rep(jc["gshare"].map(self.si).to_numpy(np.int64)),
+            resource_type=rep(jc["resource_type"].map(self.ri).fillna(0).to_numpy(np.int64)),
+            prodSourceLabel=self.g.queue_is_analysis[q].astype(np.int8), currentPriority=r.choice([500.0, 900.0], k),
+            attemptNr=1, coreCount=1, creationTime=created, modificationTime=mod,
+            stateChangeTime=np.where(status == S["running"], start, mod),
+            activationTime=np.where(status == S["activated"], created, np.nan), startTime=start,
+            runSeconds=wall, willFail=r.random(k) < self.g.failure_rate[q],
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ clock
+
+    def _due(self, agent: str, period: float) -> bool:
+        """Whether AGENT runs this tick (first at the run's start, then every PERIOD)."""
+        if self.now + 1e-9 >= self._next.get(agent, 0.0):
+            self._next[agent] = self.now + period
+            return True
+        return False
+
+    @gc_paused()
+    def run(self, hours: float, progress: Progress | None = None) -> Simulation:
+        """Move the grid forward HOURS, one tick at a time; PROGRESS(done, total) after each simulated minute.
+
+        Usage: ``Simulation(snap, Config()).run(24).result()["headline"]``
+        """
+        cfg = self.config
+        ticks = round(hours * 3600 / TICK_S)
+        for i in range(ticks):
+            self.now = i * TICK_S
+            if self._due("brokerage", float(cfg["JOB_BROKERAGE_REFRESH"])):
+                self._refresh_brokerage()
+            if self._due("taskbroker", float(cfg["TASKBROKER_PERIOD"])):
+                self._task_broker()
+            self._generate()
+            self._end_payloads()
+            if self._due("adder", float(cfg["ADDER_PERIOD"])):
+                self._adder()
+            if self._due("datasetmanager", float(cfg["DATASETMANAGER_PERIOD"])):
+                self._finisher()
+            if self._due("copyarchive", float(cfg["COPYARCHIVE_PERIOD"])):
+                self._copy_archive()
+            self._dispatch()
+            if self._due("watchdog", float(cfg["WATCHDOG_PERIOD"])):
+                self._watchdog()
+            if self._due("sample", SAMPLE_S):
+                self._sample()
+            if progress:
+                progress(i + 1, ticks)
+        self.now = ticks * TICK_S
+        self._sample()
+        return self
+
+    # ------------------------------------------------------------------ brokerage
+
+    def _refresh_brokerage(self) -> None:
+        """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too)."""
+        j = self.jobs
+        live = ~np.isin(j["jobStatus"], [S["finished"], S["failed"], S["cancelled"], S["closed"], S["holding"]])
+        if self.now > 0:
+            df = pd.DataFrame({
+                "panda_queue": np.asarray(self.g.queues, dtype=object)[j["computingSite"][live]],
+                "gshare": np.asarray(self.g.shares, dtype=object)[j["gshare"][live]],
+                "resource_type": np.asarray(self.g.rtypes, dtype=object)[j["resource_type"][live]],
+                "jobstatus": np.asarray(list(S), dtype=object)[j["jobStatus"][live]],
+            })  # fmt: skip
+            counts = df.value_counts().rename("njobs").reset_index()
+            self.brokerage_snap = self.snap.replace(job_counts=counts[self.snap.tables["job_counts"].columns])
+            self.cache = derived_cache(self.base_cache, self.brokerage_snap)
+        self.decisions.clear()
+
+    def _decision(self, tid: int) -> Decision:
+        d = self.decisions.get(tid)
+        if d is None:
+            d = self.decisions[tid] = run_job_brokerage(self.brokerage_snap, tid, self.config, cache=self.cache)
+        return d
+
+    def _task_broker(self) -> None:
+        """ContentsFeeder and TaskBroker: defined tasks to assigning or ready; assigning tasks get a nucleus."""
+        from brokerage.brokers import nucleus
+
+        t = self.tasks
+        defined = t.index[t["status"] == "defined"]
+        needs = (t.loc[defined, "prodSourceLabel"] != "user") & t.loc[defined, "nucleus"].isna()
+        self._task_move(defined[needs.to_numpy()], "assigning", "ContentsFeeder: a managed task without a nucleus")
+        self._task_move(defined[~needs.to_numpy()], "ready", "ContentsFeeder: inputs registered")
+        due = t.index[(t["status"] == "assigning") & (t["modificationTime"] <= self.now - 1800)]
+        if len(due) == 0:
+            return
+        decisions = nucleus.broker_many(self.brokerage_snap, [int(x) for x in due], self.config, cache=self.cache)
+        chosen = [(d.task, d.extra.get("chosen")) for d in decisions if d.extra.get("chosen")]
+        for tid, nuc in chosen:
+            t.at[tid, "nucleus"] = nuc
+        self._task_move(pd.Index([c[0] for c in chosen]), "ready", "TaskBroker: nucleus chosen")
+        t.loc[due, "modificationTime"] = self.now
+
+    def _task_move(self, ids: pd.Index, new: str, why: str) -> None:
+        if len(ids) == 0:
+            return
+        old = self.tasks.loc[ids, "status"].to_numpy(object)
+        self.tasks.loc[ids, "oldStatus"] = old
+        self.tasks.loc[ids, "status"] = new
+        self.tasks.loc[ids, "stateChangeTime"] = self.now
+        self.tasks.loc[ids, "modificationTime"] = self.now
+        self.log.add(self.now, ids.to_numpy(np.int64), old, new, "task")
+        self.task_causes.extend((self.now, int(i), why) for i in ids)
+
+    # ------------------------------------------------------------------ job generation
+
+    def _counts(self) -> dict[tuple[int, int], tuple[int, int, int]]:
+        """(running, notRun, defined) per (share, resource type) of the live jobs."""
+        j = self.jobs
+        st, sh, rt = j["jobStatus"], j["gshare"], j["resource_type"]
+        key = sh.astype(np.int64) * 64 + rt
+        out: dict[tuple[int, int], tuple[int, int, int]] = {}
+        n_keys = (len(self.g.shares) + 1) * 64
+        running = np.bincount(key[st == S["running"]], minlength=n_keys)
+        not_run = np.bincount(key[np.isin(st, NOT_RUN)], minlength=n_keys)
+        define = np.bincount(key[st == S["defined"]], minlength=n_keys)
+        for s in range(len(self.g.shares)):
+            for r in range(len(self.g.rtypes)):
+                k = s * 64 + r
+                out[(s, r)] = (int(running[k]), int(not_run[k]), int(define[k]))
+        return out
+
+    def _available(self, tid: int) -> int:
+        row = self.tasks.loc[tid]
+        return int(row["nFiles"] - row["nFilesUsed"]) + len(self.retry_pool.get(tid, ()))
+
+    def _generate(self) -> None:
+        """JobGenerator: per work queue (global share) x resource type, the throttler's budget, then the tasks in
+        priority order, each chunk brokered and drawn over the candidates by weight."""
+        t = self.tasks
+        counts = self._counts()
+        eligible = t[t["status"].isin(GENERATING) & ((t["nFiles"] > t["nFilesUsed"]) | t.index.isin(
+            [k for k, v in self.retry_pool.items() if v]))]  # fmt: skip
+        if eligible.empty:
+            return
+        eligible = eligible.sort_values(["currentPriority"], ascending=False, kind="stable")
+        for (share, rtype), group in eligible.groupby(["gshare", "resource_type"], sort=True):
+            s, r = self.si.get(share), self.ri.get(rtype)
+            if s is None or r is None:
+                continue
+            verdict = throttle(self.config, share, rtype, *counts[(s, r)])
+            self.verdicts[(share, rtype)] = verdict
+            budget = verdict.max_jobs
+            for tid in group.index:
+                if budget <= 0:
+                    break
+                n = min(self._available(int(tid)), int(group.at[tid, "chunk_njobs"]), budget)
+                if n > 0:
+                    budget -= self._make_jobs(int(tid), n, s, r)
+
+    def _make_jobs(self, tid: int, n: int, s: int, r: int) -> int:
+        """Broker task TID and insert up to N activated jobs at the drawn queues; the jobs made."""
+        d = self._decision(tid)
+        row = self.tasks.loc[tid]
+        if not d.candidates:
+            if row["status"] != "pending":
+                self.tasks.at[tid, "frozenTime"] = self.now if np.isnan(row["frozenTime"]) else row["frozenTime"]
+                self._task_move(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({d.message})")
+            return 0
+        names = [c.name for c in d.candidates if c.name in self.qi]
+        w = np.array([max(c.weight, 0.0) for c in d.candidates if c.name in self.qi], dtype=float)
+        if not names or w.sum() <= 0:
+            return 0
+        p = w / w.sum()
+        pick = self.rng.choice(len(names), size=n, p=p)
+        q = np.array([self.qi[x] for x in names], dtype=np.int64)[pick]
+        label = str(row["prodSourceLabel"])
+        pool = self.retry_pool.get(tid, [])
+        reuse, self.retry_pool[tid] = pool[:n], pool[n:]
+        new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
+        fids = np.concatenate([np.asarray(reuse, np.int64), new])
+        self.files.status[fids] = Files.RUNNING
+        self.tasks.at[tid, "nFilesUsed"] = int(row["nFilesUsed"]) + len(new)
+        wall = row["basewalltime"] + row["cpu_hs06s_per_job"] / self.g.corepower[q]
+        wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
+        rows = self.jobs.append(
+            jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, resource_type=r,
+            prodSourceLabel=int(label == "user"), currentPriority=float(row["currentPriority"]),
+            attemptNr=self.files.attemptNr[fids] + 1, coreCount=int(row["coreCount"]), fileID=fids,
+            creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
+            runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
+        )  # fmt: skip
+        self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
+        if row["status"] == "ready":
+            self._task_move(pd.Index([tid]), "running", "JobGenerator: first jobs submitted")
+        return n
+
+    # ------------------------------------------------------------------ pilots
+
+    def _dispatch(self) -> None:
+        """Pilots take activated jobs up to each queue's free slots: the most under-pledged share first, then
+        priority, then age; SLOPPY_DISPATCH_RATIO+1 % of queues take by age only this tick (§7.3)."""
+        j = self.jobs
+        st, q = j["jobStatus"], j["computingSite"]
+        busy = np.bincount(q[np.isin(st, [S["sent"], S["starting"], S["running"]])], minlength=len(self.g.queues))
+        free = self.g.slots - busy
+        free[np.isin(self.g.queue_status, NO_PILOT_STATUSES)] = 0
+        cand = np.flatnonzero((st == S["activated"]) & (free[q] > 0))
+        if len(cand) == 0:
+            return
+        running_by_share = np.bincount(j["gshare"][st == S["running"]], minlength=len(self.g.shares))
+        total = max(1, running_by_share.sum())
+        pledged = total * self.g.share_target / 100.0
+        ratio = np.where(pledged > 0, running_by_share / np.maximum(pledged, 1e-9), 1e6)
+        share_rank = np.argsort(np.argsort(ratio, kind="stable"), kind="stable")
+        sloppy = self.rng.random(len(self.g.queues)) < (int(self.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
+        cq = q[cand]
+        by_age = sloppy[cq]
+        rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
+        prio = np.where(by_age, 0.0, -j["currentPriority"][cand])
+        order = np.lexsort((j["PandaID"][cand], prio, rank, cq))
+        cand, cq = cand[order], cq[order]
+        first = np.r_[0, np.flatnonzero(np.diff(cq)) + 1]
+        pos = np.arange(len(cand)) - np.repeat(first, np.diff(np.r_[first, len(cand)]))
+        take = cand[pos < free[cq]]
+        if len(take) == 0:
+            return
+        self.log.add(self.now, j["PandaID"][take], "activated", "running", "dispatch", free[q[take]])
+        self._set(take, "running")
+        self.jobs.cols["startTime"][take] = self.now
+
+    def _end_payloads(self) -> None:
+        """Payloads that reached their walltime (failing ones part-way) end: running -> holding."""
+        j = self.jobs
+        run = np.flatnonzero(j["jobStatus"] == S["running"])
+        length = np.where(j["willFail"][run], 0.5 * j["runSeconds"][run], j["runSeconds"][run])
+        ended = run[j["startTime"][run] + length <= self.now]
+        alive = ~np.isin(self.g.queue_status[j["computingSite"][ended]], NO_PILOT_STATUSES)
+        ended = ended[alive]  # a queue without pilots reports nothing: its jobs are left to the heartbeat rules
+        if len(ended):
+            hours = (self.now - j["startTime"][ended]) / 3600.0
+            self.log.add(self.now, j["PandaID"][ended], "running", "holding", "pilot_end", hours)
+            self._set(ended, "holding")
+            self.jobs.cols["endTime"][ended] = self.now
+
+    def _adder(self) -> None:
+        """Adder: holding jobs become finished or failed as their output report says."""
+        j = self.jobs
+        hold = np.flatnonzero(j["jobStatus"] == S["holding"])
+        bad = j["willFail"][hold]
+        self.log.add(self.now, j["PandaID"][hold[~bad]], "holding", "finished", "adder_finished")
+        self.log.add(self.now, j["PandaID"][hold[bad]], "holding", "failed", "adder_failed",
+                     self.g.failure_rate[j["computingSite"][hold[bad]]])  # fmt: skip
+        self._end(hold[~bad], "finished")
+        self._end(hold[bad], "failed")
+
+    def _finisher(self) -> None:
+        """datasetManager finisher: transferring jobs whose outputs arrived (after 1 h at priority >= 800, else
+        2 h, §3.6) are finished; output replicas are taken to arrive in that time."""
+        j = self.jobs
+        tr = np.flatnonzero(j["jobStatus"] == S["transferring"])
+        wait = np.where(j["currentPriority"][tr] >= 800, 3600.0, 7200.0)
+        done = tr[j["modificationTime"][tr] < self.now - wait]
+        self.log.add(self.now, j["PandaID"][done], "transferring", "finished", "finisher",
+                     (self.now - j["modificationTime"][done]) / 3600.0)  # fmt: skip
+        self._end(done, "finished")
+
+    # ------------------------------------------------------------------ timeouts (copyArchive, §3.2 in order)
+
+    def _copy_archive(self) -> None:
+        from brokerage.sim import timeouts
+
+        for rule, rows, new, value, threshold in timeouts.copy_archive(self):
+            if len(rows) == 0:
+                continue
+            old = np.asarray(list(S), dtype=object)[self.jobs["jobStatus"][rows]]
+            self.log.add(self.now, self.jobs["PandaID"][rows], old, new, rule, value, threshold)
+            if new == "closed":
+                self.jobs.cols["jobSubStatus"][rows] = SUB_TOREASSIGN
+            if rule != "F":
+                self.jobs.cols["errorCode"][rows] = ERROR_CODES.get(rule, 0)
+            self._end(rows, new)
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _set(self, rows: np.ndarray, status: str) -> None:
+        c = self.jobs.cols
+        c["jobStatus"][rows] = S[status]
+        c["modificationTime"][rows] = self.now
+        c["stateChangeTime"][rows] = self.now
+
+    def _end(self, rows: np.ndarray, status: str) -> None:
+        """Final status for ROWS and the file bookkeeping of §4.2: finished -> file finished; failed or closed ->
+        attemptNr + 1 (failedAttempt + 1 only when failed), back to ready while attempts are left."""
+        if len(rows) == 0:
+            return
+        self._set(rows, status)
+        fid = self.jobs["fileID"][rows]
+        mine = fid >= 0
+        fid, tids = fid[mine], self.jobs["jediTaskID"][rows][mine]
+        if len(fid) == 0:
+            return
+        f = self.files
+        if status == "finished":
+            f.status[fid] = Files.FINISHED
+            self._count(tids, "nFilesFinished")
+            return
+        f.attemptNr[fid] += 1
+        if status == "failed":
+            f.failedAttempt[fid] += 1
+        again = (f.attemptNr[fid] < f.maxAttempt[fid]) & (f.failedAttempt[fid] < f.maxFailure[fid])
+        f.status[fid] = np.where(again, Files.READY, Files.FAILED)
+        self._count(tids[~again], "nFilesFailed")
+        for tid, u in zip(tids[again].tolist(), fid[again].tolist(), strict=True):
+            self.retry_pool.setdefault(int(tid), []).append(int(u))
+
+    def _count(self, tids: np.ndarray, column: str) -> None:
+        if len(tids):
+            ids, n = np.unique(tids, return_counts=True)
+            self.tasks.loc[ids, column] = self.tasks.loc[ids, column].to_numpy() + n
+
+    def _watchdog(self) -> None:
+        """WatchDog and PostProcessor: the task rules (task_agent.step, swapped for the full rules later)."""
+        f = self.files
+        files = pd.DataFrame({
+            "jediTaskID": f.task, "failedAttempt": f.failedAttempt,
+            "status": np.array(["ready", "running", "finished", "failed"], dtype=object)[f.status],
+        })  # fmt: skip
+        j = self.jobs
+        live = (j["jediTaskID"] >= 0) & ~np.isin(j["jobStatus"], FINAL)
+        ids, n = np.unique(j["jediTaskID"][live], return_counts=True)
+        tasks, changes = task_agent.step(self.tasks, files, pd.Series(n, index=ids), self.now, self.config)
+        self.tasks = tasks
+        for row in changes.itertuples(index=False):
+            self.log.add(self.now, np.array([row.jediTaskID]), row._1, row.to, "task")
+            self.task_causes.append((self.now, int(row.jediTaskID), f"{row.rule}: {row.cause}"))
+
+    # ------------------------------------------------------------------ output
+
+    def _sample(self) -> None:
+        j = self.jobs
+        st, q, sh = j["jobStatus"], j["computingSite"], j["gshare"]
+        nq, ns = len(self.g.queues), len(self.g.shares)
+        metrics = {
+            "activated": st == S["activated"], "running": st == S["running"],
+            "finished": st == S["finished"], "failed": st == S["failed"], "closed": st == S["closed"],
+        }  # fmt: skip
+        for name, m in metrics.items():
+            self.series.queue.setdefault(name, []).append(np.bincount(q[m], minlength=nq))
+            self.series.share.setdefault(name, []).append(np.bincount(sh[m], minlength=ns))
+        self.series.times.append(self.now)
+        self.series.throttled.append(sorted((s, r, v.rule) for (s, r), v in self.verdicts.items() if v.throttled))
+
+    def result(self) -> dict[str, Any]:
+        """The run's output (see brokerage.sim.output).
+
+        Usage: ``Simulation(snap, Config()).run(1).result()["headline"]``
+        """
+        from brokerage.sim.output import build_result
+
+        return build_result(self)

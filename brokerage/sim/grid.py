@@ -1,0 +1,99 @@
+"""What the simulator reads from a snapshot: queues with slots and failure rates, shares, tasks and their work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from brokerage.snapshot import GridSnapshot
+
+FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE_PRIOR of 20 jobs
+FAILURE_PRIOR = 0.05
+MAX_ATTEMPT = {"managed": 3, "user": 10}  # refiner defaults: production maxAttempt 3; analysis 10 ...
+MAX_FAILURE = {"managed": 10**6, "user": 3}  # ... with maxFailure 3 (production: no failure limit)
+NO_PILOT_STATUSES = ("offline",)  # pilots stop: running jobs lose their heartbeat, nothing is dispatched
+
+
+@dataclass(frozen=True)
+class SimGrid:
+    """Arrays indexed by queue, share and resource type, and the tasks' work, for one run."""
+
+    queues: list[str]
+    queue_site: np.ndarray
+    queue_status: np.ndarray
+    queue_is_analysis: np.ndarray
+    slots: np.ndarray  # running jobs the queue's pilots can hold
+    failure_rate: np.ndarray
+    laststart_age_h: np.ndarray  # hours since the last pilot start, at the run's start
+    maxtime_s: np.ndarray
+    corepower: np.ndarray
+    shares: list[str]
+    share_target: np.ndarray  # % of the grid each share is pledged (leaves sum to 100)
+    rtypes: list[str]
+    tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
+
+
+def _failure_rates(snap: GridSnapshot, queues: list[str]) -> np.ndarray:
+    """Per queue: failed / (finished + failed) of its recent jobs, smoothed towards FAILURE_PRIOR."""
+    t = snap.tables["task_job_counts"]
+    by = t.pivot_table(index="panda_queue", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0)
+    fin = by.get("finished", pd.Series(dtype=float)).reindex(queues, fill_value=0).to_numpy(float)
+    fail = by.get("failed", pd.Series(dtype=float)).reindex(queues, fill_value=0).to_numpy(float)
+    return (fail + FAILURE_PRIOR * FAILURE_PRIOR_JOBS) / (fin + fail + FAILURE_PRIOR_JOBS)
+
+
+def _task_work(snap: GridSnapshot) -> pd.DataFrame:
+    """Per task: events per job, input units (one job's input each) still to process, walltime per job."""
+    t = snap.tables["tasks"].set_index("jeditaskid")
+    d = snap.tables["datasets"]
+    master = d[d["is_master"].astype(bool)].groupby("jeditaskid")[["nevents", "neventsused"]].sum()
+    left = (master["nevents"] - master["neventsused"]).clip(lower=0).reindex(t.index, fill_value=0)
+    per_job = (t["chunk_nevents"] / t["chunk_njobs"].clip(lower=1)).clip(lower=1)
+    units = np.ceil(left / per_job).astype(np.int64)
+    cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
+    eff = (t["cpuefficiency"].fillna(90) / 100.0).clip(lower=0.05)
+    cpu = t["cputime"].fillna(0) * per_job  # HS06 s per job; divided by the queue's corepower when dispatched
+    out = pd.DataFrame({
+        "status": t["status"], "oldStatus": t["status"], "prodSourceLabel": t["prodsourcelabel"],
+        "gshare": t["gshare"], "resource_type": t["resource_type"], "currentPriority": t["currentpriority"],
+        "taskPriority": t["taskpriority"], "nucleus": t["nucleus"], "coreCount": cores.astype(int),
+        "cpu_hs06s_per_job": cpu / (cores * eff), "basewalltime": t["basewalltime"].fillna(0),
+        "chunk_njobs": t["chunk_njobs"].clip(lower=1).astype(int), "nFiles": units,
+        "nFilesUsed": 0, "nFilesFinished": 0, "nFilesFailed": 0, "modificationTime": -3600.0 * 6,
+        "stateChangeTime": 0.0, "frozenTime": np.nan, "throttledTime": np.nan,
+        "numThrottled": np.where(t["prodsourcelabel"] == "user", -1, 0),
+    })  # fmt: skip
+    out.index.name = "jediTaskID"
+    return out
+
+
+def sim_grid(snap: GridSnapshot) -> SimGrid:
+    """The simulator's view of SNAP: queues' slots are their running jobs (a grid in steady state), failure rates
+    from recent job outcomes, share targets from running / usage_perc (docs/lifecycle.md lists every choice).
+
+    Usage: ``g = sim_grid(demo_snapshot()); g.slots.sum()``
+    """
+    q = snap.tables["queues"]
+    queues = [str(x) for x in q["panda_queue"]]
+    jc = snap.tables["job_counts"]
+    running = jc[jc["jobstatus"] == "running"].groupby("panda_queue")["njobs"].sum().reindex(queues, fill_value=0)
+    slots = np.maximum(running.to_numpy(np.int64), q["numslots"].fillna(0).to_numpy(np.int64))
+    taken = pd.to_datetime(snap.taken_at)
+    laststart = pd.to_datetime(q["laststart"], utc=True)
+    age_h = ((taken - laststart).dt.total_seconds() / 3600.0).fillna(1e6).to_numpy(float)
+    g = snap.tables["gshares"]
+    shares = sorted(set(g["gshare"]) | set(jc["gshare"]) | set(snap.tables["tasks"]["gshare"]))
+    run_share = jc[jc["jobstatus"] == "running"].groupby("gshare")["njobs"].sum().reindex(shares, fill_value=0)
+    usage = g.set_index("gshare")["usage_perc"].reindex(shares).fillna(100.0).clip(lower=1.0)
+    target = (run_share / usage).to_numpy(float)
+    target = 100.0 * target / target.sum() if target.sum() > 0 else np.full(len(shares), 100.0 / max(1, len(shares)))
+    rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
+    return SimGrid(
+        queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
+        queue_is_analysis=(q["type"] == "analysis").to_numpy(bool),
+        slots=slots, failure_rate=_failure_rates(snap, queues), laststart_age_h=age_h,
+        maxtime_s=q["maxtime"].fillna(0).to_numpy(float), corepower=q["corepower"].fillna(10.0).to_numpy(float),
+        shares=shares, share_target=target, rtypes=rtypes, tasks=_task_work(snap),
+    )  # fmt: skip

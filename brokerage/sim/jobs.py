@@ -1,0 +1,89 @@
+"""The simulator's job table: one row per PanDA job in growable numpy columns, PanDA's column names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# PanDA job statuses (jedi-lifecycle.md §2); the code of a status is its index
+STATUSES: tuple[str, ...] = (
+    "defined", "assigned", "activated", "throttled", "sent", "starting", "running", "holding", "transferring",
+    "merging", "finished", "failed", "cancelled", "closed",
+)  # fmt: skip
+S = {name: i for i, name in enumerate(STATUSES)}
+FINAL = np.array([S["finished"], S["failed"], S["cancelled"], S["closed"]])
+QUEUED = np.array([S["defined"], S["assigned"], S["activated"], S["starting"]])  # fast rebrokerage's nq
+NOT_RUN = np.array([S["assigned"], S["activated"], S["starting"]])  # the throttler's nNotRun
+DEFINED_TABLE = np.array([S["defined"], S["assigned"]])  # jobsDefined4 (pending/waiting are not simulated)
+ACTIVE_TABLE = np.array([S[s] for s in ("activated", "throttled", "sent", "starting", "running", "holding",
+                                        "transferring", "merging")])  # fmt: skip
+
+COLUMNS: dict[str, Any] = {
+    "PandaID": np.int64, "jediTaskID": np.int64, "computingSite": np.int32, "jobStatus": np.int8,
+    "jobSubStatus": np.int8, "gshare": np.int16, "resource_type": np.int16, "prodSourceLabel": np.int8,
+    "currentPriority": np.float64, "attemptNr": np.int16, "coreCount": np.int16, "fileID": np.int64,
+    "creationTime": np.float64, "modificationTime": np.float64, "stateChangeTime": np.float64,
+    "activationTime": np.float64, "startTime": np.float64, "endTime": np.float64, "runSeconds": np.float64,
+    "willFail": np.bool_, "errorCode": np.int16,
+}  # fmt: skip
+"""Times are seconds since the run's start (NaN: never); computingSite, gshare and resource_type index the run's
+queue, share and resource-type lists; prodSourceLabel is 1 for user (analysis) jobs, 0 otherwise; jediTaskID is -1
+for the jobs the snapshot already held (their task is not known)."""
+
+SUB_NONE, SUB_TOREASSIGN = 0, 1
+
+
+@dataclass
+class JobTable:
+    """Columns of equal length ``n`` (capacity may be larger); rows are never deleted, final jobs stay."""
+
+    cols: dict[str, np.ndarray] = field(default_factory=dict)
+    n: int = 0
+    next_id: int = 1
+
+    @classmethod
+    def empty(cls, capacity: int = 1024) -> JobTable:
+        """A table with room for CAPACITY rows.
+
+        Usage: ``JobTable.empty().n == 0``
+        """
+        return cls({k: np.zeros(capacity, dtype=t) for k, t in COLUMNS.items()})
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.cols[name][: self.n]
+
+    def append(self, **values: Any) -> np.ndarray:
+        """Add rows (every column a scalar or an array of one length); returns the new rows' indices.
+
+        Usage: ``rows = table.append(jobStatus=S["activated"], computingSite=np.array([3, 4]), ...)``
+        """
+        k = max((np.size(v) for v in values.values() if np.ndim(v) > 0), default=1)
+        if self.n + k > len(self.cols["PandaID"]):
+            cap = max(2 * len(self.cols["PandaID"]), self.n + k)
+            for name, col in self.cols.items():
+                grown = np.zeros(cap, dtype=col.dtype)
+                grown[: self.n] = col[: self.n]
+                self.cols[name] = grown
+        rows = np.arange(self.n, self.n + k)
+        for name, col in self.cols.items():
+            col[rows] = values.get(name, np.nan if col.dtype.kind == "f" else (-1 if name == "fileID" else 0))
+        self.cols["PandaID"][rows] = np.arange(self.next_id, self.next_id + k)
+        self.next_id += k
+        self.n += k
+        return rows
+
+    def frame(self, queues: list[str], shares: list[str], rtypes: list[str]) -> pd.DataFrame:
+        """The table as a DataFrame with names instead of indices (for tests and the contract with task rules).
+
+        Usage: ``table.frame(queues, shares, rtypes).jobStatus.value_counts()``
+        """
+        df = pd.DataFrame({k: self[k] for k in self.cols})
+        df["computingSite"] = np.asarray(queues, dtype=object)[df["computingSite"]] if queues else ""
+        df["gshare"] = np.asarray(shares, dtype=object)[df["gshare"]] if shares else ""
+        df["resource_type"] = np.asarray(rtypes, dtype=object)[df["resource_type"]] if rtypes else ""
+        df["jobStatus"] = np.asarray(STATUSES, dtype=object)[df["jobStatus"]]
+        df["prodSourceLabel"] = np.where(df["prodSourceLabel"] == 1, "user", "managed")
+        return df.set_index("PandaID")

@@ -1,0 +1,109 @@
+"""A run's output: headline figures, time series per queue/share/nucleus, task progress and the event counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from brokerage.sim.events import aggregate
+from brokerage.sim.jobs import S
+
+if TYPE_CHECKING:
+    from brokerage.sim.engine import Simulation
+
+TOP_QUEUES = 50  # queues kept in the output's series: the largest change of queued + running over the run
+
+
+def headline(sim: Simulation) -> dict[str, Any]:
+    """The figures two runs are compared by.
+
+    Usage: ``headline(sim)["jobs_finished"]``
+    """
+    j = sim.jobs
+    ev = sim.log.frame()
+    started = ev[ev["rule"] == "dispatch"]
+    made = j["activationTime"]
+    start = j["startTime"]
+    both = ~np.isnan(made) & ~np.isnan(start) & (made >= 0)
+    closed = ev[(ev["to"] == "closed")]
+    throttled = {(s, r) for sample in sim.series.throttled for s, r, _ in sample}
+    t = sim.tasks
+    return {
+        "hours": sim.now / 3600.0,
+        "jobs_generated": int((ev["rule"] == "generate").sum()),
+        "jobs_started": len(started),
+        "jobs_finished": int((ev["to"] == "finished").sum()),
+        "jobs_failed": int((ev["to"] == "failed").sum()),
+        "jobs_closed_reassigned": len(closed),
+        "mean_queued_minutes": float(np.mean(start[both] - made[both]) / 60.0) if both.any() else None,
+        "throttled_work_queues": sorted(f"{s}/{r}" for s, r in throttled),
+        "tasks_completed": int(t["status"].isin(["done", "finished", "failed"]).sum()),
+        "tasks_pending": int((t["status"] == "pending").sum()),
+        "tasks_throttled": int((t["status"] == "throttled").sum()),
+        "fast_rebrokerage_dry_runs": len(sim.dry_runs),
+    }
+
+
+def series_frames(sim: Simulation) -> dict[str, pd.DataFrame]:
+    """Time series as long DataFrames: ``queue`` and ``share`` (time_h, name, metric, value).
+
+    Usage: ``series_frames(sim)["share"].query("metric == 'running'")``
+    """
+    out: dict[str, pd.DataFrame] = {}
+    times = np.asarray(sim.series.times) / 3600.0
+    for kind, names, data in (("queue", sim.g.queues, sim.series.queue), ("share", sim.g.shares, sim.series.share)):
+        parts = []
+        for metric, samples in data.items():
+            m = np.vstack(samples)  # samples x names
+            parts.append(pd.DataFrame({
+                "time_h": np.repeat(times, m.shape[1]), "name": np.tile(np.asarray(names, dtype=object), len(times)),
+                "metric": metric, "value": m.ravel(),
+            }))  # fmt: skip
+        out[kind] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return out
+
+
+def _top_queues(sim: Simulation) -> list[int]:
+    act, run = np.vstack(sim.series.queue["activated"]), np.vstack(sim.series.queue["running"])
+    load = act + run
+    change = np.abs(load[-1] - load[0]) + np.abs(act).max(axis=0) * 0  # change over the run
+    return [int(i) for i in np.argsort(-change, kind="stable")[:TOP_QUEUES]]
+
+
+def build_result(sim: Simulation) -> dict[str, Any]:
+    """Everything a run reports, JSON-ready.
+
+    Usage: ``json.dumps(build_result(sim))``
+    """
+    times = [round(t / 3600.0, 4) for t in sim.series.times]
+    top = _top_queues(sim)
+    queues = {
+        sim.g.queues[i]: {m: [int(s[i]) for s in samples] for m, samples in sim.series.queue.items()} for i in top
+    }
+    shares = {
+        name: {m: [int(s[i]) for s in samples] for m, samples in sim.series.share.items()}
+        for i, name in enumerate(sim.g.shares)
+    }
+    t = sim.tasks
+    progress = t[t["nFilesUsed"] > 0][["status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed"]]
+    events = aggregate(sim.log.frame())
+    events["from"] = events["from"].astype(str)
+    return {
+        "meta": {"snapshot": sim.snap.key, "seed": sim.seed, "config_changed": sim.config.changed(),
+                 "tick_s": 60, "sample_s": 600},
+        "headline": headline(sim),
+        "times_h": times,
+        "queues": queues,
+        "shares": shares,
+        "throttled": [[f"{s}/{r}:{rule}" for s, r, rule in sample] for sample in sim.series.throttled],
+        "tasks": {int(k): {kk: (int(v) if not isinstance(v, str) else v) for kk, v in row.items()}
+                  for k, row in progress.iterrows()},
+        "events": events.to_dict("records"),
+        "fast_rebrokerage_dry_runs": [
+            {"time_h": round(tm / 3600.0, 3), "queue": q, "gshare": s, "would_close": n}
+            for tm, q, s, n in sim.dry_runs[:1000]
+        ],
+        "statuses": {name: int((sim.jobs["jobStatus"] == code).sum()) for name, code in S.items()},
+    }  # fmt: skip

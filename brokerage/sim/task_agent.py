@@ -1,0 +1,88 @@
+"""The simulator's own task rules (WatchDog and PostProcessor, minimal): pending, throttling, final status."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from brokerage.gdpconfig import Config
+
+WAIT_FOR_PENDING_S = 3600.0  # waitForPending: a pending task is retried after 60 min
+TIMEOUT_FOR_PENDING_S = 7 * 86400.0  # timeoutForPending: 7 d pending -> exhausted
+WAIT_FOR_THROTTLED_MIN = 120.0  # waitForThrottled: released after 120 x n^2 minutes
+THROTTLE_EVERY = 5  # throttled when int(avg failedAttempt / 5) exceeds the throttle count
+ACTIVE_STATUSES = ("ready", "running", "scouting")
+
+
+def step(
+    tasks: pd.DataFrame, files: pd.DataFrame, active_jobs: pd.Series, now: float, config: Config
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Task rules due at NOW; returns the new tasks and the changes (jediTaskID, from, to, rule, cause).
+
+    TASKS has the simulator's task columns (status, oldStatus, modificationTime, frozenTime, throttledTime,
+    numThrottled (-1: never throttled, analysis), nFiles, nFilesUsed, nFilesFinished, nFilesFailed); FILES the
+    picked input units (jediTaskID, status ready/running/finished/failed, failedAttempt); ACTIVE_JOBS the live jobs
+    per task. Usage: ``tasks, changes = step(tasks, files, active, 3600.0, Config())``
+    """
+    t = tasks.copy()
+    rows: list[tuple[int, str, str, str, str]] = []
+
+    def move(mask: pd.Series, new: str, rule: str, why: pd.Series) -> None:
+        ids = t.index[mask.to_numpy()]
+        if len(ids) == 0:
+            return
+        old = t.loc[ids, "status"].to_numpy(object)
+        rows.extend(zip(ids.tolist(), old.tolist(), [new] * len(ids), [rule] * len(ids), why[ids].tolist(),
+                        strict=True))  # fmt: skip
+        t.loc[ids, "oldStatus"] = np.where(new in ("pending", "throttled"), old, t.loc[ids, "oldStatus"])
+        t.loc[ids, "status"] = new
+        t.loc[ids, "modificationTime"] = now
+        t.loc[ids, "stateChangeTime"] = now
+
+    status = t["status"]
+    pending = status == "pending"
+    frozen_h = (now - t["frozenTime"]) / 3600.0
+    expired = pending & (now - t["frozenTime"] > TIMEOUT_FOR_PENDING_S)
+    move(expired, "exhausted", "pending timeout",
+         "timeout while in pending since " + frozen_h.round(2).astype(str) + " h ago > 168 h")  # fmt: skip
+    retry = (t["status"] == "pending") & (now - t["modificationTime"] >= WAIT_FOR_PENDING_S)
+    back = t["oldStatus"].where(t["oldStatus"].isin(ACTIVE_STATUSES), "ready")
+    for target in ("ready", "running", "scouting"):
+        move(
+            retry & (back == target),
+            target,
+            "pending retried",
+            pd.Series(f"pending for >= {WAIT_FOR_PENDING_S / 60:.0f} min (waitForPending): retried", index=t.index),
+        )
+
+    # release before throttling, as AtlasProdWatchDog does
+    release = (t["status"] == "throttled") & (t["throttledTime"] < now)
+    move(release, "running", "throttle released",
+         pd.Series("throttledTime passed: released", index=t.index))  # fmt: skip
+
+    # throttle for many attempts: int(avg failedAttempt over ready/running master files / 5) > numThrottled
+    live = files[files["status"].isin(["ready", "running"])]
+    failed = live.groupby("jediTaskID")["failedAttempt"].sum().reindex(t.index, fill_value=0)
+    unpicked = (t["nFiles"] - t["nFilesUsed"]).clip(lower=0)
+    n_live = live.groupby("jediTaskID").size().reindex(t.index, fill_value=0) + unpicked
+    avg = failed / n_live.where(n_live > 0, 1)
+    due = (t["status"] == "running") & (t["numThrottled"] >= 0) & ((avg // THROTTLE_EVERY) > t["numThrottled"])
+    n = t["numThrottled"] + 1
+    t.loc[due, "throttledTime"] = now + WAIT_FOR_THROTTLED_MIN * 60.0 * n[due] ** 2
+    t.loc[due, "numThrottled"] = n[due]
+    move(due, "throttled", "many attempts",
+         "reason=many_attempts " + avg.round(2).astype(str) + " > " + (n * THROTTLE_EVERY).astype(str)
+         + "x5 until +" + (WAIT_FOR_THROTTLED_MIN * n**2).astype(int).astype(str) + " min")  # fmt: skip
+
+    # final status once every input unit is finished or failed and no job is left (§6.2)
+    active = active_jobs.reindex(t.index, fill_value=0)
+    over = t["status"].isin(ACTIVE_STATUSES) & (t["nFiles"] > 0) & (active == 0) & (
+        t["nFilesFinished"] + t["nFilesFailed"] >= t["nFiles"])  # fmt: skip
+    done_all = t["nFilesFailed"] == 0
+    none_ok = t["nFilesFinished"] == 0
+    counts = t["nFilesFinished"].astype(str) + " of " + t["nFiles"].astype(str) + " inputs finished"
+    move(over & done_all, "done", "final status", counts)
+    move(over & none_ok, "failed", "final status", "no input was processed successfully: " + counts)
+    move(over & ~done_all & ~none_ok, "finished", "final status", counts)
+    changes = pd.DataFrame(rows, columns=["jediTaskID", "from", "to", "rule", "cause"])
+    return t, changes

@@ -1,0 +1,64 @@
+"""JEDI's job throttler per work queue x resource type: how many jobs a generation cycle may add (§8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from brokerage.gdpconfig import Config
+
+N_BUNCH_MIN, N_BUNCH_MAX = 500, 600  # nJobsInBunchMin/Max, constants in JobThrottlerBase
+QUEUE_BUNCHES = 4  # nBunch: NQUEUELIMIT defaults to four bunches
+LACK_FRACTION = 0.9  # PASS with lackOfJobs below 90 % of the queue limit
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The throttler's answer for one work queue x resource type."""
+
+    throttled: bool
+    max_jobs: int
+    rule: str  # "pass", "pass lack of jobs", or the SKIP condition: a, c, e, g, h
+    reason: str
+
+
+def _limit(config: Config, tag: str, share: str, rtype: str) -> int:
+    """First non-zero of TAG_<share>_<rtype>, TAG_<share> (levels RT and GS of §8.3), else 0."""
+    for key in (f"{tag}_{share}_{rtype}", f"{tag}_{share}"):
+        value = int(config.get(key) or 0)
+        if value:
+            return value
+    return 0
+
+
+def throttle(config: Config, share: str, rtype: str, n_running: int, n_not_run: int, n_define: int) -> Verdict:
+    """The job throttler for work queue SHARE x resource type RTYPE from its running, notRun and defined counts.
+
+    Every share is a throttled work queue (the demo grid has no share with throttled='N'); the walltime test
+    (totWalltime > 50e6) is taken as met, and the high-priority override is not modelled: docs/lifecycle.md.
+    Usage: ``throttle(Config(), "MC Simulation", "SCORE", 1000, 2500, 0).throttled``
+    """
+    threshold = float(config["THROTTLE_THRESHOLD"])
+    bunch = int(np.clip(int(n_running * threshold - n_not_run), N_BUNCH_MIN, N_BUNCH_MAX))
+    queue_limit = _limit(config, "NQUEUELIMIT", share, rtype) or QUEUE_BUNCHES * bunch
+    running_cap = _limit(config, "NRUNNINGCAP", share, rtype)
+    queue_cap = _limit(config, "NQUEUECAP", share, rtype)
+    max_jobs = queue_cap // 5 if queue_cap else bunch // 2
+    queued = n_not_run + n_define
+    if n_running == 0 and queued > queue_limit:
+        return Verdict(True, 0, "a", f"no running and enough queued: {queued} > queue limit {queue_limit}")
+    if n_running and n_not_run + n_define > threshold * n_running and queued > queue_limit:
+        return Verdict(True, 0, "c", f"queued/running {queued / n_running:.2f} > THROTTLE_THRESHOLD {threshold:g} "
+                                     f"and {queued} queued > queue limit {queue_limit}")  # fmt: skip
+    if n_define > queue_limit:
+        return Verdict(True, 0, "e", f"too many defined: {n_define} > queue limit {queue_limit}")
+    if running_cap and n_running > running_cap:
+        return Verdict(True, 0, "g", f"{n_running} running > NRUNNINGCAP {running_cap}")
+    if queue_cap and queued > queue_cap:
+        return Verdict(True, 0, "h", f"{queued} queued > NQUEUECAP {queue_cap}")
+    if queued < LACK_FRACTION * queue_limit or queued < n_running:
+        max_jobs = max(max_jobs, queue_limit // 20)
+        return Verdict(False, max_jobs, "pass lack of jobs", f"{queued} queued < 0.9 x queue limit {queue_limit} "
+                                                               f"or < {n_running} running: up to {max_jobs} jobs")  # fmt: skip
+    return Verdict(False, max_jobs, "pass", f"up to {max_jobs} jobs ({queued} queued, {n_running} running)")

@@ -1,0 +1,149 @@
+"""copyArchive's job timeout and reassignment rules, in the order of one pass (jedi-lifecycle.md §3.2)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from brokerage.sim.grid import NO_PILOT_STATUSES
+from brokerage.sim.jobs import ACTIVE_TABLE, DEFINED_TABLE, QUEUED, S
+
+if TYPE_CHECKING:
+    from brokerage.sim.engine import Simulation
+
+H, D = 3600.0, 86400.0
+HEARTBEAT_S = 1800.0  # pilot heartbeat period
+R7_H, R8_H, R9_H = 12.0, 48.0, 48.0  # hard-coded in copyArchive
+INACTIVE_SITE_H, INACTIVE_JOB_H, INACTIVE_PRIO = 2.0, 4.0, 800.0  # R5 constants
+ANALY_OFFLINE_H = 3.0  # analysis rebrokerage at an offline or test queue
+F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHOLD_NQUEUE_<gshare>
+
+Hit = tuple[str, np.ndarray, str, np.ndarray, float]  # rule, rows, new status, value compared, threshold
+
+
+def _last_heartbeat(sim: Simulation, rows: np.ndarray) -> np.ndarray:
+    """When each running job's pilot last reported: every HEARTBEAT_S since its start; at a queue without pilots
+    (offline) the heartbeats stopped when the run began."""
+    j = sim.jobs
+    start = j["startTime"][rows]
+    dead = np.isin(sim.g.queue_status[j["computingSite"][rows]], NO_PILOT_STATUSES)
+    until = np.where(dead, np.minimum(sim.now, 0.0), sim.now)
+    beats = np.floor(np.maximum(until - start, 0.0) / HEARTBEAT_S)
+    return start + beats * HEARTBEAT_S
+
+
+def copy_archive(sim: Simulation) -> Iterator[Hit]:
+    """Each rule's hits, computed after the previous rule's were applied (the caller applies them as they come).
+
+    Usage: ``for rule, rows, new, value, threshold in copy_archive(sim): ...``
+    """
+    j, cfg, now = sim.jobs, sim.config, sim.now
+    st = lambda: j["jobStatus"]  # noqa: E731  (statuses change between rules)
+    user = j["prodSourceLabel"] == 1
+    prio = j["currentPriority"]
+
+    # H1 analysis heartbeat, H8 production (paused queues skipped for H8 only)
+    for rule, is_user, key in (
+        ("H1", True, "HEARTBEAT_TIMEOUT_analysis"),
+        ("H8", False, "HEARTBEAT_TIMEOUT_production"),
+    ):
+        limit = float(cfg.get(key))
+        rows = np.flatnonzero(np.isin(st(), [S["running"], S["starting"]]) & (user == is_user))
+        if rule == "H8":
+            rows = rows[sim.g.queue_status[j["computingSite"][rows]] != "paused"]
+        silence = (now - _last_heartbeat(sim, rows)) / H
+        hit = silence > limit
+        yield rule, rows[hit], "failed", silence[hit], limit
+
+    limit = float(cfg["TIMEOUT_holding"])
+    rows = np.flatnonzero(st() == S["holding"])
+    age = (now - j["modificationTime"][rows]) / H
+    yield "H6", rows[age > limit], "failed", age[age > limit], limit
+
+    for rule, statuses, days in (("K1", DEFINED_TABLE, 7.0), ("K2", np.array([S["activated"]]), 7.0)):
+        rows = np.flatnonzero(np.isin(st(), statuses))
+        age = (now - j["creationTime"][rows]) / D
+        yield rule, rows[age > days], "closed", age[age > days], days
+
+    yield from _fast_rebrokerage(sim)
+
+    # R5 inactive site: priority >= 800 managed jobs idle 4 h at a queue whose pilots stopped starting 2 h ago
+    q = j["computingSite"]
+    site_age = sim.g.laststart_age_h + now / H
+    inactive = (site_age > INACTIVE_SITE_H) | np.isin(sim.g.queue_status, ("offline", "test"))
+    cand = np.isin(st(), [S["activated"], S["starting"]]) & ~user & (prio >= INACTIVE_PRIO)
+    rows = np.flatnonzero(cand & inactive[q])
+    idle = (now - np.minimum(j["modificationTime"][rows], j["stateChangeTime"][rows])) / H
+    yield "R5", rows[idle > INACTIVE_JOB_H], "closed", idle[idle > INACTIVE_JOB_H], INACTIVE_JOB_H
+
+    limit = float(cfg["TIMEOUT_defined"])
+    rows = np.flatnonzero((st() == S["defined"]) & ~user)
+    age = (now - j["modificationTime"][rows]) / H
+    yield "R6", rows[age > limit], "closed", age[age > limit], limit
+
+    rows = np.flatnonzero(np.isin(st(), DEFINED_TABLE) & ~user)
+    age = (now - j["modificationTime"][rows]) / H
+    yield "R7", rows[age > R7_H], "closed", age[age > R7_H], R7_H
+
+    rows = np.flatnonzero((st() == S["activated"]) & ~user)
+    age = (now - j["modificationTime"][rows]) / H
+    yield "R8", rows[age > R8_H], "closed", age[age > R8_H], R8_H
+
+    rows = np.flatnonzero((st() == S["starting"]) & ~user)
+    age = (now - j["stateChangeTime"][rows]) / H
+    yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
+
+    # K3: analysis jobs of the active table (running ones only get "tobekilled": left to the pilot)
+    rows = np.flatnonzero(np.isin(st(), ACTIVE_TABLE) & (st() != S["running"]) & user)
+    age = (now - j["modificationTime"][rows]) / D
+    yield "K3", rows[age > 7.0], "closed", age[age > 7.0], 7.0
+
+    # A: analysis rebrokerage after ANALY_TIMEOUT at an online queue, 3 h at an offline or test one
+    limit = float(cfg["ANALY_TIMEOUT"])
+    rows = np.flatnonzero((st() == S["activated"]) & user)
+    down = np.isin(sim.g.queue_status[q[rows]], ("offline", "test"))
+    age = (now - j["activationTime"][rows]) / H
+    over = np.where(down, age > ANALY_OFFLINE_H, age > limit)
+    yield "A", rows[over], "closed", age[over], limit
+
+    rows = np.flatnonzero(np.isin(st(), ACTIVE_TABLE) & (st() != S["running"]))
+    age = (now - j["creationTime"][rows]) / D
+    yield "K9", rows[age > 21.0], "closed", age[age > 21.0], 21.0
+
+    rows = np.flatnonzero(st() == S["throttled"])
+    age = (now - j["creationTime"][rows]) / D
+    yield "K10", rows[age > 7.0], "closed", age[age > 7.0], 7.0
+
+
+def _fast_rebrokerage(sim: Simulation) -> Iterator[Hit]:
+    """Rule F (§3.4): per (queue, global share) with nr x ratio < nq, nq > limit and nq > nq_tot x frac, the
+    oldest excess - 1 queued jobs are closed with kill code 10; a share without FAST_REBRO_THRESHOLD_NQUEUE_<share>
+    is a dry run (limit 10) that kills nothing."""
+    j, cfg = sim.jobs, sim.config
+    ratio, frac = float(cfg["FAST_REBRO_THRESHOLD_NQNR_RATIO"]), float(cfg["FAST_REBRO_THRESHOLD_NQUEUE_FRAC"])
+    st, q, sh = j["jobStatus"], j["computingSite"], j["gshare"]
+    ns = len(sim.g.shares)
+    key = q.astype(np.int64) * ns + sh
+    queued = np.isin(st, QUEUED)
+    size = len(sim.g.queues) * ns
+    nq = np.bincount(key[queued], minlength=size)
+    nr = np.bincount(key[st == S["running"]], minlength=size)
+    nq_tot = np.bincount(sh[queued], minlength=ns)
+    for share_i, share in enumerate(sim.g.shares):
+        limit_set = cfg.get(f"FAST_REBRO_THRESHOLD_NQUEUE_{share}")
+        limit = int(limit_set) if limit_set else F_DRY_LIMIT
+        pairs = np.arange(share_i, size, ns)
+        hit = pairs[(nr[pairs] * ratio < nq[pairs]) & (nq[pairs] > limit) & (nq[pairs] > nq_tot[share_i] * frac)]
+        for pair in hit:
+            n_q, n_r = int(nq[pair]), int(nr[pair])
+            excess = math.ceil(min(n_q - n_r * ratio, n_q - limit, n_q - nq_tot[share_i] * frac))
+            if not limit_set:
+                sim.dry_runs.append((sim.now, sim.g.queues[pair // ns], share, excess - 1))
+                continue
+            rows = np.flatnonzero((key == pair) & queued)[: max(excess - 1, 0)]  # rows are in PandaID order
+            sim.jobs.cols["errorCode"][rows] = 130
+            allowed = max(n_r * ratio, limit, nq_tot[share_i] * frac)
+            yield "F", rows, "closed", np.full(len(rows), float(n_q)), allowed
