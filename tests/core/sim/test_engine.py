@@ -1,0 +1,181 @@
+"""The simulator's agents: dispatch order, attempts, task rules, determinism and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brokerage.cli import main
+from brokerage.gdpconfig import Config
+from brokerage.sim import task_agent
+from brokerage.sim.engine import Files, Simulation
+from brokerage.sim.jobs import FINAL, S
+from tests.builders import counts, dataset, grid, queue, task
+from tests.core.sim.conftest import add_jobs, small_sim, status_of
+
+H = 3600.0
+
+
+def test_dispatch_fills_free_slots_by_priority_then_age() -> None:
+    """Pilot dispatch: a queue with 2 free slots takes the priority-900 job, then the older priority-500 job."""
+    sim = small_sim(job_counts=counts("A", running=2))
+    sim.jobs.n = 0  # no background jobs: the queue's 2 slots are free
+    a = add_jobs(sim, currentPriority=500.0)
+    b = add_jobs(sim, currentPriority=500.0)
+    c = add_jobs(sim, currentPriority=900.0)
+
+    class NoSloppy:
+        def random(self, n: int) -> np.ndarray:
+            return np.ones(n)  # no queue takes by age this tick (the SLOPPY_DISPATCH_RATIO draw)
+
+    sim.rng = NoSloppy()  # type: ignore[assignment]
+    sim._dispatch()
+    assert status_of(sim, np.r_[a, b, c]) == ["running", "activated", "running"]
+
+
+def test_a_closed_job_uses_an_attempt_but_is_not_a_failure() -> None:
+    """propagateResultToJEDI: closed -> attemptNr + 1 only; failed -> attemptNr and failedAttempt + 1; at
+    maxAttempt 3 the unit is failed for good and counted in nFilesFailed."""
+    sim = small_sim()
+    sim.jobs.n = 0
+    fid = sim.files.add(1, 1, 3, 10**6)
+    sim.tasks.loc[1, "nFilesUsed"] = 1
+    r1 = add_jobs(sim, jediTaskID=1, fileID=fid[0])
+    sim._end(r1, "closed")
+    assert (sim.files.attemptNr[0], sim.files.failedAttempt[0], sim.files.status[0]) == (1, 0, Files.READY)
+    assert sim.retry_pool[1] == [0]
+    r2 = add_jobs(sim, jediTaskID=1, fileID=fid[0])
+    sim._end(r2, "failed")
+    assert (sim.files.attemptNr[0], sim.files.failedAttempt[0]) == (2, 1)
+    r3 = add_jobs(sim, jediTaskID=1, fileID=fid[0])
+    sim._end(r3, "closed")
+    assert sim.files.status[0] == Files.FAILED and sim.tasks.loc[1, "nFilesFailed"] == 1
+
+
+def _tasks(**cols: object) -> pd.DataFrame:
+    base = {"status": "running", "oldStatus": "running", "modificationTime": 0.0, "stateChangeTime": 0.0,
+            "frozenTime": np.nan, "throttledTime": np.nan, "numThrottled": 0, "nFiles": 4, "nFilesUsed": 4,
+            "nFilesFinished": 0, "nFilesFailed": 0}  # fmt: skip
+    base.update(cols)
+    return pd.DataFrame([base], index=pd.Index([7], name="jediTaskID"))
+
+
+def test_task_throttled_for_many_attempts_and_released_after_120_min() -> None:
+    """§4.5: average failedAttempt 5 over ready/running files, int(5 / 5) = 1 > numThrottled 0: throttled until
+    now + 120 x 1^2 min, then released to running."""
+    files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [5] * 4})
+    t, ch = task_agent.step(_tasks(), files, pd.Series(dtype=int), 1000.0, Config())
+    assert t.loc[7, "status"] == "throttled" and t.loc[7, "throttledTime"] == 1000.0 + 7200.0
+    assert ch.iloc[0]["rule"] == "many attempts" and "5.0 > 5x5" in ch.iloc[0]["cause"]
+    t2, _ = task_agent.step(t, files.assign(failedAttempt=0), pd.Series(dtype=int), 8300.0, Config())
+    assert t2.loc[7, "status"] == "running"
+
+
+def test_analysis_tasks_are_never_throttled_for_attempts() -> None:
+    """§4.5: analysis tasks keep numThrottled NULL (here -1) and are never throttled."""
+    files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [9] * 4})
+    t, _ = task_agent.step(_tasks(numThrottled=-1), files, pd.Series(dtype=int), 0.0, Config())
+    assert t.loc[7, "status"] == "running"
+
+
+def test_final_status_done_finished_failed() -> None:
+    """§6.2: all inputs finished -> done; none -> failed; some -> finished (only when no job is left)."""
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    cases = {(4, 0): "done", (0, 4): "failed", (3, 1): "finished"}
+    for (fin, bad), want in cases.items():
+        t, _ = task_agent.step(_tasks(nFilesFinished=fin, nFilesFailed=bad), empty, pd.Series(dtype=int), 0.0,
+                               Config())  # fmt: skip
+        assert t.loc[7, "status"] == want
+    t, _ = task_agent.step(_tasks(nFilesFinished=4), empty, pd.Series({7: 1}), 0.0, Config())
+    assert t.loc[7, "status"] == "running"
+
+
+def test_pending_task_is_retried_after_60_minutes() -> None:
+    """waitForPending: a pending task goes back to its old status 60 min after it was held."""
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    t = _tasks(status="pending", oldStatus="running", modificationTime=0.0, frozenTime=0.0)
+    assert task_agent.step(t, empty, pd.Series(dtype=int), 3000.0, Config())[0].loc[7, "status"] == "pending"
+    assert task_agent.step(t, empty, pd.Series(dtype=int), 3600.0, Config())[0].loc[7, "status"] == "running"
+
+
+def _snap():  # type: ignore[no-untyped-def]
+    qs = [queue("A", "S1"), queue("B", "S2"), queue("C", "S3")]
+    tasks = [task(i, chunk_nevents=60, chunk_njobs=3, cputime=20.0, currentpriority=400 + i) for i in (1, 2, 3)]
+    ds = [dataset(i, i, nfiles=20, nevents=400, neventsused=0) for i in (1, 2, 3)]
+    jc = counts("A", running=4, activated=2) + counts("B", running=3) + counts("C", running=2, defined=2)
+    return grid(qs, tasks, datasets=ds, job_counts=jc)
+
+
+def test_same_seed_same_run_and_another_seed_differs() -> None:
+    """Determinism: one snapshot, config and seed give the identical run; the seed drives every draw."""
+    a = Simulation(_snap(), Config(), seed=3).run(3).result()
+    b = Simulation(_snap(), Config(), seed=3).run(3).result()
+    c = Simulation(_snap(), Config(), seed=4).run(3).result()
+    assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+    assert json.dumps(a, sort_keys=True, default=str) != json.dumps(c, sort_keys=True, default=str)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 1000), hours=st.sampled_from([1.0, 2.5, 4.0]), threshold=st.sampled_from([0.5, 2.0]))
+def test_counters_add_up_and_no_job_is_lost(seed: int, hours: float, threshold: float) -> None:
+    """Invariants: every job has one status; per task the picked units are finished + failed + ready + running;
+    finished jobs equal finished units plus the snapshot's own jobs that finished; no closed job added a failure."""
+    sim = Simulation(_snap(), Config().with_overrides({"THROTTLE_THRESHOLD": threshold}), seed=seed).run(hours)
+    j, f = sim.jobs, sim.files
+    assert np.isin(j["jobStatus"], np.arange(len(S))).all()
+    for tid, row in sim.tasks.iterrows():
+        mine = f.task == tid
+        assert mine.sum() == row["nFilesUsed"]
+        assert (f.status[mine] == Files.FINISHED).sum() == row["nFilesFinished"]
+        assert (f.status[mine] == Files.FAILED).sum() == row["nFilesFailed"]
+    live_units = set(j["fileID"][(j["fileID"] >= 0) & ~np.isin(j["jobStatus"], FINAL)].tolist())
+    assert live_units == set(np.flatnonzero(f.status == Files.RUNNING).tolist())
+    ev = sim.log.frame()
+    assert (ev["to"] == "failed").sum() == (j["jobStatus"] == S["failed"]).sum()
+    assert f.failedAttempt.sum() == (j["jobStatus"][j["fileID"] >= 0] == S["failed"]).sum()
+
+
+def test_no_jobs_for_tasks_that_may_not_generate() -> None:
+    """JobGenerator reads only ready, running and scouting tasks: a pending and an assigning task get no job."""
+    qs = [queue("A", "S1")]
+    tasks = [task(1, status="pending", chunk_nevents=10, chunk_njobs=1), task(2, status="assigning", chunk_nevents=10,
+             chunk_njobs=1, nucleus=None)]  # fmt: skip
+    snap = grid(qs, tasks, datasets=[dataset(i, i, nfiles=5, nevents=50) for i in (1, 2)], job_counts=[])
+    sim = Simulation(snap, Config().with_overrides({"TASKBROKER_PERIOD": 86400}), seed=0)
+    sim.now = 0.0
+    sim._generate()
+    assert sim.jobs.n == 0
+
+
+def test_cli_refuses_bad_input_with_exit_2(tmp_path: Path) -> None:
+    """brokerage simulate: negative hours, an unknown key, a missing file and --compare without --set exit 2."""
+    path = tmp_path / "g.json"
+    _snap().to_json(path)
+    for args, words in (
+        (["--hours", "-1"], "--hours: -1 is not allowed"),
+        (["--hours", "1", "--set", "NO_SUCH=1"], "NO_SUCH: unknown gdpconfig key"),
+        (["--hours", "1", "--compare"], "--compare needs at least one --set"),
+    ):
+        r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), *args])
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
+    r = CliRunner().invoke(main, ["simulate", "--snapshot", str(tmp_path / "none.json"), "--hours", "1"])
+    assert r.exit_code == 2
+
+
+def test_cli_writes_a_run_and_compares(tmp_path: Path) -> None:
+    """brokerage simulate --out writes the run; --compare prints stored vs what-if side by side."""
+    path, out = tmp_path / "g.json", tmp_path / "run.json"
+    _snap().to_json(path)
+    r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), "--hours", "1", "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["headline"]["hours"] == 1.0 and len(doc["times_h"]) == 7
+    r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), "--hours", "1", "--compare", "--quiet",
+                                  "--set", "THROTTLE_THRESHOLD=0.5"])  # fmt: skip
+    assert r.exit_code == 0 and "stored" in r.output and "what-if" in r.output

@@ -1,0 +1,50 @@
+"""The job throttler (jedi-lifecycle.md §8), each case computed by hand from its counts."""
+
+from __future__ import annotations
+
+from brokerage.gdpconfig import Config
+from brokerage.sim.throttler import throttle
+
+SH, RT = "MC Simulation", "SCORE"
+
+
+def test_no_running_and_more_queued_than_the_limit_is_skipped() -> None:
+    """SKIP a: nRunning 0 and 2,500 queued > NQUEUELIMIT default 4 x 500 = 2,000."""
+    v = throttle(Config(), SH, RT, 0, 2500, 0)
+    assert v.throttled and v.rule == "a" and v.max_jobs == 0 and "2500 > queue limit 2000" in v.reason
+
+
+def test_queued_over_running_above_the_threshold_is_skipped() -> None:
+    """SKIP c: 2,500 queued / 1,000 running = 2.5 > THROTTLE_THRESHOLD 2 and 2,500 > limit 4 x clamp(-500) = 2,000."""
+    v = throttle(Config(), SH, RT, 1000, 2500, 0)
+    assert v.throttled and v.rule == "c" and "2.50 > THROTTLE_THRESHOLD 2" in v.reason
+    assert not throttle(Config().with_overrides({"THROTTLE_THRESHOLD": 3.0}), SH, RT, 1000, 2500, 0).throttled
+
+
+def test_lack_of_jobs_raises_the_bunch() -> None:
+    """PASS lackOfJobs: 100 queued < 0.9 x 2,400 (bunch clamp(1,900) = 600): max(600 // 2, 2,400 // 20) = 300 jobs."""
+    v = throttle(Config(), SH, RT, 1000, 100, 0)
+    assert not v.throttled and v.rule == "pass lack of jobs" and v.max_jobs == 300
+
+
+def test_plain_pass_gives_half_a_bunch() -> None:
+    """PASS: 3,000 queued for 2,000 running (ratio 1.5 <= 2, not short of jobs) may add 600 // 2 = 300 jobs."""
+    v = throttle(Config(), SH, RT, 2000, 3000, 0)
+    assert not v.throttled and v.rule == "pass" and v.max_jobs == 300
+
+
+def test_too_many_defined_is_skipped() -> None:
+    """SKIP e: 2,500 defined > the queue limit 2,400 means brokerage is stuck."""
+    v = throttle(Config(), SH, RT, 10_000, 0, 2500)
+    assert v.throttled and v.rule == "e"
+
+
+def test_caps_per_work_queue_and_resource_type() -> None:
+    """NRUNNINGCAP_<share> 500 < 1,000 running skips (g); NQUEUECAP_<share>_<rtype> 1,000 < 1,200 queued skips
+    (h); a cap of 5,000 sets the jobs per cycle to 5,000 // 5 = 1,000."""
+    g = throttle(Config().with_overrides({f"NRUNNINGCAP_{SH}": 500}), SH, RT, 1000, 100, 0)
+    assert g.throttled and g.rule == "g"
+    h = throttle(Config().with_overrides({f"NQUEUECAP_{SH}_{RT}": 1000}), SH, RT, 5000, 1200, 0)
+    assert h.throttled and h.rule == "h"
+    ok = throttle(Config().with_overrides({f"NQUEUECAP_{SH}": 5000}), SH, RT, 5000, 4000, 0)
+    assert not ok.throttled and ok.max_jobs == 1000
