@@ -98,7 +98,13 @@ class Simulation:
         self.decisions: dict[int, Decision] = {}
         self.verdicts: dict[tuple[str, str], Verdict] = {}
         self._next: dict[str, float] = {}
+        nq, ns = len(self.g.queues), len(self.g.shares)
+        # jobs that ended, counted as they end: per final status, per queue and per share
+        self.ended = {
+            name: (np.zeros(nq, np.int64), np.zeros(ns, np.int64)) for name in ("finished", "failed", "closed")
+        }
         self._seed_jobs()
+        self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
 
     # ------------------------------------------------------------------ set-up
 
@@ -149,6 +155,7 @@ class Simulation:
         ticks = round(hours * 3600 / TICK_S)
         for i in range(ticks):
             self.now = i * TICK_S
+            self.live = self.live[~np.isin(self.jobs["jobStatus"][self.live], FINAL)]
             if self._due("brokerage", float(cfg["JOB_BROKERAGE_REFRESH"])):
                 self._refresh_brokerage()
             if self._due("taskbroker", float(cfg["TASKBROKER_PERIOD"])):
@@ -174,10 +181,17 @@ class Simulation:
 
     # ------------------------------------------------------------------ brokerage
 
+    def _live(self, *statuses: str) -> np.ndarray:
+        """Rows of live jobs in one of STATUSES, in PandaID order."""
+        st = self.jobs["jobStatus"][self.live]
+        if len(statuses) == 1:
+            return self.live[st == S[statuses[0]]]
+        return self.live[np.isin(st, [S[x] for x in statuses])]
+
     def _refresh_brokerage(self) -> None:
         """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too)."""
         j = self.jobs
-        live = ~np.isin(j["jobStatus"], [S["finished"], S["failed"], S["cancelled"], S["closed"], S["holding"]])
+        live = self.live[j["jobStatus"][self.live] != S["holding"]]
         if self.now > 0:
             df = pd.DataFrame({
                 "panda_queue": np.asarray(self.g.queues, dtype=object)[j["computingSite"][live]],
@@ -230,8 +244,8 @@ class Simulation:
 
     def _counts(self) -> dict[tuple[int, int], tuple[int, int, int]]:
         """(running, notRun, defined) per (share, resource type) of the live jobs."""
-        j = self.jobs
-        st, sh, rt = j["jobStatus"], j["gshare"], j["resource_type"]
+        j, live = self.jobs, self.live
+        st, sh, rt = j["jobStatus"][live], j["gshare"][live], j["resource_type"][live]
         key = sh.astype(np.int64) * 64 + rt
         out: dict[tuple[int, int], tuple[int, int, int]] = {}
         n_keys = (len(self.g.shares) + 1) * 64
@@ -304,6 +318,7 @@ class Simulation:
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
             runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
         )  # fmt: skip
+        self.live = np.concatenate([self.live, rows])
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
         if row["status"] == "ready":
             self._task_move(pd.Index([tid]), "running", "JobGenerator: first jobs submitted")
@@ -315,14 +330,16 @@ class Simulation:
         """Pilots take activated jobs up to each queue's free slots: the most under-pledged share first, then
         priority, then age; SLOPPY_DISPATCH_RATIO+1 % of queues take by age only this tick (§7.3)."""
         j = self.jobs
-        st, q = j["jobStatus"], j["computingSite"]
-        busy = np.bincount(q[np.isin(st, [S["sent"], S["starting"], S["running"]])], minlength=len(self.g.queues))
+        q = j["computingSite"]
+        busy_rows = self._live("sent", "starting", "running")
+        busy = np.bincount(q[busy_rows], minlength=len(self.g.queues))
         free = self.g.slots - busy
         free[np.isin(self.g.queue_status, NO_PILOT_STATUSES)] = 0
-        cand = np.flatnonzero((st == S["activated"]) & (free[q] > 0))
+        cand = self._live("activated")
+        cand = cand[free[q[cand]] > 0]
         if len(cand) == 0:
             return
-        running_by_share = np.bincount(j["gshare"][st == S["running"]], minlength=len(self.g.shares))
+        running_by_share = np.bincount(j["gshare"][self._live("running")], minlength=len(self.g.shares))
         total = max(1, running_by_share.sum())
         pledged = total * self.g.share_target / 100.0
         ratio = np.where(pledged > 0, running_by_share / np.maximum(pledged, 1e-9), 1e6)
@@ -346,7 +363,7 @@ class Simulation:
     def _end_payloads(self) -> None:
         """Payloads that reached their walltime (failing ones part-way) end: running -> holding."""
         j = self.jobs
-        run = np.flatnonzero(j["jobStatus"] == S["running"])
+        run = self._live("running")
         length = np.where(j["willFail"][run], 0.5 * j["runSeconds"][run], j["runSeconds"][run])
         ended = run[j["startTime"][run] + length <= self.now]
         alive = ~np.isin(self.g.queue_status[j["computingSite"][ended]], NO_PILOT_STATUSES)
@@ -360,7 +377,7 @@ class Simulation:
     def _adder(self) -> None:
         """Adder: holding jobs become finished or failed as their output report says."""
         j = self.jobs
-        hold = np.flatnonzero(j["jobStatus"] == S["holding"])
+        hold = self._live("holding")
         bad = j["willFail"][hold]
         self.log.add(self.now, j["PandaID"][hold[~bad]], "holding", "finished", "adder_finished")
         self.log.add(self.now, j["PandaID"][hold[bad]], "holding", "failed", "adder_failed",
@@ -372,7 +389,7 @@ class Simulation:
         """datasetManager finisher: transferring jobs whose outputs arrived (after 1 h at priority >= 800, else
         2 h, §3.6) are finished; output replicas are taken to arrive in that time."""
         j = self.jobs
-        tr = np.flatnonzero(j["jobStatus"] == S["transferring"])
+        tr = self._live("transferring")
         wait = np.where(j["currentPriority"][tr] >= 800, 3600.0, 7200.0)
         done = tr[j["modificationTime"][tr] < self.now - wait]
         self.log.add(self.now, j["PandaID"][done], "transferring", "finished", "finisher",
@@ -387,8 +404,9 @@ class Simulation:
         for rule, rows, new, value, threshold in timeouts.copy_archive(self):
             if len(rows) == 0:
                 continue
-            old = np.asarray(list(S), dtype=object)[self.jobs["jobStatus"][rows]]
-            self.log.add(self.now, self.jobs["PandaID"][rows], old, new, rule, value, threshold)
+            self.log.add(
+                self.now, self.jobs["PandaID"][rows], self.jobs["jobStatus"][rows], new, rule, value, threshold
+            )
             if new == "closed":
                 self.jobs.cols["jobSubStatus"][rows] = SUB_TOREASSIGN
             if rule != "F":
@@ -409,6 +427,9 @@ class Simulation:
         if len(rows) == 0:
             return
         self._set(rows, status)
+        by_queue, by_share = self.ended["closed" if status == "cancelled" else status]
+        np.add.at(by_queue, self.jobs["computingSite"][rows], 1)
+        np.add.at(by_share, self.jobs["gshare"][rows], 1)
         fid = self.jobs["fileID"][rows]
         mine = fid >= 0
         fid, tids = fid[mine], self.jobs["jediTaskID"][rows][mine]
@@ -440,9 +461,9 @@ class Simulation:
             "jediTaskID": f.task, "failedAttempt": f.failedAttempt,
             "status": np.array(["ready", "running", "finished", "failed"], dtype=object)[f.status],
         })  # fmt: skip
-        j = self.jobs
-        live = (j["jediTaskID"] >= 0) & ~np.isin(j["jobStatus"], FINAL)
-        ids, n = np.unique(j["jediTaskID"][live], return_counts=True)
+        tids = self.jobs["jediTaskID"][self.live]
+        tids = tids[(tids >= 0) & ~np.isin(self.jobs["jobStatus"][self.live], FINAL)]
+        ids, n = np.unique(tids, return_counts=True)
         tasks, changes = task_agent.step(self.tasks, files, pd.Series(n, index=ids), self.now, self.config)
         self.tasks = tasks
         for row in changes.itertuples(index=False):
@@ -452,16 +473,14 @@ class Simulation:
     # ------------------------------------------------------------------ output
 
     def _sample(self) -> None:
-        j = self.jobs
-        st, q, sh = j["jobStatus"], j["computingSite"], j["gshare"]
-        nq, ns = len(self.g.queues), len(self.g.shares)
-        metrics = {
-            "activated": st == S["activated"], "running": st == S["running"],
-            "finished": st == S["finished"], "failed": st == S["failed"], "closed": st == S["closed"],
-        }  # fmt: skip
-        for name, m in metrics.items():
-            self.series.queue.setdefault(name, []).append(np.bincount(q[m], minlength=nq))
-            self.series.share.setdefault(name, []).append(np.bincount(sh[m], minlength=ns))
+        j, nq, ns = self.jobs, len(self.g.queues), len(self.g.shares)
+        for name in ("activated", "running"):
+            rows = self._live(name)
+            self.series.queue.setdefault(name, []).append(np.bincount(j["computingSite"][rows], minlength=nq))
+            self.series.share.setdefault(name, []).append(np.bincount(j["gshare"][rows], minlength=ns))
+        for name, (by_queue, by_share) in self.ended.items():
+            self.series.queue.setdefault(name, []).append(by_queue.copy())
+            self.series.share.setdefault(name, []).append(by_share.copy())
         self.series.times.append(self.now)
         self.series.throttled.append(sorted((s, r, v.rule) for (s, r), v in self.verdicts.items() if v.throttled))
 

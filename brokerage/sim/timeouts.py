@@ -41,9 +41,13 @@ def copy_archive(sim: Simulation) -> Iterator[Hit]:
     Usage: ``for rule, rows, new, value, threshold in copy_archive(sim): ...``
     """
     j, cfg, now = sim.jobs, sim.config, sim.now
-    st = lambda: j["jobStatus"]  # noqa: E731  (statuses change between rules)
-    user = j["prodSourceLabel"] == 1
-    prio = j["currentPriority"]
+    st, q, prio = j["jobStatus"], j["computingSite"], j["currentPriority"]  # views: later rules see earlier changes
+    live = sim.live  # non-final rows at the start of the pass; every rule filters by status again
+
+    def where(mask: np.ndarray) -> np.ndarray:
+        return live[mask]
+
+    user = j["prodSourceLabel"][live] == 1
 
     # H1 analysis heartbeat, H8 production (paused queues skipped for H8 only)
     for rule, is_user, key in (
@@ -51,69 +55,68 @@ def copy_archive(sim: Simulation) -> Iterator[Hit]:
         ("H8", False, "HEARTBEAT_TIMEOUT_production"),
     ):
         limit = float(cfg.get(key))
-        rows = np.flatnonzero(np.isin(st(), [S["running"], S["starting"]]) & (user == is_user))
+        rows = where(np.isin(st[live], [S["running"], S["starting"]]) & (user == is_user))
         if rule == "H8":
-            rows = rows[sim.g.queue_status[j["computingSite"][rows]] != "paused"]
+            rows = rows[sim.g.queue_status[q[rows]] != "paused"]
         silence = (now - _last_heartbeat(sim, rows)) / H
         hit = silence > limit
         yield rule, rows[hit], "failed", silence[hit], limit
 
     limit = float(cfg["TIMEOUT_holding"])
-    rows = np.flatnonzero(st() == S["holding"])
+    rows = where(st[live] == S["holding"])
     age = (now - j["modificationTime"][rows]) / H
     yield "H6", rows[age > limit], "failed", age[age > limit], limit
 
     for rule, statuses, days in (("K1", DEFINED_TABLE, 7.0), ("K2", np.array([S["activated"]]), 7.0)):
-        rows = np.flatnonzero(np.isin(st(), statuses))
+        rows = where(np.isin(st[live], statuses))
         age = (now - j["creationTime"][rows]) / D
         yield rule, rows[age > days], "closed", age[age > days], days
 
     yield from _fast_rebrokerage(sim)
 
     # R5 inactive site: priority >= 800 managed jobs idle 4 h at a queue whose pilots stopped starting 2 h ago
-    q = j["computingSite"]
     site_age = sim.g.laststart_age_h + now / H
     inactive = (site_age > INACTIVE_SITE_H) | np.isin(sim.g.queue_status, ("offline", "test"))
-    cand = np.isin(st(), [S["activated"], S["starting"]]) & ~user & (prio >= INACTIVE_PRIO)
-    rows = np.flatnonzero(cand & inactive[q])
+    cand = np.isin(st[live], [S["activated"], S["starting"]]) & ~user & (prio[live] >= INACTIVE_PRIO)
+    rows = where(cand & inactive[q[live]])
     idle = (now - np.minimum(j["modificationTime"][rows], j["stateChangeTime"][rows])) / H
     yield "R5", rows[idle > INACTIVE_JOB_H], "closed", idle[idle > INACTIVE_JOB_H], INACTIVE_JOB_H
 
     limit = float(cfg["TIMEOUT_defined"])
-    rows = np.flatnonzero((st() == S["defined"]) & ~user)
+    rows = where((st[live] == S["defined"]) & ~user)
     age = (now - j["modificationTime"][rows]) / H
     yield "R6", rows[age > limit], "closed", age[age > limit], limit
 
-    rows = np.flatnonzero(np.isin(st(), DEFINED_TABLE) & ~user)
+    rows = where(np.isin(st[live], DEFINED_TABLE) & ~user)
     age = (now - j["modificationTime"][rows]) / H
     yield "R7", rows[age > R7_H], "closed", age[age > R7_H], R7_H
 
-    rows = np.flatnonzero((st() == S["activated"]) & ~user)
+    rows = where((st[live] == S["activated"]) & ~user)
     age = (now - j["modificationTime"][rows]) / H
     yield "R8", rows[age > R8_H], "closed", age[age > R8_H], R8_H
 
-    rows = np.flatnonzero((st() == S["starting"]) & ~user)
+    rows = where((st[live] == S["starting"]) & ~user)
     age = (now - j["stateChangeTime"][rows]) / H
     yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
 
     # K3: analysis jobs of the active table (running ones only get "tobekilled": left to the pilot)
-    rows = np.flatnonzero(np.isin(st(), ACTIVE_TABLE) & (st() != S["running"]) & user)
+    rows = where(np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"]) & user)
     age = (now - j["modificationTime"][rows]) / D
     yield "K3", rows[age > 7.0], "closed", age[age > 7.0], 7.0
 
     # A: analysis rebrokerage after ANALY_TIMEOUT at an online queue, 3 h at an offline or test one
     limit = float(cfg["ANALY_TIMEOUT"])
-    rows = np.flatnonzero((st() == S["activated"]) & user)
+    rows = where((st[live] == S["activated"]) & user)
     down = np.isin(sim.g.queue_status[q[rows]], ("offline", "test"))
     age = (now - j["activationTime"][rows]) / H
     over = np.where(down, age > ANALY_OFFLINE_H, age > limit)
     yield "A", rows[over], "closed", age[over], limit
 
-    rows = np.flatnonzero(np.isin(st(), ACTIVE_TABLE) & (st() != S["running"]))
+    rows = where(np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"]))
     age = (now - j["creationTime"][rows]) / D
     yield "K9", rows[age > 21.0], "closed", age[age > 21.0], 21.0
 
-    rows = np.flatnonzero(st() == S["throttled"])
+    rows = where(st[live] == S["throttled"])
     age = (now - j["creationTime"][rows]) / D
     yield "K10", rows[age > 7.0], "closed", age[age > 7.0], 7.0
 
@@ -124,7 +127,8 @@ def _fast_rebrokerage(sim: Simulation) -> Iterator[Hit]:
     is a dry run (limit 10) that kills nothing."""
     j, cfg = sim.jobs, sim.config
     ratio, frac = float(cfg["FAST_REBRO_THRESHOLD_NQNR_RATIO"]), float(cfg["FAST_REBRO_THRESHOLD_NQUEUE_FRAC"])
-    st, q, sh = j["jobStatus"], j["computingSite"], j["gshare"]
+    live = sim.live
+    st, q, sh = j["jobStatus"][live], j["computingSite"][live], j["gshare"][live]
     ns = len(sim.g.shares)
     key = q.astype(np.int64) * ns + sh
     queued = np.isin(st, QUEUED)
@@ -143,7 +147,7 @@ def _fast_rebrokerage(sim: Simulation) -> Iterator[Hit]:
             if not limit_set:
                 sim.dry_runs.append((sim.now, sim.g.queues[pair // ns], share, excess - 1))
                 continue
-            rows = np.flatnonzero((key == pair) & queued)[: max(excess - 1, 0)]  # rows are in PandaID order
+            rows = live[(key == pair) & queued][: max(excess - 1, 0)]  # live rows are in PandaID order
             sim.jobs.cols["errorCode"][rows] = 130
             allowed = max(n_r * ratio, limit, nq_tot[share_i] * frac)
             yield "F", rows, "closed", np.full(len(rows), float(n_q)), allowed

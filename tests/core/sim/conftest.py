@@ -32,7 +32,9 @@ def add_jobs(sim: Simulation, n: int = 1, status: str = "activated", queue: str 
     base.update(cols)
     if n > 1:
         base = {k: np.full(n, v) if np.ndim(v) == 0 else v for k, v in base.items()}
-    return sim.jobs.append(**base)
+    rows = sim.jobs.append(**base)
+    sim.live = np.concatenate([sim.live[sim.live < rows[0]], rows])  # the engine's index of live rows
+    return rows
 
 
 def status_of(sim: Simulation, rows: np.ndarray) -> list[str]:
