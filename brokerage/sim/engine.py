@@ -34,29 +34,41 @@ ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102,
                "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
 
 
-@dataclass
 class Files:
-    """Input units picked at least once (one job's input each), PanDA's per-file counters (§4.1)."""
-
-    task: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    attemptNr: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    failedAttempt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    maxAttempt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    maxFailure: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    status: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # 0 ready 1 running 2 finished 3 failed
+    """Input units picked at least once (one job's input each), PanDA's per-file counters (§4.1), in growable
+    columns: ``task``, ``attemptNr``, ``failedAttempt``, ``maxAttempt``, ``maxFailure``, ``status``."""
 
     READY, RUNNING, FINISHED, FAILED = 0, 1, 2, 3
+    _COLUMNS = ("task", "attemptNr", "failedAttempt", "maxAttempt", "maxFailure", "status")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._cols = {c: np.zeros(1024, np.int8 if c == "status" else np.int64) for c in self._COLUMNS}
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        cols = self.__dict__.get("_cols")
+        if cols is None or name not in cols:
+            raise AttributeError(name)
+        return cols[name][: self.n]
 
     def add(self, task: int, n: int, max_attempt: int, max_failure: int) -> np.ndarray:
-        """N new units of TASK, status running (picked by a job at once); their ids."""
-        start = len(self.task)
-        self.task = np.concatenate([self.task, np.full(n, task, np.int64)])
-        self.attemptNr = np.concatenate([self.attemptNr, np.zeros(n, np.int64)])
-        self.failedAttempt = np.concatenate([self.failedAttempt, np.zeros(n, np.int64)])
-        self.maxAttempt = np.concatenate([self.maxAttempt, np.full(n, max_attempt, np.int64)])
-        self.maxFailure = np.concatenate([self.maxFailure, np.full(n, max_failure, np.int64)])
-        self.status = np.concatenate([self.status, np.full(n, self.RUNNING, np.int8)])
-        return np.arange(start, start + n)
+        """N new units of TASK, status running (picked by a job at once); their ids.
+
+        Usage: ``ids = files.add(42, 10, 3, 10**6)``
+        """
+        if self.n + n > len(self._cols["task"]):
+            cap = max(2 * len(self._cols["task"]), self.n + n)
+            for c, col in self._cols.items():
+                grown = np.zeros(cap, col.dtype)
+                grown[: self.n] = col[: self.n]
+                self._cols[c] = grown
+        ids = np.arange(self.n, self.n + n)
+        values = {"task": task, "attemptNr": 0, "failedAttempt": 0, "maxAttempt": max_attempt,
+                  "maxFailure": max_failure, "status": self.RUNNING}  # fmt: skip
+        for c, v in values.items():
+            self._cols[c][ids] = v
+        self.n += n
+        return ids
 
 
 @dataclass
@@ -96,6 +108,8 @@ class Simulation:
         self.base_cache = self.cache
         self.brokerage_snap = snap
         self.decisions: dict[int, Decision] = {}
+        self.choices: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per task: candidate queues, draw probabilities
+        self._new_rows: list[np.ndarray] = []
         self.verdicts: dict[tuple[str, str], Verdict] = {}
         self._next: dict[str, float] = {}
         nq, ns = len(self.g.queues), len(self.g.shares)
@@ -203,6 +217,7 @@ class Simulation:
             self.brokerage_snap = self.snap.replace(job_counts=counts[self.snap.tables["job_counts"].columns])
             self.cache = derived_cache(self.base_cache, self.brokerage_snap)
         self.decisions.clear()
+        self.choices.clear()
 
     def _decision(self, tid: int) -> Decision:
         d = self.decisions.get(tid)
@@ -259,8 +274,20 @@ class Simulation:
         return out
 
     def _available(self, tid: int) -> int:
-        row = self.tasks.loc[tid]
-        return int(row["nFiles"] - row["nFilesUsed"]) + len(self.retry_pool.get(tid, ()))
+        t = self.tasks
+        return int(t.at[tid, "nFiles"] - t.at[tid, "nFilesUsed"]) + len(self.retry_pool.get(tid, ()))
+
+    def _choices(self, tid: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The task's candidate queues (indices) and their draw probabilities (weight shares), None if none."""
+        got = self.choices.get(tid)
+        if got is None:
+            d = self._decision(tid)
+            kept = [(self.qi[c.name], max(c.weight, 0.0)) for c in d.candidates if c.name in self.qi]
+            w = np.array([k[1] for k in kept], dtype=float)
+            got = (np.array([k[0] for k in kept], np.int64), w / w.sum()) if kept and w.sum() > 0 else (
+                np.zeros(0, np.int64), w)  # fmt: skip
+            self.choices[tid] = got
+        return got if len(got[0]) else None
 
     def _generate(self) -> None:
         """JobGenerator: per work queue (global share) x resource type, the throttler's budget, then the tasks in
@@ -285,42 +312,43 @@ class Simulation:
                 n = min(self._available(int(tid)), int(group.at[tid, "chunk_njobs"]), budget)
                 if n > 0:
                     budget -= self._make_jobs(int(tid), n, s, r)
+        if self._new_rows:
+            self.live = np.concatenate([self.live, *self._new_rows])
+            self._new_rows = []
 
     def _make_jobs(self, tid: int, n: int, s: int, r: int) -> int:
         """Broker task TID and insert up to N activated jobs at the drawn queues; the jobs made."""
-        d = self._decision(tid)
-        row = self.tasks.loc[tid]
-        if not d.candidates:
-            if row["status"] != "pending":
-                self.tasks.at[tid, "frozenTime"] = self.now if np.isnan(row["frozenTime"]) else row["frozenTime"]
-                self._task_move(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({d.message})")
+        t = self.tasks
+        choices = self._choices(tid)
+        if choices is None:
+            if t.at[tid, "status"] != "pending":
+                if np.isnan(t.at[tid, "frozenTime"]):
+                    t.at[tid, "frozenTime"] = self.now
+                why = self._decision(tid).message
+                self._task_move(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({why})")
             return 0
-        names = [c.name for c in d.candidates if c.name in self.qi]
-        w = np.array([max(c.weight, 0.0) for c in d.candidates if c.name in self.qi], dtype=float)
-        if not names or w.sum() <= 0:
-            return 0
-        p = w / w.sum()
-        pick = self.rng.choice(len(names), size=n, p=p)
-        q = np.array([self.qi[x] for x in names], dtype=np.int64)[pick]
-        label = str(row["prodSourceLabel"])
+        queues, p = choices
+        pick = self.rng.choice(len(queues), size=n, p=p)
+        q = queues[pick]
+        label = str(t.at[tid, "prodSourceLabel"])
         pool = self.retry_pool.get(tid, [])
         reuse, self.retry_pool[tid] = pool[:n], pool[n:]
         new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
         fids = np.concatenate([np.asarray(reuse, np.int64), new])
         self.files.status[fids] = Files.RUNNING
-        self.tasks.at[tid, "nFilesUsed"] = int(row["nFilesUsed"]) + len(new)
-        wall = row["basewalltime"] + row["cpu_hs06s_per_job"] / self.g.corepower[q]
+        t.at[tid, "nFilesUsed"] = int(t.at[tid, "nFilesUsed"]) + len(new)
+        wall = t.at[tid, "basewalltime"] + t.at[tid, "cpu_hs06s_per_job"] / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, resource_type=r,
-            prodSourceLabel=int(label == "user"), currentPriority=float(row["currentPriority"]),
-            attemptNr=self.files.attemptNr[fids] + 1, coreCount=int(row["coreCount"]), fileID=fids,
+            prodSourceLabel=int(label == "user"), currentPriority=float(t.at[tid, "currentPriority"]),
+            attemptNr=self.files.attemptNr[fids] + 1, coreCount=int(t.at[tid, "coreCount"]), fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
             runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
         )  # fmt: skip
-        self.live = np.concatenate([self.live, rows])
+        self._new_rows.append(rows)
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
-        if row["status"] == "ready":
+        if t.at[tid, "status"] == "ready":
             self._task_move(pd.Index([tid]), "running", "JobGenerator: first jobs submitted")
         return n
 
