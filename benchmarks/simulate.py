@@ -33,7 +33,9 @@ def main() -> None:
     events = len(sim.log.frame())
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     h = result["headline"]
-    print(f"demo grid x{args.scale}: {len(snap.queues)} queues, {len(snap.tasks)} tasks, {sim.jobs.n:,} jobs at the end")
+    print(
+        f"demo grid x{args.scale}: {len(snap.queues)} queues, {len(snap.tasks)} tasks, {sim.jobs.n:,} jobs at the end"
+    )
     print(f"{args.hours:g} simulated h: set-up {t1 - t0:.1f} s, run {t2 - t1:.1f} s, output {t3 - t2:.1f} s "
           f"(one core); {events:,} events, {events / (t2 - t1):,.0f} events/s; peak memory {peak_mb:,.0f} MB")  # fmt: skip
     print(f"jobs generated {h['jobs_generated']:,}, finished {h['jobs_finished']:,}, failed {h['jobs_failed']:,}, "

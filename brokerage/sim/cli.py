@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from brokerage.cli import fail, grid_overrides, guarded, load_grid
+from brokerage.runs.options import cluster_options
 
 MAX_HOURS = 24 * 14
 HEADLINE_ROWS = (
@@ -61,6 +62,7 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="write the run (or both runs) as JSON")
 @click.option("--compare", is_flag=True, help="run the stored config and the what-if side by side")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@cluster_options
 @guarded
 def simulate(
     snapshot_path: str | None,
@@ -87,10 +89,17 @@ def simulate(
     snap, config = load_grid(snapshot_path)
     whatif = config.with_overrides(grid_overrides(snap, assignments))
     if compare:
-        doc: dict[str, Any] = {
-            "stored": _run(snap, config, hours, seed, "stored", quiet),
-            "whatif": _run(snap, whatif, hours, seed, "what-if", quiet),
-        }
+        from brokerage.report.progress import ProgressBar
+        from brokerage.sim.sweep import simulate_many
+
+        # both runs at once on the Dask engine (one per worker); the bar counts finished runs
+        bar = None if quiet else ProgressBar(unit="runs (stored and what-if, in parallel)")
+        if bar:
+            bar(0, 2)
+        stored, proposed = simulate_many(snap, [config, whatif], hours, seed, progress=bar)
+        if bar:
+            bar.close()
+        doc: dict[str, Any] = {"stored": stored, "whatif": proposed}
         for line in _compare_lines(doc["stored"], doc["whatif"]):
             click.echo(line)
     else:

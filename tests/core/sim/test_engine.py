@@ -179,3 +179,21 @@ def test_cli_writes_a_run_and_compares(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), "--hours", "1", "--compare", "--quiet",
                                   "--set", "THROTTLE_THRESHOLD=0.5"])  # fmt: skip
     assert r.exit_code == 0 and "stored" in r.output and "what-if" in r.output
+
+
+def test_simulations_on_the_cluster_equal_serial_runs() -> None:
+    """simulate_many: each config's run on a 2-worker LocalCluster equals the same run in this process."""
+    from distributed import Client, LocalCluster
+
+    from brokerage.sim.sweep import simulate_many
+
+    snap = _snap()
+    configs = [Config(), Config().with_overrides({"THROTTLE_THRESHOLD": 0.5})]
+    serial = [Simulation(snap, c, seed=2).run(2).result() for c in configs]
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as lc,
+        Client(lc, set_as_default=False) as client,
+    ):
+        parallel = simulate_many(snap, configs, 2, seed=2, client=client)
+    dump = lambda r: json.dumps(r, sort_keys=True, default=str)  # noqa: E731
+    assert [dump(r) for r in parallel] == [dump(r) for r in serial]
