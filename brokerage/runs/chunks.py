@@ -121,14 +121,14 @@ def forget(client: Client) -> None:
             del _published[key]
 
 
-def split(items: Sequence[T], workers: int, min_chunk: int = MIN_CHUNK) -> list[list[T]]:
+def split(items: Sequence[T], workers: int) -> list[list[T]]:
     """ITEMS cut into contiguous chunks: CHUNKS_PER_WORKER per worker, more if chunks would exceed MAX_CHUNK
-    items, each at least MIN_CHUNK long (heavy items, such as whole simulations, pass min_chunk=1).
+    items, each at least MIN_CHUNK long.
 
     Usage: ``split(keys, 2)``
     """
     wanted = max(workers * CHUNKS_PER_WORKER, -(-len(items) // MAX_CHUNK))
-    n = max(1, min(wanted, len(items) // min_chunk))
+    n = max(1, min(wanted, len(items) // MIN_CHUNK))
     size, extra = divmod(len(items), n)
     out, start = [], 0
     for i in range(n):
@@ -139,12 +139,12 @@ def split(items: Sequence[T], workers: int, min_chunk: int = MIN_CHUNK) -> list[
     return out
 
 
-def use_cluster(n_items: int, minimum: int = MIN_CLUSTER_TASKS) -> bool:
-    """Whether N_ITEMS of work go to the cluster: MINIMUM or more, and a cluster is wanted.
+def use_cluster(n_items: int) -> bool:
+    """Whether N_ITEMS of work go to the cluster: MIN_CLUSTER_TASKS or more, and a cluster is wanted.
 
     ``configure(workers=0)`` or BROKERAGE_DASK_WORKERS=0 (with no scheduler address) keeps every run in-process.
     """
-    return n_items >= minimum and (engine.scheduler_address() is not None or engine.local_workers() > 0)
+    return n_items >= MIN_CLUSTER_TASKS and (engine.scheduler_address() is not None or engine.local_workers() > 0)
 
 
 def map_chunks(
@@ -157,8 +157,6 @@ def map_chunks(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     client: Client | None = None,
-    min_chunk: int = MIN_CHUNK,
-    min_cluster_items: int = MIN_CLUSTER_TASKS,
 ) -> list[R]:
     """FN(snap, cache, payload, chunk) for contiguous chunks of ITEMS; the results in chunk order.
 
@@ -170,11 +168,11 @@ def map_chunks(
     Usage: ``parts = map_chunks(outcomes_chunk, snap, keys, config, progress=bar)``
     """
     total = len(items)
-    if client is None and not use_cluster(total, min_cluster_items):
+    if client is None and not use_cluster(total):
         return _in_process(fn, snap, items, payload, cache, progress, cancel)
     client = client or engine.get_client()
     workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})))
-    chunks = split(items, workers, min_chunk)
+    chunks = split(items, workers)
     snap_fut = snapshot_future(client, snap)
     futures = [client.submit(run_chunk, fn, snap_fut, payload, c, pure=False) for c in chunks]
     index = {f.key: i for i, f in enumerate(futures)}

@@ -92,10 +92,8 @@ def simulate(
         from brokerage.report.progress import ProgressBar
         from brokerage.sim.sweep import simulate_many
 
-        # both runs at once on the Dask engine (one per worker); the bar counts finished runs
-        bar = None if quiet else ProgressBar(unit="runs (stored and what-if, in parallel)")
-        if bar:
-            bar(0, 2)
+        # both runs at once on the Dask engine (one per worker); the bar counts simulated minutes of both
+        bar = None if quiet else ProgressBar(unit="simulated minutes (stored and what-if)")
         stored, proposed = simulate_many(snap, [config, whatif], hours, seed, progress=bar)
         if bar:
             bar.close()

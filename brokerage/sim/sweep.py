@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from brokerage.cache import GridCache
 from brokerage.gdpconfig import Config
-from brokerage.runs import chunks
-from brokerage.sim.engine import Simulation
+from brokerage.runs import chunks, engine
+from brokerage.sim.engine import TICK_S, Simulation
 from brokerage.snapshot import GridSnapshot
 
-Payload = tuple[list[Config], float, int]
+Progress = Callable[[int, int], None]  # (simulated minutes done over all runs, total)
+Cancel = Callable[[], bool]
+POLL_S = 0.25  # how often the caller reads the workers' progress
+REPORT_EVERY = 5  # ticks between two progress reports of a worker
 
 
-def simulate_chunk(
-    snap: GridSnapshot, _cache: GridCache, payload: Payload, items: Sequence[int]
-) -> list[tuple[int, dict[str, Any]]]:
-    """Worker side: the result of each simulation (config index) of ITEMS."""
-    configs, hours, seed = payload
-    return [(i, Simulation(snap, configs[i], seed=seed).run(hours).result()) for i in items]
+def _run_on_worker(snap: GridSnapshot, config: Config, hours: float, seed: int, key: str) -> dict[str, Any]:
+    """Worker side of one simulation: reports its ticks done under the Dask Variable KEY while it runs."""
+    from distributed import Variable, get_client
+
+    var = Variable(key, client=get_client())
+
+    def report(done: int, total: int) -> None:
+        if done % REPORT_EVERY == 0 or done == total:
+            var.set(done)
+
+    return Simulation(snap, config, seed=seed).run(hours, progress=report).result()
+
+
+def _use_cluster(client: Any) -> bool:
+    return client is not None or engine.scheduler_address() is not None or engine.local_workers() > 0
 
 
 def simulate_many(
@@ -28,22 +41,64 @@ def simulate_many(
     hours: float,
     seed: int = 0,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
     client: Any = None,
 ) -> list[dict[str, Any]]:
-    """One run per config of CONFIGS from the same seed, each a work item on the cluster (the snapshot sent once);
-    result ``i`` equals ``Simulation(snap, configs[i], seed).run(hours).result()``. Without a cluster
-    (BROKERAGE_DASK_WORKERS=0) they run here one after the other.
+    """One run per config of CONFIGS from the same seed, each a task of its own on the cluster (the snapshot sent
+    once), PROGRESS(minutes done, total) from the first second; result ``i`` equals
+    ``Simulation(snap, configs[i], seed).run(hours).result()``. CANCEL() returning True stops the runs and raises
+    ``Cancelled``. Without a cluster (BROKERAGE_DASK_WORKERS=0) the runs go one after the other here.
 
     Usage: ``stored, whatif = simulate_many(snap, [config, config.with_overrides(edits)], hours=24)``
     """
-    items = list(range(len(configs)))
-    parts = chunks.map_chunks(
-        simulate_chunk, snap, items, (list(configs), float(hours), int(seed)),
-        progress=progress, client=client, min_chunk=1, min_cluster_items=2,
-    )  # fmt: skip
-    results: list[dict[str, Any]] = [{} for _ in configs]
-    for part in parts:
-        for i, result in part:
-            results[i] = result
-    return results
+    ticks = round(hours * 3600 / TICK_S)
+    total = ticks * len(configs)
+    if not _use_cluster(client):
+        out = []
+        for i, cfg in enumerate(configs):
+
+            def step(done: int, _t: int, base: int = i * ticks) -> None:
+                if cancel and cancel():
+                    raise chunks.Cancelled(f"cancelled after {base + done} of {total} simulated minutes")
+                if progress:
+                    progress(base + done, total)
+
+            out.append(Simulation(snap, cfg, seed=seed).run(hours, progress=step).result())
+        return out
+    from distributed import Variable
+
+    client = client or engine.get_client()
+    snap_fut = chunks.snapshot_future(client, snap)
+    keys = [f"brokerage-sim-{uuid.uuid4().hex}" for _ in configs]
+    futures = [
+        client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, pure=False)
+        for cfg, key in zip(configs, keys, strict=True)
+    ]
+    variables = [Variable(key, client=client) for key in keys]
+    try:
+        while not all(f.done() for f in futures):
+            if cancel and cancel():
+                raise chunks.Cancelled("simulation cancelled")
+            if progress:
+                progress(sum(_ticks_done(v, f, ticks) for v, f in zip(variables, futures, strict=True)), total)
+            time.sleep(POLL_S)
+        results = client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    finally:
+        for v in variables:
+            v.delete()
+    if progress:
+        progress(total, total)
+    return list(results)
+
+
+def _ticks_done(var: Any, fut: Any, ticks: int) -> int:
+    if fut.done():
+        return ticks
+    try:
+        return int(var.get(timeout=0.01))
+    except Exception:  # not set yet: the run has not reached its first report
+        return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -197,3 +198,17 @@ def test_simulations_on_the_cluster_equal_serial_runs() -> None:
         parallel = simulate_many(snap, configs, 2, seed=2, client=client)
     dump = lambda r: json.dumps(r, sort_keys=True, default=str)  # noqa: E731
     assert [dump(r) for r in parallel] == [dump(r) for r in serial]
+
+
+def test_a_cancelled_simulation_stops_with_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """simulate_many in-process: progress counts simulated minutes of all runs, and cancel() stops them."""
+    from brokerage.runs import engine
+    from brokerage.runs.chunks import Cancelled
+    from brokerage.sim.sweep import simulate_many
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    seen: list[tuple[int, int]] = []
+    simulate_many(_snap(), [Config(), Config()], 1, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (120, 120) and seen[0] == (1, 120)
+    with pytest.raises(Cancelled):
+        simulate_many(_snap(), [Config()], 1, cancel=lambda: True)
