@@ -80,9 +80,11 @@ from app import callbacks as _callbacks  # noqa: E402,F401  registers every call
 from app.api import register as _register_api  # noqa: E402
 from app.api_diff import register as _register_diff_api  # noqa: E402
 from app.api_dirac import register as _register_dirac_api  # noqa: E402
+from app.api_sim import register as _register_sim_api  # noqa: E402
 from app.reports import register as _register_reports  # noqa: E402
 
 _register_api(server, services)
 _register_reports(server, services.reports)
 _register_dirac_api(server, services)
 _register_diff_api(server, services)
+_register_sim_api(server, services)

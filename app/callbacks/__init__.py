@@ -13,6 +13,7 @@ from app.callbacks import (  # noqa: F401
     queues,
     reports,
     search,
+    simulate,
     stabilizer,
     tasks,
     tuning,

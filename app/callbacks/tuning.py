@@ -61,6 +61,7 @@ clientside_callback(
     Output(ids.TUNE_EDITOR, "rowTransaction"),
     Output(ids.TUNE_EDIT_SUMMARY, "children"),
     Output(ids.TUNE_PERMALINK, "href"),
+    Output(ids.TUNE_SIM_LINK, "href"),
     Input(ids.TUNE_GRID_TRIGGER, "data"),
     State(ids.TUNE_TASK, "value"),
     State(ids.TUNE_EDITOR, "rowData"),
@@ -82,6 +83,7 @@ def update_edits(
         {"update": changed} if changed else no_update,
         edit_summary(edits.overrides, edits.errors, config),
         vm.permalink(qvm.parse_task(task), edits.overrides),
+        vm.simulation_link(edits.overrides),
     )
 
 

@@ -19,6 +19,7 @@ NAV = [
     ("Task states", "/tasks"),
     ("DIRAC", "/dirac"),
     ("Tuning", "/tuning"),
+    ("Simulate", "/simulate"),
     ("Diff", "/diff"),
 ]
 

@@ -74,6 +74,13 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
             html.A(
                 "permalink", id=ids.TUNE_PERMALINK, href=vm.permalink(picked, edits.overrides), className="small me-2"
             ),
+            html.A(
+                f"simulate the next {vm.SIM_HOURS} h",
+                id=ids.TUNE_SIM_LINK,
+                href=vm.simulation_link(edits.overrides),
+                className="small me-2",
+                title="the grid moved forward under the stored config and under these edits",
+            ),
             dbc.Button("Reset edits", id=ids.TUNE_RESET, size="sm", color="secondary", outline=True),
         ],
         className="d-flex align-items-center gap-1 tune-bar",

@@ -12,6 +12,7 @@ from app.services.jobs import Jobs, JobState
 from app.services.levers import Levers
 from app.services.reports import MadeReport, Reports
 from app.services.runs import CACHE_DIR, GridRuns
+from app.services.simulations import Simulations
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 
@@ -26,6 +27,7 @@ __all__ = [
     "Outcome",
     "Reports",
     "Services",
+    "Simulations",
     "TaskWhatIf",
     "WhatIf",
 ]
@@ -51,13 +53,15 @@ class Services:
     jobs: Jobs
     diffs: Diffs
     levers: Levers
+    simulations: Simulations
 
     @classmethod
     def build(cls, state: AppState) -> Services:
         """Wire the services over STATE (one per process: see app/main.py)."""
         runs = GridRuns(state)
         admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
+        jobs = Jobs(JOBS_DIR)
         return cls(
             state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
-            Dirac(state), Jobs(JOBS_DIR), Diffs(state, runs, admission), Levers(state),
+            Dirac(state), jobs, Diffs(state, runs, admission), Levers(state), Simulations(state, jobs, admission),
         )  # fmt: skip

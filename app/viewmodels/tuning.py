@@ -133,6 +133,19 @@ def permalink(task: int | None, overrides: Mapping[str, Value], path: str = "/tu
     return path + ("?" + urlencode(q) if q else "")
 
 
+SIM_HOURS = 6  # the tuning page's "simulate the next hours" link
+
+
+def simulation_link(overrides: Mapping[str, Value]) -> str:
+    """The simulation page for these edits: the next SIM_HOURS hours, stored vs what-if side by side.
+
+    Usage: ``simulation_link({"THROTTLE_THRESHOLD": 1.5})``
+    """
+    q = {"hours": str(SIM_HOURS), **({"compare": "1"} if overrides else {})}
+    q.update({k: shown(v) if v is not None else "" for k, v in sorted(overrides.items())})
+    return "/simulate?" + urlencode(q)
+
+
 def param_row(p: Param, config: Config, edited: Mapping[str, Value]) -> dict[str, Any]:
     """Everything the editor shows for one parameter."""
     current = stored_value(config, p.key)

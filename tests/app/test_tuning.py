@@ -145,12 +145,13 @@ def test_invalid_edit_is_refused_inline_and_left_out(app_client) -> None:
     """An out-of-range value is marked on its row and in the summary with the allowed range, and is not applied."""
     from app.callbacks.tuning import update_edits
 
-    transaction, summary, link = update_edits({"NQUEUED_SAT_CAP": 0, "MAX_SITE_CANDIDATES": 3}, 1)
+    transaction, summary, link, sim = update_edits({"NQUEUED_SAT_CAP": 0, "MAX_SITE_CANDIDATES": 3}, 1)
     rows = {r["key"]: r for r in transaction["update"]}
     assert "an integer in [1, 10000000]" in rows["NQUEUED_SAT_CAP"]["error"] and not rows["NQUEUED_SAT_CAP"]["edited"]
     assert rows["MAX_SITE_CANDIDATES"]["edited"] and rows["MAX_SITE_CANDIDATES"]["error"] == ""
     assert "refused: NQUEUED_SAT_CAP" in _text(summary) and "[1, 10000000]" in _text(summary)
     assert link == "/tuning?task=1&MAX_SITE_CANDIDATES=3"
+    assert sim == "/simulate?hours=6&compare=1&MAX_SITE_CANDIDATES=3"  # the simulation of the same edits
 
 
 def test_save_is_refused_while_an_edit_is_invalid(app_client) -> None:

@@ -1,0 +1,112 @@
+"""Simulation page callbacks: start the job (Run or a permalink), poll its progress, cancel it, draw the result."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+from dash import Input, Output, State, callback, ctx, html, no_update
+from dash.exceptions import PreventUpdate
+
+from app import ids_sim as ids
+from app.components.layout import card, empty_state, error_alert, figure, grid
+from app.main import services
+from app.services.jobs import JobsBusy, JobState
+from app.services.roles import client_address
+from app.services.simulations import SimulationRequestError, parse_request
+from app.viewmodels import simulate as vm
+
+log = logging.getLogger(__name__)
+
+
+def count_hours(hours: float) -> str:
+    """'1 hour', '6 hours', '1.5 hours'."""
+    return "1 hour" if hours == 1 else f"{hours:g} hours"
+
+
+_SHOW, _HIDE = {"display": "flex"}, {"display": "none"}
+
+
+def result_view(result: dict[str, Any]) -> Any:
+    """The headline table, the share series, the timeout events and the queues that changed most."""
+    labels = result["labels"]
+    head_cols = [{"field": "figure", "minWidth": 240}] + [{"field": x} for x in labels]
+    head_cols += [{"field": "change", "minWidth": 200}] if len(labels) == 2 else []
+    events = [figure(vm.events_figure(result, i)) for i in range(len(labels))]
+    what = " vs ".join(labels)
+    return html.Div(
+        [
+            html.Div(f"{count_hours(result['hours'])} simulated on {result['snapshot']}, seed {result['seed']}: {what}.",
+                     className="small text-muted mb-2", id="sim-summary"),
+            card("Headline", grid(vm.headline_rows(result), head_cols, height=330, export_name="simulation_headline.csv")),
+            card("Global shares over time", html.Div([figure(vm.share_figure(result, "running")),
+                                                      figure(vm.share_figure(result, "activated"))], className="sim-pair")),
+            card("Timeouts and reassignments", html.Div(events, className="sim-pair" if len(events) > 1 else "")),
+            card(f"Queues whose load changed most ({labels[-1]})",
+                 grid(vm.queue_rows(result), vm.QUEUE_COLUMNS, height=320, export_name="simulation_queues.csv")),
+            card("Every rule that moved jobs or tasks",
+                 grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv")),
+        ]
+    )  # fmt: skip
+
+
+def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, dict[str, str], int, str]:
+    """(content, job id, poll disabled, progress box style, value, label) for a job's STATE."""
+    if state.state == "running":
+        return no_update, job_id, False, _SHOW, max(state.percent, 2), state.label or "starting…"
+    if state.state == "done":
+        return result_view(state.result), None, True, _HIDE, 100, ""
+    if state.state == "cancelled":
+        return empty_state("Simulation cancelled", "Press Run to start it again."), None, True, _HIDE, 0, ""
+    return error_alert("Simulation", RuntimeError(state.error or state.state)), None, True, _HIDE, 0, ""
+
+
+@callback(
+    Output(ids.SIM_CONTENT, "children"),
+    Output(ids.SIM_JOB, "data"),
+    Output(ids.SIM_POLL, "disabled"),
+    Output(ids.SIM_PROGRESS_BOX, "style"),
+    Output(ids.SIM_PROGRESS, "value"),
+    Output(ids.SIM_PROGRESS, "label"),
+    Output("sim-location", "search"),
+    Input(ids.SIM_RUN, "n_clicks"),
+    Input(ids.SIM_AUTOSTART, "data"),
+    Input(ids.SIM_POLL, "n_intervals"),
+    Input(ids.SIM_CANCEL, "n_clicks"),
+    State(ids.SIM_HOURS, "value"),
+    State(ids.SIM_SEED, "value"),
+    State(ids.SIM_COMPARE, "value"),
+    State(ids.SIM_URL, "data"),
+    State(ids.SIM_JOB, "data"),
+)
+def drive_simulation(
+    _run: int | None, autostart: bool | None, _tick: int | None, _cancel: int | None,
+    hours: Any, seed: Any, compare: bool | None, edits: dict[str, Any] | None, job_id: str | None,
+) -> tuple[Any, ...]:  # fmt: skip
+    """Start the simulation (Run, or opening a permalink with hours), poll it while it runs, or cancel it."""
+    trigger = ctx.triggered_id
+    if trigger == ids.SIM_POLL:
+        if not job_id:
+            raise PreventUpdate
+        return (*job_outputs(job_id, services.simulations.poll(job_id)), no_update)
+    if trigger == ids.SIM_CANCEL:
+        if job_id:
+            services.simulations.cancel(job_id)
+        return (*job_outputs(job_id, JobState("cancelled")), no_update)
+    if trigger == ids.SIM_AUTOSTART and not autostart:
+        raise PreventUpdate
+    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else ""}
+    try:
+        req, _refused = parse_request(services.state.config(), query)
+        job_id, state = services.simulations.start(req, client_address())
+    except SimulationRequestError as exc:
+        return html.Div(str(exc), className="text-danger small", id="sim-refused"), None, True, _HIDE, 0, "", no_update
+    except JobsBusy as exc:
+        return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update
+    except Exception as exc:
+        log.exception("simulation failed to start")
+        return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update
+    search = "?" + urlencode({**(edits or {}), "hours": f"{req.hours:g}", "seed": req.seed,
+                              **({"compare": 1} if req.compare else {})})  # fmt: skip
+    return (*job_outputs(job_id, state), search)

@@ -1,0 +1,110 @@
+"""Simulations of the grid for the dashboard: the stored config or a what-if, as background jobs with progress."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.services.admission import Admission
+from app.services.jobs import Jobs, JobState
+from app.state import AppState
+from app.viewmodels.tuning import parse_edits
+from brokerage.gdpconfig import Value
+
+MAX_HOURS = 48  # the dashboard's longest run; `brokerage simulate` goes further
+DEFAULT_HOURS = 6
+
+
+class SimulationRequestError(ValueError):
+    """A simulation asked for with a bad parameter (named in the message)."""
+
+
+@dataclass(frozen=True)
+class SimRequest:
+    """One simulation request: the what-if edits, how long, which seed, and whether the stored config runs too."""
+
+    overrides: dict[str, Value]
+    hours: float
+    seed: int
+    compare: bool
+
+    @property
+    def labels(self) -> list[str]:
+        """The runs' names, in result order."""
+        if not self.overrides:
+            return ["stored"]
+        return ["stored", "what-if"] if self.compare else ["what-if"]
+
+
+def parse_request(config: Any, query: Mapping[str, Any]) -> tuple[SimRequest, dict[str, str]]:
+    """The request a page URL or an API query carries, and the refused edits (key -> why); bad hours or seed raise.
+
+    Usage: ``req, refused = parse_request(state.config(), {"hours": "6", "THROTTLE_THRESHOLD": "1.5"})``
+    """
+    raw_hours = str(query.get("hours") or DEFAULT_HOURS)
+    try:
+        hours = float(raw_hours)
+    except ValueError:
+        hours = math.nan
+    if not math.isfinite(hours) or not 0 < hours <= MAX_HOURS:
+        raise SimulationRequestError(
+            f"hours: {raw_hours!r} is not allowed; expected a number above 0 and at most {MAX_HOURS}"
+        )
+    raw_seed = str(query.get("seed") or 0)
+    if not raw_seed.isdigit() or int(raw_seed) >= 2**32:
+        raise SimulationRequestError(f"seed: {raw_seed!r} is not allowed; expected an integer in [0, 2^32)")
+    compare = str(query.get("compare", "")).lower() in ("1", "true", "yes", "on")
+    edits = {k: v for k, v in query.items() if k not in ("hours", "seed", "compare") and v not in (None, "")}
+    parsed = parse_edits(config, edits)
+    return SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare), parsed.errors
+
+
+class Simulations:
+    """Starts, polls and cancels simulation jobs; identical requests on one snapshot share a job and its result.
+
+    Usage: ``job_id, state = sims.start(request, client="10.0.0.7")``
+    """
+
+    def __init__(self, state: AppState, jobs: Jobs, admission: Admission | None = None) -> None:
+        self.state = state
+        self.jobs = jobs
+        self.admission = admission
+
+    def job_id(self, req: SimRequest) -> str:
+        """The job of REQ on the current snapshot (the config fingerprint names the edits)."""
+        fp = self.state.effective_config(req.overrides).fingerprint()
+        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}"
+
+    def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
+        """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
+        the Dask engine, one per worker."""
+        from brokerage.sim.sweep import simulate_many
+
+        snap = self.state.snapshot()
+        configs = [self.state.effective_config({})] if "stored" in req.labels else []
+        if req.overrides:
+            configs.append(self.state.effective_config(req.overrides))
+        job_id = self.job_id(req)
+
+        def work(report: Callable[[int, str], None]) -> Any:
+            def progress(done: int, total: int) -> None:
+                report(int(100 * done / max(total, 1)), f"{done:,} of {total:,} simulated minutes")
+
+            def run() -> list[dict[str, Any]]:
+                return simulate_many(snap, configs, req.hours, req.seed, progress=progress)
+
+            runs = run() if self.admission is None else self.admission.run(("sim", job_id), client, run)
+            return {"labels": req.labels, "runs": runs, "overrides": req.overrides, "hours": req.hours,
+                    "seed": req.seed, "snapshot": snap.key}  # fmt: skip
+
+        return job_id, self.jobs.start(job_id, work)
+
+    def poll(self, job_id: str) -> JobState:
+        """Where the job is."""
+        return self.jobs.poll(job_id)
+
+    def cancel(self, job_id: str) -> None:
+        """Ask the job to stop at its next progress report."""
+        self.jobs.cancel(job_id)

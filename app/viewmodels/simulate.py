@@ -1,0 +1,173 @@
+"""Simulation page: headline comparison, per-share and per-queue series, and timeout events, from a run's result."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.viewmodels.common import PALETTE
+from brokerage.sim.events import RULES
+
+HEADLINE = (
+    ("jobs_finished", "jobs finished"),
+    ("jobs_failed", "jobs failed"),
+    ("jobs_closed_reassigned", "jobs closed (reassigned)"),
+    ("mean_queued_minutes", "mean time queued, min"),
+    ("jobs_generated", "jobs generated"),
+    ("tasks_completed", "tasks completed"),
+    ("tasks_pending", "tasks pending at the end"),
+    ("tasks_throttled", "tasks throttled at the end"),
+)
+# rules that close or fail jobs (the operator's "what timed out and why"), in copyArchive's order
+TIMEOUT_RULES = ("H1", "H8", "H6", "K1", "K2", "F", "R5", "R6", "R7", "R8", "R9", "K3", "A", "K9", "K10")
+DASH = ("solid", "dot")
+TOP_QUEUES = 10
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:,.1f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def headline_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per headline figure, a column per run, and the change when two runs are compared.
+
+    Usage: ``headline_rows(result)[0]["figure"] == "jobs finished"``
+    """
+    labels, runs = result["labels"], result["runs"]
+    rows = []
+    for key, name in HEADLINE:
+        row: dict[str, Any] = {"figure": name}
+        values = [r["headline"].get(key) for r in runs]
+        for label, v in zip(labels, values, strict=True):
+            row[label] = _fmt(v)
+        if len(values) == 2 and all(isinstance(v, int | float) for v in values):
+            row["change"] = (
+                f"{values[1] - values[0]:+,.1f}" if isinstance(values[0], float) else f"{values[1] - values[0]:+,}"
+            )
+        rows.append(row)
+    throttled = [set(r["headline"]["throttled_work_queues"]) for r in runs]
+    row = {"figure": "work queues throttled at some point"}
+    for label, t in zip(labels, throttled, strict=True):
+        row[label] = str(len(t))
+    if len(throttled) == 2:
+        only = sorted(throttled[1] - throttled[0])
+        gone = sorted(throttled[0] - throttled[1])
+        row["change"] = (
+            "; ".join(
+                x for x in (("+ " + ", ".join(only)) if only else "", ("− " + ", ".join(gone)) if gone else "") if x
+            )
+            or "same"
+        )
+    rows.append(row)
+    return rows
+
+
+def _layout(title: str, height: int = 320, **extra: Any) -> dict[str, Any]:
+    return {
+        "height": height, "margin": {"l": 50, "r": 10, "t": 40, "b": 45}, "title": {"text": title, "x": 0, "font": {"size": 13}},
+        "template": {"layout": {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}}},
+        "xaxis": {"title": {"text": "simulated hours"}, "gridcolor": "#eef0f3"}, "yaxis": {"gridcolor": "#eef0f3", "rangemode": "tozero"},
+        "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}}, "font": {"size": 12}, **extra,
+    }  # fmt: skip
+
+
+def share_figure(result: dict[str, Any], metric: str = "running") -> dict[str, Any]:
+    """METRIC per global share over time; a what-if run is dotted beside the stored one in the same colour.
+
+    Usage: ``share_figure(result, "activated")``
+    """
+    data = []
+    runs, labels = result["runs"], result["labels"]
+    shares = sorted(runs[0]["shares"], key=lambda s: -max(runs[0]["shares"][s][metric] or [0]))
+    for i, share in enumerate(shares):
+        for label, run, dash in zip(labels, runs, DASH, strict=False):
+            data.append({
+                "type": "scatter", "mode": "lines", "x": run["times_h"], "y": run["shares"][share][metric],
+                "name": share, "legendgroup": share, "showlegend": label == labels[0],
+                "line": {"color": PALETTE[i % len(PALETTE)], "dash": dash, "width": 2},
+                "hovertemplate": f"{share} {label}: %{{y:,}} {metric} at %{{x:.1f}} h<extra></extra>",
+            })  # fmt: skip
+    what = {"running": "Running jobs", "activated": "Queued (activated) jobs"}[metric]
+    suffix = " (solid: stored, dotted: what-if)" if len(runs) > 1 else ""
+    return {"data": data, "layout": _layout(f"{what} per global share{suffix}", 400)}
+
+
+QUEUE_COLUMNS = [{"field": "queue", "minWidth": 200, "pinned": "left"}] + [
+    {"field": f} for f in ("queued start", "queued end", "running start", "running end", "finished", "failed", "closed",
+                           "load change")
+]  # fmt: skip
+
+
+def event_columns(labels: list[str]) -> list[dict[str, Any]]:
+    """Columns of the rule table: the rule, its agent, the move, what it checks (wide), a count per run."""
+    return [{"field": "rule", "maxWidth": 90}, {"field": "agent", "minWidth": 170}, {"field": "move", "minWidth": 170},
+            {"field": "what", "minWidth": 420, "tooltipField": "what"}] + [{"field": x, "maxWidth": 120} for x in labels]  # fmt: skip
+
+
+def queue_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The queues whose load (activated + running) changed most over the last run: start, end, and what ended there.
+
+    Usage: ``queue_rows(result)[0]["queue"]``
+    """
+    run = result["runs"][-1]
+    rows = []
+    for name, m in run["queues"].items():
+        act, runn = m["activated"], m["running"]
+        rows.append({
+            "queue": name, "queued start": act[0], "queued end": act[-1], "running start": runn[0],
+            "running end": runn[-1], "finished": m["finished"][-1], "failed": m["failed"][-1],
+            "closed": m["closed"][-1], "load change": (act[-1] + runn[-1]) - (act[0] + runn[0]),
+        })  # fmt: skip
+    rows.sort(key=lambda r: -abs(r["load change"]))
+    return rows
+
+
+def events_figure(result: dict[str, Any], index: int = -1) -> dict[str, Any]:
+    """Jobs closed or failed per simulated hour by the timeout and reassignment rule that did it (run INDEX).
+
+    Usage: ``events_figure(result)["data"][0]["name"]``
+    """
+    run = result["runs"][index]
+    hours = max(1, int(-(-run["headline"]["hours"] // 1)))
+    counts: dict[str, list[int]] = {}
+    for e in run["events"]:
+        if e["rule"] in TIMEOUT_RULES:
+            counts.setdefault(e["rule"], [0] * hours)[min(int(e["bucket"]), hours - 1)] += int(e["count"])
+    data = [
+        {"type": "bar", "x": [h + 0.5 for h in range(hours)], "y": counts[r], "name": f"{r}: {RULES[r][0]}",
+         "marker": {"color": PALETTE[i % len(PALETTE)]},
+         "hovertemplate": f"{r} ({RULES[r][0]}): %{{y:,}} jobs in hour %{{x:.0f}}<extra></extra>"}
+        for i, r in enumerate(x for x in TIMEOUT_RULES if x in counts)
+    ]  # fmt: skip
+    label = result["labels"][index]
+    title = f"Jobs closed or failed by timeout and reassignment rules, per hour ({label})"
+    if not data:
+        title = f"No job timed out or was reassigned ({label})"
+    return {"data": data, "layout": _layout(title, 300, barmode="stack")}
+
+
+def event_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every rule that moved jobs or tasks, with its counts per run and what the rule is.
+
+    Usage: ``event_rows(result)[0]["rule"]``
+    """
+    totals: dict[tuple[str, str, str], list[int]] = {}
+    n = len(result["runs"])
+    for i, run in enumerate(result["runs"]):
+        for e in run["events"]:
+            key = (e["rule"], e["from"], e["to"])
+            totals.setdefault(key, [0] * n)[i] += int(e["count"])
+    rows = []
+    for (rule, old, new), values in totals.items():
+        who, text = RULES.get(rule, (rule, ""))
+        row: dict[str, Any] = {"rule": rule, "agent": who, "move": f"{old} → {new}",
+                               "what": re.sub(r"\{[^}]*\}", "…", text)}  # fmt: skip
+        for label, v in zip(result["labels"], values, strict=True):
+            row[label] = v
+        rows.append(row)
+    rows.sort(key=lambda r: -max(r[label] for label in result["labels"]))
+    return rows

@@ -1,0 +1,76 @@
+"""Simulation page: request parsing, the job, the result view and the JSON API."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from brokerage.gdpconfig import Config
+
+
+def _text(component: Any) -> str:
+    return json.dumps(component.to_plotly_json() if hasattr(component, "to_plotly_json") else component,
+                      default=lambda o: o.to_plotly_json() if hasattr(o, "to_plotly_json") else str(o))  # fmt: skip
+
+
+def test_request_names_bad_hours_and_seed() -> None:
+    """hours must be in (0, 48] and seed an integer: the message names the field and what is allowed."""
+    from app.services.simulations import SimulationRequestError, parse_request
+
+    for query, words in (({"hours": "0"}, "hours: '0' is not allowed"), ({"hours": "99"}, "at most 48"),
+                         ({"hours": "x"}, "hours"), ({"seed": "-1"}, "seed: '-1' is not allowed")):  # fmt: skip
+        with pytest.raises(SimulationRequestError, match=words):
+            parse_request(Config(), query)
+    req, refused = parse_request(Config(), {"hours": "2", "THROTTLE_THRESHOLD": "1.5", "NQUEUED_SAT_CAP": "0"})
+    assert req.hours == 2 and req.overrides == {"THROTTLE_THRESHOLD": 1.5} and "NQUEUED_SAT_CAP" in refused
+    assert req.labels == ["what-if"] and parse_request(Config(), {"compare": "1", "THROTTLE_THRESHOLD": "1"})[0].labels == [
+        "stored", "what-if"]  # fmt: skip
+
+
+def _wait(sims: Any, job_id: str) -> Any:
+    for _ in range(600):
+        state = sims.poll(job_id)
+        if state.finished:
+            return state
+        time.sleep(0.05)
+    raise AssertionError("the simulation did not finish")
+
+
+def test_simulation_job_and_its_view(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored-vs-what-if job finishes with two runs; the view shows the headline, the shares and the rules."""
+    from app.callbacks.simulate import result_view
+    from app.main import services
+    from app.services.simulations import parse_request
+    from brokerage.runs import engine
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    req, _ = parse_request(services.state.config(), {"hours": "1", "compare": "1", "THROTTLE_THRESHOLD": "0.5"})
+    job_id, _state = services.simulations.start(req)
+    state = _wait(services.simulations, job_id)
+    assert state.state == "done", state.error
+    result = state.result
+    assert result["labels"] == ["stored", "what-if"] and len(result["runs"]) == 2
+    text = _text(result_view(result))
+    assert "Headline" in text and "jobs finished" in text and "Global shares over time" in text
+    assert services.simulations.start(req)[0] == job_id  # the same request joins the same job
+
+
+def test_api_simulation_starts_then_answers(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GET /api/simulation starts the run (202 while it runs), then answers 200 with the result; bad hours are a
+    JSON 400."""
+    from brokerage.runs import engine
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    bad = app_client.get("/api/simulation?hours=-3")
+    assert bad.status_code == 400 and "hours" in bad.get_json()["error"]
+    for _ in range(600):
+        r = app_client.get("/api/simulation?hours=0.5&seed=3")
+        if r.status_code == 200:
+            break
+        assert r.status_code == 202
+        time.sleep(0.05)
+    doc = r.get_json()
+    assert doc["state"] == "done" and doc["result"]["runs"][0]["headline"]["hours"] == 0.5

@@ -1,0 +1,44 @@
+"""The simulation page in a real browser: a permalink runs stored vs what-if and shows the answer; bad hours say so."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+TIMEOUT = 60_000
+
+
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulations run in the server process (no cluster is started for the small sample grid)."""
+    from brokerage.runs import engine
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+
+
+def test_permalink_runs_stored_vs_whatif(page, live_server, console_errors, shot, in_process) -> None:
+    """Opening /simulate?hours=2&compare=1&THROTTLE_THRESHOLD=0.5 runs both configs and shows the headline
+    side by side, the share charts and the rule table, at 1600 and 1100 px."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(f"{live_server}/simulate?hours=2&compare=1&THROTTLE_THRESHOLD=0.5")
+    expect(page.locator("#sim-summary")).to_contain_text("2 hours simulated", timeout=TIMEOUT)
+    headline = page.locator("#sim-content .ag-header-cell-text")
+    expect(headline.filter(has_text="what-if").first).to_be_visible()
+    expect(page.locator("#sim-content")).to_contain_text("jobs finished")
+    expect(page.locator("#sim-content")).to_contain_text("Running jobs per global share")
+    expect(page).to_have_url(re.compile(r"THROTTLE_THRESHOLD=0\.5.*hours=2|hours=2.*THROTTLE_THRESHOLD=0\.5"))
+    shot("simulate_1600")
+    page.set_viewport_size({"width": 1100, "height": 1000})
+    shot("simulate_1100")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    assert console_errors == []
+
+
+def test_bad_hours_are_refused_inline(page, live_server, console_errors, in_process) -> None:
+    """hours=500 is above the page's 48: the page says so and runs nothing."""
+    page.goto(f"{live_server}/simulate?hours=500")
+    expect(page.locator(".alert")).to_contain_text("hours: '500' is not allowed", timeout=TIMEOUT)
+    expect(page.locator("#sim-summary")).to_have_count(0)
+    assert console_errors == []
