@@ -18,7 +18,7 @@ from brokerage.sim import task_agent
 from brokerage.sim.events import EventLog
 from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, NOT_RUN, SUB_TOREASSIGN, JobTable, S
-from brokerage.sim.throttler import Verdict, throttle
+from brokerage.sim.throttler import Limits, Verdict, limits_of, throttle
 from brokerage.snapshot import GridSnapshot
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -30,6 +30,24 @@ MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
 Progress = Callable[[int, int], None]
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
+MAX_PRIORITY = 2**14 - 1  # currentPriority is below it (merge jobs 5000, boosted tasks 900, scouts 901)
+
+
+def _pack(*keys: np.ndarray) -> np.ndarray:
+    """One int64 sort key from non-negative integer KEYS, most significant first (np.lexsort over 4 keys costs
+    several times one argsort); falls back to lexsort ranks when they do not fit in 63 bits."""
+    bits = [max(1, int(k.max()).bit_length()) if len(k) else 1 for k in keys]
+    if sum(bits) > 63:
+        order = np.lexsort(tuple(reversed(keys)))
+        out = np.empty(len(order), np.int64)
+        out[order] = np.arange(len(order))
+        return out
+    packed = np.zeros(len(keys[0]), np.int64)
+    for k, b in zip(keys, bits, strict=True):
+        packed = (packed << b) | k.astype(np.int64)
+    return packed
+
+
 ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
                "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
 
@@ -111,7 +129,15 @@ class Simulation:
         self.choices: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per task: candidate queues, draw probabilities
         self._new_rows: list[np.ndarray] = []
         self.verdicts: dict[tuple[str, str], Verdict] = {}
+        self.limits: dict[tuple[str, str], Limits] = {}
         self._next: dict[str, float] = {}
+        t = self.tasks
+        # fields JobGenerator reads for every chunk that do not change during a run (plain values: no pandas lookup)
+        self.static = {
+            int(tid): (float(b), float(c), int(k), str(lab), float(p))
+            for tid, b, c, k, lab, p in zip(t.index, t["basewalltime"], t["cpu_hs06s_per_job"], t["coreCount"],
+                                            t["prodSourceLabel"], t["currentPriority"], strict=True)
+        }  # fmt: skip
         nq, ns = len(self.g.queues), len(self.g.shares)
         # jobs that ended, counted as they end: per final status, per queue and per share
         self.ended = {
@@ -200,7 +226,9 @@ class Simulation:
         st = self.jobs["jobStatus"][self.live]
         if len(statuses) == 1:
             return self.live[st == S[statuses[0]]]
-        return self.live[np.isin(st, [S[x] for x in statuses])]
+        wanted = np.zeros(len(S), bool)
+        wanted[[S[x] for x in statuses]] = True
+        return self.live[wanted[st]]
 
     def _refresh_brokerage(self) -> None:
         """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too)."""
@@ -303,7 +331,10 @@ class Simulation:
             s, r = self.si.get(share), self.ri.get(rtype)
             if s is None or r is None:
                 continue
-            verdict = throttle(self.config, share, rtype, *counts[(s, r)])
+            limits = self.limits.get((share, rtype))
+            if limits is None:
+                limits = self.limits[(share, rtype)] = limits_of(self.config, share, rtype)
+            verdict = throttle(self.config, share, rtype, *counts[(s, r)], limits=limits)
             self.verdicts[(share, rtype)] = verdict
             budget = verdict.max_jobs
             for tid in group.index:
@@ -330,19 +361,19 @@ class Simulation:
         queues, p = choices
         pick = self.rng.choice(len(queues), size=n, p=p)
         q = queues[pick]
-        label = str(t.at[tid, "prodSourceLabel"])
+        basewall, cpu, cores, label, prio = self.static[tid]
         pool = self.retry_pool.get(tid, [])
         reuse, self.retry_pool[tid] = pool[:n], pool[n:]
         new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
         fids = np.concatenate([np.asarray(reuse, np.int64), new])
         self.files.status[fids] = Files.RUNNING
         t.at[tid, "nFilesUsed"] = int(t.at[tid, "nFilesUsed"]) + len(new)
-        wall = t.at[tid, "basewalltime"] + t.at[tid, "cpu_hs06s_per_job"] / self.g.corepower[q]
+        wall = basewall + cpu / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, resource_type=r,
-            prodSourceLabel=int(label == "user"), currentPriority=float(t.at[tid, "currentPriority"]),
-            attemptNr=self.files.attemptNr[fids] + 1, coreCount=int(t.at[tid, "coreCount"]), fileID=fids,
+            prodSourceLabel=int(label == "user"), currentPriority=prio,
+            attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
             runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
         )  # fmt: skip
@@ -376,8 +407,8 @@ class Simulation:
         cq = q[cand]
         by_age = sloppy[cq]
         rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
-        prio = np.where(by_age, 0.0, -j["currentPriority"][cand])
-        order = np.lexsort((j["PandaID"][cand], prio, rank, cq))
+        prio = np.where(by_age, 0, MAX_PRIORITY - np.clip(j["currentPriority"][cand], 0, MAX_PRIORITY)).astype(np.int64)
+        order = np.argsort(_pack(cq, rank, prio, j["PandaID"][cand]), kind="stable")
         cand, cq = cand[order], cq[order]
         first = np.r_[0, np.flatnonzero(np.diff(cq)) + 1]
         pos = np.arange(len(cand)) - np.repeat(first, np.diff(np.r_[first, len(cand)]))

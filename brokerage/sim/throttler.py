@@ -32,18 +32,40 @@ def _limit(config: Config, tag: str, share: str, rtype: str) -> int:
     return 0
 
 
-def throttle(config: Config, share: str, rtype: str, n_running: int, n_not_run: int, n_define: int) -> Verdict:
+Limits = tuple[float, int, int, int]  # THROTTLE_THRESHOLD, NQUEUELIMIT, NRUNNINGCAP, NQUEUECAP (0: unset)
+
+
+def limits_of(config: Config, share: str, rtype: str) -> Limits:
+    """The throttler's keys for work queue SHARE x resource type RTYPE (read once per run: a Config never changes).
+
+    Usage: ``limits_of(Config(), "MC Simulation", "SCORE")``
+    """
+    return (
+        float(config["THROTTLE_THRESHOLD"]),
+        _limit(config, "NQUEUELIMIT", share, rtype),
+        _limit(config, "NRUNNINGCAP", share, rtype),
+        _limit(config, "NQUEUECAP", share, rtype),
+    )
+
+
+def throttle(
+    config: Config,
+    share: str,
+    rtype: str,
+    n_running: int,
+    n_not_run: int,
+    n_define: int,
+    limits: Limits | None = None,
+) -> Verdict:
     """The job throttler for work queue SHARE x resource type RTYPE from its running, notRun and defined counts.
 
     Every share is a throttled work queue (the demo grid has no share with throttled='N'); the walltime test
     (totWalltime > 50e6) is taken as met, and the high-priority override is not modelled: docs/lifecycle.md.
     Usage: ``throttle(Config(), "MC Simulation", "SCORE", 1000, 2500, 0).throttled``
     """
-    threshold = float(config["THROTTLE_THRESHOLD"])
+    threshold, queue_limit_key, running_cap, queue_cap = limits or limits_of(config, share, rtype)
     bunch = int(np.clip(int(n_running * threshold - n_not_run), N_BUNCH_MIN, N_BUNCH_MAX))
-    queue_limit = _limit(config, "NQUEUELIMIT", share, rtype) or QUEUE_BUNCHES * bunch
-    running_cap = _limit(config, "NRUNNINGCAP", share, rtype)
-    queue_cap = _limit(config, "NQUEUECAP", share, rtype)
+    queue_limit = queue_limit_key or QUEUE_BUNCHES * bunch
     max_jobs = queue_cap // 5 if queue_cap else bunch // 2
     queued = n_not_run + n_define
     if n_running == 0 and queued > queue_limit:
