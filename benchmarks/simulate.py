@@ -17,7 +17,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--scale", type=int, default=1, help="demo grid size multiple (700 queues, 3,000 tasks)")
+    parser.add_argument(
+        "--sweep", type=int, default=0, help="N configs (THROTTLE_THRESHOLD 1.0, 1.5, ...): serial vs cluster"
+    )
+    parser.add_argument("--compare", action="store_true", help="stored vs a what-if, both at once on the cluster")
     args = parser.parse_args()
+    if args.sweep or args.compare:
+        sweep(args)
+        return
     from brokerage.gdpconfig import Config
     from brokerage.sim.engine import Simulation
     from brokerage.synth import demo_snapshot
@@ -40,6 +47,40 @@ def main() -> None:
           f"(one core); {events:,} events, {events / (t2 - t1):,.0f} events/s; peak memory {peak_mb:,.0f} MB")  # fmt: skip
     print(f"jobs generated {h['jobs_generated']:,}, finished {h['jobs_finished']:,}, failed {h['jobs_failed']:,}, "
           f"closed {h['jobs_closed_reassigned']:,}; mean queued {h['mean_queued_minutes']:.1f} min")  # fmt: skip
+
+
+def sweep(args: argparse.Namespace) -> None:
+    """Several configs: one after the other in this process, then all at once on the embedded cluster."""
+    from brokerage.gdpconfig import Config
+    from brokerage.runs import engine
+    from brokerage.sim.engine import Simulation
+    from brokerage.sim.sweep import simulate_many
+    from brokerage.synth import demo_snapshot
+
+    snap = demo_snapshot(seed=0, queues=700 * args.scale, tasks=3000 * args.scale)
+    n = 2 if args.compare else args.sweep
+    configs = [Config().with_overrides({"THROTTLE_THRESHOLD": 1.0 + 0.5 * i}) for i in range(n)]
+    if args.compare:
+        configs = [Config(), Config().with_overrides({"THROTTLE_THRESHOLD": 1.5})]
+    client = engine.get_client()  # started before timing: the dashboard's cluster is already up
+    workers = len(client.scheduler_info(n_workers=-1)["workers"])
+    first: list[float] = []
+    t0 = time.perf_counter()
+    results = simulate_many(snap, configs, args.hours, progress=lambda d, t: first.append(time.perf_counter() - t0)
+                            if not first and d > 0 else None)  # fmt: skip
+    cluster_s = time.perf_counter() - t0
+    print(f"{n} configs x {args.hours:g} simulated h on the embedded cluster ({workers} workers): {cluster_s:.1f} s; "
+          f"first progress after {first[0] if first else float('nan'):.1f} s")  # fmt: skip
+    if args.compare:
+        a, b = results[0]["headline"], results[1]["headline"]
+        print(f"finished {a['jobs_finished']:,} vs {b['jobs_finished']:,}; generated {a['jobs_generated']:,} vs "
+              f"{b['jobs_generated']:,}")  # fmt: skip
+        return
+    t0 = time.perf_counter()
+    for cfg in configs:
+        Simulation(snap, cfg, seed=0).run(args.hours).result()
+    serial_s = time.perf_counter() - t0
+    print(f"serial in one process: {serial_s:.1f} s; cluster speed-up {serial_s / cluster_s:.2f}x")
 
 
 if __name__ == "__main__":
