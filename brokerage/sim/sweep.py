@@ -71,11 +71,13 @@ def simulate_many(
     client = client or engine.get_client()
     snap_fut = chunks.snapshot_future(client, snap)
     keys = [f"brokerage-sim-{uuid.uuid4().hex}" for _ in configs]
+    variables = [Variable(key, client=client) for key in keys]
+    for v in variables:
+        v.set(0)  # set before the runs start, so reading it never waits (an unset Variable's get times out noisily)
     futures = [
         client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, pure=False)
         for cfg, key in zip(configs, keys, strict=True)
     ]
-    variables = [Variable(key, client=client) for key in keys]
     try:
         while not all(f.done() for f in futures):
             if cancel and cancel():
@@ -98,7 +100,4 @@ def simulate_many(
 def _ticks_done(var: Any, fut: Any, ticks: int) -> int:
     if fut.done():
         return ticks
-    try:
-        return int(var.get(timeout=0.01))
-    except Exception:  # not set yet: the run has not reached its first report
-        return 0
+    return int(var.get(timeout=1))
