@@ -94,8 +94,8 @@ def drive_simulation(
         if job_id:
             services.simulations.cancel(job_id)
         return (*job_outputs(job_id, JobState("cancelled")), no_update)
-    if trigger == ids.SIM_AUTOSTART and not autostart:
-        raise PreventUpdate
+    if trigger in (None, ids.SIM_AUTOSTART) and not autostart:
+        raise PreventUpdate  # opening the page without hours runs nothing until Run is pressed
     query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else ""}
     try:
         req, _refused = parse_request(services.state.config(), query)

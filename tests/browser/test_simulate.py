@@ -42,3 +42,17 @@ def test_bad_hours_are_refused_inline(page, live_server, console_errors, in_proc
     expect(page.locator(".alert")).to_contain_text("hours: '500' is not allowed", timeout=TIMEOUT)
     expect(page.locator("#sim-summary")).to_have_count(0)
     assert console_errors == []
+
+
+def test_page_without_hours_waits_for_run(page, live_server, console_errors, in_process) -> None:
+    """/simulate alone runs nothing; Run simulates the stored config and draws its share and rule charts."""
+    page.goto(f"{live_server}/simulate")
+    expect(page.locator("#sim-run")).to_be_visible(timeout=TIMEOUT)
+    page.wait_for_timeout(500)
+    expect(page.locator("#sim-summary")).to_have_count(0)
+    page.locator("#sim-hours").fill("1")
+    page.locator("#sim-run").click()
+    expect(page.locator("#sim-summary")).to_contain_text("1 hour simulated", timeout=TIMEOUT)
+    expect(page.locator("#sim-content .js-plotly-plot").first).to_be_visible(timeout=TIMEOUT)
+    assert page.locator("#sim-content .js-plotly-plot").count() >= 3
+    assert console_errors == []
