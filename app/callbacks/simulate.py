@@ -45,6 +45,8 @@ def result_view(result: dict[str, Any]) -> Any:
             card("Timeouts and reassignments", html.Div(events, className="sim-pair" if len(events) > 1 else "")),
             card(f"Queues whose load changed most ({labels[-1]})",
                  grid(vm.queue_rows(result), vm.QUEUE_COLUMNS, height=320, export_name="simulation_queues.csv")),
+            card(f"Task status changes and their causes ({labels[-1]}; filter by task for one task's history)",
+                 grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv")),
             card("Every rule that moved jobs or tasks",
                  grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv")),
         ]

@@ -171,3 +171,17 @@ def event_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(row)
     rows.sort(key=lambda r: -max(r[label] for label in result["labels"]))
     return rows
+
+
+def task_change_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every task status change of the last run with its cause, newest first (filter by task to read one history).
+
+    Usage: ``task_change_rows(result)[0]["cause"]``
+    """
+    run = result["runs"][-1]
+    return sorted(run.get("task_changes", []), key=lambda r: (-r["time_h"], r["task"]))
+
+
+TASK_COLUMNS = [{"field": "time_h", "headerName": "hour", "maxWidth": 100}, {"field": "task", "maxWidth": 130},
+                {"field": "from", "maxWidth": 130}, {"field": "to", "maxWidth": 130},
+                {"field": "cause", "minWidth": 480, "tooltipField": "cause"}]  # fmt: skip

@@ -118,7 +118,8 @@ class Simulation:
         self.files = Files()
         self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
         self.log = EventLog()
-        self.task_causes: list[tuple[float, int, str]] = []  # (time, task, the sentence) per task event
+        # per task status change: time, jediTaskID, from, to, the sentence of its cause
+        self.task_causes: list[tuple[float, int, str, str, str]] = []
         self.dry_runs: list[tuple[float, str, str, int]] = []  # fast rebrokerage dry runs: time, queue, share, jobs
         self.series = Series()
         self.now = 0.0
@@ -281,7 +282,7 @@ class Simulation:
         self.tasks.loc[ids, "stateChangeTime"] = self.now
         self.tasks.loc[ids, "modificationTime"] = self.now
         self.log.add(self.now, ids.to_numpy(np.int64), old, new, "task")
-        self.task_causes.extend((self.now, int(i), why) for i in ids)
+        self.task_causes.extend((self.now, int(i), str(o), new, why) for i, o in zip(ids, old, strict=True))
 
     # ------------------------------------------------------------------ job generation
 
@@ -527,7 +528,7 @@ class Simulation:
         self.tasks = tasks
         for row in changes.itertuples(index=False):
             self.log.add(self.now, np.array([row.jediTaskID]), row._1, row.to, "task")
-            self.task_causes.append((self.now, int(row.jediTaskID), f"{row.rule}: {row.cause}"))
+            self.task_causes.append((self.now, int(row.jediTaskID), row._1, row.to, f"{row.rule}: {row.cause}"))
 
     # ------------------------------------------------------------------ output
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from brokerage.sim.engine import Simulation
 
 TOP_QUEUES = 50  # queues kept in the output's series: the largest change of queued + running over the run
+TASK_CHANGES = 5000  # task status changes kept in the output, oldest first
 
 
 def headline(sim: Simulation) -> dict[str, Any]:
@@ -106,4 +107,8 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             for tm, q, s, n in sim.dry_runs[:1000]
         ],
         "statuses": {name: int((sim.jobs["jobStatus"] == code).sum()) for name, code in S.items()},
+        "task_changes": [
+            {"time_h": round(tm / 3600.0, 3), "task": tid, "from": old, "to": new, "cause": why}
+            for tm, tid, old, new, why in sim.task_causes[:TASK_CHANGES]
+        ],
     }  # fmt: skip

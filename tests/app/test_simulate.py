@@ -55,6 +55,11 @@ def test_simulation_job_and_its_view(app_client, monkeypatch: pytest.MonkeyPatch
     assert result["labels"] == ["stored", "what-if"] and len(result["runs"]) == 2
     text = _text(result_view(result))
     assert "Headline" in text and "jobs finished" in text and "Global shares over time" in text
+    from app.viewmodels.simulate import task_change_rows
+
+    changes = task_change_rows(result)
+    assert changes and {"time_h", "task", "from", "to", "cause"} <= set(changes[0])
+    assert all(r["cause"] for r in changes) and "Task status changes" in text
     assert services.simulations.start(req)[0] == job_id  # the same request joins the same job
 
 
