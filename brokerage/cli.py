@@ -97,6 +97,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "dirac": ("brokerage.dirac.cli:dirac", "DIRAC task-queue matching (seed 004): task queues and pilot matches."),
     "diff": ("brokerage.diff.cli:diff", "Which tasks' brokerage changed between two grid versions, and why."),
     "simulate": ("brokerage.sim.cli:simulate", "Move the grid forward in time: jobs, timeouts, throttling, tasks."),
+    "sim-runs": ("brokerage.sim.cli:sim_runs", "List the simulation runs stored in the database, or show one."),
     "tasks": ("brokerage.tasks_cli:tasks", "List tasks by status, label, user or name (find ids for jobs/explain)."),
 }
 """The core's subcommands by name, with their one-line help; each module is imported when its command is used (a

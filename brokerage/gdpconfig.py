@@ -1118,7 +1118,8 @@ SIM_PARAMS: tuple[Param, ...] = (
     _p("NQUEUELIMIT", "prod_job_throttler", "int", 0, "jobs",
        "Job throttler: queued jobs (notRun + defined) a work queue x resource type may hold before the ratio test "
        "applies; 0 = four bunches (4 x clamp(nRunning x THROTTLE_THRESHOLD - nNotRun, 500, 600)). Per work queue: "
-       "NQUEUELIMIT_<gshare>, per resource type NQUEUELIMIT_<gshare>_<resource type>.",
+       "NQUEUELIMIT_<work queue>, per resource type NQUEUELIMIT_<work queue>_<resource type>, where a work queue "
+       "is a global share or a Resource work queue.",
        minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
     _p("NRUNNINGCAP", "prod_job_throttler", "int", 0, "jobs",
        "Job throttler: no new jobs while more than this many run (always, no high-priority exception); 0 = no cap.",

@@ -164,6 +164,28 @@ TABLES: dict[str, tuple[Col, ...]] = {
     "gshares": (
         _c("gshare", "str", "global share", required=True),
         _c("usage_perc", "float", "usage as % of the share's target", default=0.0, minimum=0),
+        _c("parent", "str", "parent share in the share tree ('' = top level)", default=""),
+        _c("value", "float", "share of the parent, relative to its siblings (null = not in the tree)",
+           nullable=True, minimum=0),
+        _c("throttled", "bool", "the job throttler limits this share's work queue (JEDI throttled='Y')", default=True),
+    ),
+    "work_queues": (
+        _c("queue_id", "int", "JEDI_WORK_QUEUE queue_id", required=True, minimum=0),
+        _c("queue_name", "str", "work queue name", required=True),
+        _c("queue_type", "str", "prodSourceLabel of the tasks it holds: managed, user, test, ...", required=True),
+        _c("vo", "str", "virtual organisation", default="atlas"),
+        _c("queue_order", "int", "position among the queues of its type (the first true criteria wins)",
+           nullable=True),
+        _c("criteria", "str", "SQL-like condition on prodSourceLabel, workingGroup, processingType, coreCount, "
+           "eventService, site ('' = every task)", default=""),
+        _c("variables", "json", "bind variables of the criteria, e.g. {\":pt\": \"evgen\"}", default={}),
+        _c("queue_function", "str", "'Resource': JobGenerator runs it on its own; else its tasks go by global share",
+           default=""),
+        _c("status", "str", "active or inactive", default="active", choices=("active", "inactive")),
+    ),
+    "queue_slots": (
+        _c("panda_queue", "str", "queue", required=True),
+        _c("nslots", "int", "running-job slots the queue's pilots fill at most", required=True, minimum=0),
     ),
     "tasks": (
         _c("jeditaskid", "int", "JEDI task id", required=True, minimum=1),
@@ -608,7 +630,15 @@ def _tags_problem(v: Any) -> str | None:
 
 
 # every json-typed column names the shape it must have; brokers read these values without further checks
-_JSON_SHAPES = {"architectures": _architectures_problem, "tags": _tags_problem}
+def _variables_problem(v: Any) -> str | None:
+    if not isinstance(v, dict) or not all(
+        isinstance(k, str) and isinstance(x, (str, int, float)) and not isinstance(x, bool) for k, x in v.items()
+    ):
+        return f"expected an object of bind variable -> string or number, got {_shown(v)}"
+    return None
+
+
+_JSON_SHAPES = {"architectures": _architectures_problem, "tags": _tags_problem, "variables": _variables_problem}
 
 
 def _number_problem(c: Col, v: Any) -> str | None:
@@ -745,6 +775,33 @@ def check_json_columns(snap: GridSnapshot) -> list[str]:
     return problems
 
 
+def _share_cycles(g: pd.DataFrame) -> list[str]:
+    """Shares whose parent chain loops back on itself."""
+    parent = dict(zip(g["gshare"].astype(str), g["parent"].fillna("").astype(str), strict=True))
+    out = []
+    for i, name in enumerate(g["gshare"].astype(str)):
+        seen, p = {name}, parent.get(name, "")
+        while p and p in parent:
+            if p in seen:
+                out.append(f"gshares[{i}].parent: the share tree loops back to {_shown(name)} through {_shown(p)}")
+                break
+            seen.add(p)
+            p = parent[p]
+    return out
+
+
+def _criteria_problems(wq: pd.DataFrame) -> list[str]:
+    """Work queues whose criteria cannot be read."""
+    from brokerage.workqueues import criteria_problem
+
+    out = []
+    for i, (text, variables) in enumerate(zip(wq["criteria"], wq["variables"], strict=True)):
+        vars_ = variables if isinstance(variables, dict) else {}
+        if problem := criteria_problem(str(text or ""), vars_):
+            out.append(f"work_queues[{i}].criteria: {problem}")
+    return out
+
+
 def check_references(snap: GridSnapshot) -> list[str]:
     """Cross-table problems: duplicate keys and references to unknown queues, sites or endpoints."""
     problems: list[str] = []
@@ -771,6 +828,13 @@ def check_references(snap: GridSnapshot) -> list[str]:
     dupes("ddm_endpoints", "ddm_endpoint_name")
     dupes("tasks", "jeditaskid")
     dupe_rows("datasets", ["jeditaskid", "datasetid"])
+    dupes("gshares", "gshare")
+    dupes("work_queues", "queue_id")
+    dupes("queue_slots", "panda_queue")
+    refs("gshares", "parent", "gshares", "gshare", extra=("",))
+    refs("queue_slots", "panda_queue", "queues", "panda_queue")
+    problems.extend(_share_cycles(snap.tables["gshares"]))
+    problems.extend(_criteria_problems(snap.tables["work_queues"]))
     refs("queues", "atlas_site", "sites", "site_name")
     refs("ddm_endpoints", "site_name", "sites", "site_name")
     refs("panda_ddm_relation", "panda_queue", "queues", "panda_queue")

@@ -900,6 +900,49 @@ def _job_count_rows(rng: np.random.Generator, q: _Queues, jobs: _Jobs) -> dict[s
     }
 
 
+# JEDI work queues of the demo: two Resource queues JobGenerator runs on their own (the throttler's named
+# exceptions "Reprocessing default" and "Heavy Ion"), then per label ordered queues ending in a catch-all.
+_WORK_QUEUES = (
+    (1, "Reprocessing default", "managed", 1, "processingType = 'reprocessing'", {}, "Resource"),
+    (2, "Heavy Ion", "managed", 2, "processingType = :pt AND workingGroup = 'AP_HI'", {":pt": "simul"}, "Resource"),
+    (3, "evgen", "managed", 10, "processingType IN ('evgen')", {}, ""),
+    (4, "simul and pileup", "managed", 11, "processingType IN ('simul', 'pile')", {}, ""),
+    (5, "derivations", "managed", 12, "processingType LIKE 'deriv%'", {}, ""),
+    (6, "managed", "managed", 100, "", {}, ""),
+    (7, "group analysis", "user", 10, "workingGroup IS NOT NULL", {}, ""),
+    (8, "user analysis", "user", 100, "", {}, ""),
+)
+_UNTHROTTLED_SHARES = ("Express",)  # urgent work: the job throttler leaves its work queue alone
+
+
+def _shares_and_slots(q: _Queues, jobs: _Jobs, usage: list[float]) -> dict[str, dict[str, Any]]:
+    """The share tree (Production and Analysis branches, leaf values as pledged by running / usage), the work
+    queues and each queue's slots (its running jobs, or Harvester numSlots when larger)."""
+    running = jobs.jc[:, :, _S["running"]]
+    pledge = running.sum(axis=0) / np.maximum(np.asarray(usage, dtype=float), 1.0)
+    leaf = np.round(100.0 * pledge / max(pledge.sum(), 1e-9), 2)
+    n_prod = len(PROD_SHARES)
+    branches = (("Production", float(leaf[:n_prod].sum())), ("Analysis", float(leaf[n_prod:].sum())))
+    names = [b for b, _ in branches] + list(SHARES)
+    gshares = {
+        "gshare": np.array(names, dtype=object),
+        "usage_perc": np.array([100.0, 100.0, *usage]),
+        "parent": np.array(["", "", *(["Production"] * n_prod), *(["Analysis"] * len(ANAL_SHARES))], dtype=object),
+        "value": np.array([round(v, 2) for _, v in branches] + leaf.tolist()),
+        "throttled": np.array([n not in _UNTHROTTLED_SHARES for n in names]),
+    }
+    cols = list(zip(*_WORK_QUEUES, strict=True))
+    work_queues = {
+        "queue_id": np.array(cols[0]), "queue_name": np.array(cols[1], dtype=object),
+        "queue_type": np.array(cols[2], dtype=object), "vo": np.array(["atlas"] * len(_WORK_QUEUES), dtype=object),
+        "queue_order": np.array(cols[3]), "criteria": np.array(cols[4], dtype=object), "variables": list(cols[5]),
+        "queue_function": np.array(cols[6], dtype=object), "status": np.array(["active"] * len(_WORK_QUEUES), dtype=object),
+    }  # fmt: skip
+    numslots = np.nan_to_num(np.asarray(jobs.dynamic["numslots"], dtype=float), nan=0.0)
+    slots = {"panda_queue": q.name, "nslots": np.maximum(running.sum(axis=1), numslots).astype(np.int64)}
+    return {"gshares": gshares, "work_queues": work_queues, "queue_slots": slots}
+
+
 def _quota_users(n_users: int) -> list[int]:
     """Two occasional users whose global disk quota is exceeded."""
     return sorted({n_users // 2, n_users // 2 + 1} & set(range(n_users)))
@@ -1878,7 +1921,7 @@ def _columns(seed: int, queues: int, tasks: int, taken: pd.Timestamp) -> dict[st
         "user_job_counts": user_rows,
         "task_job_counts": history,
         "users": users,
-        "gshares": {"gshare": np.array(SHARES, dtype=object), "usage_perc": np.array(usage)},
+        **_shares_and_slots(q, jobs, usage),
         "tasks": task_cols,
         "datasets": ds,
         "dataset_replicas": reps,

@@ -156,3 +156,31 @@ def replica(tid: int, did: int, rse: str, **kw: Any) -> dict[str, Any]:
 def queued_to(nucleus: str, files: float, src: str = "SAT") -> dict[str, Any]:
     """A fresh network row: FILES of production output queued from SRC to NUCLEUS."""
     return {"src": src, "dst": nucleus, "key": "Production Output_queued", "value": files, "ts": RECENT}
+
+
+SIM_LEAVES = {"Production": ("MC Simulation", "Reprocessing", "Express"), "Analysis": ("User Analysis",)}
+
+
+def sim_tables(queues: list[dict[str, Any]], job_counts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The simulator's tables for a small grid: a share tree (Production 80 / Analysis 20, leaves equal within
+    their branch, all throttled), one catch-all work queue per label, and each queue's slots = its running jobs."""
+    shares = [{"gshare": b, "parent": "", "value": v} for b, v in (("Production", 80.0), ("Analysis", 20.0))]
+    shares += [{"gshare": leaf, "parent": b, "value": 1.0} for b, leaves in SIM_LEAVES.items() for leaf in leaves]
+    wqs = [
+        {"queue_id": 1, "queue_name": "managed", "queue_type": "managed", "queue_order": 100},
+        {"queue_id": 2, "queue_name": "user", "queue_type": "user", "queue_order": 100},
+    ]
+    running: dict[str, int] = {}
+    for row in job_counts:
+        if row["jobstatus"] == "running":
+            running[row["panda_queue"]] = running.get(row["panda_queue"], 0) + int(row["njobs"])
+    slots = [{"panda_queue": q["panda_queue"], "nslots": running.get(q["panda_queue"], 0)} for q in queues]
+    return {"gshares": shares, "work_queues": wqs, "queue_slots": slots}
+
+
+def sim_grid_snapshot(
+    queues: list[dict[str, Any]], tasks: list[dict[str, Any]], **tables: list[dict[str, Any]]
+) -> GridSnapshot:
+    """grid() with the simulator's tables (sim_tables) unless TABLES gives them."""
+    defaults = sim_tables(queues, tables.get("job_counts", []))
+    return grid(queues, tasks, **{**defaults, **tables})

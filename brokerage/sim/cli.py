@@ -33,6 +33,23 @@ def _run(snap: Any, config: Any, hours: float, seed: int, label: str, quiet: boo
     return sim.result()
 
 
+def _store(snap: Any, runs: list[tuple[dict[str, Any], Any, str]], hours: float, seed: int) -> None:
+    """Keep each run in the database the grid came from; say which run ids they got."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from brokerage.store import repository
+    from brokerage.store.sim_runs import save_run
+
+    engine = repository.make_engine(repository.database_url(), create=False)
+    try:
+        ids = [save_run(engine, result, snap, config, hours, seed, label) for result, config, label in runs]
+    except (repository.StoreError, SQLAlchemyError) as exc:
+        fail(f"the run finished but could not be stored: {exc}")
+    finally:
+        engine.dispose()
+    click.echo("stored as run " + " and ".join(map(str, ids)) + " (brokerage sim-runs --show ID)", err=True)
+
+
 def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
     """The headline figures side by side, and the work queues throttled in one run only."""
     a, b = stored["headline"], whatif["headline"]
@@ -62,6 +79,7 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="write the run (or both runs) as JSON")
 @click.option("--compare", is_flag=True, help="run the stored config and the what-if side by side")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--no-store", is_flag=True, help="do not keep the run in the database (a grid read from it)")
 @cluster_options
 @guarded
 def simulate(
@@ -72,6 +90,7 @@ def simulate(
     out: str | None,
     compare: bool,
     quiet: bool,
+    no_store: bool,
 ) -> None:
     """Move the grid forward HOURS: job generation under the throttler, brokerage, dispatch, timeouts and
     reassignments, task rules; print the headline figures (--compare: stored vs what-if).
@@ -87,6 +106,10 @@ def simulate(
         fail("--compare needs at least one --set KEY=VALUE (the what-if to compare with the stored config)")
     parse_assignments(assignments)
     snap, config = load_grid(snapshot_path)
+    from brokerage.sim.grid import input_problems
+
+    if problems := input_problems(snap):
+        fail("the snapshot cannot be simulated: " + "; ".join(problems))
     whatif = config.with_overrides(grid_overrides(snap, assignments))
     if compare:
         from brokerage.report.progress import ProgressBar
@@ -100,14 +123,61 @@ def simulate(
         doc: dict[str, Any] = {"stored": stored, "whatif": proposed}
         for line in _compare_lines(doc["stored"], doc["whatif"]):
             click.echo(line)
+        runs = [(stored, config, "stored"), (proposed, whatif, "what-if")]
     else:
         doc = _run(snap, whatif, hours, seed, "run", quiet)
         for key, value in doc["headline"].items():
             shown = ", ".join(value) if isinstance(value, list) else value
             click.echo(f"{key:<28} {shown}")
+        runs = [(doc, whatif, "what-if" if assignments else "stored")]
+    if snapshot_path is None and not no_store:
+        _store(snap, runs, hours, seed)
     if out:
         try:
             write_atomic(out, lambda f: f.write(json.dumps(doc, default=str).encode()))
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror or exc}")
         click.echo(f"wrote {out}", err=True)
+
+
+@click.command("sim-runs")
+@click.option("--show", "run_id", type=int, help="print one stored run's full result as JSON")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000), help="runs listed")
+@click.option("--json", "as_json", is_flag=True, help="the list as JSON")
+@guarded
+def sim_runs(run_id: int | None, limit: int, as_json: bool) -> None:
+    """List the simulation runs stored in the database (newest first), each with the grid version and gdpconfig
+    version it ran on, or print one (--show ID).
+
+    Usage: ``brokerage sim-runs --limit 5``
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from brokerage.store import repository
+    from brokerage.store.sim_runs import list_runs, load_run
+
+    engine = repository.make_engine(repository.database_url(), create=False)
+    try:
+        if run_id is not None:
+            info, result = load_run(engine, run_id)
+            click.echo(json.dumps({"run": info.to_dict(), "result": result}, default=str))
+            return
+        runs = list_runs(engine, limit)
+    except (repository.StoreError, SQLAlchemyError) as exc:
+        fail(str(getattr(exc, "orig", None) or exc).strip().splitlines()[0])
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in runs]))
+        return
+    if not runs:
+        click.echo("no simulation runs stored yet (brokerage simulate --hours H stores each run)")
+        return
+    click.echo(f"{'run':>5}  {'when (UTC)':<16}  {'label':<8} {'grid':>6} {'config':>6} {'hours':>6} {'seed':>6} "
+               f"{'finished':>10}  overrides")  # fmt: skip
+    for r in runs:
+        finished = int(r.headline.get("jobs_finished") or 0)
+        edits = ", ".join(f"{k}={v}" for k, v in r.overrides.items()) or "-"
+        click.echo(f"{r.run_id:>5}  {r.created_at:%Y-%m-%d %H:%M}  {r.label:<8} {r.snapshot_version:>6} "
+                   f"{r.config_version if r.config_version is not None else '-':>6} {r.hours:>6g} {r.seed:>6} "
+                   f"{finished:>10,}  {edits}")  # fmt: skip

@@ -20,6 +20,7 @@ from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimG
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, NOT_RUN, SUB_TOREASSIGN, JobTable, S
 from brokerage.sim.throttler import Limits, Verdict, limits_of, throttle
 from brokerage.snapshot import GridSnapshot
+from brokerage.workqueues import sorted_leaves
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
 SAMPLE_S = 600.0  # time series resolution
@@ -112,6 +113,7 @@ class Simulation:
         self.g: SimGrid = sim_grid(snap)
         self.qi = {n: i for i, n in enumerate(self.g.queues)}
         self.si = {n: i for i, n in enumerate(self.g.shares)}
+        self.wi = {n: i for i, n in enumerate(self.g.work_queues)}
         self.ri = {n: i for i, n in enumerate(self.g.rtypes)}
         self.tasks = self.g.tasks.copy()
         self.jobs = JobTable.empty(1 << 20)
@@ -169,6 +171,7 @@ class Simulation:
         self.jobs.append(
             jediTaskID=-1, computingSite=q, jobStatus=status,
             gshare=rep(jc["gshare"].map(self.si).to_numpy(np.int64)),
+            workQueue=rep(jc["gshare"].map(self.si).to_numpy(np.int64)),  # a share's own work queue has its index
             resource_type=rep(jc["resource_type"].map(self.ri).fillna(0).to_numpy(np.int64)),
             prodSourceLabel=self.g.queue_is_analysis[q].astype(np.int8), currentPriority=r.choice([500.0, 900.0], k),
             attemptNr=1, coreCount=1, creationTime=created, modificationTime=mod,
@@ -287,16 +290,16 @@ class Simulation:
     # ------------------------------------------------------------------ job generation
 
     def _counts(self) -> dict[tuple[int, int], tuple[int, int, int]]:
-        """(running, notRun, defined) per (share, resource type) of the live jobs."""
+        """(running, notRun, defined) per (aligned work queue, resource type) of the live jobs."""
         j, live = self.jobs, self.live
-        st, sh, rt = j["jobStatus"][live], j["gshare"][live], j["resource_type"][live]
-        key = sh.astype(np.int64) * 64 + rt
+        st, wq, rt = j["jobStatus"][live], j["workQueue"][live], j["resource_type"][live]
+        key = wq.astype(np.int64) * 64 + rt
         out: dict[tuple[int, int], tuple[int, int, int]] = {}
-        n_keys = (len(self.g.shares) + 1) * 64
+        n_keys = (len(self.g.work_queues) + 1) * 64
         running = np.bincount(key[st == S["running"]], minlength=n_keys)
         not_run = np.bincount(key[np.isin(st, NOT_RUN)], minlength=n_keys)
         define = np.bincount(key[st == S["defined"]], minlength=n_keys)
-        for s in range(len(self.g.shares)):
+        for s in range(len(self.g.work_queues)):
             for r in range(len(self.g.rtypes)):
                 k = s * 64 + r
                 out[(s, r)] = (int(running[k]), int(not_run[k]), int(define[k]))
@@ -319,8 +322,9 @@ class Simulation:
         return got if len(got[0]) else None
 
     def _generate(self) -> None:
-        """JobGenerator: per work queue (global share) x resource type, the throttler's budget, then the tasks in
-        priority order, each chunk brokered and drawn over the candidates by weight."""
+        """JobGenerator: per aligned work queue (a global share, or a Resource work queue) x resource type, the
+        throttler's budget, then the tasks in priority order, each chunk brokered and drawn over the candidates by
+        weight."""
         t = self.tasks
         counts = self._counts()
         eligible = t[t["status"].isin(GENERATING) & ((t["nFiles"] > t["nFilesUsed"]) | t.index.isin(
@@ -328,27 +332,28 @@ class Simulation:
         if eligible.empty:
             return
         eligible = eligible.sort_values(["currentPriority"], ascending=False, kind="stable")
-        for (share, rtype), group in eligible.groupby(["gshare", "resource_type"], sort=True):
-            s, r = self.si.get(share), self.ri.get(rtype)
-            if s is None or r is None:
+        for (wq, rtype), group in eligible.groupby(["workQueue", "resource_type"], sort=True):
+            w, r = self.wi.get(wq), self.ri.get(rtype)
+            if w is None or r is None:
                 continue
-            limits = self.limits.get((share, rtype))
+            limits = self.limits.get((wq, rtype))
             if limits is None:
-                limits = self.limits[(share, rtype)] = limits_of(self.config, share, rtype)
-            verdict = throttle(self.config, share, rtype, *counts[(s, r)], limits=limits)
-            self.verdicts[(share, rtype)] = verdict
+                limits = self.limits[(wq, rtype)] = limits_of(self.config, wq, rtype)
+            verdict = throttle(self.config, wq, rtype, *counts[(w, r)], limits=limits,
+                               throttled=bool(self.g.wq_throttled[w]))  # fmt: skip
+            self.verdicts[(wq, rtype)] = verdict
             budget = verdict.max_jobs
-            for tid in group.index:
+            for tid, share in zip(group.index, group["gshare"], strict=True):
                 if budget <= 0:
                     break
                 n = min(self._available(int(tid)), int(group.at[tid, "chunk_njobs"]), budget)
                 if n > 0:
-                    budget -= self._make_jobs(int(tid), n, s, r)
+                    budget -= self._make_jobs(int(tid), n, self.si[share], w, r)
         if self._new_rows:
             self.live = np.concatenate([self.live, *self._new_rows])
             self._new_rows = []
 
-    def _make_jobs(self, tid: int, n: int, s: int, r: int) -> int:
+    def _make_jobs(self, tid: int, n: int, s: int, w: int, r: int) -> int:
         """Broker task TID and insert up to N activated jobs at the drawn queues; the jobs made."""
         t = self.tasks
         choices = self._choices(tid)
@@ -372,7 +377,7 @@ class Simulation:
         wall = basewall + cpu / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
         rows = self.jobs.append(
-            jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, resource_type=r,
+            jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
             prodSourceLabel=int(label == "user"), currentPriority=prio,
             attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
@@ -399,11 +404,7 @@ class Simulation:
         cand = cand[free[q[cand]] > 0]
         if len(cand) == 0:
             return
-        running_by_share = np.bincount(j["gshare"][self._live("running")], minlength=len(self.g.shares))
-        total = max(1, running_by_share.sum())
-        pledged = total * self.g.share_target / 100.0
-        ratio = np.where(pledged > 0, running_by_share / np.maximum(pledged, 1e-9), 1e6)
-        share_rank = np.argsort(np.argsort(ratio, kind="stable"), kind="stable")
+        share_rank = self._share_rank()
         sloppy = self.rng.random(len(self.g.queues)) < (int(self.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
         cq = q[cand]
         by_age = sloppy[cq]
@@ -419,6 +420,15 @@ class Simulation:
         self.log.add(self.now, j["PandaID"][take], "activated", "running", "dispatch", free[q[take]])
         self._set(take, "running")
         self.jobs.cols["startTime"][take] = self.now
+
+    def _share_rank(self) -> np.ndarray:
+        """Per share, its place in JEDI's sorted leaves (0 first); shares outside the tree after every leaf."""
+        g = self.g
+        running = np.bincount(self.jobs["gshare"][self._live("running")], minlength=len(g.shares))
+        n_tree = len(g.tree.names)
+        rank = np.arange(len(g.shares), dtype=np.int64)
+        rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float))
+        return rank
 
     def _end_payloads(self) -> None:
         """Payloads that reached their walltime (failing ones part-way) end: running -> holding."""

@@ -1,4 +1,4 @@
-"""What the simulator reads from a snapshot: queues with slots and failure rates, shares, tasks and their work."""
+"""What the simulator reads from a snapshot: queues with slots and failure rates, the share tree, work queues, tasks."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.snapshot import GridSnapshot
+from brokerage.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 
 FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE_PRIOR of 20 jobs
 FAILURE_PRIOR = 0.05
@@ -29,10 +30,43 @@ class SimGrid:
     laststart_age_h: np.ndarray  # hours since the last pilot start, at the run's start
     maxtime_s: np.ndarray
     corepower: np.ndarray
-    shares: list[str]
+    shares: list[str]  # every node of the share tree (jobs sit on leaves), then shares only the jobs name
     share_target: np.ndarray  # % of the grid each share is pledged (leaves sum to 100)
+    tree: ShareTree
+    work_queues: list[str]  # aligned work queues: one per share (its global-share queue), then the Resource ones
+    wq_throttled: np.ndarray  # bool per aligned work queue
     rtypes: list[str]
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
+
+
+class SimInputError(ValueError):
+    """The snapshot lacks what the simulator needs; ``problems`` name each table or column and what is expected."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("the snapshot cannot be simulated: " + "; ".join(problems))
+        self.problems = problems
+
+
+def input_problems(snap: GridSnapshot) -> list[str]:
+    """What the simulator needs and SNAP lacks: the work queues, the share tree's values, the queues' slots.
+
+    Usage: ``assert not input_problems(demo_snapshot())``
+    """
+    problems = []
+    if snap.tables["work_queues"].empty:
+        problems.append("work_queues: no rows; the simulator needs JEDI's work queues (queue_type, queue_order, "
+                        "criteria, queue_function) to group tasks for the job throttler")  # fmt: skip
+    g = snap.tables["gshares"]
+    missing = g.loc[g["value"].isna(), "gshare"].astype(str).tolist()
+    if g.empty:
+        problems.append("gshares: no rows; the simulator needs the global-share tree (gshare, parent, value)")
+    elif missing:
+        shown = ", ".join(missing[:6]) + (", …" if len(missing) > 6 else "")
+        problems.append(f"gshares.value: missing for {len(missing)} of {len(g)} shares ({shown}); the share tree "
+                        "needs every share's value to set its pledge")  # fmt: skip
+    if snap.tables["queue_slots"].empty:
+        problems.append("queue_slots: no rows; the simulator needs each queue's slots (panda_queue, nslots)")
+    return problems
 
 
 def _failure_rates(snap: GridSnapshot, queues: list[str]) -> np.ndarray:
@@ -70,30 +104,46 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
 
 
 def sim_grid(snap: GridSnapshot) -> SimGrid:
-    """The simulator's view of SNAP: queues' slots are their running jobs (a grid in steady state), failure rates
-    from recent job outcomes, share targets from running / usage_perc (docs/lifecycle.md lists every choice).
+    """The simulator's view of SNAP: slots from queue_slots (a queue without a row: its running jobs), failure
+    rates from recent job outcomes, share targets from the share tree, tasks in their aligned work queues
+    (docs/lifecycle.md lists every choice). SimInputError when the snapshot lacks a table it needs.
 
     Usage: ``g = sim_grid(demo_snapshot()); g.slots.sum()``
     """
+    if problems := input_problems(snap):
+        raise SimInputError(problems)
     q = snap.tables["queues"]
     queues = [str(x) for x in q["panda_queue"]]
     jc = snap.tables["job_counts"]
     running = jc[jc["jobstatus"] == "running"].groupby("panda_queue")["njobs"].sum().reindex(queues, fill_value=0)
-    slots = np.maximum(running.to_numpy(np.int64), q["numslots"].fillna(0).to_numpy(np.int64))
+    nslots = snap.tables["queue_slots"].set_index("panda_queue")["nslots"].reindex(queues)
+    slots = nslots.fillna(running).to_numpy(np.int64)
     taken = pd.to_datetime(snap.taken_at)
     laststart = pd.to_datetime(q["laststart"], utc=True)
     age_h = ((taken - laststart).dt.total_seconds() / 3600.0).fillna(1e6).to_numpy(float)
-    g = snap.tables["gshares"]
-    shares = sorted(set(g["gshare"]) | set(jc["gshare"]) | set(snap.tables["tasks"]["gshare"]))
-    run_share = jc[jc["jobstatus"] == "running"].groupby("gshare")["njobs"].sum().reindex(shares, fill_value=0)
-    usage = g.set_index("gshare")["usage_perc"].reindex(shares).fillna(100.0).clip(lower=1.0)
-    target = (run_share / usage).to_numpy(float)
-    target = 100.0 * target / target.sum() if target.sum() > 0 else np.full(len(shares), 100.0 / max(1, len(shares)))
+    tree = share_tree(snap.tables["gshares"])
+    extra = sorted((set(jc["gshare"]) | set(snap.tables["tasks"]["gshare"])) - set(tree.names))
+    shares = tree.names + [str(x) for x in extra]
+    target = np.concatenate([tree.target, np.zeros(len(extra))])
+    wq = snap.tables["work_queues"]
+    resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
+    resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
+    wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
+    tasks = _task_work(snap)
+    tasks["workQueue"] = _aligned(snap, resource_names)
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
         queue_is_analysis=(q["type"] == "analysis").to_numpy(bool),
         slots=slots, failure_rate=_failure_rates(snap, queues), laststart_age_h=age_h,
         maxtime_s=q["maxtime"].fillna(0).to_numpy(float), corepower=q["corepower"].fillna(10.0).to_numpy(float),
-        shares=shares, share_target=target, rtypes=rtypes, tasks=_task_work(snap),
+        shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
+        wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
     )  # fmt: skip
+
+
+def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:
+    """Per task its aligned work queue: its Resource work queue if its criteria pick one, else its global share."""
+    t = snap.tables["tasks"]
+    wq = task_work_queues(t, snap.tables["work_queues"]).to_numpy(object)
+    return np.where(np.isin(wq, resource_names), wq, t["gshare"].to_numpy(object))

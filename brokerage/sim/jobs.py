@@ -23,14 +23,15 @@ ACTIVE_TABLE = np.array([S[s] for s in ("activated", "throttled", "sent", "start
 
 COLUMNS: dict[str, Any] = {
     "PandaID": np.int64, "jediTaskID": np.int64, "computingSite": np.int32, "jobStatus": np.int8,
-    "jobSubStatus": np.int8, "gshare": np.int16, "resource_type": np.int16, "prodSourceLabel": np.int8,
+    "jobSubStatus": np.int8, "gshare": np.int16, "workQueue": np.int16, "resource_type": np.int16, "prodSourceLabel": np.int8,
     "currentPriority": np.float64, "attemptNr": np.int16, "coreCount": np.int16, "fileID": np.int64,
     "creationTime": np.float64, "modificationTime": np.float64, "stateChangeTime": np.float64,
     "activationTime": np.float64, "startTime": np.float64, "endTime": np.float64, "runSeconds": np.float64,
     "willFail": np.bool_, "errorCode": np.int16,
 }  # fmt: skip
 """Times are seconds since the run's start (NaN: never); computingSite, gshare and resource_type index the run's
-queue, share and resource-type lists; prodSourceLabel is 1 for user (analysis) jobs, 0 otherwise; jediTaskID is -1
+queue, share and resource-type lists, workQueue the run's aligned work queues (the share leaves, then the
+Resource work queues); prodSourceLabel is 1 for user (analysis) jobs, 0 otherwise; jediTaskID is -1
 for the jobs the snapshot already held (their task is not known)."""
 
 SUB_NONE, SUB_TOREASSIGN = 0, 1

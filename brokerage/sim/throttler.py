@@ -11,6 +11,8 @@ from brokerage.gdpconfig import Config
 N_BUNCH_MIN, N_BUNCH_MAX = 500, 600  # nJobsInBunchMin/Max, constants in JobThrottlerBase
 QUEUE_BUNCHES = 4  # nBunch: NQUEUELIMIT defaults to four bunches
 LACK_FRACTION = 0.9  # PASS with lackOfJobs below 90 % of the queue limit
+BUNCH_TO_LIMIT_QUEUES = ("Heavy Ion", "Reprocessing default")  # bunch grows towards the queue limit (§8.6)
+UNTHROTTLED_JOBS = 10**9  # a work queue the throttler leaves alone: no limit on the jobs of a cycle
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,7 @@ class Verdict:
 
     throttled: bool
     max_jobs: int
-    rule: str  # "pass", "pass lack of jobs", or the SKIP condition: a, c, e, g, h
+    rule: str  # "not throttled", "pass", "pass lack of jobs", or the SKIP condition: a, c, e, g, h
     reason: str
 
 
@@ -56,18 +58,23 @@ def throttle(
     n_not_run: int,
     n_define: int,
     limits: Limits | None = None,
+    throttled: bool = True,
 ) -> Verdict:
     """The job throttler for work queue SHARE x resource type RTYPE from its running, notRun and defined counts.
 
-    Every share is a throttled work queue (the demo grid has no share with throttled='N'); the walltime test
+    A work queue with throttled False (its share's throttled='N') passes with no limit. The walltime test
     (totWalltime > 50e6) is taken as met, and the high-priority override is not modelled: docs/lifecycle.md.
     Usage: ``throttle(Config(), "MC Simulation", "SCORE", 1000, 2500, 0).throttled``
     """
+    if not throttled:
+        return Verdict(False, UNTHROTTLED_JOBS, "not throttled", "work queue not throttled (throttled='N'): no limit")
     threshold, queue_limit_key, running_cap, queue_cap = limits or limits_of(config, share, rtype)
     bunch = int(np.clip(int(n_running * threshold - n_not_run), N_BUNCH_MIN, N_BUNCH_MAX))
     queue_limit = queue_limit_key or QUEUE_BUNCHES * bunch
-    max_jobs = queue_cap // 5 if queue_cap else bunch // 2
     queued = n_not_run + n_define
+    if share in BUNCH_TO_LIMIT_QUEUES and queue_limit > queued:
+        bunch = min(max(bunch, queue_limit - queued), N_BUNCH_MAX)
+    max_jobs = queue_cap // 5 if queue_cap else bunch // 2
     if n_running == 0 and queued > queue_limit:
         return Verdict(True, 0, "a", f"no running and enough queued: {queued} > queue limit {queue_limit}")
     if n_running and n_not_run + n_define > threshold * n_running and queued > queue_limit:

@@ -131,6 +131,26 @@ class SnapshotVersion(Base):
     data: Mapped[bytes] = mapped_column(sa.LargeBinary())
 
 
+class SimRun(Base):
+    """SIM_RUNS: one stored simulation run (gzip'd result JSON) with the snapshot and gdpconfig it ran on."""
+
+    __tablename__ = "sim_runs"
+
+    run_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    created_at: Mapped[datetime] = mapped_column(index=True)
+    label: Mapped[str]
+    snapshot_id: Mapped[str]
+    snapshot_version: Mapped[int]
+    config_version: Mapped[int | None]
+    config_fingerprint: Mapped[str]
+    overrides: Mapped[str] = mapped_column(JsonText)
+    hours: Mapped[float]
+    seed: Mapped[int] = mapped_column(sa.BigInteger())
+    headline: Mapped[str] = mapped_column(JsonText)
+    nbytes: Mapped[int]
+    data: Mapped[bytes] = mapped_column(sa.LargeBinary())
+
+
 # --- grid tables: one per snapshot table; seq keeps the snapshot's row order ------------------------------
 
 
@@ -255,12 +275,42 @@ class Users(Base):
 
 
 class GlobalShares(Base):
-    """GLOBAL_SHARES: usage of each global share."""
+    """GLOBAL_SHARES: the share tree (parent, value, throttled) and the usage of each global share."""
 
     __tablename__ = "global_shares"
 
     gshare: Mapped[str] = mapped_column(primary_key=True)
     usage_perc: Mapped[float | None]
+    seq: Mapped[int]
+    parent: Mapped[str | None]
+    value: Mapped[float | None]
+    throttled: Mapped[bool | None]
+
+
+class WorkQueues(Base):
+    """JEDI_WORK_QUEUE: work queues with their order and criteria."""
+
+    __tablename__ = "jedi_work_queue"
+
+    queue_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    queue_name: Mapped[str]
+    queue_type: Mapped[str]
+    vo: Mapped[str | None]
+    queue_order: Mapped[int | None]
+    criteria: Mapped[str | None]
+    variables: Mapped[str | None] = mapped_column(JsonText)
+    queue_function: Mapped[str | None]
+    status: Mapped[str | None]
+    seq: Mapped[int]
+
+
+class QueueSlots(Base):
+    """QUEUE_SLOTS: how many jobs each queue's pilots run at most (the simulator's capacity)."""
+
+    __tablename__ = "queue_slots"
+
+    panda_queue: Mapped[str] = mapped_column(primary_key=True)
+    nslots: Mapped[int]
     seq: Mapped[int]
 
 
@@ -489,6 +539,8 @@ GRID_MODELS: dict[str, type[Base]] = {
     "task_job_counts": TaskJobStats,
     "users": Users,
     "gshares": GlobalShares,
+    "work_queues": WorkQueues,
+    "queue_slots": QueueSlots,
     "tasks": JediTasks,
     "datasets": JediDatasets,
     "dataset_replicas": DatasetReplicas,

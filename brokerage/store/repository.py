@@ -46,7 +46,7 @@ DEFAULT_SQLITE = REPO_ROOT / "data" / "brokerage.sqlite"
 # not hang for half a minute (BROKERAGE_SQLITE_BUSY_MS overrides it, e.g. for long batch imports)
 SQLITE_BUSY_TIMEOUT_MS = int(os.environ.get("BROKERAGE_SQLITE_BUSY_MS", "3000"))
 # PostgreSQL advisory lock ids: writers of the same kind queue up, readers never wait.
-_PG_LOCKS = {"grid": 7_310_001, "config": 7_310_002, "schema": 7_310_003}
+_PG_LOCKS = {"grid": 7_310_001, "config": 7_310_002, "schema": 7_310_003, "sim": 7_310_004}
 
 
 class StoreError(ValueError):
@@ -425,6 +425,8 @@ def _bind_values(s: pd.Series, c: Col) -> list[Any]:
         return [bool(v) for v in values]
     if c.type == "list":  # a JSON array as text (a JSON table's document keeps the list itself)
         return [None if v is None else json.dumps(list(v), separators=(",", ":")) for v in values]
+    if c.type == "json":
+        return [None if v is None else json.dumps(v, separators=(",", ":")) for v in values]
     return [None if isinstance(v, float) and v != v else v for v in values]
 
 
@@ -440,7 +442,7 @@ def _json_docs(df: pd.DataFrame, cols: tuple[Col, ...], exclude: str) -> list[st
 def _json_values(s: pd.Series, c: Col) -> list[Any]:
     if c.type == "time":
         return [None if v is pd.NaT or v is None else pd.Timestamp(v).isoformat() for v in s.tolist()]
-    if c.type == "list":
+    if c.type in ("list", "json"):  # kept as JSON inside the row's document
         return s.tolist()
     return _bind_values(s, c)
 
@@ -556,6 +558,8 @@ def _typed(c: Col, values: list[Any]) -> pd.Series:
         return pd.Series(np.array(values, dtype=bool))
     if c.type == "list":
         return pd.Series([[] if v is None else json.loads(v) for v in values], dtype="object")
+    if c.type == "json":
+        return pd.Series([c.default if v is None else json.loads(v) for v in values], dtype="object")
     return pd.Series(values, dtype="object")
 
 

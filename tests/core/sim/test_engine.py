@@ -17,7 +17,7 @@ from brokerage.gdpconfig import Config
 from brokerage.sim import task_agent
 from brokerage.sim.engine import Files, Simulation
 from brokerage.sim.jobs import FINAL, S
-from tests.builders import counts, dataset, grid, queue, task
+from tests.builders import counts, dataset, queue, sim_grid_snapshot, task
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 
 H = 3600.0
@@ -110,7 +110,7 @@ def _snap():  # type: ignore[no-untyped-def]
     tasks = [task(i, chunk_nevents=60, chunk_njobs=3, cputime=20.0, currentpriority=400 + i) for i in (1, 2, 3)]
     ds = [dataset(i, i, nfiles=20, nevents=400, neventsused=0) for i in (1, 2, 3)]
     jc = counts("A", running=4, activated=2) + counts("B", running=3) + counts("C", running=2, defined=2)
-    return grid(qs, tasks, datasets=ds, job_counts=jc)
+    return sim_grid_snapshot(qs, tasks, datasets=ds, job_counts=jc)
 
 
 def test_same_seed_same_run_and_another_seed_differs() -> None:
@@ -147,7 +147,7 @@ def test_no_jobs_for_tasks_that_may_not_generate() -> None:
     qs = [queue("A", "S1")]
     tasks = [task(1, status="pending", chunk_nevents=10, chunk_njobs=1), task(2, status="assigning", chunk_nevents=10,
              chunk_njobs=1, nucleus=None)]  # fmt: skip
-    snap = grid(qs, tasks, datasets=[dataset(i, i, nfiles=5, nevents=50) for i in (1, 2)], job_counts=[])
+    snap = sim_grid_snapshot(qs, tasks, datasets=[dataset(i, i, nfiles=5, nevents=50) for i in (1, 2)], job_counts=[])
     sim = Simulation(snap, Config().with_overrides({"TASKBROKER_PERIOD": 86400}), seed=0)
     sim.now = 0.0
     sim._generate()
@@ -212,3 +212,84 @@ def test_a_cancelled_simulation_stops_with_cancelled(monkeypatch: pytest.MonkeyP
     assert seen[-1] == (120, 120) and seen[0] == (1, 120)
     with pytest.raises(Cancelled):
         simulate_many(_snap(), [Config()], 1, cancel=lambda: True)
+
+
+def test_a_snapshot_without_the_simulators_tables_is_refused(tmp_path: Path) -> None:
+    """Bad input: a snapshot without work queues, share values and queue slots cannot be simulated; the engine
+    names each missing table and `brokerage simulate` exits 2 with the same words."""
+    from brokerage.sim.grid import SimInputError
+    from tests.builders import grid
+
+    bare = grid([queue("A", "S1")], [task(1)], gshares=[{"gshare": "MC Simulation"}])
+    with pytest.raises(SimInputError) as err:
+        Simulation(bare, Config())
+    text = str(err.value)
+    assert "work_queues: no rows" in text and "queue_slots: no rows" in text
+    assert "gshares.value: missing for 1 of 1 shares (MC Simulation)" in text
+    path = tmp_path / "bare.json"
+    bare.to_json(path)
+    r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), "--hours", "1"])
+    assert r.exit_code == 2 and "work_queues: no rows" in r.output and "Traceback" not in r.output
+
+
+def test_a_resource_work_queue_is_throttled_on_its_own() -> None:
+    """Aligned work queues: a reprocessing task taken by the Resource work queue 'Reprocessing default' is throttled
+    under that queue's name; a simul task of the same share stays in its global share's queue."""
+    wqs = [
+        {"queue_id": 1, "queue_name": "Reprocessing default", "queue_type": "managed", "queue_order": 1,
+         "criteria": "processingType = 'reprocessing'", "queue_function": "Resource"},
+        {"queue_id": 2, "queue_name": "managed", "queue_type": "managed", "queue_order": 100},
+    ]  # fmt: skip
+    tasks = [task(1, processingtype="reprocessing", chunk_nevents=10, chunk_njobs=1),
+             task(2, processingtype="simul", chunk_nevents=10, chunk_njobs=1)]  # fmt: skip
+    snap = sim_grid_snapshot([queue("A", "S1")], tasks, datasets=[dataset(i, i, nfiles=5, nevents=50) for i in (1, 2)],
+                             job_counts=counts("A", running=5), work_queues=wqs)  # fmt: skip
+    sim = Simulation(snap, Config(), seed=0)
+    assert sim.tasks["workQueue"].to_dict() == {1: "Reprocessing default", 2: "MC Simulation"}
+    sim._generate()
+    assert set(sim.verdicts) == {("Reprocessing default", "SCORE"), ("MC Simulation", "SCORE")}
+    made = pd.Series(sim.jobs["workQueue"]).map(dict(enumerate(sim.g.work_queues)))
+    by_task = {t: w for t, w in zip(sim.jobs["jediTaskID"], made, strict=True) if t > 0}
+    assert by_task == {1: "Reprocessing default", 2: "MC Simulation"}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(status=st.sampled_from(["throttled", "pending", "exhausted", "scouted", "assigning", "paused", "finished",
+                               "broken", "aborted"]), seed=st.integers(0, 100))  # fmt: skip
+def test_no_job_is_generated_for_a_task_that_may_not_generate(status: str, seed: int) -> None:
+    """JobGenerator reads ready, running and scouting tasks only: over 30 generation, payload and dispatch cycles a
+    task in any other status gets no job, while a ready task beside it does."""
+    tasks = [task(1, status=status, chunk_nevents=10, chunk_njobs=2), task(2, chunk_nevents=10, chunk_njobs=2)]
+    snap = sim_grid_snapshot([queue("A", "S1")], tasks, datasets=[dataset(i, i, nfiles=9, nevents=90) for i in (1, 2)],
+                             job_counts=counts("A", running=5))  # fmt: skip
+    sim = Simulation(snap, Config(), seed=seed)
+    for minute in range(30):
+        sim.now = 60.0 * minute
+        sim._generate()
+        sim._end_payloads()
+        sim._dispatch()
+    made = set(sim.jobs["jediTaskID"].tolist())
+    assert 1 not in made and 2 in made
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 1000), queued=st.integers(20, 200), keyed=st.booleans())
+def test_fast_rebrokerage_fires_only_for_a_share_with_its_threshold_key(seed: int, queued: int, keyed: bool) -> None:
+    """Rule F closes jobs only of a share that has FAST_REBRO_THRESHOLD_NQUEUE_<share>: with overshooting queues of
+    two shares and the key set for MC Simulation at most, no Reprocessing job is ever closed by F, and MC Simulation
+    jobs only when keyed; the rest is a dry run."""
+    cfg = Config().with_overrides({"FAST_REBRO_THRESHOLD_NQUEUE_MC Simulation": 5} if keyed else {})
+    sim = small_sim(config=cfg, job_counts=counts("A", running=2) + counts("B", running=2))
+    sim.jobs.n = 0
+    rng = np.random.default_rng(seed)
+    for share in ("MC Simulation", "Reprocessing"):
+        add_jobs(sim, n=queued, queue=str(rng.choice(["A", "B"])), gshare=sim.si[share],
+                 creationTime=-rng.uniform(0, 3600, queued), modificationTime=0.0)  # fmt: skip
+    sim.now = 600.0
+    sim._copy_archive()
+    ev = sim.log.frame()
+    closed = ev[ev["rule"] == "F"]
+    shares = {sim.g.shares[s] for s in sim.jobs["gshare"][np.isin(sim.jobs["PandaID"], closed["id"])]}
+    assert "Reprocessing" not in shares
+    assert (len(closed) > 0) == keyed
+    assert any(d[2] == "Reprocessing" for d in sim.dry_runs)

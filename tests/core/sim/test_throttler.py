@@ -48,3 +48,19 @@ def test_caps_per_work_queue_and_resource_type() -> None:
     assert h.throttled and h.rule == "h"
     ok = throttle(Config().with_overrides({f"NQUEUECAP_{SH}": 5000}), SH, RT, 5000, 4000, 0)
     assert not ok.throttled and ok.max_jobs == 1000
+
+
+def test_a_work_queue_not_throttled_passes_without_limit() -> None:
+    """Throttler step 1: a work queue whose share has throttled='N' passes with no limit, however full it is."""
+    v = throttle(Config(), "Express", "SCORE", 0, 100_000, 100_000, throttled=False)
+    assert not v.throttled and v.rule == "not throttled" and v.max_jobs >= 10**9
+
+
+def test_reprocessing_default_bunch_grows_towards_the_queue_limit() -> None:
+    """§8.6: for 'Reprocessing default' with NQUEUELIMIT 3000 and 1000 queued the bunch is min(max(500, 3000 - 1000),
+    600) = 600, so a cycle may add 300 jobs; another work queue with the same counts keeps the bunch 500: 250 jobs
+    (the lack-of-jobs floor 3000 // 20 = 150 is below both)."""
+    cfg = Config().with_overrides({"NQUEUELIMIT": 3000})
+    reprocessing = throttle(cfg, "Reprocessing default", "SCORE", 100, 1000, 0)
+    plain = throttle(cfg, "MC Simulation", "SCORE", 100, 1000, 0)
+    assert reprocessing.max_jobs == 300 and plain.max_jobs == 250

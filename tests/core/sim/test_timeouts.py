@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from brokerage.gdpconfig import Config
 from brokerage.sim.jobs import SUB_TOREASSIGN
@@ -87,3 +88,74 @@ def test_inactive_site_rule_needs_priority_800() -> None:
     low = add_jobs(sim, currentPriority=700.0, modificationTime=-5 * H + H, stateChangeTime=-5 * H + H)
     _pass(sim, H)
     assert status_of(sim, np.r_[high, low]) == ["closed", "activated"]
+
+
+def test_h1_fails_an_analysis_job_silent_longer_than_heartbeat_timeout_analysis() -> None:
+    """H1: an analysis job at an offline queue last beat at the run's start (-0.5 h start, beats every 30 min: last
+    at 0 h); at 2.1 h its 2.1 h silence > HEARTBEAT_TIMEOUT_analysis 2 h fails it; at 1.9 h it is kept."""
+    sim = small_sim(queues=[queue("A", "S1"), queue("OFF", "S2", status="offline")])
+    row = add_jobs(sim, status="running", queue="OFF", prodSourceLabel=1, startTime=-0.5 * H, runSeconds=10 * H)
+    _pass(sim, 1.9 * H)
+    assert status_of(sim, row) == ["running"]
+    _pass(sim, 2.1 * H)
+    assert status_of(sim, row) == ["failed"]
+    ev = sim.log.frame()
+    assert ev[ev["rule"] == "H1"]["value"].tolist() == [pytest.approx(2.1, abs=1e-4)]
+
+
+def test_h6_fails_a_job_holding_longer_than_timeout_holding() -> None:
+    """H6: a job in holding since 48.5 h > TIMEOUT_holding 48 h fails (code 103); one holding 47 h is kept."""
+    sim = small_sim()
+    old = add_jobs(sim, status="holding", modificationTime=100 * H - 48.5 * H)
+    young = add_jobs(sim, status="holding", modificationTime=100 * H - 47 * H)
+    _pass(sim, 100 * H)
+    assert status_of(sim, np.r_[old, young]) == ["failed", "holding"]
+    assert sim.jobs["errorCode"][old][0] == 103
+
+
+def test_k1_and_k2_close_defined_and_activated_jobs_created_over_7_days_ago() -> None:
+    """K1/K2: a defined and an activated job created 7.2 days ago are killed (closed, code 102); 6.9 days old ones
+    stay (the R rules do not apply: their modificationTime is recent)."""
+    now = 10 * 86400.0
+    sim = small_sim()
+    k1 = add_jobs(sim, status="defined", creationTime=now - 7.2 * 86400, modificationTime=now - 60)
+    k2 = add_jobs(sim, status="activated", creationTime=now - 7.2 * 86400, modificationTime=now - 60)
+    young = add_jobs(sim, status="activated", creationTime=now - 6.9 * 86400, modificationTime=now - 60)
+    _pass(sim, now)
+    assert status_of(sim, np.r_[k1, k2, young]) == ["closed", "closed", "activated"]
+    ev = sim.log.frame().set_index("rule")
+    assert {"K1", "K2"} <= set(ev.index) and sim.jobs["errorCode"][k1][0] == 102
+
+
+def test_r7_r8_r9_close_production_jobs_stuck_12_48_48_hours() -> None:
+    """R7: assigned 12.5 h > 12 h; R8: activated 48.5 h > 48 h; R9: starting since 48.5 h > 48 h; each closed
+    for reassignment; an analysis job in the same states is left alone by these production rules."""
+    now = 60 * H
+    sim = small_sim(config=Config().with_overrides({"TIMEOUT_defined": 100.0}))
+    r7 = add_jobs(sim, status="assigned", modificationTime=now - 12.5 * H, creationTime=now - 13 * H)
+    r8 = add_jobs(sim, status="activated", modificationTime=now - 48.5 * H, creationTime=now - 49 * H)
+    r9 = add_jobs(sim, status="starting", stateChangeTime=now - 48.5 * H, modificationTime=now - 60,
+                  creationTime=now - 49 * H)  # fmt: skip
+    user = add_jobs(sim, status="assigned", prodSourceLabel=1, modificationTime=now - 12.5 * H, creationTime=now - H)
+    _pass(sim, now)
+    assert status_of(sim, np.r_[r7, r8, r9, user]) == ["closed", "closed", "closed", "assigned"]
+    ev = sim.log.frame()
+    assert sorted(ev["rule"]) == ["R7", "R8", "R9"]
+    assert (sim.jobs["jobSubStatus"][np.r_[r7, r8, r9]] == SUB_TOREASSIGN).all()
+
+
+def test_k3_k9_k10_kill_jobs_by_age_in_the_active_table() -> None:
+    """K3: an analysis job holding since 7.5 days is killed; K9: a production job activated 22 days after its
+    creation (modified recently) is killed; K10: a throttled job created 7.5 days ago is killed; a running analysis
+    job 8 days old is left to its pilot (K3 only sends tobekilled)."""
+    now = 30 * 86400.0
+    sim = small_sim(config=Config().with_overrides({"TIMEOUT_holding": 10000.0}))
+    k3 = add_jobs(sim, status="holding", prodSourceLabel=1, modificationTime=now - 7.5 * 86400,
+                  creationTime=now - 7.6 * 86400)  # fmt: skip
+    k9 = add_jobs(sim, status="transferring", creationTime=now - 22 * 86400, modificationTime=now - 60)
+    k10 = add_jobs(sim, status="throttled", creationTime=now - 7.5 * 86400, modificationTime=now - 60)
+    running = add_jobs(sim, status="running", prodSourceLabel=1, startTime=now - 600, modificationTime=now - 8 * 86400,
+                       creationTime=now - 8 * 86400, runSeconds=10 * H)  # fmt: skip
+    _pass(sim, now)
+    assert status_of(sim, np.r_[k3, k9, k10, running]) == ["closed", "closed", "closed", "running"]
+    assert sorted(sim.log.frame()["rule"]) == ["K10", "K3", "K9"]
