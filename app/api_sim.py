@@ -1,4 +1,5 @@
-"""JSON API of simulations: /api/simulation?hours=H&seed=N&compare=1&KEY=VALUE starts or joins the run, then polls it."""
+"""JSON API of simulations: /api/simulation?hours=H&seed=N&compare=1&KEY=VALUE starts or joins the run, then polls it;
+/api/simulation/runs lists the runs stored in the database and /api/simulation/runs/<id> gives one."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def register(server: Flask, services: Services) -> None:
             abort(400, "; ".join(refused[k] for k in sorted(refused)))
         try:
             job_id, state = services.simulations.start(req, client_address())
+        except SimulationRequestError as exc:
+            abort(400, str(exc))
         except JobsBusy as exc:
             return jsonify({"error": str(exc)}), 503
         body: dict[str, Any] = {"job": job_id, "state": state.state, "percent": state.percent, "label": state.label}
@@ -33,3 +36,29 @@ def register(server: Flask, services: Services) -> None:
         elif state.state == "failed":
             body["error"] = state.error
         return jsonify(body), 200 if state.finished else 202
+
+    @server.get("/api/simulation/runs")
+    def api_simulation_runs() -> Any:
+        from brokerage.store.sim_runs import list_runs
+
+        engine = services.state.engine()
+        if engine is None:
+            return jsonify({"runs": [], "note": "the grid does not come from a database: runs are not stored"})
+        raw = request.args.get("limit", "50")
+        if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+            abort(400, f"limit: {raw!r} is not allowed; expected an integer from 1 to 1000")
+        return jsonify({"runs": [r.to_dict() for r in list_runs(engine, int(raw))]})
+
+    @server.get("/api/simulation/runs/<int:run_id>")
+    def api_simulation_run(run_id: int) -> Any:
+        from brokerage.store.repository import StoreError
+        from brokerage.store.sim_runs import load_run
+
+        engine = services.state.engine()
+        if engine is None:
+            abort(404, "the grid does not come from a database: runs are not stored")
+        try:
+            info, result = load_run(engine, run_id)
+        except StoreError as exc:
+            abort(404, str(exc))
+        return jsonify({"run": info.to_dict(), "result": result})

@@ -165,8 +165,13 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("gshare", "str", "global share", required=True),
         _c("usage_perc", "float", "usage as % of the share's target", default=0.0, minimum=0),
         _c("parent", "str", "parent share in the share tree ('' = top level)", default=""),
-        _c("value", "float", "share of the parent, relative to its siblings (null = not in the tree)",
-           nullable=True, minimum=0),
+        _c(
+            "value",
+            "float",
+            "share of the parent, relative to its siblings (null = not in the tree)",
+            nullable=True,
+            minimum=0,
+        ),
         _c("throttled", "bool", "the job throttler limits this share's work queue (JEDI throttled='Y')", default=True),
     ),
     "work_queues": (
@@ -174,13 +179,21 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("queue_name", "str", "work queue name", required=True),
         _c("queue_type", "str", "prodSourceLabel of the tasks it holds: managed, user, test, ...", required=True),
         _c("vo", "str", "virtual organisation", default="atlas"),
-        _c("queue_order", "int", "position among the queues of its type (the first true criteria wins)",
-           nullable=True),
-        _c("criteria", "str", "SQL-like condition on prodSourceLabel, workingGroup, processingType, coreCount, "
-           "eventService, site ('' = every task)", default=""),
-        _c("variables", "json", "bind variables of the criteria, e.g. {\":pt\": \"evgen\"}", default={}),
-        _c("queue_function", "str", "'Resource': JobGenerator runs it on its own; else its tasks go by global share",
-           default=""),
+        _c("queue_order", "int", "position among the queues of its type (the first true criteria wins)", nullable=True),
+        _c(
+            "criteria",
+            "str",
+            "SQL-like condition on prodSourceLabel, workingGroup, processingType, coreCount, "
+            "eventService, site ('' = every task)",
+            default="",
+        ),
+        _c("variables", "json", 'bind variables of the criteria, e.g. {":pt": "evgen"}', default={}),
+        _c(
+            "queue_function",
+            "str",
+            "'Resource': JobGenerator runs it on its own; else its tasks go by global share",
+            default="",
+        ),
         _c("status", "str", "active or inactive", default="active", choices=("active", "inactive")),
     ),
     "queue_slots": (

@@ -80,13 +80,17 @@ class Simulations:
     def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
         the Dask engine, one per worker."""
+        from brokerage.sim.grid import input_problems
         from brokerage.sim.sweep import simulate_many
 
         snap = self.state.snapshot()
+        if problems := input_problems(snap):
+            raise SimulationRequestError("the grid cannot be simulated: " + "; ".join(problems))
         configs = [self.state.effective_config({})] if "stored" in req.labels else []
         if req.overrides:
             configs.append(self.state.effective_config(req.overrides))
         job_id = self.job_id(req)
+        engine = self.state.engine()
 
         def work(report: Callable[[int, str], None]) -> Any:
             def progress(done: int, total: int) -> None:
@@ -97,7 +101,8 @@ class Simulations:
 
             runs = run() if self.admission is None else self.admission.run(("sim", job_id), client, run)
             return {"labels": req.labels, "runs": runs, "overrides": req.overrides, "hours": req.hours,
-                    "seed": req.seed, "snapshot": snap.key}  # fmt: skip
+                    "seed": req.seed, "snapshot": snap.key,
+                    "run_ids": _store(engine, runs, snap, configs, req)}  # fmt: skip
 
         return job_id, self.jobs.start(job_id, work)
 
@@ -108,3 +113,15 @@ class Simulations:
     def cancel(self, job_id: str) -> None:
         """Ask the job to stop at its next progress report."""
         self.jobs.cancel(job_id)
+
+
+def _store(engine: Any, runs: list[dict[str, Any]], snap: Any, configs: list[Any], req: SimRequest) -> list[int]:
+    """Keep each finished run in the database the grid came from (none for a file grid); their run ids."""
+    if engine is None:
+        return []
+    from brokerage.store.sim_runs import save_run
+
+    return [
+        save_run(engine, result, snap, config, req.hours, req.seed, label)
+        for result, config, label in zip(runs, configs, req.labels, strict=True)
+    ]

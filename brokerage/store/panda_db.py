@@ -51,7 +51,11 @@ READ_COLUMNS: dict[str, dict[str, str]] = {
         "processingtype": TEXT, "produsername": TEXT, "corecount": INT, "gshare": TEXT,
     },
     "sw_tags": {"panda_queue": TEXT, "data": JSON},
-    "global_shares": {"name": TEXT, "value": INT},
+    "global_shares": {"name": TEXT, "value": INT, "parent": TEXT, "throttled": TEXT},
+    "jedi_work_queue": {
+        "queue_id": INT, "queue_name": TEXT, "queue_type": TEXT, "vo": TEXT, "status": TEXT, "queue_order": INT,
+        "criteria": TEXT, "variables": TEXT, "queue_function": TEXT,
+    },
     "config": {"app": TEXT, "component": TEXT, "key": TEXT, "value": TEXT, "type": TEXT, "vo": TEXT, "value_json": JSON},
 }  # fmt: skip
 # PanDA's pilot activity per queue (PANDAMETA.SiteData; schema doma_pandameta in PanDA's PostgreSQL layout):
@@ -338,7 +342,18 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         for r in data["jedi_datasets"]
         if int(r["jeditaskid"]) in task_ids
     ]  # fmt: skip
-    gshares = [{"gshare": r["name"]} for r in data["global_shares"]]
+    gshares = [
+        {"gshare": r["name"], "parent": r["parent"] or "", "value": float(r["value"] or 0),
+         "throttled": (r["throttled"] or "Y") != "N"}
+        for r in data["global_shares"]
+    ]  # fmt: skip
+    work_queues = [_work_queue(r) for r in data["jedi_work_queue"]]
+    # a PanDA database holds no slot capacity per queue: the simulator starts from its running jobs (steady state)
+    running: dict[str, int] = {}
+    for (q, _, _, status), n in counts.items():
+        if status == "running":
+            running[q] = running.get(q, 0) + n
+    slots = [{"panda_queue": q, "nslots": running.get(q, 0)} for q in queues]
     snap = snap.replace(
         panda_ddm_relation=rel_table,
         network=frame("network", network),
@@ -347,6 +362,8 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         tasks=frame("tasks", tasks),
         datasets=frame("datasets", datasets),
         gshares=frame("gshares", gshares),
+        work_queues=frame("work_queues", work_queues),
+        queue_slots=frame("queue_slots", slots),
     )
     sw = {r["panda_queue"]: _json(r["data"]) for r in data["sw_tags"] if isinstance(_json(r["data"]), dict)}
     sw_patch = map_live("sw_tags", sw, snap, taken_at)
@@ -382,6 +399,17 @@ def _with_pilots(snap: GridSnapshot, sitedata: list[dict[str, Any]]) -> GridSnap
             if q.get(name) is not None and pd.isna(q[name]):
                 q[name] = None
     return snap.replace(queues=frame("queues", records))
+
+
+def _work_queue(r: dict[str, Any]) -> dict[str, Any]:
+    """One JEDI_WORK_QUEUE row; its VARIABLES (JSON text of bind variables) read as an object."""
+    variables = _json(r["variables"]) if r["variables"] else {}
+    return {
+        "queue_id": int(r["queue_id"]), "queue_name": r["queue_name"] or "", "queue_type": r["queue_type"] or "",
+        "vo": r["vo"] or "", "queue_order": r["queue_order"], "criteria": r["criteria"] or "",
+        "variables": variables if isinstance(variables, dict) else {}, "queue_function": r["queue_function"] or "",
+        "status": "inactive" if (r["status"] or "active") != "active" else "active",
+    }  # fmt: skip
 
 
 def _task(r: dict[str, Any]) -> dict[str, Any]:

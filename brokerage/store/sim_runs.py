@@ -98,7 +98,9 @@ def load_run(engine: Engine, run_id: int) -> tuple[StoredRun, dict[str, Any]]:
     with read_transaction(engine) as conn:
         row = conn.execute(sa.select(t).where(t.c.run_id == run_id)).first()
         if row is None:
-            known = [int(x) for x in conn.execute(sa.select(t.c.run_id).order_by(t.c.run_id.desc()).limit(10)).scalars()]
+            known = [
+                int(x) for x in conn.execute(sa.select(t.c.run_id).order_by(t.c.run_id.desc()).limit(10)).scalars()
+            ]
             shown = ", ".join(map(str, known)) if known else "none stored yet"
             raise StoreError(f"run id: {run_id} is not a stored simulation run; newest: {shown}")
     return _info(row), json.loads(zlib.decompress(row.data))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from brokerage.snapshot import GridSnapshot
-from tests.builders import counts, grid, queue, task
+from tests.builders import counts, grid, queue, sim_tables, task
 
 SITES = ["CERN-PROD", "BNL-ATLAS", "AGLT2", "MWT2"]
 NUCLEI = ["CERN-PROD", "BNL-ATLAS"]
@@ -86,5 +86,12 @@ def sample_grid() -> GridSnapshot:
         for k, st in enumerate(path):
             log.append({"jeditaskid": tid, "status": st, "modificationtime": f"2026-11-20T0{k + 1}:{tid:02d}:00Z"})
     return grid(
-        queues, tasks, sites, job_counts=job_counts, network=network, user_job_counts=users, task_status_log=log
+        queues,
+        tasks,
+        sites,
+        job_counts=job_counts,
+        network=network,
+        user_job_counts=users,
+        task_status_log=log,
+        **sim_tables(queues, job_counts),
     )

@@ -79,3 +79,37 @@ def test_api_simulation_starts_then_answers(app_client, monkeypatch: pytest.Monk
         time.sleep(0.05)
     doc = r.get_json()
     assert doc["state"] == "done" and doc["result"]["runs"][0]["headline"]["hours"] == 0.5
+
+
+def test_finished_runs_are_stored_and_served(app_client, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """A finished simulation keeps each run in the database with its grid and config versions; /api/simulation/runs
+    lists them and /api/simulation/runs/<id> serves one (an unknown id is a 404 naming the stored ones)."""
+    from app.main import services
+    from app.services.simulations import parse_request
+    from brokerage.runs import engine
+    from brokerage.store.repository import make_engine
+    from brokerage.store.schema import upgrade
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    db = make_engine(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    upgrade(db)
+    monkeypatch.setattr(services.state, "engine", lambda: db)
+    req, _ = parse_request(services.state.config(), {"hours": "0.5", "seed": "9", "compare": "1",
+                                                     "THROTTLE_THRESHOLD": "0.5"})  # fmt: skip
+    job_id, _ = services.simulations.start(req)
+    state = _wait(services.simulations, job_id)
+    assert state.state == "done" and state.result["run_ids"] == [1, 2]
+    runs = app_client.get("/api/simulation/runs").get_json()["runs"]
+    assert [(r["run_id"], r["label"], r["seed"]) for r in runs] == [(2, "what-if", 9), (1, "stored", 9)]
+    assert runs[0]["overrides"] == {"THROTTLE_THRESHOLD": 0.5} and runs[1]["overrides"] == {}
+    one = app_client.get("/api/simulation/runs/2").get_json()
+    assert one["result"]["headline"]["hours"] == 0.5
+    missing = app_client.get("/api/simulation/runs/7")
+    assert missing.status_code == 404 and "newest: 2, 1" in missing.get_json()["error"]
+    db.dispose()
+
+
+def test_runs_api_without_a_database_says_so(app_client) -> None:
+    """A grid read from a file stores no runs: the list is empty with a note, a bad limit is a 400."""
+    doc = app_client.get("/api/simulation/runs").get_json()
+    assert doc["runs"] == [] and "not stored" in doc["note"]

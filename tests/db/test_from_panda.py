@@ -98,6 +98,22 @@ def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
     assert pilots == {"AGLT2": 42, "BNL": 6}  # getJob + updateJob of the 3-hour SiteData rows
 
 
+def test_the_simulators_tables_come_from_pandas_share_tree_and_work_queues(panda_url: str) -> None:
+    """GLOBAL_SHARES gives the share tree (parent, value, throttled 'N' -> False), JEDI_WORK_QUEUE the work queues
+    with their criteria and bind variables, and each queue's slots are its running jobs."""
+    from brokerage.sim.grid import input_problems
+
+    t = read_panda(panda_url, SCHEMA, META).snapshot.tables
+    g = t["gshares"].set_index("gshare")
+    assert g.loc["MC Simulation", "parent"] == "Production" and g.loc["MC Simulation", "value"] == 40.0
+    assert not g.loc["User Analysis", "throttled"] and g.loc["Production", "throttled"]
+    wq = t["work_queues"].set_index("queue_id")
+    assert wq.loc[1, "variables"] == {":wg": "AP_HI"} and wq.loc[1, "queue_function"] == "Resource"
+    assert wq.loc[2, "criteria"] == "" and wq.loc[2, "queue_function"] == ""
+    assert t["queue_slots"].set_index("panda_queue")["nslots"].to_dict() == {"AGLT2": 42, "BNL": 0}
+    assert input_problems(read_panda(panda_url, SCHEMA, META).snapshot) == []
+
+
 def test_the_pulled_grid_brokers_without_pilot_or_status_surprises(panda_url: str) -> None:
     """With SiteData read, no queue is skipped for missing pilots; AGLT2 (SW tags published) takes the EL9 task."""
     snap = read_panda(panda_url, SCHEMA, META).snapshot

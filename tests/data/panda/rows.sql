@@ -31,7 +31,11 @@ INSERT INTO jedi_datasets VALUES (4242, 1, 'mc23:EVNT.1', 'input', now(), now(),
                                  (4242, 2, 'mc23:HITS.2', 'output', now(), now(), NULL, 0, 0, 0);
 INSERT INTO sw_tags VALUES ('AGLT2', '{"cmtconfigs": ["x86_64-el9-gcc13-opt"], "containers": [], "cvmfs": ["atlas"],
   "architectures": [], "tags": []}', now());
-INSERT INTO global_shares (name, value) VALUES ('MC Simulation', 40), ('User Analysis', 20);
+INSERT INTO global_shares (name, value, parent, throttled) VALUES ('Production', 80, NULL, 'Y'),
+  ('Analysis', 20, NULL, 'Y'), ('MC Simulation', 40, 'Production', 'Y'), ('User Analysis', 20, 'Analysis', 'N');
+INSERT INTO jedi_work_queue (queue_id, queue_name, queue_type, vo, queue_order, criteria, variables, queue_function)
+ VALUES (1, 'Heavy Ion', 'managed', 'atlas', 1, 'workingGroup = :wg', '{":wg": "AP_HI"}', 'Resource'),
+        (2, 'managed', 'managed', 'atlas', 100, NULL, NULL, NULL);
 INSERT INTO config VALUES
  ('jedi', 'jobbroker', 'NQUEUED_SAT_CAP', '300', 'int', 'atlas', 'files queued on a link', NULL),
  ('pandaserver', 'dispatcher', 'SOMETHING_ELSE', 'x', 'str', 'atlas', 'not read by brokerage', NULL);

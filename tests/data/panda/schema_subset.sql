@@ -36,7 +36,13 @@ CREATE TABLE jobsactive4 (
   jobstatus varchar(15) NOT NULL DEFAULT 'activated', computingsite varchar(128), workinggroup varchar(20),
   processingtype varchar(64), produsername varchar(60), corecount smallint, gshare varchar(32));
 CREATE TABLE sw_tags (panda_queue varchar(50), data text, last_update timestamp);
-CREATE TABLE global_shares (name varchar(32) NOT NULL PRIMARY KEY, value smallint NOT NULL, parent varchar(32));
+CREATE TABLE global_shares (name varchar(32) NOT NULL PRIMARY KEY, value smallint NOT NULL, parent varchar(32),
+  throttled char(1) DEFAULT 'Y');
+CREATE TABLE jedi_work_queue (
+  queue_id integer NOT NULL PRIMARY KEY, queue_name varchar(16) NOT NULL, queue_type varchar(16) NOT NULL,
+  vo varchar(16) NOT NULL, status varchar(64) DEFAULT 'active', partitionid integer, stretchable smallint,
+  queue_share integer, queue_order integer, criteria varchar(256), variables varchar(256),
+  queue_function varchar(16) DEFAULT 'Resource');
 CREATE TABLE config (
   app varchar(64) NOT NULL, component varchar(64) NOT NULL, key varchar(64) NOT NULL, value varchar(256) NOT NULL,
   type varchar(64) NOT NULL, vo varchar(32) NOT NULL, descr varchar(256) NOT NULL, value_json jsonb,
