@@ -141,6 +141,11 @@ class Simulation:
             for tid, b, c, k, lab, p in zip(t.index, t["basewalltime"], t["cpu_hs06s_per_job"], t["coreCount"],
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         }  # fmt: skip
+        # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
+        self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64)
+        self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
+        self.task_s = t["gshare"].map(self.si).fillna(-1).to_numpy(np.int64)
+        self.task_chunk = t["chunk_njobs"].to_numpy(np.int64)
         nq, ns = len(self.g.queues), len(self.g.shares)
         # jobs that ended, counted as they end: per final status, per queue and per share
         self.ended = {
@@ -305,10 +310,6 @@ class Simulation:
                 out[(s, r)] = (int(running[k]), int(not_run[k]), int(define[k]))
         return out
 
-    def _available(self, tid: int) -> int:
-        t = self.tasks
-        return int(t.at[tid, "nFiles"] - t.at[tid, "nFilesUsed"]) + len(self.retry_pool.get(tid, ()))
-
     def _choices(self, tid: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The task's candidate queues (indices) and their draw probabilities (weight shares), None if none."""
         got = self.choices.get(tid)
@@ -326,16 +327,24 @@ class Simulation:
         throttler's budget, then the tasks in priority order, each chunk brokered and drawn over the candidates by
         weight."""
         t = self.tasks
-        counts = self._counts()
-        eligible = t[t["status"].isin(GENERATING) & ((t["nFiles"] > t["nFilesUsed"]) | t.index.isin(
-            [k for k, v in self.retry_pool.items() if v]))]  # fmt: skip
-        if eligible.empty:
+        status = t["status"].to_numpy(object)
+        ids = t.index.to_numpy(np.int64)
+        used = t["nFilesUsed"].to_numpy(np.int64).copy()
+        rows = np.flatnonzero(np.isin(status, GENERATING) & (self.task_w >= 0) & (self.task_r >= 0))
+        pool = np.fromiter((len(self.retry_pool.get(int(i), ())) for i in ids[rows]), np.int64, len(rows))
+        avail = t["nFiles"].to_numpy(np.int64)[rows] - used[rows] + pool
+        rows, avail = rows[avail > 0], avail[avail > 0]
+        if len(rows) == 0:
             return
-        eligible = eligible.sort_values(["currentPriority"], ascending=False, kind="stable")
-        for (wq, rtype), group in eligible.groupby(["workQueue", "resource_type"], sort=True):
-            w, r = self.wi.get(wq), self.ri.get(rtype)
-            if w is None or r is None:
-                continue
+        counts = self._counts()
+        prio = t["currentPriority"].to_numpy(float)[rows]
+        order = np.lexsort((-prio, self.task_r[rows], self.task_w[rows]))  # stable: equal priorities keep task order
+        rows, avail = rows[order], avail[order]
+        w_of, r_of = self.task_w[rows], self.task_r[rows]
+        starts = np.flatnonzero(np.r_[True, (np.diff(w_of) != 0) | (np.diff(r_of) != 0)])
+        for a, b in zip(starts, np.r_[starts[1:], len(rows)], strict=True):
+            w, r = int(w_of[a]), int(r_of[a])
+            wq, rtype = self.g.work_queues[w], self.g.rtypes[r]
             limits = self.limits.get((wq, rtype))
             if limits is None:
                 limits = self.limits[(wq, rtype)] = limits_of(self.config, wq, rtype)
@@ -343,27 +352,29 @@ class Simulation:
                                throttled=bool(self.g.wq_throttled[w]))  # fmt: skip
             self.verdicts[(wq, rtype)] = verdict
             budget = verdict.max_jobs
-            for tid, share in zip(group.index, group["gshare"], strict=True):
+            for k in range(a, b):
                 if budget <= 0:
                     break
-                n = min(self._available(int(tid)), int(group.at[tid, "chunk_njobs"]), budget)
-                if n > 0:
-                    budget -= self._make_jobs(int(tid), n, self.si[share], w, r)
+                row = int(rows[k])
+                n = min(int(avail[k]), int(self.task_chunk[row]), budget)
+                made, new_units = self._make_jobs(int(ids[row]), n, int(self.task_s[row]), w, r, status[row])
+                budget -= made
+                used[row] += new_units
+        t["nFilesUsed"] = used
         if self._new_rows:
             self.live = np.concatenate([self.live, *self._new_rows])
             self._new_rows = []
 
-    def _make_jobs(self, tid: int, n: int, s: int, w: int, r: int) -> int:
-        """Broker task TID and insert up to N activated jobs at the drawn queues; the jobs made."""
-        t = self.tasks
+    def _make_jobs(self, tid: int, n: int, s: int, w: int, r: int, status: str) -> tuple[int, int]:
+        """Broker task TID (in STATUS) and insert N activated jobs at the drawn queues: (jobs made, new units)."""
         choices = self._choices(tid)
         if choices is None:
-            if t.at[tid, "status"] != "pending":
-                if np.isnan(t.at[tid, "frozenTime"]):
-                    t.at[tid, "frozenTime"] = self.now
+            if status != "pending":
+                if np.isnan(self.tasks.at[tid, "frozenTime"]):
+                    self.tasks.at[tid, "frozenTime"] = self.now
                 why = self._decision(tid).message
                 self._task_move(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({why})")
-            return 0
+            return 0, 0
         queues, p = choices
         pick = self.rng.choice(len(queues), size=n, p=p)
         q = queues[pick]
@@ -373,7 +384,6 @@ class Simulation:
         new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
         fids = np.concatenate([np.asarray(reuse, np.int64), new])
         self.files.status[fids] = Files.RUNNING
-        t.at[tid, "nFilesUsed"] = int(t.at[tid, "nFilesUsed"]) + len(new)
         wall = basewall + cpu / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
         rows = self.jobs.append(
@@ -385,9 +395,9 @@ class Simulation:
         )  # fmt: skip
         self._new_rows.append(rows)
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
-        if t.at[tid, "status"] == "ready":
+        if status == "ready":
             self._task_move(pd.Index([tid]), "running", "JobGenerator: first jobs submitted")
-        return n
+        return n, len(new)
 
     # ------------------------------------------------------------------ pilots
 
@@ -396,15 +406,16 @@ class Simulation:
         priority, then age; SLOPPY_DISPATCH_RATIO+1 % of queues take by age only this tick (§7.3)."""
         j = self.jobs
         q = j["computingSite"]
-        busy_rows = self._live("sent", "starting", "running")
+        st = j["jobStatus"][self.live]
+        busy_rows = self.live[(st == S["sent"]) | (st == S["starting"]) | (st == S["running"])]
         busy = np.bincount(q[busy_rows], minlength=len(self.g.queues))
         free = self.g.slots - busy
         free[np.isin(self.g.queue_status, NO_PILOT_STATUSES)] = 0
-        cand = self._live("activated")
+        cand = self.live[st == S["activated"]]
         cand = cand[free[q[cand]] > 0]
         if len(cand) == 0:
             return
-        share_rank = self._share_rank()
+        share_rank = self._share_rank(self.live[st == S["running"]])
         sloppy = self.rng.random(len(self.g.queues)) < (int(self.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
         cq = q[cand]
         by_age = sloppy[cq]
@@ -421,10 +432,10 @@ class Simulation:
         self._set(take, "running")
         self.jobs.cols["startTime"][take] = self.now
 
-    def _share_rank(self) -> np.ndarray:
+    def _share_rank(self, running_rows: np.ndarray) -> np.ndarray:
         """Per share, its place in JEDI's sorted leaves (0 first); shares outside the tree after every leaf."""
         g = self.g
-        running = np.bincount(self.jobs["gshare"][self._live("running")], minlength=len(g.shares))
+        running = np.bincount(self.jobs["gshare"][running_rows], minlength=len(g.shares))
         n_tree = len(g.tree.names)
         rank = np.arange(len(g.shares), dtype=np.int64)
         rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float))
