@@ -71,7 +71,7 @@ def step(
     t.loc[due, "throttledTime"] = now + WAIT_FOR_THROTTLED_MIN * 60.0 * n[due] ** 2
     t.loc[due, "numThrottled"] = n[due]
     move(due, "throttled", "many attempts",
-         "reason=many_attempts " + avg.round(2).astype(str) + " > " + (n * THROTTLE_EVERY).astype(str)
+         "reason=many_attempts " + avg.round(2).astype(str) + " > " + n.astype(int).astype(str)
          + "x5 until +" + (WAIT_FOR_THROTTLED_MIN * n**2).astype(int).astype(str) + " min")  # fmt: skip
 
     # final status once every input unit is finished or failed and no job is left (§6.2)

@@ -457,6 +457,7 @@ def load_snapshot(engine: Engine) -> GridSnapshot:
     """
     if not schema_ready(engine):
         raise StoreError(f"{_shown(engine)} has no schema yet; run `brokerage db init`")
+    check_schema_current(engine)
     with read_transaction(engine) as conn:
         snap = read_grid(conn)
     if snap is None:
@@ -465,6 +466,21 @@ def load_snapshot(engine: Engine) -> GridSnapshot:
 
 
 _LOADED: dict[str, GridSnapshot] = {}
+
+
+def check_schema_current(engine: Engine) -> None:
+    """StoreError when the database's schema is older than this code's newest migration (tables would be missing).
+
+    Usage: ``check_schema_current(engine)``
+    """
+    from brokerage.store.schema import current_revision, head_revision
+
+    have, want = current_revision(engine), head_revision()
+    if have != want:
+        raise StoreError(
+            f"{_shown(engine)} has schema revision {have or 'none'} but this version needs {want}; run "
+            "`brokerage db init` to upgrade it in place (stored grids, gdpconfig and history are kept)"
+        )
 
 
 def cached_snapshot(engine: Engine) -> GridSnapshot:

@@ -222,3 +222,15 @@ def test_brokerage_decides_the_same_from_the_database(engine: Any, small_grid: G
     for tid in small_grid.tables["tasks"]["jeditaskid"].tolist()[:8]:
         expected = run_job_brokerage(small_grid, int(tid), Config()).to_dict()
         assert run_job_brokerage(back, int(tid), Config()).to_dict() == expected
+
+
+def test_an_outdated_schema_is_named_not_a_missing_table(db_url: str) -> None:
+    """A database left at an older revision is refused with both revisions and the command that upgrades it."""
+    from brokerage.store.repository import StoreError, load_snapshot, make_engine
+    from brokerage.store.schema import upgrade
+
+    engine = make_engine(db_url)
+    upgrade(engine, "levers_0004")
+    with pytest.raises(StoreError, match="schema revision levers_0004 but this version needs sim_0005"):
+        load_snapshot(engine)
+    engine.dispose()
