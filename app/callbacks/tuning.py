@@ -196,6 +196,9 @@ def grid_view(
     return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 
 
+# the request that starts the whole-grid job waits this long for it: a demo-sized run (under a second) is answered
+# at once, without a poll round trip; a longer one shows its progress bar and is polled
+GRID_FIRST_WAIT_S = 1.0
 _SHOW = {"display": "flex"}
 _HIDE = {"display": "none"}
 
@@ -263,6 +266,8 @@ def drive_grid_job(
         if not overrides:
             return grid_placeholder(), None, True, _HIDE, 0, ""
         job_id, state = start_grid_job(overrides)
+        if state.state == "running":
+            state = services.jobs.wait(job_id, GRID_FIRST_WAIT_S)
     except Exception as exc:
         log.exception("grid what-if failed to start")
         return error_alert("Whole-grid what-if", exc), None, True, _HIDE, 0, ""

@@ -90,6 +90,17 @@ class Jobs:
             return JobState("failed", error=f"the job stopped reporting {STALE_S // 60} minutes ago")
         return state
 
+    def wait(self, job_id: str, timeout_s: float) -> JobState:
+        """The job's state once it finishes or TIMEOUT_S passes, whichever is first (a job of another process is
+        only polled). A short wait on the request that starts a job answers quick jobs without a poll round trip.
+
+        Usage: ``state = jobs.wait(job_id, 0.8)``
+        """
+        thread = self._threads.get(job_id)
+        if thread is not None and timeout_s > 0:
+            thread.join(timeout_s)
+        return self.poll(job_id)
+
     def cancel(self, job_id: str) -> None:
         """Ask the job to stop at its next progress report (any process may ask)."""
         self.disk().set(("cancel", job_id), True, expire=self.ttl_s)

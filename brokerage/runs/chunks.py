@@ -56,13 +56,25 @@ def worker_cache(snap: GridSnapshot) -> GridCache:
         return cache
 
 
+class Batch:
+    """A chunk's items in one opaque object: Dask does not walk it looking for tasks (it walks lists and tuples)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        self.items = items
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Batch, (self.items,))
+
+
 @gc_paused()
-def run_chunk(fn: ChunkFn[R], snap: GridSnapshot, payload: Any, items: Sequence[Any]) -> R:
+def run_chunk(fn: ChunkFn[R], snap: GridSnapshot, payload: Any, items: Sequence[Any] | Batch) -> R:
     """Worker side of a chunk: FN over ITEMS with the worker's GridCache of SNAP (the scattered snapshot).
 
-    Usage: ``client.submit(run_chunk, fn, snap_future, payload, items)``
+    Usage: ``client.submit(run_chunk, fn, snap_future, payload, Batch(items))``
     """
-    return fn(snap, worker_cache(snap), payload, items)
+    return fn(snap, worker_cache(snap), payload, items.items if isinstance(items, Batch) else items)
 
 
 # ---------------------------------------------------------------- client side
@@ -147,6 +159,7 @@ def use_cluster(n_items: int) -> bool:
     return n_items >= MIN_CLUSTER_TASKS and (engine.scheduler_address() is not None or engine.local_workers() > 0)
 
 
+@gc_paused()  # the results arriving are many small objects: collections would walk this process's whole heap
 def map_chunks(
     fn: ChunkFn[R],
     snap: GridSnapshot,
@@ -157,8 +170,13 @@ def map_chunks(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     client: Client | None = None,
+    affinity: Callable[[Any], int] | None = None,
 ) -> list[R]:
     """FN(snap, cache, payload, chunk) for contiguous chunks of ITEMS; the results in chunk order.
+
+    With AFFINITY (item -> int) on the cluster, the items are first grouped by AFFINITY(item) modulo the workers,
+    and each group's chunks go to the same worker every run (another one if it is gone), so a worker's caches of
+    per-task data stay warm across runs; the chunks then follow the groups, not ITEMS' order (callers reorder).
 
     FN must be a plain importable function (it is pickled by name). On the cluster SNAP reaches each worker once
     per snapshot version and each worker keeps one GridCache per snapshot; below MIN_CLUSTER_TASKS items (or
@@ -171,10 +189,22 @@ def map_chunks(
     if client is None and not use_cluster(total):
         return _in_process(fn, snap, items, payload, cache, progress, cancel)
     client = client or engine.get_client()
-    workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})))
-    chunks = split(items, workers)
+    addresses = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
+    workers = max(1, len(addresses))
     snap_fut = snapshot_future(client, snap)
-    futures = [client.submit(run_chunk, fn, snap_fut, payload, c, pure=False) for c in chunks]
+    if affinity is None or workers == 1:
+        chunks = split(items, workers)
+        futures = [client.submit(run_chunk, fn, snap_fut, payload, Batch(c), pure=False) for c in chunks]
+    else:
+        groups: list[list[Any]] = [[] for _ in range(workers)]
+        for item in items:
+            groups[affinity(item) % workers].append(item)
+        placed = [(addresses[g], c) for g, group in enumerate(groups) for c in split(group, 1) if c]
+        chunks = [c for _, c in placed]
+        futures = [
+            client.submit(run_chunk, fn, snap_fut, payload, Batch(c), pure=False, workers=[a], allow_other_workers=True)
+            for a, c in placed
+        ]
     index = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(chunks)
     done = 0

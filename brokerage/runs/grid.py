@@ -49,11 +49,24 @@ def run_grid(
     cache = cache_for(snap, cache)
     ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
     keys, errors = plan_grid(cache, ids, brokers)
-    parts = map_chunks(outcomes_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client)
-    outcomes: dict[Key, Outcome] = {}
-    for part in parts:  # chunks are contiguous and in order: the merged dict has the serial run's order
-        outcomes.update(part)
+    parts = map_chunks(
+        outcomes_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client,
+        affinity=_task_of,
+    )  # fmt: skip
+    merged: dict[Key, Outcome] = {}
+    for part in parts:
+        merged.update(part)
+    outcomes = {k: merged[k] for k in keys if k in merged}  # the serial run's order
     return GridRun(outcomes, errors, time.perf_counter() - t0, len(keys))
+
+
+def _task_of(key: Key) -> int:
+    """A brokerage's task id: its worker affinity (the same task goes to the same worker every run)."""
+    return int(key[1])
+
+
+def _config_task_of(item: tuple[int, Key]) -> int:
+    return int(item[1][1])
 
 
 def decide_all(
@@ -71,9 +84,11 @@ def decide_all(
     Usage: ``decided = decide_all(snap, config, runner.plan(cache, ids))``
     """
     parts = map_chunks(
-        decisions_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client
-    )
-    return [pair for part in parts for pair in part]
+        decisions_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client,
+        affinity=_task_of,
+    )  # fmt: skip
+    by_key = {pair[0]: pair for part in parts for pair in part}
+    return [by_key[k] for k in keys if k in by_key]  # KEYS' order
 
 
 def sweep_chunk(
@@ -110,11 +125,13 @@ def sweep(
     keys, errors = plan_grid(cache, ids)
     items = [(i, k) for i in range(len(configs)) for k in keys]
     parts = map_chunks(
-        sweep_chunk, snap, items, list(configs), cache=cache, progress=progress, cancel=cancel, client=client
-    )
-    outcomes: list[dict[Key, Outcome]] = [{} for _ in configs]
-    for part in parts:  # contiguous chunks in order: each run's dict has the serial run's order
+        sweep_chunk, snap, items, list(configs), cache=cache, progress=progress, cancel=cancel, client=client,
+        affinity=_config_task_of,
+    )  # fmt: skip
+    merged: list[dict[Key, Outcome]] = [{} for _ in configs]
+    for part in parts:
         for i, key, outcome in part:
-            outcomes[i][key] = outcome
+            merged[i][key] = outcome
+    outcomes = [{k: m[k] for k in keys if k in m} for m in merged]  # each run in the serial run's order
     seconds = time.perf_counter() - t0
     return [GridRun(o, dict(errors), seconds, len(keys)) for o in outcomes]

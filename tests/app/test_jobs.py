@@ -122,3 +122,18 @@ def test_a_running_state_nobody_updates_is_failed(tmp_path: Path, monkeypatch: p
     jobs._write("dead", JobState("running", 10, "1 / 9", updated=time.time() - jobs_module.STALE_S - 1))
     state = jobs.poll("dead")
     assert state.state == "failed" and "stopped reporting" in state.error
+
+
+def test_wait_answers_a_quick_job_and_bounds_a_slow_one(tmp_path: Path) -> None:
+    """Jobs.wait returns a job that finishes within the wait as done, and one that does not as running, after about
+    the wait (the request that starts the grid job answers quick runs without a poll)."""
+    jobs = Jobs(tmp_path)
+    jobs.start("quick", lambda report: 7)
+    assert jobs.wait("quick", 5.0).result == 7
+    release = threading.Event()
+    jobs.start("slow", lambda report: release.wait(10) and 1)
+    t0 = time.perf_counter()
+    state = jobs.wait("slow", 0.2)
+    assert state.state == "running" and 0.15 < time.perf_counter() - t0 < 2.0
+    release.set()
+    assert jobs.wait("slow", 5.0).state == "done"

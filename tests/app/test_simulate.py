@@ -94,6 +94,9 @@ def test_finished_runs_are_stored_and_served(app_client, monkeypatch: pytest.Mon
     db = make_engine(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     upgrade(db)
     monkeypatch.setattr(services.state, "engine", lambda: db)
+    from app.services.jobs import Jobs
+
+    monkeypatch.setattr(services.simulations, "jobs", Jobs(tmp_path / "jobs"))  # no finished job of an earlier session
     req, _ = parse_request(services.state.config(), {"hours": "0.5", "seed": "9", "compare": "1",
                                                      "THROTTLE_THRESHOLD": "0.5"})  # fmt: skip
     job_id, _ = services.simulations.start(req)
