@@ -1179,6 +1179,19 @@ SIM_PARAMS: tuple[Param, ...] = (
        "How long the simulator reuses a task's job brokerage before brokering it again on the simulated job "
        "counts (JEDI brokers every chunk; a coarser clock keeps a day of the whole grid to minutes).",
        minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+    _p("SCOUT_RAMCOUNT_RANK", "dbproxy", "int", 75, "percentile",
+       "Scouts: a task's new ramCount is this percentile of its scout jobs' memory (maxPSS) ...",
+       minimum=1, maximum=100, used_by=("sim:scouts",), app="jedi", vo=None),
+    _p("SCOUT_RAMCOUNT_MARGIN", "dbproxy", "int", 10, "%",
+       "Scouts: ... plus this margin.",
+       minimum=0, maximum=1000, used_by=("sim:scouts",), app="jedi", vo=None),
+    _p("SCOUT_CPUTIME_RANK", "dbproxy", "int", 95, "percentile",
+       "Scouts: a task's new cpuTime is this percentile of its scout jobs' HS06 s per event, times 1.5.",
+       minimum=1, maximum=100, used_by=("sim:scouts",), app="jedi", vo=None),
+    _p("MAX_JOB_FAILURE_RATE_TO_PAUSE", "watchdog", "float", None, "fraction",
+       "WatchDog: a production task with at least 1000 jobs and 100 still to come is paused when this fraction of "
+       "its ended jobs failed; unset = never. Per work queue: MAX_JOB_FAILURE_RATE_TO_PAUSE_<work queue>.",
+       minimum=0.01, maximum=1, nullable=True, family=True, used_by=("sim:watchdog",), app="jedi", vo="atlas"),
 )  # fmt: skip
 
 PARAMS = PARAMS + DIRAC_PARAMS + SIM_PARAMS

@@ -18,6 +18,7 @@ from brokerage.sim import task_agent
 from brokerage.sim.events import EventLog
 from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, NOT_RUN, SUB_TOREASSIGN, JobTable, S
+from brokerage.sim.scouts import assess, scout_priority
 from brokerage.sim.throttler import Limits, Verdict, limits_of, throttle
 from brokerage.snapshot import GridSnapshot
 from brokerage.workqueues import sorted_leaves
@@ -28,6 +29,10 @@ HEARTBEAT_S = 1800.0  # pilot heartbeat period (pilot3 default.cfg)
 GENERATING = ("ready", "running", "scouting")  # task statuses JobGenerator reads (§9.1)
 BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
 MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
+DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
+BOOST_DONE_FRACTION, BOOST_MAX_REMAINING_JOBS, BOOST_PRIORITY = 0.95, 100, 900.0  # the near-completion boost
+EXPRESS = "Express"
+MIN_JOBS_TO_PAUSE, MIN_REMAINING_JOBS_TO_PAUSE = 1000, 100  # the failure-rate pause applies to big tasks only
 Progress = Callable[[int, int], None]
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
@@ -142,10 +147,20 @@ class Simulation:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         }  # fmt: skip
         # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
-        self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64)
+        self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
         self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
-        self.task_s = t["gshare"].map(self.si).fillna(-1).to_numpy(np.int64)
+        self.task_s = t["gshare"].map(self.si).fillna(-1).to_numpy(np.int64).copy()
         self.task_chunk = t["chunk_njobs"].to_numpy(np.int64)
+        # what scouts measure: each task's true memory per job (MB) and CPU factor against its estimate, from a
+        # generator of its own so the run's other draws do not depend on them
+        truth = np.random.default_rng([seed, 1])
+        est_mb = np.where(t["ramPerCore"], t["ramCount"] * t["coreCount"], t["ramCount"]).astype(float)
+        est_mb = np.where(est_mb > 0, est_mb, DEFAULT_RAM_MB)
+        self.true_ram_mb = dict(
+            zip(t.index.tolist(), (est_mb * truth.lognormal(0.1, 0.3, len(t))).tolist(), strict=True)
+        )
+        self.true_cpu = dict(zip(t.index.tolist(), truth.lognormal(0.0, 0.3, len(t)).tolist(), strict=True))
+        self.scouted: dict[int, dict[str, float]] = {}  # task -> scout-derived ramcount, cputime for the brokers
         nq, ns = len(self.g.queues), len(self.g.shares)
         # jobs that ended, counted as they end: per final status, per queue and per share
         self.ended = {
@@ -218,6 +233,7 @@ class Simulation:
             if self._due("copyarchive", float(cfg["COPYARCHIVE_PERIOD"])):
                 self._copy_archive()
             self._dispatch()
+            self._post_process()
             if self._due("watchdog", float(cfg["WATCHDOG_PERIOD"])):
                 self._watchdog()
             if self._due("sample", SAMPLE_S):
@@ -251,7 +267,15 @@ class Simulation:
                 "jobstatus": np.asarray(list(S), dtype=object)[j["jobStatus"][live]],
             })  # fmt: skip
             counts = df.value_counts().rename("njobs").reset_index()
-            self.brokerage_snap = self.snap.replace(job_counts=counts[self.snap.tables["job_counts"].columns])
+            tables = {"job_counts": counts[self.snap.tables["job_counts"].columns]}
+            if self.scouted:  # the scouts' estimates reach the brokers at their next refresh
+                tasks = self.snap.tables["tasks"].copy()
+                at = {int(tid): i for i, tid in enumerate(tasks["jeditaskid"])}
+                for tid, values in self.scouted.items():
+                    for col, v in values.items():
+                        tasks.iat[at[tid], tasks.columns.get_loc(col)] = v
+                tables["tasks"] = tasks
+            self.brokerage_snap = self.snap.replace(**tables)
             self.cache = derived_cache(self.base_cache, self.brokerage_snap)
         self.decisions.clear()
         self.choices.clear()
@@ -332,7 +356,9 @@ class Simulation:
         used = t["nFilesUsed"].to_numpy(np.int64).copy()
         rows = np.flatnonzero(np.isin(status, GENERATING) & (self.task_w >= 0) & (self.task_r >= 0))
         pool = np.fromiter((len(self.retry_pool.get(int(i), ())) for i in ids[rows]), np.int64, len(rows))
-        avail = t["nFiles"].to_numpy(np.int64)[rows] - used[rows] + pool
+        exposed = np.minimum(t["nFiles"].to_numpy(np.int64), t["nFilesToBeUsed"].to_numpy(np.int64))
+        avail = exposed[rows] - used[rows] + pool
+        scouts = t["useScout"].to_numpy(bool) & np.isin(status, ("ready", "scouting"))
         rows, avail = rows[avail > 0], avail[avail > 0]
         if len(rows) == 0:
             return
@@ -357,7 +383,8 @@ class Simulation:
                     break
                 row = int(rows[k])
                 n = min(int(avail[k]), int(self.task_chunk[row]), budget)
-                made, new_units = self._make_jobs(int(ids[row]), n, int(self.task_s[row]), w, r, status[row])
+                made, new_units = self._make_jobs(int(ids[row]), n, int(self.task_s[row]), w, r, status[row],
+                                                  bool(scouts[row]))  # fmt: skip
                 budget -= made
                 used[row] += new_units
         t["nFilesUsed"] = used
@@ -365,8 +392,9 @@ class Simulation:
             self.live = np.concatenate([self.live, *self._new_rows])
             self._new_rows = []
 
-    def _make_jobs(self, tid: int, n: int, s: int, w: int, r: int, status: str) -> tuple[int, int]:
-        """Broker task TID (in STATUS) and insert N activated jobs at the drawn queues: (jobs made, new units)."""
+    def _make_jobs(self, tid: int, n: int, s: int, w: int, r: int, status: str, scout: bool = False) -> tuple[int, int]:
+        """Broker task TID (in STATUS) and insert N activated jobs (SCOUT: scout jobs) at the drawn queues:
+        (jobs made, new units)."""
         choices = self._choices(tid)
         if choices is None:
             if status != "pending":
@@ -384,11 +412,15 @@ class Simulation:
         new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
         fids = np.concatenate([np.asarray(reuse, np.int64), new])
         self.files.status[fids] = Files.RUNNING
-        wall = basewall + cpu / self.g.corepower[q]
+        if scout:
+            prio = scout_priority(prio)
+        noise = self.rng.lognormal(0.0, 0.15, n)
+        wall = basewall + cpu * self.true_cpu.get(tid, 1.0) * noise / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
+        pss = self.true_ram_mb.get(tid, DEFAULT_RAM_MB) * self.rng.lognormal(0.0, 0.1, n)
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
-            prodSourceLabel=int(label == "user"), currentPriority=prio,
+            prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout,
             attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
             runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
@@ -396,7 +428,10 @@ class Simulation:
         self._new_rows.append(rows)
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
         if status == "ready":
-            self._task_move(pd.Index([tid]), "running", "JobGenerator: first jobs submitted")
+            new_status, why = (
+                ("scouting", "first scout jobs submitted") if scout else ("running", "first jobs submitted")
+            )
+            self._task_move(pd.Index([tid]), new_status, f"JobGenerator: {why}")
         return n, len(new)
 
     # ------------------------------------------------------------------ pilots
@@ -535,6 +570,54 @@ class Simulation:
             ids, n = np.unique(tids, return_counts=True)
             self.tasks.loc[ids, column] = self.tasks.loc[ids, column].to_numpy() + n
 
+    def _post_process(self) -> None:
+        """PostProcessor (§5.2): a scouting task whose exposed inputs are all done is assessed from its finished
+        scout jobs: scouted -> running with the scout-derived ramCount and cpuTime, exhausted when a check fires,
+        or tobroken -> broken when no scout finished."""
+        t = self.tasks
+        scouting = t.index[(t["status"] == "scouting").to_numpy()]
+        if len(scouting) == 0:
+            return
+        sub = t.loc[scouting]
+        exposed = np.minimum(sub["nFiles"], sub["nFilesToBeUsed"])
+        done = scouting[(sub["nFilesFinished"] + sub["nFilesFailed"] >= exposed).to_numpy()]
+        if len(done) == 0:
+            return
+        j = self.jobs
+        finished = np.flatnonzero((j["jobStatus"] == S["finished"]) & j["isScout"] & np.isin(j["jediTaskID"], done))
+        by_task = pd.Series(finished).groupby(j["jediTaskID"][finished]).agg(list) if len(finished) else {}
+        for tid in done.tolist():
+            rows = np.asarray(by_task.get(tid, []), dtype=np.int64)
+            if len(rows) == 0:
+                self._task_move(pd.Index([tid]), "tobroken", "PostProcessor: no scout jobs succeeded")
+                self._task_move(pd.Index([tid]), "broken", "PostProcessor: final status of tobroken")
+                continue
+            self._assess_scouts(tid, rows)
+
+    def _assess_scouts(self, tid: int, rows: np.ndarray) -> None:
+        """Apply the scouts' verdict for task TID from its finished scout jobs ROWS."""
+        t, j = self.tasks, self.jobs
+        basewall, cpu, cores, _label, _prio = self.static[tid]
+        q = j["computingSite"][rows]
+        old_cpu = float(t.at[tid, "cpuTime"])
+        # HS06 s per event as JEDI derives it: the payload's time beyond basewalltime, at the queue's corepower
+        per_event = np.maximum(j["runSeconds"][rows] - basewall, 0.0) * self.g.corepower[q] / max(cpu, 1e-9) * old_cpu
+        left = int(t.at[tid, "nFiles"] - t.at[tid, "nFilesFinished"] - t.at[tid, "nFilesFailed"])
+        v = assess(self.config, j["maxPSS"][rows].astype(float), per_event, j["runSeconds"][rows], int(cores),
+                   bool(t.at[tid, "ramPerCore"]), float(t.at[tid, "ramCount"]), old_cpu, left)  # fmt: skip
+        self.scouted[tid] = {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)}
+        old_ram = t.at[tid, "ramCount"]
+        t.at[tid, "ramCount"], t.at[tid, "cpuTime"] = float(v.ram_count), float(v.cpu_time)
+        t.at[tid, "nFilesToBeUsed"] = t.at[tid, "nFiles"]
+        values = f"ramCount {old_ram:.0f} -> {v.ram_count}, cpuTime {old_cpu:.1f} -> {v.cpu_time:.1f} from {len(rows)} scouts"
+        if v.check:
+            self._task_move(
+                pd.Index([tid]), "exhausted", f"PostProcessor: #ATM #KV action=set_exhausted {v.reason} ({values})"
+            )
+            return
+        self._task_move(pd.Index([tid]), "scouted", f"PostProcessor: scouts succeeded ({values})")
+        self._task_move(pd.Index([tid]), "running", "PostProcessor: scouted task goes on running")
+
     def _watchdog(self) -> None:
         """WatchDog and PostProcessor: the task rules (task_agent.step, swapped for the full rules later)."""
         f = self.files
@@ -550,6 +633,73 @@ class Simulation:
         for row in changes.itertuples(index=False):
             self.log.add(self.now, np.array([row.jediTaskID]), row._1, row.to, "task")
             self.task_causes.append((self.now, int(row.jediTaskID), row._1, row.to, f"{row.rule}: {row.cause}"))
+        self._progress_actions()
+        self._throttle_paused()
+
+    def _progress_actions(self) -> None:
+        """AtlasProdWatchDog's progress-based actions (§6.3) on running production tasks: near completion (95 % of
+        the inputs done, at most 100 jobs left) the priority goes to 900 and the share to Express, for the task and
+        its jobs; with MAX_JOB_FAILURE_RATE_TO_PAUSE set, a task of 1000+ jobs with 100+ to come whose ended jobs
+        failed at that rate or more is paused."""
+        t, j = self.tasks, self.jobs
+        run = t.index[((t["status"] == "running") & (t["prodSourceLabel"] != "user") & (t["nFiles"] > 0)).to_numpy()]
+        if len(run) == 0:
+            return
+        sub = t.loc[run]
+        tid_col = j["jediTaskID"]
+        mine = np.isin(tid_col, run.to_numpy())
+        n_jobs = pd.Series(tid_col[mine]).value_counts().reindex(run, fill_value=0)
+        ended = j["jobStatus"][mine]
+        fin = pd.Series(tid_col[mine][ended == S["finished"]]).value_counts().reindex(run, fill_value=0)
+        bad = pd.Series(tid_col[mine][ended == S["failed"]]).value_counts().reindex(run, fill_value=0)
+        done_files = sub["nFilesFinished"] + sub["nFilesFailed"]
+        rem_jobs = ((sub["nFiles"] - done_files) * n_jobs / sub["nFiles"]).astype(int)
+        near = (done_files / sub["nFiles"] >= BOOST_DONE_FRACTION) & (rem_jobs <= BOOST_MAX_REMAINING_JOBS)
+        for tid in sub.index[near.to_numpy()].tolist():
+            self._boost(int(tid), int(rem_jobs[tid]), float(done_files[tid] / sub.at[tid, "nFiles"]))
+        for tid in sub.index[
+            (~near & (n_jobs >= MIN_JOBS_TO_PAUSE) & (rem_jobs >= MIN_REMAINING_JOBS_TO_PAUSE)).to_numpy()
+        ]:
+            limit = self.config.get(f"MAX_JOB_FAILURE_RATE_TO_PAUSE_{t.at[tid, 'workQueue']}")
+            limit = limit if limit is not None else self.config["MAX_JOB_FAILURE_RATE_TO_PAUSE"]
+            ended_n = int(fin[tid] + bad[tid])
+            rate = bad[tid] / ended_n if ended_n else 0.0
+            if limit is not None and ended_n and rate >= float(limit):
+                self._task_move(pd.Index([tid]), "paused", f"WatchDog: failure rate {rate:.2f} of {ended_n} ended "
+                                f"jobs >= MAX_JOB_FAILURE_RATE_TO_PAUSE {float(limit):g}")  # fmt: skip
+
+    def _boost(self, tid: int, rem_jobs: int, done: float) -> None:
+        """Priority 900 (task and live jobs) and, for a task of a global share's queue, the Express share."""
+        t, j = self.tasks, self.jobs
+        live = self.live[j["jediTaskID"][self.live] == tid]
+        why = f"{done:.0%} of inputs done, {rem_jobs} jobs left"
+        if t.at[tid, "currentPriority"] < BOOST_PRIORITY:
+            t.at[tid, "currentPriority"] = BOOST_PRIORITY
+            j.cols["currentPriority"][live] = BOOST_PRIORITY
+            b, c, k, lab, _p = self.static[tid]
+            self.static[tid] = (b, c, k, lab, BOOST_PRIORITY)
+            self.task_causes.append((self.now, tid, "running", "running", f"WatchDog: priority -> 900 ({why})"))
+        share = str(t.at[tid, "gshare"])
+        if share != EXPRESS and t.at[tid, "workQueue"] == share and EXPRESS in self.si:
+            t.at[tid, "gshare"] = t.at[tid, "workQueue"] = EXPRESS
+            pos = t.index.get_loc(tid)
+            self.task_s[pos], self.task_w[pos] = self.si[EXPRESS], self.wi[EXPRESS]
+            j.cols["gshare"][live] = self.si[EXPRESS]
+            j.cols["workQueue"][live] = self.wi[EXPRESS]
+            self.task_causes.append(
+                (self.now, tid, "running", "running", f"WatchDog: share {share} -> Express ({why})")
+            )
+
+    def _throttle_paused(self) -> None:
+        """Paused tasks' activated jobs are throttled (doActionToThrottleJobInPausedTasks)."""
+        paused = self.tasks.index[(self.tasks["status"] == "paused").to_numpy()]
+        if len(paused) == 0:
+            return
+        rows = self._live("activated")
+        rows = rows[np.isin(self.jobs["jediTaskID"][rows], paused.to_numpy())]
+        if len(rows):
+            self.log.add(self.now, self.jobs["PandaID"][rows], "activated", "throttled", "task_paused")
+            self._set(rows, "throttled")
 
     # ------------------------------------------------------------------ output
 

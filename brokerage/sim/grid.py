@@ -7,9 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from brokerage.sim.scouts import N_SCOUT_JOBS
 from brokerage.snapshot import GridSnapshot
 from brokerage.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 
+SCOUTING_STARTS = ("defined", "assigning", "ready", "scouting")  # tasks that have not run past their scouts
+PER_CORE_UNITS = ("MBPerCore", "MBPerCoreFixed")
 FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE_PRIOR of 20 jobs
 FAILURE_PRIOR = 0.05
 MAX_ATTEMPT = {"managed": 3, "user": 10}  # refiner defaults: production maxAttempt 3; analysis 10 ...
@@ -98,6 +101,11 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
         "nFilesUsed": 0, "nFilesFinished": 0, "nFilesFailed": 0, "modificationTime": -3600.0 * 6,
         "stateChangeTime": 0.0, "frozenTime": np.nan, "throttledTime": np.nan,
         "numThrottled": np.where(t["prodsourcelabel"] == "user", -1, 0),
+        # scouts: a task not started yet scouts first, exposing N_SCOUT_JOBS inputs (§5.1)
+        "useScout": t["status"].isin(SCOUTING_STARTS).to_numpy(),
+        "nFilesToBeUsed": np.where(t["status"].isin(SCOUTING_STARTS), np.minimum(units, N_SCOUT_JOBS), units),
+        "ramCount": t["ramcount"].fillna(0).astype(float), "ramPerCore": t["ramunit"].isin(PER_CORE_UNITS),
+        "cpuTime": t["cputime"].fillna(0).astype(float),
     })  # fmt: skip
     out.index.name = "jediTaskID"
     return out

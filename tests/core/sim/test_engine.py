@@ -73,7 +73,7 @@ def test_task_throttled_for_many_attempts_and_released_after_120_min() -> None:
     files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [5] * 4})
     t, ch = task_agent.step(_tasks(), files, pd.Series(dtype=int), 1000.0, Config())
     assert t.loc[7, "status"] == "throttled" and t.loc[7, "throttledTime"] == 1000.0 + 7200.0
-    assert ch.iloc[0]["rule"] == "many attempts" and "5.0 > 5x5" in ch.iloc[0]["cause"]
+    assert ch.iloc[0]["rule"] == "many attempts" and "5.0 > 1x5" in ch.iloc[0]["cause"]
     t2, _ = task_agent.step(t, files.assign(failedAttempt=0), pd.Series(dtype=int), 8300.0, Config())
     assert t2.loc[7, "status"] == "running"
 
