@@ -22,12 +22,12 @@ HEADLINE_ROWS = (
 )
 
 
-def _run(snap: Any, config: Any, hours: float, seed: int, label: str, quiet: bool) -> dict[str, Any]:
+def _run(snap: Any, config: Any, hours: float, seed: int, label: str, quiet: bool, cmds: Any = ()) -> dict[str, Any]:
     from brokerage.report.progress import ProgressBar
     from brokerage.sim.engine import Simulation
 
     bar = None if quiet else ProgressBar(unit=f"simulated minutes ({label})")
-    sim = Simulation(snap, config, seed=seed).run(hours, progress=bar)
+    sim = Simulation(snap, config, seed=seed).run(hours, progress=bar, commands=cmds)
     if bar:
         bar.close()
     return sim.result()
@@ -80,6 +80,9 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
 @click.option("--compare", is_flag=True, help="run the stored config and the what-if side by side")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @click.option("--no-store", is_flag=True, help="do not keep the run in the database (a grid read from it)")
+@click.option("--task-command", "task_commands", multiple=True, metavar="HOURSh:TASK:COMMAND",
+              help="a task command at a simulated time, e.g. 2h:1234:pause (kill, finish, retry, incexec, pause, "
+                   "resume, reassign)")  # fmt: skip
 @cluster_options
 @guarded
 def simulate(
@@ -91,6 +94,7 @@ def simulate(
     compare: bool,
     quiet: bool,
     no_store: bool,
+    task_commands: tuple[str, ...],
 ) -> None:
     """Move the grid forward HOURS: job generation under the throttler, brokerage, dispatch, timeouts and
     reassignments, task rules; print the headline figures (--compare: stored vs what-if).
@@ -105,7 +109,17 @@ def simulate(
     if compare and not assignments:
         fail("--compare needs at least one --set KEY=VALUE (the what-if to compare with the stored config)")
     parse_assignments(assignments)
+    from brokerage.sim.commands import CommandRefused, parse_command
+
+    try:
+        cmds = [parse_command(c) for c in task_commands]
+    except CommandRefused as exc:
+        fail(str(exc))
+    if late := [c for c in cmds if c.at_s >= hours * 3600]:
+        fail(f"--task-command: {late[0].at_s / 3600:g}h is not within the {hours:g} simulated hours")
     snap, config = load_grid(snapshot_path)
+    if unknown := [c.task for c in cmds if c.task not in set(snap.tables["tasks"]["jeditaskid"])]:
+        fail(f"--task-command: task {unknown[0]} is not a task of the grid")
     from brokerage.sim.grid import input_problems
 
     if problems := input_problems(snap):
@@ -117,7 +131,7 @@ def simulate(
 
         # both runs at once on the Dask engine (one per worker); the bar counts simulated minutes of both
         bar = None if quiet else ProgressBar(unit="simulated minutes (stored and what-if)")
-        stored, proposed = simulate_many(snap, [config, whatif], hours, seed, progress=bar)
+        stored, proposed = simulate_many(snap, [config, whatif], hours, seed, progress=bar, commands=cmds)
         if bar:
             bar.close()
         doc: dict[str, Any] = {"stored": stored, "whatif": proposed}
@@ -125,11 +139,13 @@ def simulate(
             click.echo(line)
         runs = [(stored, config, "stored"), (proposed, whatif, "what-if")]
     else:
-        doc = _run(snap, whatif, hours, seed, "run", quiet)
+        doc = _run(snap, whatif, hours, seed, "run", quiet, cmds)
         for key, value in doc["headline"].items():
             shown = ", ".join(value) if isinstance(value, list) else value
             click.echo(f"{key:<28} {shown}")
         runs = [(doc, whatif, "what-if" if assignments else "stored")]
+    for c in runs[0][0].get("commands", []):
+        click.echo(f"task command at {c['time_h']:g} h: {c['command']} {c['task']} {c['outcome']}: {c['why']}")
     if snapshot_path is None and not no_store:
         _store(snap, runs, hours, seed)
     if out:

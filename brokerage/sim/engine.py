@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +14,8 @@ from brokerage.cache import GridCache, derived_cache
 from brokerage.explain import Decision
 from brokerage.gcpause import gc_paused
 from brokerage.gdpconfig import Config
-from brokerage.sim import task_agent
+from brokerage.sim import commands, task_agent
+from brokerage.sim.commands import TaskCommand
 from brokerage.sim.events import EventLog
 from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, NOT_RUN, SUB_TOREASSIGN, JobTable, S
@@ -127,7 +128,10 @@ class Simulation:
         self.log = EventLog()
         # per task status change: time, jediTaskID, from, to, the sentence of its cause
         self.task_causes: list[tuple[float, int, str, str, str]] = []
-        self.dry_runs: list[tuple[float, str, str, int]] = []  # fast rebrokerage dry runs: time, queue, share, jobs
+        self.dry_runs: list[tuple[float, str, str, int]] = []
+        self.commands: list[
+            tuple[float, int, str, str, str]
+        ] = []  # task commands: time, task, command, outcome, why  # fast rebrokerage dry runs: time, queue, share, jobs
         self.series = Series()
         self.now = 0.0
         self.cache = GridCache(snap)
@@ -210,15 +214,19 @@ class Simulation:
         return False
 
     @gc_paused()
-    def run(self, hours: float, progress: Progress | None = None) -> Simulation:
-        """Move the grid forward HOURS, one tick at a time; PROGRESS(done, total) after each simulated minute.
+    def run(self, hours: float, progress: Progress | None = None, commands: Sequence[TaskCommand] = ()) -> Simulation:
+        """Move the grid forward HOURS, one tick at a time; PROGRESS(done, total) after each simulated minute;
+        COMMANDS (task commands at simulated times) applied at their tick, a refused one kept with its rule.
 
         Usage: ``Simulation(snap, Config()).run(24).result()["headline"]``
         """
         cfg = self.config
         ticks = round(hours * 3600 / TICK_S)
+        todo = sorted(commands, key=lambda c: c.at_s)
         for i in range(ticks):
             self.now = i * TICK_S
+            while todo and todo[0].at_s < self.now + TICK_S:
+                self._command(todo.pop(0))
             self.live = self.live[~np.isin(self.jobs["jobStatus"][self.live], FINAL)]
             if self._due("brokerage", float(cfg["JOB_BROKERAGE_REFRESH"])):
                 self._refresh_brokerage()
@@ -570,10 +578,41 @@ class Simulation:
             ids, n = np.unique(tids, return_counts=True)
             self.tasks.loc[ids, column] = self.tasks.loc[ids, column].to_numpy() + n
 
+    def _command(self, cmd: TaskCommand) -> None:
+        """Apply one task command now; a refused one is kept (time, task, command, outcome, sentence)."""
+        try:
+            why = commands.apply(self, cmd)
+        except commands.CommandRefused as exc:
+            self.commands.append((self.now, cmd.task, cmd.command, "refused", str(exc)))
+            return
+        self.commands.append((self.now, cmd.task, cmd.command, "applied", why))
+
+    def _finish_tasks(self) -> None:
+        """finishing -> passed -> the final status once none of the task's jobs is left (getFinalTaskStatus)."""
+        t = self.tasks
+        finishing = t.index[(t["status"] == "finishing").to_numpy()]
+        if len(finishing) == 0:
+            return
+        j = self.jobs
+        queued = self.live[np.isin(j["jediTaskID"][self.live], finishing.to_numpy())]
+        queued = queued[np.isin(j["jobStatus"][queued], commands.QUEUED)]
+        if len(queued):  # TaskCommando kills what has not started (code 52); running jobs end on their own
+            j.cols["errorCode"][queued] = 52
+            self.log.add(self.now, j["PandaID"][queued], "-", "cancelled", "command", np.full(len(queued), 52.0))
+            self._end(queued, "cancelled")
+            self.live = self.live[~np.isin(self.live, queued)]
+        busy = set(j["jediTaskID"][self.live][~np.isin(j["jobStatus"][self.live], FINAL)].tolist())
+        for tid in [x for x in finishing.tolist() if x not in busy]:
+            fin, n = int(t.at[tid, "nFilesFinished"]), int(t.at[tid, "nFiles"])
+            final = "done" if fin >= n > 0 else "failed" if fin == 0 else "finished"
+            self._task_move(pd.Index([tid]), "passed", "TaskCommando: no active job left")
+            self._task_move(pd.Index([tid]), final, f"PostProcessor: {fin} of {n} inputs finished")
+
     def _post_process(self) -> None:
         """PostProcessor (§5.2): a scouting task whose exposed inputs are all done is assessed from its finished
         scout jobs: scouted -> running with the scout-derived ramCount and cpuTime, exhausted when a check fires,
         or tobroken -> broken when no scout finished."""
+        self._finish_tasks()
         t = self.tasks
         scouting = t.index[(t["status"] == "scouting").to_numpy()]
         if len(scouting) == 0:

@@ -46,6 +46,7 @@ RULES: dict[str, tuple[str, str]] = {
                              "code 2"),
     "K10": ("copyArchive K10", "throttled since creation {value:.2f} d > {threshold:.0f} d: closed, kill code 2"),
     "task_paused": ("WatchDog", "its task is paused: activated jobs are throttled"),
+    "command": ("task command", "a command on its task (kill 9, finish 52, reassign 51; 0 = resumed)"),
     "task": ("task rules", "a task status change; the sentence of each is kept per task (Simulation.task_causes)"),
 }  # fmt: skip
 RULE_NAMES: tuple[str, ...] = tuple(RULES)

@@ -111,4 +111,8 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             {"time_h": round(tm / 3600.0, 3), "task": tid, "from": old, "to": new, "cause": why}
             for tm, tid, old, new, why in sim.task_causes[:TASK_CHANGES]
         ],
+        "commands": [
+            {"time_h": round(tm / 3600.0, 3), "task": tid, "command": cmd, "outcome": outcome, "why": why}
+            for tm, tid, cmd, outcome, why in sim.commands
+        ],
     }  # fmt: skip

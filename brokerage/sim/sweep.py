@@ -9,6 +9,7 @@ from typing import Any
 
 from brokerage.gdpconfig import Config
 from brokerage.runs import chunks, engine
+from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import TICK_S, Simulation
 from brokerage.snapshot import GridSnapshot
 
@@ -18,7 +19,9 @@ POLL_S = 0.25  # how often the caller reads the workers' progress
 REPORT_EVERY = 5  # ticks between two progress reports of a worker
 
 
-def _run_on_worker(snap: GridSnapshot, config: Config, hours: float, seed: int, key: str) -> dict[str, Any]:
+def _run_on_worker(
+    snap: GridSnapshot, config: Config, hours: float, seed: int, key: str, commands: Sequence[TaskCommand] = ()
+) -> dict[str, Any]:
     """Worker side of one simulation: reports its ticks done under the Dask Variable KEY while it runs."""
     from distributed import Variable, get_client
 
@@ -28,7 +31,7 @@ def _run_on_worker(snap: GridSnapshot, config: Config, hours: float, seed: int, 
         if done % REPORT_EVERY == 0 or done == total:
             var.set(done)
 
-    return Simulation(snap, config, seed=seed).run(hours, progress=report).result()
+    return Simulation(snap, config, seed=seed).run(hours, progress=report, commands=commands).result()
 
 
 def _use_cluster(client: Any) -> bool:
@@ -44,11 +47,12 @@ def simulate_many(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     client: Any = None,
+    commands: Sequence[TaskCommand] = (),
 ) -> list[dict[str, Any]]:
     """One run per config of CONFIGS from the same seed, each a task of its own on the cluster (the snapshot sent
     once), PROGRESS(minutes done, total) from the first second; result ``i`` equals
     ``Simulation(snap, configs[i], seed).run(hours).result()``. CANCEL() returning True stops the runs and raises
-    ``Cancelled``. Without a cluster (BROKERAGE_DASK_WORKERS=0) the runs go one after the other here.
+    ``Cancelled``. COMMANDS (task commands at simulated times) apply to every run. Without a cluster (BROKERAGE_DASK_WORKERS=0) the runs go one after the other here.
 
     Usage: ``stored, whatif = simulate_many(snap, [config, config.with_overrides(edits)], hours=24)``
     """
@@ -64,7 +68,7 @@ def simulate_many(
                 if progress:
                     progress(base + done, total)
 
-            out.append(Simulation(snap, cfg, seed=seed).run(hours, progress=step).result())
+            out.append(Simulation(snap, cfg, seed=seed).run(hours, progress=step, commands=commands).result())
         return out
     from distributed import Variable
 
@@ -75,7 +79,7 @@ def simulate_many(
     for v in variables:
         v.set(0)  # set before the runs start, so reading it never waits (an unset Variable's get times out noisily)
     futures = [
-        client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, pure=False)
+        client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, list(commands), pure=False)
         for cfg, key in zip(configs, keys, strict=True)
     ]
     try:

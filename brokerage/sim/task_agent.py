@@ -9,6 +9,7 @@ from brokerage.gdpconfig import Config
 
 WAIT_FOR_PENDING_S = 3600.0  # waitForPending: a pending task is retried after 60 min
 TIMEOUT_FOR_PENDING_S = 7 * 86400.0  # timeoutForPending: 7 d pending -> exhausted
+WAIT_FOR_EXHAUSTED_S = 48 * 3600.0  # waitForExhausted: exhausted -> finishing after 48 h
 WAIT_FOR_THROTTLED_MIN = 120.0  # waitForThrottled: released after 120 x n^2 minutes
 THROTTLE_EVERY = 5  # throttled when int(avg failedAttempt / 5) exceeds the throttle count
 ACTIVE_STATUSES = ("ready", "running", "scouting")
@@ -54,6 +55,11 @@ def step(
             "pending retried",
             pd.Series(f"pending for >= {WAIT_FOR_PENDING_S / 60:.0f} min (waitForPending): retried", index=t.index),
         )
+
+    # kickExhaustedTasks: an exhausted task left alone for waitForExhausted is finished
+    kick = (t["status"] == "exhausted") & (now - t["modificationTime"] >= WAIT_FOR_EXHAUSTED_S)
+    move(kick, "finishing", "exhausted timeout",
+         pd.Series(f"exhausted for >= {WAIT_FOR_EXHAUSTED_S / 3600:.0f} h (waitForExhausted): finished", index=t.index))  # fmt: skip
 
     # release before throttling, as AtlasProdWatchDog does
     release = (t["status"] == "throttled") & (t["throttledTime"] < now)

@@ -123,11 +123,27 @@ def test_same_seed_same_run_and_another_seed_differs() -> None:
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 1000), hours=st.sampled_from([1.0, 2.5, 4.0]), threshold=st.sampled_from([0.5, 2.0]))
-def test_counters_add_up_and_no_job_is_lost(seed: int, hours: float, threshold: float) -> None:
-    """Invariants: every job has one status; per task the picked units are finished + failed + ready + running;
-    finished jobs equal finished units plus the snapshot's own jobs that finished; no closed job added a failure."""
-    sim = Simulation(_snap(), Config().with_overrides({"THROTTLE_THRESHOLD": threshold}), seed=seed).run(hours)
+@given(
+    seed=st.integers(0, 1000),
+    hours=st.sampled_from([1.0, 2.5, 4.0]),
+    threshold=st.sampled_from([0.5, 2.0]),
+    cmds=st.lists(st.tuples(st.floats(0, 0.9), st.sampled_from([1, 2, 3]), st.sampled_from(
+        ["kill", "finish", "pause", "resume", "retry", "reassign"])), max_size=4),
+)  # fmt: skip
+def test_counters_add_up_and_no_job_is_lost(
+    seed: int, hours: float, threshold: float, cmds: list[tuple[float, int, str]]
+) -> None:
+    """Invariants, with task commands at random times: every job has one status and the statuses add up to the
+    jobs made; every task has a JEDI status; per task the picked units are finished + failed + ready + running;
+    no closed job added a failure."""
+    from brokerage.lifecycle.task_status import TASK_STATUSES
+    from brokerage.sim.commands import TaskCommand
+
+    todo = [TaskCommand(f * hours * 3600, tid, c) for f, tid, c in cmds]
+    sim = Simulation(_snap(), Config().with_overrides({"THROTTLE_THRESHOLD": threshold}), seed=seed)
+    sim.run(hours, commands=todo)
+    assert sum(sim.result()["statuses"].values()) == sim.jobs.n
+    assert set(sim.tasks["status"]) <= set(TASK_STATUSES) and len(sim.commands) == len(todo)
     j, f = sim.jobs, sim.files
     assert np.isin(j["jobStatus"], np.arange(len(S))).all()
     for tid, row in sim.tasks.iterrows():

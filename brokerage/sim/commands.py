@@ -1,0 +1,167 @@
+"""Task commands on a simulated grid (seed 003, reference §4.6, §6): kill, finish, retry, incexec, pause, resume, reassign."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from brokerage.lifecycle.task_status import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE
+from brokerage.sim.jobs import FINAL, S
+
+if TYPE_CHECKING:
+    from brokerage.sim.engine import Simulation
+
+RETRYABLE = frozenset({"finished", "failed", "aborted", "exhausted"})  # retryTask_JEDI; done is refused (§4.6)
+INCEXECABLE = RETRYABLE | {"done"}  # incexec also from done
+RETRY_EXTRA_ATTEMPTS = 5  # a retry gives files at their limit 5 more attempts (and failures)
+QUEUED = [S["defined"], S["assigned"], S["activated"], S["throttled"]]
+ALLOWED: dict[str, frozenset[str]] = {
+    "kill": KILLABLE, "finish": FINISHABLE, "pause": PAUSABLE, "resume": frozenset({"paused"}),
+    "retry": RETRYABLE, "incexec": INCEXECABLE, "reassign": REASSIGNABLE,
+}  # fmt: skip
+COMMANDS = tuple(ALLOWED)
+_SPEC = re.compile(r"^(?P<h>\d+(\.\d+)?)h:(?P<tid>\d+):(?P<cmd>[a-z]+)$")
+
+
+class CommandRefused(ValueError):
+    """A task command the task's status does not allow, or a malformed command; the message names the rule."""
+
+
+@dataclass(frozen=True)
+class TaskCommand:
+    """A command for one task at a simulated time (seconds from the run's start)."""
+
+    at_s: float
+    task: int
+    command: str
+
+
+def parse_command(spec: str) -> TaskCommand:
+    """``<hours>h:<jediTaskID>:<command>`` as given to ``brokerage simulate --task-command``.
+
+    Usage: ``parse_command("2h:1234:pause")``
+    """
+    m = _SPEC.match(spec.strip())
+    if m is None:
+        raise CommandRefused(f"--task-command: {spec!r} is not HOURSh:TASK:COMMAND, e.g. 2h:1234:pause")
+    if m["cmd"] not in ALLOWED:
+        raise CommandRefused(
+            f"--task-command: {m['cmd']!r} is not a task command; expected one of {', '.join(COMMANDS)}"
+        )
+    return TaskCommand(float(m["h"]) * 3600.0, int(m["tid"]), m["cmd"])
+
+
+def apply(sim: Simulation, cmd: TaskCommand) -> str:
+    """Carry out CMD on SIM now; the sentence logged as its cause. CommandRefused when the task is unknown or its
+    status does not allow the command (the rule of ``brokerage.lifecycle.task_status``).
+
+    Usage: ``apply(sim, TaskCommand(0.0, 1234, "pause"))``
+    """
+    t = sim.tasks
+    if cmd.task not in t.index:
+        raise CommandRefused(f"task {cmd.task}: not a task of the simulated grid")
+    status = str(t.at[cmd.task, "status"])
+    if status not in ALLOWED[cmd.command]:
+        allowed = ", ".join(sorted(ALLOWED[cmd.command]))
+        raise CommandRefused(
+            f"task {cmd.task}: {cmd.command} is not allowed in status {status} (allowed from: {allowed})"
+        )
+    return _DO[cmd.command](sim, cmd.task, status)
+
+
+def _move(sim: Simulation, tid: int, *steps: str, why: str) -> None:
+    for new in steps:
+        sim._task_move(pd.Index([tid]), new, why)
+
+
+def _task_jobs(sim: Simulation, tid: int, statuses: list[int]) -> np.ndarray:
+    rows = sim.live[sim.jobs["jediTaskID"][sim.live] == tid]
+    return rows[np.isin(sim.jobs["jobStatus"][rows], statuses)]
+
+
+def _kill(sim: Simulation, tid: int, status: str) -> str:
+    rows = _task_jobs(sim, tid, [s for s in range(len(S)) if s not in FINAL])
+    sim.jobs.cols["errorCode"][rows] = 9  # killed by the task's command
+    sim.log.add(sim.now, sim.jobs["PandaID"][rows], "-", "cancelled", "command", np.full(len(rows), 9.0))
+    sim._end(rows, "cancelled")
+    why = f"command kill: {len(rows)} jobs cancelled"
+    _move(sim, tid, "aborting", "aborted", why=why)
+    return why
+
+
+def _finish(sim: Simulation, tid: int, status: str) -> str:
+    why = "command finish: no new jobs, queued ones killed (code 52); running ones end, then the final status"
+    _move(sim, tid, "finishing", why=why)
+    return why
+
+
+def _pause(sim: Simulation, tid: int, status: str) -> str:
+    why = f"command pause in {status}: no new jobs, activated ones throttled"
+    _move(sim, tid, "paused", why=why)  # the task keeps its old status to resume to
+    sim._throttle_paused()
+    return why
+
+
+def _resume(sim: Simulation, tid: int, status: str) -> str:
+    back = str(sim.tasks.at[tid, "oldStatus"])
+    rows = _task_jobs(sim, tid, [S["throttled"]])
+    sim.log.add(sim.now, sim.jobs["PandaID"][rows], "throttled", "activated", "command", np.zeros(len(rows)))
+    sim._set(rows, "activated")
+    why = f"command resume: back to {back}, {len(rows)} throttled jobs activated"
+    _move(sim, tid, back, why=why)
+    return why
+
+
+def _retry(sim: Simulation, tid: int, status: str) -> str:
+    t = sim.tasks
+    if status == "exhausted" and t.at[tid, "oldStatus"] in ("running", "scouting"):
+        old = str(t.at[tid, "oldStatus"])
+        back = "running" if old == "scouting" and tid in sim.scouted else old  # scouts already assessed: running
+        why = f"command retry of an exhausted task: back to {back}"
+        _move(sim, tid, back, why=why)
+        t.at[tid, "frozenTime"] = np.nan
+        return why
+    revived = _revive_failed(sim, tid)
+    why = f"command retry: {revived} failed inputs get {RETRY_EXTRA_ATTEMPTS} more attempts"
+    _move(sim, tid, "toretry", "ready", why=why)
+    t.at[tid, "currentPriority"] = t.at[tid, "taskPriority"]
+    return why
+
+
+def _incexec(sim: Simulation, tid: int, status: str) -> str:
+    revived = _revive_failed(sim, tid)
+    why = f"command incexec: re-refined, {revived} failed inputs to run again"
+    _move(sim, tid, "toincexec", "rerefine", "defined", why=why)
+    return why
+
+
+def _revive_failed(sim: Simulation, tid: int) -> int:
+    """Files of TID at their attempt or failure limit get RETRY_EXTRA_ATTEMPTS more and go back to ready."""
+    f = sim.files
+    dead = np.flatnonzero((f.task == tid) & (f.status == f.FAILED))
+    f.maxAttempt[dead] += RETRY_EXTRA_ATTEMPTS
+    f.maxFailure[dead] += RETRY_EXTRA_ATTEMPTS
+    f.status[dead] = f.READY
+    sim.retry_pool.setdefault(tid, []).extend(dead.tolist())
+    sim.tasks.at[tid, "nFilesFailed"] = int(sim.tasks.at[tid, "nFilesFailed"]) - len(dead)
+    return len(dead)
+
+
+def _reassign(sim: Simulation, tid: int, status: str) -> str:
+    rows = _task_jobs(sim, tid, QUEUED)
+    sim.jobs.cols["errorCode"][rows] = 51
+    sim.log.add(sim.now, sim.jobs["PandaID"][rows], "-", "closed", "command", np.full(len(rows), 51.0))
+    sim._end(rows, "closed")
+    sim.decisions.pop(tid, None)
+    sim.choices.pop(tid, None)
+    why = f"command reassign: {len(rows)} queued jobs closed (code 51) to be brokered again"
+    _move(sim, tid, "toreassign", "reassigning", status, why=why)
+    return why
+
+
+_DO = {"kill": _kill, "finish": _finish, "pause": _pause, "resume": _resume, "retry": _retry, "incexec": _incexec,
+       "reassign": _reassign}  # fmt: skip
