@@ -78,6 +78,8 @@ def simulate_many(
     variables = [Variable(key, client=client) for key in keys]
     for v in variables:
         v.set(0)  # set before the runs start, so reading it never waits (an unset Variable's get times out noisily)
+    if progress:
+        progress(0, total)  # the bar is there from the start; it moves once the workers have set up their runs
     futures = [
         client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, list(commands), pure=False)
         for cfg, key in zip(configs, keys, strict=True)
