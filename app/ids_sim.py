@@ -2,6 +2,7 @@
 
 SIM_HOURS = "sim-hours"
 SIM_SEED = "sim-seed"
+SIM_COMMANDS = "sim-commands"
 SIM_COMPARE = "sim-compare"
 SIM_RUN = "sim-run"
 SIM_CANCEL = "sim-cancel"

@@ -97,19 +97,19 @@ class _Parser:
             raise CriteriaError(f"unexpected {self._peek()[1]!r} after a complete condition")  # type: ignore[index]
         return mask
 
-    def _or(self) -> Mask:
-        parts = [self._and()]
-        while self._is("kw", "OR"):
+    def _joined(self, word: str, part: Callable[[], Mask], combine: np.ufunc) -> Mask:
+        """PART (WORD PART)*: one mask combining every part's with COMBINE."""
+        parts = [part()]
+        while self._is("kw", word):
             self.i += 1
-            parts.append(self._and())
-        return parts[0] if len(parts) == 1 else lambda cols: np.logical_or.reduce([p(cols) for p in parts])
+            parts.append(part())
+        return parts[0] if len(parts) == 1 else lambda cols: combine.reduce([p(cols) for p in parts])
+
+    def _or(self) -> Mask:
+        return self._joined("OR", self._and, np.logical_or)
 
     def _and(self) -> Mask:
-        parts = [self._not()]
-        while self._is("kw", "AND"):
-            self.i += 1
-            parts.append(self._not())
-        return parts[0] if len(parts) == 1 else lambda cols: np.logical_and.reduce([p(cols) for p in parts])
+        return self._joined("AND", self._not, np.logical_and)
 
     def _not(self) -> Mask:
         if self._is("kw", "NOT"):

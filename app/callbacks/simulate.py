@@ -45,6 +45,9 @@ def result_view(result: dict[str, Any]) -> Any:
             card("Timeouts and reassignments", html.Div(events, className="sim-pair" if len(events) > 1 else "")),
             card(f"Queues whose load changed most ({labels[-1]})",
                  grid(vm.queue_rows(result), vm.QUEUE_COLUMNS, height=320, export_name="simulation_queues.csv")),
+            *([card(f"Task commands ({labels[-1]})", grid(vm.command_rows(result), vm.COMMAND_COLUMNS, height=200,
+                                                           export_name="simulation_commands.csv"))]
+              if result.get("commands") else []),
             card(f"Task status changes and their causes ({labels[-1]}; filter by task for one task's history)",
                  grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv")),
             card("Every rule that moved jobs or tasks",
@@ -79,12 +82,13 @@ def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, di
     State(ids.SIM_HOURS, "value"),
     State(ids.SIM_SEED, "value"),
     State(ids.SIM_COMPARE, "value"),
+    State(ids.SIM_COMMANDS, "value"),
     State(ids.SIM_URL, "data"),
     State(ids.SIM_JOB, "data"),
 )
 def drive_simulation(
     _run: int | None, autostart: bool | None, _tick: int | None, _cancel: int | None,
-    hours: Any, seed: Any, compare: bool | None, edits: dict[str, Any] | None, job_id: str | None,
+    hours: Any, seed: Any, compare: bool | None, cmds: str | None, edits: dict[str, Any] | None, job_id: str | None,
 ) -> tuple[Any, ...]:  # fmt: skip
     """Start the simulation (Run, or opening a permalink with hours), poll it while it runs, or cancel it."""
     trigger = ctx.triggered_id
@@ -98,7 +102,7 @@ def drive_simulation(
         return (*job_outputs(job_id, JobState("cancelled")), no_update)
     if trigger in (None, ids.SIM_AUTOSTART) and not autostart:
         raise PreventUpdate  # opening the page without hours runs nothing until Run is pressed
-    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else ""}
+    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else "", "cmd": cmds or ""}
     try:
         req, _refused = parse_request(services.state.config(), query)
         job_id, state = services.simulations.start(req, client_address())
@@ -110,5 +114,6 @@ def drive_simulation(
         log.exception("simulation failed to start")
         return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update
     search = "?" + urlencode({**(edits or {}), "hours": f"{req.hours:g}", "seed": req.seed,
-                              **({"compare": 1} if req.compare else {})})  # fmt: skip
+                              **({"compare": 1} if req.compare else {}),
+                              **({"cmd": " ".join(req.commands)} if req.commands else {})})  # fmt: skip
     return (*job_outputs(job_id, state), search)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from app.viewmodels.tuning import parse_edits
 from brokerage.gdpconfig import Value
 
 MAX_HOURS = 48  # the dashboard's longest run; `brokerage simulate` goes further
+MAX_COMMANDS = 20  # task commands in one request
 DEFAULT_HOURS = 6
 
 
@@ -29,6 +31,7 @@ class SimRequest:
     hours: float
     seed: int
     compare: bool
+    commands: tuple[str, ...] = ()  # task commands at simulated times, "HOURSh:TASK:COMMAND"
 
     @property
     def labels(self) -> list[str]:
@@ -56,9 +59,27 @@ def parse_request(config: Any, query: Mapping[str, Any]) -> tuple[SimRequest, di
     if not raw_seed.isdigit() or int(raw_seed) >= 2**32:
         raise SimulationRequestError(f"seed: {raw_seed!r} is not allowed; expected an integer in [0, 2^32)")
     compare = str(query.get("compare", "")).lower() in ("1", "true", "yes", "on")
-    edits = {k: v for k, v in query.items() if k not in ("hours", "seed", "compare") and v not in (None, "")}
+    commands = _commands(str(query.get("cmd") or ""), hours)
+    edits = {k: v for k, v in query.items() if k not in ("hours", "seed", "compare", "cmd") and v not in (None, "")}
     parsed = parse_edits(config, edits)
-    return SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare), parsed.errors
+    return SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare, commands), parsed.errors
+
+
+def _commands(text: str, hours: float) -> tuple[str, ...]:
+    """The task commands of a request (comma or space separated HOURSh:TASK:COMMAND), each checked."""
+    from brokerage.sim.commands import CommandRefused, parse_command
+
+    specs = tuple(x for x in re.split(r"[,\s]+", text.strip()) if x)
+    if len(specs) > MAX_COMMANDS:
+        raise SimulationRequestError(f"cmd: {len(specs)} task commands; at most {MAX_COMMANDS}")
+    for spec in specs:
+        try:
+            cmd = parse_command(spec)
+        except CommandRefused as exc:
+            raise SimulationRequestError(str(exc).replace("--task-command", "cmd")) from exc
+        if cmd.at_s >= hours * 3600:
+            raise SimulationRequestError(f"cmd: {spec!r} is not within the {hours:g} simulated hours")
+    return specs
 
 
 class Simulations:
@@ -75,11 +96,13 @@ class Simulations:
     def job_id(self, req: SimRequest) -> str:
         """The job of REQ on the current snapshot (the config fingerprint names the edits)."""
         fp = self.state.effective_config(req.overrides).fingerprint()
-        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}"
+        cmds = ",".join(req.commands)
+        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{cmds}"
 
     def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
         the Dask engine, one per worker."""
+        from brokerage.sim.commands import parse_command
         from brokerage.sim.grid import input_problems
         from brokerage.sim.sweep import simulate_many
 
@@ -91,17 +114,21 @@ class Simulations:
             configs.append(self.state.effective_config(req.overrides))
         job_id = self.job_id(req)
         engine = self.state.engine()
+        tasks = set(snap.tables["tasks"]["jeditaskid"].tolist())
+        cmds = [parse_command(c) for c in req.commands]
+        if unknown := [c.task for c in cmds if c.task not in tasks]:
+            raise SimulationRequestError(f"cmd: task {unknown[0]} is not a task of the grid")
 
         def work(report: Callable[[int, str], None]) -> Any:
             def progress(done: int, total: int) -> None:
                 report(int(100 * done / max(total, 1)), f"{done:,} of {total:,} simulated minutes")
 
             def run() -> list[dict[str, Any]]:
-                return simulate_many(snap, configs, req.hours, req.seed, progress=progress)
+                return simulate_many(snap, configs, req.hours, req.seed, progress=progress, commands=cmds)
 
             runs = run() if self.admission is None else self.admission.run(("sim", job_id), client, run)
             return {"labels": req.labels, "runs": runs, "overrides": req.overrides, "hours": req.hours,
-                    "seed": req.seed, "snapshot": snap.key,
+                    "seed": req.seed, "snapshot": snap.key, "commands": list(req.commands),
                     "run_ids": _store(engine, runs, snap, configs, req)}  # fmt: skip
 
         return job_id, self.jobs.start(job_id, work)

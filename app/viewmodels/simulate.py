@@ -185,3 +185,16 @@ def task_change_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 TASK_COLUMNS = [{"field": "time_h", "headerName": "hour", "maxWidth": 100}, {"field": "task", "maxWidth": 130},
                 {"field": "from", "maxWidth": 130}, {"field": "to", "maxWidth": 130},
                 {"field": "cause", "minWidth": 480, "tooltipField": "cause"}]  # fmt: skip
+
+
+COMMAND_COLUMNS = [{"field": "time_h", "headerName": "hour", "maxWidth": 100}, {"field": "task", "maxWidth": 130},
+                   {"field": "command", "maxWidth": 130}, {"field": "outcome", "maxWidth": 120},
+                   {"field": "why", "headerName": "what it did, or the rule that refused it", "flex": 1, "minWidth": 360}]  # fmt: skip
+
+
+def command_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task commands of the last run, applied or refused, with what each did or the rule that refused it.
+
+    Usage: ``command_rows(result)[0]["outcome"] in ("applied", "refused")``
+    """
+    return list(result["runs"][-1].get("commands", []))

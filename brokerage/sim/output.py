@@ -83,9 +83,11 @@ def build_result(sim: Simulation) -> dict[str, Any]:
     queues = {
         sim.g.queues[i]: {m: [int(s[i]) for s in samples] for m, samples in sim.series.queue.items()} for i in top
     }
-    shares = {
+    n_tree = len(sim.g.tree.names)
+    shares = {  # jobs sit on the tree's leaves (and on shares the tree lacks): the branches would only repeat them
         name: {m: [int(s[i]) for s in samples] for m, samples in sim.series.share.items()}
         for i, name in enumerate(sim.g.shares)
+        if i >= n_tree or sim.g.tree.leaf[i]
     }
     t = sim.tasks
     progress = t[t["nFilesUsed"] > 0][["status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed"]]

@@ -116,3 +116,30 @@ def test_runs_api_without_a_database_says_so(app_client) -> None:
     """A grid read from a file stores no runs: the list is empty with a note, a bad limit is a 400."""
     doc = app_client.get("/api/simulation/runs").get_json()
     assert doc["runs"] == [] and "not stored" in doc["note"]
+
+
+def test_task_commands_in_a_request_are_checked_and_shown(
+    app_client, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """cmd=HOURSh:TASK:COMMAND: a malformed or late one is refused naming cmd; a valid one runs and the result view
+    lists it with its outcome (pause of a running task applied)."""
+    from app.callbacks.simulate import result_view
+    from app.main import services
+    from app.services.jobs import Jobs
+    from app.services.simulations import SimulationRequestError, parse_request
+    from brokerage.runs import engine
+
+    for bad, words in (("1h:5:explode", "cmd: 'explode' is not a task command"), ("9h:5:pause", "not within the 2")):
+        with pytest.raises(SimulationRequestError, match=words):
+            parse_request(Config(), {"hours": "2", "cmd": bad})
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    monkeypatch.setattr(services.simulations, "jobs", Jobs(tmp_path / "jobs"))
+    req, _ = parse_request(services.state.config(), {"hours": "1", "cmd": "0.5h:5:pause"})
+    with pytest.raises(SimulationRequestError, match="cmd: task 77 is not a task of the grid"):
+        services.simulations.start(parse_request(services.state.config(), {"hours": "1", "cmd": "0.5h:77:pause"})[0])
+    job_id, _ = services.simulations.start(req)
+    state = _wait(services.simulations, job_id)
+    assert state.state == "done", state.error
+    cmds = state.result["runs"][0]["commands"]
+    assert [(c["task"], c["command"], c["outcome"]) for c in cmds] == [(5, "pause", "applied")]
+    assert "Task commands" in _text(result_view(state.result))

@@ -60,3 +60,18 @@ def test_page_without_hours_waits_for_run(page, live_server, console_errors, in_
     expect(page.locator("#sim-content .js-plotly-plot").first).to_be_visible(timeout=TIMEOUT)
     assert page.locator("#sim-content .js-plotly-plot").count() >= 3
     assert console_errors == []
+
+
+def test_task_commands_typed_on_the_page_run_and_show(page, live_server, console_errors, in_process) -> None:
+    """Typing '0.5h:5:pause 0.7h:6:pause' and Run: the pause of running task 5 is applied, the pause of done task 6
+    is refused with its rule, both listed in the Task commands card; the URL keeps them."""
+    page.goto(f"{live_server}/simulate")
+    page.locator("#sim-hours").fill("1")
+    page.locator("#sim-commands").fill("0.5h:5:pause 0.7h:6:pause")
+    page.locator("#sim-commands").press("Enter")
+    page.locator("#sim-run").click()
+    card = page.locator(".card", has_text="Task commands")
+    expect(card).to_contain_text("applied", timeout=TIMEOUT)
+    expect(card).to_contain_text("pause is not allowed in status done")
+    expect(page).to_have_url(re.compile(r"cmd=0\.5h%3A5%3Apause"))
+    assert console_errors == []
