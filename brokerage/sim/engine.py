@@ -165,6 +165,13 @@ class Simulation:
         )
         self.true_cpu = dict(zip(t.index.tolist(), truth.lognormal(0.0, 0.3, len(t)).tolist(), strict=True))
         self.scouted: dict[int, dict[str, float]] = {}  # task -> scout-derived ramcount, cputime for the brokers
+        self.scout_rows: dict[int, list[np.ndarray]] = {}  # task -> rows of its scout jobs
+        # per task row, counted as jobs are made and end (the WatchDog's progress actions read them)
+        self.task_ids = t.index.to_numpy(np.int64)
+        self.task_order = np.argsort(self.task_ids, kind="stable")
+        self.jobs_made = np.zeros(len(t), np.int64)
+        self.jobs_finished = np.zeros(len(t), np.int64)
+        self.jobs_failed = np.zeros(len(t), np.int64)
         nq, ns = len(self.g.queues), len(self.g.shares)
         # jobs that ended, counted as they end: per final status, per queue and per share
         self.ended = {
@@ -434,6 +441,9 @@ class Simulation:
             runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
         )  # fmt: skip
         self._new_rows.append(rows)
+        self.jobs_made[self._task_rows(np.array([tid]))] += n
+        if scout:
+            self.scout_rows.setdefault(tid, []).append(rows)
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
         if status == "ready":
             new_status, why = (
@@ -554,6 +564,11 @@ class Simulation:
         by_queue, by_share = self.ended["closed" if status == "cancelled" else status]
         np.add.at(by_queue, self.jobs["computingSite"][rows], 1)
         np.add.at(by_share, self.jobs["gshare"][rows], 1)
+        if status in ("finished", "failed"):
+            tids_all = self.jobs["jediTaskID"][rows]
+            known = tids_all[tids_all >= 0]
+            if len(known):
+                np.add.at(self.jobs_finished if status == "finished" else self.jobs_failed, self._task_rows(known), 1)
         fid = self.jobs["fileID"][rows]
         mine = fid >= 0
         fid, tids = fid[mine], self.jobs["jediTaskID"][rows][mine]
@@ -572,6 +587,10 @@ class Simulation:
         self._count(tids[~again], "nFilesFailed")
         for tid, u in zip(tids[again].tolist(), fid[again].tolist(), strict=True):
             self.retry_pool.setdefault(int(tid), []).append(int(u))
+
+    def _task_rows(self, tids: np.ndarray) -> np.ndarray:
+        """Row positions in the task table of task ids TIDS (all known)."""
+        return self.task_order[np.searchsorted(self.task_ids, tids, sorter=self.task_order)]
 
     def _count(self, tids: np.ndarray, column: str) -> None:
         if len(tids):
@@ -623,10 +642,9 @@ class Simulation:
         if len(done) == 0:
             return
         j = self.jobs
-        finished = np.flatnonzero((j["jobStatus"] == S["finished"]) & j["isScout"] & np.isin(j["jediTaskID"], done))
-        by_task = pd.Series(finished).groupby(j["jediTaskID"][finished]).agg(list) if len(finished) else {}
         for tid in done.tolist():
-            rows = np.asarray(by_task.get(tid, []), dtype=np.int64)
+            rows = np.concatenate(self.scout_rows.pop(tid, [np.zeros(0, np.int64)]))
+            rows = rows[j["jobStatus"][rows] == S["finished"]]
             if len(rows) == 0:
                 self._task_move(pd.Index([tid]), "tobroken", "PostProcessor: no scout jobs succeeded")
                 self._task_move(pd.Index([tid]), "broken", "PostProcessor: final status of tobroken")
@@ -680,17 +698,15 @@ class Simulation:
         the inputs done, at most 100 jobs left) the priority goes to 900 and the share to Express, for the task and
         its jobs; with MAX_JOB_FAILURE_RATE_TO_PAUSE set, a task of 1000+ jobs with 100+ to come whose ended jobs
         failed at that rate or more is paused."""
-        t, j = self.tasks, self.jobs
+        t = self.tasks
         run = t.index[((t["status"] == "running") & (t["prodSourceLabel"] != "user") & (t["nFiles"] > 0)).to_numpy()]
         if len(run) == 0:
             return
         sub = t.loc[run]
-        tid_col = j["jediTaskID"]
-        mine = np.isin(tid_col, run.to_numpy())
-        n_jobs = pd.Series(tid_col[mine]).value_counts().reindex(run, fill_value=0)
-        ended = j["jobStatus"][mine]
-        fin = pd.Series(tid_col[mine][ended == S["finished"]]).value_counts().reindex(run, fill_value=0)
-        bad = pd.Series(tid_col[mine][ended == S["failed"]]).value_counts().reindex(run, fill_value=0)
+        pos = self._task_rows(run.to_numpy(np.int64))
+        n_jobs = pd.Series(self.jobs_made[pos], index=run)
+        fin = pd.Series(self.jobs_finished[pos], index=run)
+        bad = pd.Series(self.jobs_failed[pos], index=run)
         done_files = sub["nFilesFinished"] + sub["nFilesFailed"]
         rem_jobs = ((sub["nFiles"] - done_files) * n_jobs / sub["nFiles"]).astype(int)
         near = (done_files / sub["nFiles"] >= BOOST_DONE_FRACTION) & (rem_jobs <= BOOST_MAX_REMAINING_JOBS)

@@ -15,6 +15,11 @@ def _running_task(sim, n_files: int, finished: int, failed: int = 0) -> None:  #
         "running", n_files, finished + failed, finished, failed]  # fmt: skip
 
 
+def _count_jobs(sim, made: int, finished: int, failed: int) -> None:  # type: ignore[no-untyped-def]
+    """The per-task job counters the engine keeps as jobs are made and end (task 1 is the first row)."""
+    sim.jobs_made[0], sim.jobs_finished[0], sim.jobs_failed[0] = made, finished, failed
+
+
 def test_a_task_near_completion_goes_to_priority_900_and_express() -> None:
     """Boost: 96 of 100 inputs done (>= 95 %) with int(4 x 100 / 100) = 4 <= 100 jobs left: the task and its live
     jobs get priority 900 and the Express share (its work queue was its own share); a task at 90 % keeps both."""
@@ -24,6 +29,7 @@ def test_a_task_near_completion_goes_to_priority_900_and_express() -> None:
     _running_task(sim, 100, 96)
     add_jobs(sim, n=96, status="finished", jediTaskID=1)
     live = add_jobs(sim, n=4, status="activated", jediTaskID=1)
+    _count_jobs(sim, 100, 96, 0)
     sim._progress_actions()
     assert sim.tasks.at[1, "currentPriority"] == 900 and sim.tasks.at[1, "gshare"] == "Express"
     assert (sim.jobs["currentPriority"][live] == 900).all()
@@ -49,6 +55,7 @@ def test_a_big_task_failing_at_the_pause_rate_is_paused_and_its_jobs_throttled()
         add_jobs(sim, n=700, status="failed", jediTaskID=1)
         add_jobs(sim, n=490, status="finished", jediTaskID=1)
         queued = add_jobs(sim, n=10, status="activated", jediTaskID=1)
+        _count_jobs(sim, 1200, 490, 700)
         sim._progress_actions()
         sim._throttle_paused()
         assert sim.tasks.at[1, "status"] == expected
