@@ -27,7 +27,7 @@ def layout(**query: Any) -> html.Div:
         req, refused = parse_request(config, query)
     except SimulationRequestError as exc:
         problem = str(exc)
-        req, refused = parse_request(config, {k: v for k, v in query.items() if k not in ("hours", "seed")})
+        req, refused = parse_request(config, {k: v for k, v in query.items() if k not in ("hours", "seed", "cmd")})
     started = "hours" in query and problem is None
     return html.Div(
         [
@@ -42,9 +42,10 @@ def layout(**query: Any) -> html.Div:
             html.Div(
                 [html.Div([html.Label("simulated hours"), dbc.Input(id=ids.SIM_HOURS, type="number", min=1, max=MAX_HOURS, step=1, value=req.hours if "hours" in query else DEFAULT_HOURS)], className="sim-field"),
                  html.Div([html.Label("seed"), dbc.Input(id=ids.SIM_SEED, type="number", min=0, step=1, value=req.seed)], className="sim-field"),
-                 html.Div([html.Label("task commands (optional)"), dbc.Input(id=ids.SIM_COMMANDS, type="text", value=" ".join(req.commands), debounce=True,
-                                                                              placeholder="e.g. 2h:1234:pause 4h:1234:resume",
-                                                                              title="HOURSh:TASK:COMMAND with kill, finish, retry, incexec, pause, resume, reassign")],
+                 html.Div([html.Label("task commands (optional)"),
+                           dbc.Input(id=ids.SIM_COMMANDS, type="text", value=" ".join(req.commands), debounce=True,
+                                     placeholder="e.g. 2h:1234:pause 4h:1234:resume")],
+                          title="HOURSh:TASK:COMMAND with kill, finish, retry, incexec, pause, resume, reassign",
                           className="sim-field sim-commands"),
                  html.Div(dbc.Switch(id=ids.SIM_COMPARE, label="stored vs what-if side by side", value=req.compare or not req.overrides, disabled=not req.overrides), className="sim-field pt-4"),
                  html.Div(dbc.Button("Run simulation", id=ids.SIM_RUN, color="primary", size="sm"), className="sim-field pt-4")],

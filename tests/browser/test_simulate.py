@@ -75,3 +75,12 @@ def test_task_commands_typed_on_the_page_run_and_show(page, live_server, console
     expect(card).to_contain_text("pause is not allowed in status done")
     expect(page).to_have_url(re.compile(r"cmd=0\.5h%3A5%3Apause"))
     assert console_errors == []
+
+
+def test_a_bad_task_command_in_the_url_is_refused_inline(page, live_server, console_errors, in_process) -> None:
+    """cmd=1h:5:explode names the command and what is allowed; the page still opens and runs nothing."""
+    page.goto(f"{live_server}/simulate?hours=2&cmd=1h:5:explode")
+    expect(page.locator(".alert")).to_contain_text("cmd: 'explode' is not a task command", timeout=TIMEOUT)
+    expect(page.locator("#sim-run")).to_be_visible()
+    expect(page.locator("#sim-summary")).to_have_count(0)
+    assert console_errors == []
