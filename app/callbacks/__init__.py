@@ -17,4 +17,5 @@ from app.callbacks import (  # noqa: F401
     stabilizer,
     tasks,
     tuning,
+    tuning_future,
 )

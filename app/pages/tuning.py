@@ -19,6 +19,7 @@ from app.main import services
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
 
+FUTURE_POLL_MS = 500  # the stored-vs-proposed simulation takes seconds to minutes: a calmer poll
 GRID_POLL_MS = 100  # the whole-grid job is polled this often: its result shows at most this long after it is ready
 
 dash.register_page(__name__, path="/tuning", title="Tuning · PanDA brokerage", name="Tuning")
@@ -142,6 +143,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                                     html.Div(grid_placeholder(), id=ids.TUNE_GRID_VIEW),
                                 ],
                             ),
+                            card(f"The next {vm.SIM_HOURS} hours: stored vs proposed", future_panel()),
                         ],
                         md=7,
                     ),
@@ -167,9 +169,37 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
             dcc.Store(id=ids.TUNE_GRID_TRIGGER),
             dcc.Store(id=ids.TUNE_GRID_JOB),
             dcc.Interval(id=ids.TUNE_GRID_POLL, interval=GRID_POLL_MS, disabled=True),
+            dcc.Store(id=ids.TUNE_FUTURE_JOB),
+            dcc.Interval(id=ids.TUNE_FUTURE_POLL, interval=FUTURE_POLL_MS, disabled=True),
             dcc.Store(id=ids.TUNE_BASE_VERSION, data=config.version),
             dcc.Store(id=ids.TUNE_URL_SINK),
             dcc.Store(id=ids.TUNE_PICK, data=picked),
             dcc.Location(id=ids.TUNE_REDIRECT, refresh=True),
         ]
     )
+
+
+def future_panel() -> html.Div:
+    """Simulate the next hours under the stored config and under the edits (a background job), then the headline
+    differences with links to each run on the simulation page."""
+    return html.Div(
+        [
+            html.Div(
+                [
+                    dbc.Button(f"Simulate the next {vm.SIM_HOURS} h", id=ids.TUNE_FUTURE_RUN, size="sm",
+                               color="primary", outline=True),
+                    dbc.Progress(id=ids.TUNE_FUTURE_PROGRESS, value=0, label="", style={"height": "14px"},
+                                 className="flex-grow-1 ms-2"),
+                    dbc.Button("Cancel", id=ids.TUNE_FUTURE_CANCEL, size="sm", color="secondary", outline=True,
+                               className="py-0 ms-2"),
+                ],
+                className="d-flex align-items-center",
+            ),
+            html.Div(
+                html.Div("Jobs finished, time queued, reassignments, throttled work queues and tasks completed over "
+                         "the next hours, under the stored config and under these edits, side by side.",
+                         className="small text-muted mt-1"),
+                id=ids.TUNE_FUTURE_VIEW,
+            ),
+        ]
+    )  # fmt: skip

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
+TIMEOUT = 60_000
 
 
 def value_cell(page, key: str):
@@ -116,4 +117,23 @@ def test_grid_run_shows_progress_and_can_be_cancelled(page, live_server, console
     expect(page.locator("#tune-grid-view")).to_contain_text("Whole-grid run cancelled", timeout=10_000)
     expect(page.locator("#tune-grid-progress-box")).to_be_hidden()
     assert services.jobs.poll(tuning.grid_job_id({"NQUEUED_SAT_CAP": 377})).state == "cancelled"
+    assert console_errors == []
+
+
+def test_the_next_hours_stored_vs_proposed(page, live_server, console_errors, monkeypatch) -> None:
+    """'Simulate the next 6 h' with THROTTLE_THRESHOLD 0.5 runs stored and proposed and shows the headline figures
+    side by side with the change, and links to each run on the simulation page; without an edit it says to edit."""
+    from brokerage.runs import engine
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    page.goto(f"{live_server}/tuning")
+    page.locator("#tune-future-run").click()
+    expect(page.locator("#tune-future-note")).to_contain_text("Edit a value first", timeout=TIMEOUT)
+    page.goto(f"{live_server}/tuning?THROTTLE_THRESHOLD=0.5")
+    page.locator("#tune-future-run").click()
+    result = page.locator("#tune-future-result")
+    expect(result).to_contain_text("jobs finished", timeout=120_000)
+    expect(result.locator("th").filter(has_text="proposed")).to_be_visible()
+    href = result.locator("a", has_text="proposed").get_attribute("href") or ""
+    assert "THROTTLE_THRESHOLD=0.5" in href and "hours=6" in href
     assert console_errors == []

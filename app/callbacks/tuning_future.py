@@ -1,0 +1,109 @@
+"""Tuning page: simulate the next hours under the stored config and under the edits, side by side, as a job."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+from dash import Input, Output, State, callback, ctx, html, no_update
+from dash.exceptions import PreventUpdate
+
+from app import ids
+from app.callbacks.tuning import edits_of
+from app.components.layout import error_alert
+from app.main import services
+from app.services.jobs import JobsBusy, JobState
+from app.services.roles import client_address
+from app.services.simulations import SimulationRequestError, parse_request
+from app.viewmodels import simulate as svm
+from app.viewmodels import tuning as vm
+from brokerage.gdpconfig import Value
+
+log = logging.getLogger(__name__)
+
+
+def _run_link(overrides: dict[str, Value], label: str) -> str:
+    """The simulation page showing one run of the pair: the stored config alone, or the edits alone."""
+    q: dict[str, Any] = {"hours": str(vm.SIM_HOURS)}
+    if label == "what-if":
+        q.update({k: vm.shown(v) if v is not None else "" for k, v in sorted(overrides.items())})
+    return "/simulate?" + urlencode(q)
+
+
+def future_view(result: dict[str, Any], overrides: dict[str, Value]) -> html.Div:
+    """The headline figures of stored and proposed side by side with the change, and a link to each run."""
+    rows = svm.headline_rows(result)
+    head = html.Tr([html.Th("figure"), html.Th("stored"), html.Th("proposed"), html.Th("change")])
+    body = [
+        html.Tr([html.Td(r["figure"]), html.Td(r.get("stored", "")), html.Td(r.get("what-if", "")),
+                 html.Td(r.get("change", ""), className="tune-future-change")])
+        for r in rows
+    ]  # fmt: skip
+    links = html.Div(
+        [
+            html.Span(f"{vm.SIM_HOURS} simulated hours, seed {result['seed']}; on the simulation page: ",
+                      className="small text-muted"),
+            html.A("stored", href=_run_link(overrides, "stored"), className="small me-2"),
+            html.A("proposed", href=_run_link(overrides, "what-if"), className="small me-2"),
+            html.A("both with charts", href=vm.simulation_link(overrides), className="small"),
+        ]
+    )  # fmt: skip
+    return html.Div(
+        [html.Table([html.Thead(head), html.Tbody(body)], className="table table-sm small mb-1"), links],
+        id="tune-future-result",
+    )
+
+
+def outputs(job_id: str | None, state: JobState, overrides: dict[str, Value]) -> tuple[Any, ...]:
+    """(view, job id, poll disabled, progress value, progress label) for a job's STATE."""
+    if state.state == "running":
+        return no_update, job_id, False, max(state.percent, 2), state.label or "starting…"
+    if state.state == "done":
+        return future_view(state.result, overrides), None, True, 100, "done"
+    if state.state == "cancelled":
+        return html.Div("Simulation cancelled.", className="small text-muted"), None, True, 0, ""
+    return error_alert("Simulation", RuntimeError(state.error or state.state)), None, True, 0, ""
+
+
+@callback(
+    Output(ids.TUNE_FUTURE_VIEW, "children"),
+    Output(ids.TUNE_FUTURE_JOB, "data"),
+    Output(ids.TUNE_FUTURE_POLL, "disabled"),
+    Output(ids.TUNE_FUTURE_PROGRESS, "value"),
+    Output(ids.TUNE_FUTURE_PROGRESS, "label"),
+    Input(ids.TUNE_FUTURE_RUN, "n_clicks"),
+    Input(ids.TUNE_FUTURE_POLL, "n_intervals"),
+    Input(ids.TUNE_FUTURE_CANCEL, "n_clicks"),
+    State(ids.TUNE_RAW, "data"),
+    State(ids.TUNE_FUTURE_JOB, "data"),
+    prevent_initial_call=True,
+)
+def drive_future(
+    _run: int | None, _tick: int | None, _cancel: int | None, raw: dict[str, Any] | None, job_id: str | None
+) -> tuple[Any, ...]:
+    """Start the stored-vs-proposed simulation of the next hours, poll it, or cancel it."""
+    overrides = edits_of(raw).overrides
+    trigger = ctx.triggered_id
+    if trigger == ids.TUNE_FUTURE_POLL:
+        if not job_id:
+            raise PreventUpdate
+        return outputs(job_id, services.simulations.poll(job_id), overrides)
+    if trigger == ids.TUNE_FUTURE_CANCEL:
+        if job_id:
+            services.simulations.cancel(job_id)
+        return outputs(job_id, JobState("cancelled"), overrides)
+    if not overrides:
+        note = "Edit a value first: this compares the stored config with your edits."
+        return html.Div(note, className="small text-muted mt-1", id="tune-future-note"), None, True, 0, ""
+    query = {**{k: vm.shown(v) if v is not None else "" for k, v in overrides.items()},
+             "hours": str(vm.SIM_HOURS), "compare": "1"}  # fmt: skip
+    try:
+        req, _refused = parse_request(services.state.config(), query)
+        job_id, state = services.simulations.start(req, client_address())
+    except (SimulationRequestError, JobsBusy) as exc:
+        return html.Div(str(exc), className="text-danger small mt-1"), None, True, 0, ""
+    except Exception as exc:
+        log.exception("tuning simulation failed to start")
+        return error_alert("Simulation", exc), None, True, 0, ""
+    return outputs(job_id, state, overrides)
