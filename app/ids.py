@@ -28,6 +28,7 @@ STAB_URL_SINK = "stab-url-sink"
 
 # task states
 TASKS_WINDOW = "tasks-window"
+TASKS_FUTURE = "tasks-future"  # a stored simulation run whose task transitions extend the diagram
 TASKS_CONTENT = "tasks-content"
 TASKS_URL_SINK = "tasks-url-sink"
 

@@ -10,24 +10,79 @@ from dash import Input, Output, callback, html
 from app import ids
 from app.callbacks.urlstate import url_sync
 from app.components.guard import guarded
-from app.components.layout import card, empty_state, figure, grid, link_col
+from app.components.layout import card, figure, grid, link_col
 from app.main import services
+from app.viewmodels import state_diagram as sdv
 from app.viewmodels import tasks as vm
 from app.viewmodels.common import records
 
 
-@callback(Output(ids.TASKS_CONTENT, "children"), Input(ids.TASKS_WINDOW, "value"))
+def future_options() -> list[dict[str, Any]]:
+    """The stored simulation runs of the current grid version, newest first, as choices for the simulated future."""
+    engine = services.state.engine()
+    if engine is None:
+        return []
+    from brokerage.store.sim_runs import list_runs
+
+    snap = services.state.snapshot()
+    runs = [
+        r for r in list_runs(engine, 50) if r.snapshot_id == snap.snapshot_id and r.snapshot_version == snap.version
+    ]
+    return [{"label": f"run {r.run_id}: next {r.hours:g} h, {r.label}"
+             + (f" ({', '.join(f'{k}={v}' for k, v in r.overrides.items())})" if r.overrides else ""),
+             "value": r.run_id} for r in runs]  # fmt: skip
+
+
+def _future(run_id: Any) -> tuple[Any, str]:
+    """(simulated transitions, title suffix) of stored run RUN_ID, or empty ones."""
+    if not run_id:
+        return sdv.future_transitions([]), ""
+    from brokerage.store.sim_runs import load_run
+
+    info, result = load_run(services.state.engine(), int(run_id))
+    return sdv.future_transitions(
+        result.get("task_changes", [])
+    ), f" + the next {info.hours:g} h simulated (run {info.run_id})"
+
+
+def _reasons() -> dict[int, str]:
+    """Why each task the stored config's brokerage found no place for is waiting (the pending page's sentences)."""
+    from app.callbacks.pending import decide
+    from app.viewmodels import pending as pvm
+
+    rows = pvm.pending_rows(services.state.snapshot(), services.whatif.base_run(), decide)
+    return {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}
+
+
+STUCK_COLUMNS = [link_col("task", "/task?id=", pinned="left", maxWidth=110), {"field": "status", "maxWidth": 120},
+                 {"field": "hours_in_status", "headerName": "hours in status", "maxWidth": 140, "sort": "desc"},
+                 {"field": "since", "maxWidth": 170},
+                 {"field": "reason", "flex": 3, "tooltipField": "reason", "minWidth": 320},
+                 {"field": "label", "maxWidth": 110}, {"field": "gshare", "maxWidth": 170}, {"field": "taskname", "flex": 1}]  # fmt: skip
+
+
+@callback(
+    Output(ids.TASKS_CONTENT, "children"),
+    Input(ids.TASKS_WINDOW, "value"),
+    Input(ids.TASKS_FUTURE, "value"),
+)
 @guarded("Task states")
-def update_tasks(window: str) -> Any:
-    """Sankey of transitions in the window, time per state and the task table."""
+def update_tasks(window: str, future_run: Any) -> Any:
+    """The state diagram (logged transitions in the window, optionally a stored run's simulated ones), the tasks
+    that stay longest in their status with the reason, time per state and the tasks that moved."""
     snap = services.state.snapshot()
     log = snap.task_status_log
     counts = vm.status_counts(snap.tasks)
     window = vm.window_or_default(window)
     since = vm.window_start(snap.taken_at, window)
     tr = vm.transitions(log, snap.taken_at, window)
-    tis = vm.time_in_state(vm.durations(log, snap.taken_at), since)
+    dur = vm.durations(log, snap.taken_at)
+    tis = vm.time_in_state(dur, since)
     span = "" if since is None else f" in the last {window}"
+    future, future_title = _future(future_run)
+    title = f"JEDI task states: tasks there now, transitions logged{span or ''}{future_title}"
+    stuck = sdv.stuck_rows(snap.tasks, dur, _reasons())
+    n_live = int((~snap.tasks["status"].isin(sdv.FINAL_STATUSES)).sum())
     task_cols = [link_col("jeditaskid", "/task?id=", "task", pinned="left", maxWidth=110), {"field": "status", "maxWidth": 120},
                  {"field": "prodsourcelabel", "maxWidth": 130}, {"field": "taskname", "flex": 2}, {"field": "gshare"},
                  {"field": "nucleus"}, {"field": "currentpriority", "maxWidth": 130}]  # fmt: skip
@@ -35,19 +90,21 @@ def update_tasks(window: str) -> Any:
     tasks = records(
         moved[["jeditaskid", "status", "prodsourcelabel", "taskname", "gshare", "nucleus", "currentpriority"]]
     )
-    flows: Any = (
-        figure(vm.sankey(tr, counts))
-        if len(log)
-        else empty_state("No status history", "The snapshot's task_status_log table is empty.")
-    )
+    n_past = int(tr["n"].sum()) if len(tr) else 0
+    n_future = int(future["n"].sum()) if len(future) else 0
+    head = f"State diagram ({n_past:,} logged transitions" + (f", {n_future:,} simulated)" if future_title else ")")
     return html.Div(
         [
-            dbc.Row([dbc.Col(card(f"State flows ({int(tr['n'].sum()) if len(tr) else 0} transitions)", flows), md=8),
-                     dbc.Col(card(f"Time in state (stays that ended{span or ' at any time'})", figure(vm.time_figure(tis))), md=4)], className="g-2"),
-            dbc.Row([dbc.Col(card("Transitions", grid(records(tr), height=260, export_name="transitions.csv")), md=4),
-                     dbc.Col(card(f"Tasks ({len(tasks)} with a state change{span or ''})", grid(tasks, task_cols, height=260, export_name="tasks.csv")), md=8)], className="g-2"),
+            card(head, html.Div(figure(sdv.diagram(tr, future, counts, title)), id="tasks-diagram")),
+            card(f"Stuck: tasks longest in their status (the longest {len(stuck):,} of {n_live:,} not final; the open "
+                 "stay counted)",
+                 grid(stuck, STUCK_COLUMNS, height=320, export_name="stuck_tasks.csv")),
+            dbc.Row([dbc.Col(card(f"Time in state (stays that ended{span or ' at any time'})", figure(vm.time_figure(tis))), md=4),
+                     dbc.Col(card("Transitions", grid(records(tr), height=300, export_name="transitions.csv")), md=3),
+                     dbc.Col(card(f"Tasks ({len(tasks)} with a state change{span or ''})", grid(tasks, task_cols, height=300, export_name="tasks.csv")), md=5)],
+                    className="g-2"),
         ]
     )  # fmt: skip
 
 
-url_sync(ids.TASKS_URL_SINK, {"window": (ids.TASKS_WINDOW, "value")})
+url_sync(ids.TASKS_URL_SINK, {"window": (ids.TASKS_WINDOW, "value"), "future": (ids.TASKS_FUTURE, "value")})

@@ -8,6 +8,7 @@ import dash
 from dash import dcc, html
 
 from app import ids
+from app.callbacks.tasks import future_options
 from app.components.guard import guarded
 from app.components.layout import loading, page_header, url_notice
 from app.viewmodels import tasks as vm
@@ -17,15 +18,25 @@ dash.register_page(__name__, path="/tasks", title="Task states · PanDA brokerag
 
 
 @guarded("Task states page")
-def layout(window: str | None = None, **_: Any) -> html.Div:
-    """Window switch and the state graph; ?window= preselects."""
+def layout(window: str | None = None, future: str | None = None, **_: Any) -> html.Div:
+    """Window switch, the simulated future to draw, the state diagram and the stuck tasks; ?window=&future= preselect."""
+    options = future_options()
+    known = {o["value"] for o in options}
+    chosen = int(future) if future and future.isdigit() and int(future) in known else None
+    problem = unusable_choice("window", window, list(vm.WINDOWS), vm.window_or_default(window)) or (
+        f"future: run {future!r} is not a stored simulation of this grid version; showing the logged past only"
+        if future and chosen is None else None)  # fmt: skip
     return html.Div(
         [
-            page_header("Task states", "JEDI task state transitions from the task status log; pick a window. Task ids link to each task's history."),
-            url_notice(unusable_choice("window", window, list(vm.WINDOWS), vm.window_or_default(window))),
+            page_header("Task states", "JEDI's task state diagram: how many tasks are in each status now, the transitions logged in a window (and a stored simulation's, in orange), and the tasks that stay longest where they are, with why. Task ids link to each task's history."),
+            url_notice(problem),
             html.Div([html.Div([html.Label("time window before the snapshot"),
                                 dcc.RadioItems(id=ids.TASKS_WINDOW, options=list(vm.WINDOWS), value=vm.window_or_default(window), inline=True,
-                                               inputClassName="me-1", labelClassName="me-3")])], className="controls"),
+                                               inputClassName="me-1", labelClassName="me-3")]),
+                      html.Div([html.Label("simulated future (a stored run of this grid)"),
+                                dcc.Dropdown(id=ids.TASKS_FUTURE, options=options, value=chosen, clearable=True,
+                                             placeholder="none: run one on the Simulate page" if not options else "none",
+                                             style={"minWidth": "22rem"})])], className="controls"),
             loading(html.Div(id=ids.TASKS_CONTENT)),
             dcc.Store(id=ids.TASKS_URL_SINK),
         ]

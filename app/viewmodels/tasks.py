@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.viewmodels.common import PALETTE, bar, empty_figure, records, style
+from app.viewmodels.common import PALETTE, bar, records, style
 
 WINDOWS = {"6h": 6, "24h": 24, "7d": 168, "30d": 720, "all": None}
 
@@ -59,26 +59,6 @@ def durations(log: pd.DataFrame, taken_at: Any) -> pd.DataFrame:
     end = nxt.fillna(pd.Timestamp(taken_at))
     d["hours"] = (end - d["modificationtime"]).dt.total_seconds() / 3600.0
     return d.rename(columns={"modificationtime": "entered"})[["jeditaskid", "status", "entered", "hours", "current"]]
-
-
-def sankey(tr: pd.DataFrame, state_counts: dict[str, int]) -> go.Figure:
-    """State graph: nodes are states (labelled with how many tasks are in them now), links are flows."""
-    if tr.empty:
-        return empty_figure("no state changes in this window")
-    states = list(dict.fromkeys([*tr["source"], *tr["target"]]))
-    idx = {s: i for i, s in enumerate(states)}
-    labels = [f"{s} ({state_counts.get(s, 0)} now)" for s in states]
-    fig = go.Figure(
-        go.Sankey(
-            arrangement="snap",
-            node={"label": labels, "pad": 14, "thickness": 14, "color": [PALETTE[i % len(PALETTE)] for i in range(len(states))]},
-            link={"source": [idx[s] for s in tr["source"]], "target": [idx[t] for t in tr["target"]], "value": tr["n"].tolist(),
-                  "color": "rgba(100,116,139,0.35)"},
-        )
-    )  # fmt: skip
-    return style(
-        fig, 380, title={"text": "Task state flows (width = number of transitions)", "x": 0, "font": {"size": 13}}
-    )
 
 
 def time_in_state(dur: pd.DataFrame, since: pd.Timestamp | None = None) -> pd.DataFrame:

@@ -79,7 +79,7 @@ def test_stabilizer_tasks_overview_nuclei_callbacks(app_client) -> None:
     from app.callbacks.stabilizer import update_stabilizer
     from app.callbacks.tasks import update_tasks
 
-    for out in (update_stabilizer("alice", None), update_tasks("all"), census_view(), update_nucleus_decision(1)):
+    for out in (update_stabilizer("alice", None), update_tasks("all", None), census_view(), update_nucleus_decision(1)):
         assert "failed:" not in _text(out)
     assert "waiting tasks analysed" in _text(census_view())
 

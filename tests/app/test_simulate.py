@@ -143,3 +143,32 @@ def test_task_commands_in_a_request_are_checked_and_shown(
     cmds = state.result["runs"][0]["commands"]
     assert [(c["task"], c["command"], c["outcome"]) for c in cmds] == [(5, "pause", "applied")]
     assert "Task commands" in _text(result_view(state.result))
+
+
+def test_task_states_extend_into_a_stored_simulation(
+    app_client, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A stored run of the current grid version is offered on the task states page; choosing it adds its task
+    transitions to the diagram as simulated ones; a run of another grid version is not offered."""
+    from app.callbacks import tasks as cb
+    from app.main import services
+    from brokerage.gdpconfig import Config as Cfg
+    from brokerage.store.repository import make_engine
+    from brokerage.store.schema import upgrade
+    from brokerage.store.sim_runs import save_run
+
+    db = make_engine(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    upgrade(db)
+    monkeypatch.setattr(services.state, "engine", lambda: db)
+    snap = services.state.snapshot()
+    result = {"headline": {}, "task_changes": [{"time_h": 0.5, "task": 2, "from": "ready", "to": "running",
+                                                "cause": "JobGenerator: first jobs submitted"}]}  # fmt: skip
+    run_id = save_run(db, result, snap, Cfg(), 6.0, 0, "stored")
+    from brokerage.snapshot import GridSnapshot
+
+    other = GridSnapshot(snap.tables, snap.taken_at, snap.snapshot_id, snap.version + 1)
+    save_run(db, result, other, Cfg(), 6.0, 0, "stored")
+    assert [o["value"] for o in cb.future_options()] == [run_id]
+    view = _text(cb.update_tasks("all", run_id))
+    assert "1 simulated" in view and "the next 6 h simulated (run 1)" in view
+    db.dispose()

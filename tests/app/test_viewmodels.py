@@ -211,7 +211,34 @@ def test_task_transitions_and_durations(snap) -> None:
     assert len(tasks.tasks_in_window(snap.tasks, log, None)) == len(snap.tasks)
     hist = tasks.history(log, snap.taken_at, 6)
     assert [h["status"] for h in hist][-1] == "done" and hist[-1]["current"]
-    assert tasks.sankey(tr, tasks.status_counts(snap.tasks)).data[0].type == "sankey"
+    from app.viewmodels import state_diagram as sdv
+
+    fig = sdv.diagram(tr, sdv.future_transitions([]), tasks.status_counts(snap.tasks), "t")
+    assert all(a["arrowcolor"] == sdv.PAST for a in fig.layout.annotations) and len(fig.layout.annotations) == len(tr)
+
+
+def test_state_diagram_draws_simulated_transitions_apart_and_stuck_tasks_longest_first(snap) -> None:
+    """The diagram draws each logged transition in slate and each simulated one (from a run's task_changes, counted
+    by from -> to, same-status steps left out) in orange, arrow width growing with the count; the stuck table lists
+    every task not final, longest in its status first, with the brokerage's reason where one is given."""
+    from app.viewmodels import state_diagram as sdv
+
+    log = snap.task_status_log
+    future = sdv.future_transitions([
+        {"from": "ready", "to": "running"}, {"from": "ready", "to": "running"}, {"from": "running", "to": "running"},
+        {"from": "running", "to": "done"}])  # fmt: skip
+    assert future.to_dict("records") == [{"source": "ready", "target": "running", "n": 2},
+                                         {"source": "running", "target": "done", "n": 1}]  # fmt: skip
+    tr = tasks.transitions(log, snap.taken_at)
+    fig = sdv.diagram(tr, future, tasks.status_counts(snap.tasks), "t")
+    orange = [a for a in fig.layout.annotations if a["arrowcolor"] == sdv.FUTURE]
+    assert len(orange) == 2 and orange[0]["arrowwidth"] > orange[1]["arrowwidth"]
+    rows = sdv.stuck_rows(snap.tasks, tasks.durations(log, snap.taken_at), {3: "all queues skipped: memory"})
+    assert {r["task"] for r in rows} == set(snap.tasks.loc[~snap.tasks["status"].isin(["done"]), "jeditaskid"])
+    hours = [r["hours_in_status"] for r in rows]
+    assert hours == sorted(hours, reverse=True)
+    assert next(r for r in rows if r["task"] == 3)["reason"] == "all queues skipped: memory"
+    assert next(r for r in rows if r["task"] == 4)["reason"].startswith("assigning: waits for TaskBroker")
 
 
 def test_nucleus_rows_flag_storage_and_backlog(snap) -> None:

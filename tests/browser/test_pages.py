@@ -106,3 +106,23 @@ def test_queue_detail(page, live_server, console_errors, shot) -> None:
     _settle(page)
     shot("queue_detail")
     assert console_errors == []
+
+
+def test_task_states_diagram_and_stuck_tasks(page, live_server, console_errors, shot) -> None:
+    """The state diagram names JEDI's statuses with their task counts, and the stuck table lists tasks not final,
+    longest in their status first, each with a reason (the assigning task waits for TaskBroker)."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(live_server + "/tasks")
+    expect(page.locator("#tasks-diagram")).to_contain_text("running", timeout=TIMEOUT)
+    stuck = page.locator(".card", has_text="Stuck: tasks longest in their status")
+    expect(stuck.locator(".ag-row").first).to_be_visible(timeout=TIMEOUT)
+    expect(stuck).to_contain_text("waits for TaskBroker")
+    _settle(page)
+    shot("tasks_diagram_1600")
+    page.set_viewport_size({"width": 1100, "height": 1000})
+    page.goto(live_server + "/tasks")
+    expect(page.locator("#tasks-diagram")).to_contain_text("running", timeout=TIMEOUT)
+    _settle(page)
+    shot("tasks_diagram_1100")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    assert console_errors == []
