@@ -78,7 +78,7 @@ def diagram(past: pd.DataFrame, future: pd.DataFrame, counts: Mapping[str, int],
             marker={"size": [26 + 14 * math.log1p(n) / math.log1p(max(1, *now)) for n in now],
                     "color": ["#e2e8f0" if f else "#dbeafe" for f in final],
                     "line": {"color": ["#64748b" if f else "#2563eb" for f in final], "width": 1.5}},
-            hovertext=[f"{s}: {n:,} tasks now" for s, n in zip(names, now, strict=True)], hoverinfo="text",
+            hovertext=[f"{s} · {n:,} tasks now" for s, n in zip(names, now, strict=True)], hoverinfo="text",
             showlegend=False,
         )
     )  # fmt: skip
