@@ -22,7 +22,9 @@ HEADLINE_ROWS = (
 )
 
 
-def _run(snap: Any, config: Any, hours: float, seed: int, label: str, quiet: bool, cmds: Any = ()) -> dict[str, Any]:
+def _run(
+    snap: Any, config: Any, hours: float, seed: int, label: str, quiet: bool, cmds: Any = (), job_ids: Any = ()
+) -> dict[str, Any]:
     from brokerage.report.progress import ProgressBar
     from brokerage.sim.engine import Simulation
 
@@ -30,7 +32,18 @@ def _run(snap: Any, config: Any, hours: float, seed: int, label: str, quiet: boo
     sim = Simulation(snap, config, seed=seed).run(hours, progress=bar, commands=cmds)
     if bar:
         bar.close()
-    return sim.result()
+    result = sim.result()
+    if job_ids:
+        from brokerage.sim.events import job_history
+
+        events = sim.log.frame()
+        result["job_histories"] = {int(j): job_history(events, int(j)) for j in job_ids}
+        for j, steps in result["job_histories"].items():
+            if not steps:
+                click.echo(f"job {j}: not a job of this run (its PandaIDs run from 1 to {sim.jobs.n:,})", err=True)
+            for step in steps:
+                click.echo(f"job {j} at {step['time_h']:g} h: {step['from']} -> {step['to']}: {step['cause']}")
+    return result
 
 
 def _store(snap: Any, runs: list[tuple[dict[str, Any], Any, str]], hours: float, seed: int) -> None:
@@ -80,6 +93,8 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
 @click.option("--compare", is_flag=True, help="run the stored config and the what-if side by side")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @click.option("--no-store", is_flag=True, help="do not keep the run in the database (a grid read from it)")
+@click.option("--job-history", "job_ids", multiple=True, type=int, metavar="PANDAID",
+              help="print this simulated job's every step with its cause (PandaIDs count from 1 in a run)")  # fmt: skip
 @click.option("--task-command", "task_commands", multiple=True, metavar="HOURSh:TASK:COMMAND",
               help="a task command at a simulated time, e.g. 2h:1234:pause (kill, finish, retry, incexec, pause, "
                    "resume, reassign)")  # fmt: skip
@@ -95,6 +110,7 @@ def simulate(
     quiet: bool,
     no_store: bool,
     task_commands: tuple[str, ...],
+    job_ids: tuple[int, ...],
 ) -> None:
     """Move the grid forward HOURS: job generation under the throttler, brokerage, dispatch, timeouts and
     reassignments, task rules; print the headline figures (--compare: stored vs what-if).
@@ -106,6 +122,8 @@ def simulate(
 
     if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
         fail(f"--hours: {hours:g} is not allowed; expected a number of hours above 0 and at most {MAX_HOURS}")
+    if compare and job_ids:
+        fail("--job-history works on one run: leave out --compare")
     if compare and not assignments:
         fail("--compare needs at least one --set KEY=VALUE (the what-if to compare with the stored config)")
     parse_assignments(assignments)
@@ -139,7 +157,7 @@ def simulate(
             click.echo(line)
         runs = [(stored, config, "stored"), (proposed, whatif, "what-if")]
     else:
-        doc = _run(snap, whatif, hours, seed, "run", quiet, cmds)
+        doc = _run(snap, whatif, hours, seed, "run", quiet, cmds, job_ids)
         for key, value in doc["headline"].items():
             shown = ", ".join(value) if isinstance(value, list) else value
             click.echo(f"{key:<28} {shown}")

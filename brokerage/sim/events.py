@@ -140,3 +140,16 @@ def aggregate(events: pd.DataFrame, bucket_s: float = 3600.0) -> pd.DataFrame:
     for col in ("rule", "from", "to"):
         out[col] = out[col].astype(str)
     return out.sort_values(["bucket", "rule", "from", "to"]).reset_index(drop=True)
+
+
+def job_history(events: pd.DataFrame, panda_id: int) -> list[dict[str, object]]:
+    """Every step of job PANDA_ID in order, with the sentence of its cause (the rule and the numbers it compared).
+
+    Usage: ``job_history(sim.log.frame(), 1234567)``
+    """
+    mine = events[(events["id"] == panda_id) & (events["rule"] != "task")].sort_values("time", kind="stable")
+    cols = (mine[c].tolist() for c in ("time", "from", "to", "rule", "value", "threshold"))
+    return [
+        {"time_h": round(float(t) / 3600.0, 3), "from": str(a), "to": str(b), "cause": cause(str(rule), v, th)}
+        for t, a, b, rule, v, th in zip(*cols, strict=True)
+    ]
