@@ -172,3 +172,17 @@ def test_task_states_extend_into_a_stored_simulation(
     view = _text(cb.update_tasks("all", run_id))
     assert "1 simulated" in view and "the next 6 h simulated (run 1)" in view
     db.dispose()
+
+
+def test_a_grid_without_the_simulators_tables_is_a_400_naming_them(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/api/simulation on a grid without work queues, share values and queue slots answers 400 naming each; the
+    page's Run says the same inline (SimulationRequestError), and nothing is started."""
+    from app.main import services
+    from tests.builders import grid, queue, task
+
+    bare = grid([queue("A", "S1")], [task(1)])
+    monkeypatch.setattr(services.state, "snapshot", lambda: bare)
+    r = app_client.get("/api/simulation?hours=1&seed=77")
+    assert r.status_code == 400
+    error = r.get_json()["error"]
+    assert "work_queues: no rows" in error and "queue_slots: no rows" in error and "gshares: no rows" in error
