@@ -253,6 +253,8 @@ class ShareTree:
     target: np.ndarray  # normalised value: parent's target x value / sum of the siblings' values
     leaf: np.ndarray  # bool per node
     throttled: np.ndarray  # bool per node: the job throttler limits this share's work queue
+    top_down: tuple[int, ...]  # nodes level by level from the top (nodes in a loop are left out)
+    children: Mapping[int, tuple[int, ...]]  # node (-1: the root) -> its children in table order
 
     @property
     def leaves(self) -> list[str]:
@@ -273,7 +275,9 @@ def share_tree(gshares: pd.DataFrame) -> ShareTree:
     has_child[parent[parent >= 0]] = True
     level = [i for i in range(len(names)) if parent[i] < 0]
     above = {-1: 100.0}
+    top_down: list[int] = []
     while level:
+        top_down.extend(level)
         sums: dict[int, float] = {}
         for i in level:
             sums[parent[i]] = sums.get(parent[i], 0.0) + value[i]
@@ -284,7 +288,11 @@ def share_tree(gshares: pd.DataFrame) -> ShareTree:
         done = set(level)
         level = [i for i in range(len(names)) if parent[i] in done]
     throttled = gshares["throttled"].fillna(True).to_numpy(bool)
-    return ShareTree(names, parent, target, ~has_child, throttled)
+    children: dict[int, list[int]] = {}
+    for i in range(len(names)):
+        children.setdefault(int(parent[i]), []).append(i)
+    kids = {k: tuple(v) for k, v in children.items()}
+    return ShareTree(names, parent, target, ~has_child, throttled, tuple(top_down), kids)
 
 
 def sorted_leaves(tree: ShareTree, executing: np.ndarray) -> np.ndarray:
@@ -294,17 +302,12 @@ def sorted_leaves(tree: ShareTree, executing: np.ndarray) -> np.ndarray:
     Usage: ``sorted_leaves(tree, running_per_node)[tree.leaf]``
     """
     n = len(tree.names)
-    total = np.zeros(n)
-    order = np.argsort(-_depths(tree.parent), kind="stable")
-    for i in order:  # deepest first: every parent sums its children
-        total[i] += executing[i] if tree.leaf[i] else 0.0
+    total = np.where(tree.leaf, executing, 0.0).astype(float)
+    for i in reversed(tree.top_down):  # deepest first: every parent sums its children
         if tree.parent[i] >= 0:
             total[tree.parent[i]] += total[i]
     pledged = total[tree.parent < 0].sum() * tree.target / 100.0
     ratio = np.where(pledged > 0, total / np.maximum(pledged, 1e-12), UNPLEDGED_RANK)
-    children: dict[int, list[int]] = {}
-    for i in range(n):
-        children.setdefault(int(tree.parent[i]), []).append(i)
     rank = np.zeros(n, dtype=np.int64)
     stack, k = [-1], 0
     while stack:
@@ -312,16 +315,6 @@ def sorted_leaves(tree: ShareTree, executing: np.ndarray) -> np.ndarray:
         if node >= 0:
             rank[node] = k
             k += 1
-        kids = sorted(children.get(node, []), key=lambda c: (ratio[c], c))
+        kids = sorted(tree.children.get(node, ()), key=lambda c: (ratio[c], c))
         stack.extend(reversed(kids))
     return rank
-
-
-def _depths(parent: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(parent), dtype=np.int64)
-    for i in range(len(parent)):
-        p, d = parent[i], 0
-        while p >= 0 and d <= len(parent):
-            p, d = parent[p], d + 1
-        depth[i] = d
-    return depth

@@ -45,12 +45,17 @@ def _future(run_id: Any) -> tuple[Any, str]:
     ), f" + the next {info.hours:g} h simulated (run {info.run_id})"
 
 
-def _reasons() -> dict[int, str]:
-    """Why each task the stored config's brokerage found no place for is waiting (the pending page's sentences)."""
+def _reasons() -> dict[int, str] | None:
+    """Why each task the stored config's brokerage found no place for is waiting (the pending page's sentences);
+    None while the stored config's grid run is not ready (it is started then, never awaited in this callback)."""
     from app.callbacks.pending import decide
     from app.viewmodels import pending as pvm
 
-    rows = pvm.pending_rows(services.state.snapshot(), services.whatif.base_run(), decide)
+    run = services.whatif.runs.base_run_if_ready()
+    if run is None:
+        services.whatif.warm()
+        return None
+    rows = pvm.pending_rows(services.state.snapshot(), run, decide)
     return {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}
 
 
@@ -81,7 +86,8 @@ def update_tasks(window: str, future_run: Any) -> Any:
     span = "" if since is None else f" in the last {window}"
     future, future_title = _future(future_run)
     title = f"JEDI task states: tasks there now, transitions logged{span or ''}{future_title}"
-    stuck = sdv.stuck_rows(snap.tasks, dur, _reasons())
+    reasons = _reasons()
+    stuck = sdv.stuck_rows(snap.tasks, dur, reasons or {})
     n_live = int((~snap.tasks["status"].isin(sdv.FINAL_STATUSES)).sum())
     task_cols = [link_col("jeditaskid", "/task?id=", "task", pinned="left", maxWidth=110), {"field": "status", "maxWidth": 120},
                  {"field": "prodsourcelabel", "maxWidth": 130}, {"field": "taskname", "flex": 2}, {"field": "gshare"},
@@ -97,7 +103,8 @@ def update_tasks(window: str, future_run: Any) -> Any:
         [
             card(head, html.Div(figure(sdv.diagram(tr, future, counts, title)), id="tasks-diagram")),
             card(f"Stuck: tasks longest in their status (the longest {len(stuck):,} of {n_live:,} not final; the open "
-                 "stay counted)",
+                 "stay counted)" + ("" if reasons is not None else " · brokerage reasons follow once the stored "
+                                    "config's grid run is ready: pick the window again"),
                  grid(stuck, STUCK_COLUMNS, height=320, export_name="stuck_tasks.csv")),
             dbc.Row([dbc.Col(card(f"Time in state (stays that ended{span or ' at any time'})", figure(vm.time_figure(tis))), md=4),
                      dbc.Col(card("Transitions", grid(records(tr), height=300, export_name="transitions.csv")), md=3),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urlencode
 
 from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import PreventUpdate
@@ -23,14 +22,6 @@ from brokerage.gdpconfig import Value
 log = logging.getLogger(__name__)
 
 
-def _run_link(overrides: dict[str, Value], label: str) -> str:
-    """The simulation page showing one run of the pair: the stored config alone, or the edits alone."""
-    q: dict[str, Any] = {"hours": str(vm.SIM_HOURS)}
-    if label == "what-if":
-        q.update({k: vm.shown(v) if v is not None else "" for k, v in sorted(overrides.items())})
-    return "/simulate?" + urlencode(q)
-
-
 def future_view(result: dict[str, Any], overrides: dict[str, Value]) -> html.Div:
     """The headline figures of stored and proposed side by side with the change, and a link to each run."""
     rows = svm.headline_rows(result)
@@ -44,8 +35,8 @@ def future_view(result: dict[str, Any], overrides: dict[str, Value]) -> html.Div
         [
             html.Span(f"{vm.SIM_HOURS} simulated hours, seed {result['seed']}; on the simulation page: ",
                       className="small text-muted"),
-            html.A("stored", href=_run_link(overrides, "stored"), className="small me-2"),
-            html.A("proposed", href=_run_link(overrides, "what-if"), className="small me-2"),
+            html.A("stored", href=vm.simulation_link({}), className="small me-2"),
+            html.A("proposed", href=vm.simulation_link(overrides, compare=False), className="small me-2"),
             html.A("both with charts", href=vm.simulation_link(overrides), className="small"),
         ]
     )  # fmt: skip

@@ -67,18 +67,15 @@ def parse_request(config: Any, query: Mapping[str, Any]) -> tuple[SimRequest, di
 
 def _commands(text: str, hours: float) -> tuple[str, ...]:
     """The task commands of a request (comma or space separated HOURSh:TASK:COMMAND), each checked."""
-    from brokerage.sim.commands import CommandRefused, parse_command
+    from brokerage.sim.commands import CommandRefused, parse_commands
 
     specs = tuple(x for x in re.split(r"[,\s]+", text.strip()) if x)
     if len(specs) > MAX_COMMANDS:
         raise SimulationRequestError(f"cmd: {len(specs)} task commands; at most {MAX_COMMANDS}")
-    for spec in specs:
-        try:
-            cmd = parse_command(spec)
-        except CommandRefused as exc:
-            raise SimulationRequestError(str(exc).replace("--task-command", "cmd")) from exc
-        if cmd.at_s >= hours * 3600:
-            raise SimulationRequestError(f"cmd: {spec!r} is not within the {hours:g} simulated hours")
+    try:
+        parse_commands(specs, hours, field="cmd")
+    except CommandRefused as exc:
+        raise SimulationRequestError(str(exc)) from exc
     return specs
 
 
@@ -102,22 +99,23 @@ class Simulations:
     def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
         the Dask engine, one per worker."""
-        from brokerage.sim.commands import parse_command
-        from brokerage.sim.grid import input_problems
+        from brokerage.sim.commands import CommandRefused, parse_commands
+        from brokerage.sim.grid import SimInputError, input_problems
         from brokerage.sim.sweep import simulate_many
 
         snap = self.state.snapshot()
         if problems := input_problems(snap):
-            raise SimulationRequestError("the grid cannot be simulated: " + "; ".join(problems))
+            raise SimulationRequestError(str(SimInputError(problems)))
         configs = [self.state.effective_config({})] if "stored" in req.labels else []
         if req.overrides:
             configs.append(self.state.effective_config(req.overrides))
         job_id = self.job_id(req)
         engine = self.state.engine()
         tasks = set(snap.tables["tasks"]["jeditaskid"].tolist())
-        cmds = [parse_command(c) for c in req.commands]
-        if unknown := [c.task for c in cmds if c.task not in tasks]:
-            raise SimulationRequestError(f"cmd: task {unknown[0]} is not a task of the grid")
+        try:
+            cmds = parse_commands(req.commands, req.hours, tasks, "cmd")
+        except CommandRefused as exc:
+            raise SimulationRequestError(str(exc)) from exc
 
         def work(report: Callable[[int, str], None]) -> Any:
             def progress(done: int, total: int) -> None:

@@ -127,21 +127,21 @@ def simulate(
     if compare and not assignments:
         fail("--compare needs at least one --set KEY=VALUE (the what-if to compare with the stored config)")
     parse_assignments(assignments)
-    from brokerage.sim.commands import CommandRefused, parse_command
+    from brokerage.sim.commands import CommandRefused, parse_commands
 
     try:
-        cmds = [parse_command(c) for c in task_commands]
+        parse_commands(task_commands, hours)  # the specs' own problems before the grid is read
     except CommandRefused as exc:
         fail(str(exc))
-    if late := [c for c in cmds if c.at_s >= hours * 3600]:
-        fail(f"--task-command: {late[0].at_s / 3600:g}h is not within the {hours:g} simulated hours")
     snap, config = load_grid(snapshot_path)
-    if unknown := [c.task for c in cmds if c.task not in set(snap.tables["tasks"]["jeditaskid"])]:
-        fail(f"--task-command: task {unknown[0]} is not a task of the grid")
-    from brokerage.sim.grid import input_problems
+    try:
+        cmds = parse_commands(task_commands, hours, set(snap.tables["tasks"]["jeditaskid"].tolist()))
+    except CommandRefused as exc:
+        fail(str(exc))
+    from brokerage.sim.grid import SimInputError, input_problems
 
     if problems := input_problems(snap):
-        fail("the snapshot cannot be simulated: " + "; ".join(problems))
+        fail(str(SimInputError(problems)))
     whatif = config.with_overrides(grid_overrides(snap, assignments))
     if compare:
         from brokerage.report.progress import ProgressBar

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,28 @@ def parse_command(spec: str) -> TaskCommand:
             f"--task-command: {m['cmd']!r} is not a task command; expected one of {', '.join(COMMANDS)}"
         )
     return TaskCommand(float(m["h"]) * 3600.0, int(m["tid"]), m["cmd"])
+
+
+def parse_commands(
+    specs: Sequence[str], hours: float, tasks: Collection[int] | None = None, field: str = "--task-command"
+) -> list[TaskCommand]:
+    """SPECS parsed, each within the run's HOURS and, when TASKS is given, naming one of them; CommandRefused names
+    FIELD and the first bad one.
+
+    Usage: ``parse_commands(["2h:1234:pause"], 6, set(snap.tables["tasks"]["jeditaskid"]))``
+    """
+    out = []
+    for spec in specs:
+        try:
+            cmd = parse_command(spec)
+        except CommandRefused as exc:
+            raise CommandRefused(str(exc).replace("--task-command", field)) from exc
+        if cmd.at_s >= hours * 3600:
+            raise CommandRefused(f"{field}: {cmd.at_s / 3600:g}h is not within the {hours:g} simulated hours")
+        if tasks is not None and cmd.task not in tasks:
+            raise CommandRefused(f"{field}: task {cmd.task} is not a task of the grid")
+        out.append(cmd)
+    return out
 
 
 def apply(sim: Simulation, cmd: TaskCommand) -> str:

@@ -128,10 +128,8 @@ class Simulation:
         self.log = EventLog()
         # per task status change: time, jediTaskID, from, to, the sentence of its cause
         self.task_causes: list[tuple[float, int, str, str, str]] = []
-        self.dry_runs: list[tuple[float, str, str, int]] = []
-        self.commands: list[
-            tuple[float, int, str, str, str]
-        ] = []  # task commands: time, task, command, outcome, why  # fast rebrokerage dry runs: time, queue, share, jobs
+        self.dry_runs: list[tuple[float, str, str, int]] = []  # fast rebrokerage dry runs: time, queue, share, jobs
+        self.commands: list[tuple[float, int, str, str, str]] = []  # task commands: time, task, command, outcome, why
         self.series = Series()
         self.now = 0.0
         self.cache = GridCache(snap)
@@ -623,7 +621,7 @@ class Simulation:
         busy = set(j["jediTaskID"][self.live][~np.isin(j["jobStatus"][self.live], FINAL)].tolist())
         for tid in [x for x in finishing.tolist() if x not in busy]:
             fin, n = int(t.at[tid, "nFilesFinished"]), int(t.at[tid, "nFiles"])
-            final = "done" if fin >= n > 0 else "failed" if fin == 0 else "finished"
+            final = str(task_agent.final_status(np.array([n]), np.array([fin]))[0])
             self._task_move(pd.Index([tid]), "passed", "TaskCommando: no active job left")
             self._task_move(pd.Index([tid]), final, f"PostProcessor: {fin} of {n} inputs finished")
 
@@ -737,7 +735,7 @@ class Simulation:
         share = str(t.at[tid, "gshare"])
         if share != EXPRESS and t.at[tid, "workQueue"] == share and EXPRESS in self.si:
             t.at[tid, "gshare"] = t.at[tid, "workQueue"] = EXPRESS
-            pos = t.index.get_loc(tid)
+            pos = self._task_rows(np.array([tid]))
             self.task_s[pos], self.task_w[pos] = self.si[EXPRESS], self.wi[EXPRESS]
             j.cols["gshare"][live] = self.si[EXPRESS]
             j.cols["workQueue"][live] = self.wi[EXPRESS]

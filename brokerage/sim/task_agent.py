@@ -15,6 +15,14 @@ THROTTLE_EVERY = 5  # throttled when int(avg failedAttempt / 5) exceeds the thro
 ACTIVE_STATUSES = ("ready", "running", "scouting")
 
 
+def final_status(n_files: np.ndarray, finished: np.ndarray) -> np.ndarray:
+    """getFinalTaskStatus (§6.2) per task: done when every input finished, failed when none did, else finished.
+
+    Usage: ``final_status(np.array([10, 10, 10]), np.array([10, 0, 4]))  # done, failed, finished``
+    """
+    return np.where((finished >= n_files) & (n_files > 0), "done", np.where(finished == 0, "failed", "finished"))
+
+
 def step(
     tasks: pd.DataFrame, files: pd.DataFrame, active_jobs: pd.Series, now: float, config: Config
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -84,11 +92,10 @@ def step(
     active = active_jobs.reindex(t.index, fill_value=0)
     over = t["status"].isin(ACTIVE_STATUSES) & (t["nFiles"] > 0) & (active == 0) & (
         t["nFilesFinished"] + t["nFilesFailed"] >= t["nFiles"])  # fmt: skip
-    done_all = t["nFilesFailed"] == 0
-    none_ok = t["nFilesFinished"] == 0
+    final = pd.Series(final_status(t["nFiles"].to_numpy(), t["nFilesFinished"].to_numpy()), index=t.index)
     counts = t["nFilesFinished"].astype(str) + " of " + t["nFiles"].astype(str) + " inputs finished"
-    move(over & done_all, "done", "final status", counts)
-    move(over & none_ok, "failed", "final status", "no input was processed successfully: " + counts)
-    move(over & ~done_all & ~none_ok, "finished", "final status", counts)
+    move(over & (final == "done"), "done", "final status", counts)
+    move(over & (final == "failed"), "failed", "final status", "no input was processed successfully: " + counts)
+    move(over & (final == "finished"), "finished", "final status", counts)
     changes = pd.DataFrame(rows, columns=["jediTaskID", "from", "to", "rule", "cause"])
     return t, changes
