@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -688,16 +688,18 @@ def stabilizer_records(ctx: AnalContext, mask: np.ndarray) -> list[dict[str, Any
 
 
 def broker(
-    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
-) -> Decision:
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None,
+    task_fields: Mapping[str, Any] | None = None,
+) -> Decision:  # fmt: skip
     """Run the analysis job brokerage for one task and explain every queue's fate.
 
-    CACHE holds what is derived from SNAP between calls (a cold one is made when None).
+    CACHE holds what is derived from SNAP between calls (a cold one is made when None); TASK_FIELDS replace task
+    fields for this call (a chunk's ramcount above the task's, as JEDI brokers each input chunk).
     Usage: ``broker(snap, 7, Config(), cache=cache).to_dict()``
     """
     config = config or Config()
     cache = cache_for(snap, cache)
-    task = grid.task_row(cache, jeditaskid)
+    task = {**grid.task_row(cache, jeditaskid), **(task_fields or {})}
     tid = int(task["jeditaskid"])
     pending = int(config["ANAL_PENDING_MINUTES"])
     thr = throttle(cache, task, config)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -253,13 +253,18 @@ def candidates_factors(
 
 
 def broker(
-    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
-) -> Decision:
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None,
+    task_fields: Mapping[str, Any] | None = None,
+) -> Decision:  # fmt: skip
     """Run the production job brokerage for one task and explain every queue's fate.
 
-    CACHE holds what is derived from SNAP between calls (a cold one is made when None).
+    CACHE holds what is derived from SNAP between calls (a cold one is made when None); TASK_FIELDS replace task
+    fields for this call (a chunk's ramcount above the task's, as JEDI brokers each input chunk).
     Usage: ``broker(snap, 4242, Config(), cache=cache).to_dict()``
     """
+    if task_fields:
+        cache = cache_for(snap, cache)
+        return run(make_context({**grid.task_row(cache, jeditaskid), **task_fields}, config or Config(), cache))
     return broker_many(snap, [jeditaskid], config, cache=cache)[0]
 
 

@@ -75,14 +75,19 @@ def tasks_needing_nucleus(snap: GridSnapshot, task_ids: Sequence[int] | None = N
 
 
 def run_job_brokerage(
-    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
-) -> Decision:
-    """Run the job brokerage that fits the task (production for managed/test, analysis for user).
+    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None,
+    task_fields: Mapping[str, Any] | None = None,
+) -> Decision:  # fmt: skip
+    """Run the job brokerage that fits the task (production for managed/test, analysis for user); TASK_FIELDS
+    replace task fields for this call (e.g. a retried chunk's raised ramcount).
 
     Usage: ``run_job_brokerage(snap, 4242, cache=cache).status``
     """
     cache = cache_for(snap, cache)
-    return route(grid.task_row(cache, jeditaskid)).broker(snap, jeditaskid, config or Config(), cache=cache)
+    broker = route(grid.task_row(cache, jeditaskid)).broker
+    if task_fields:
+        return broker(snap, jeditaskid, config or Config(), cache=cache, task_fields=task_fields)
+    return broker(snap, jeditaskid, config or Config(), cache=cache)
 
 
 def run_nucleus_brokerage(

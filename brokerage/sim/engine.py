@@ -14,7 +14,7 @@ from brokerage.cache import GridCache, derived_cache
 from brokerage.explain import Decision
 from brokerage.gcpause import gc_paused
 from brokerage.gdpconfig import Config
-from brokerage.sim import commands, task_agent
+from brokerage.sim import commands, retry, task_agent
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.events import EventLog
 from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
@@ -37,6 +37,8 @@ MIN_JOBS_TO_PAUSE, MIN_REMAINING_JOBS_TO_PAUSE = 1000, 100  # the failure-rate p
 Progress = Callable[[int, int], None]
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
+STAGEIN_SHARE = 0.4  # of the failures the queues' failure rates make: stage-in (pilot 1099), the rest the payload's
+SOURCE = {name: i + 1 for i, name in enumerate(retry.SOURCES)}  # errorSource codes (0: no error)
 MAX_PRIORITY = 2**14 - 1  # currentPriority is below it (merge jobs 5000, boosted tasks 900, scouts 901)
 
 
@@ -59,16 +61,20 @@ ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102,
                "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
 
 
+FILE_TYPES = {"status": np.int8, "ramCount": np.float64}
+
+
 class Files:
     """Input units picked at least once (one job's input each), PanDA's per-file counters (§4.1), in growable
-    columns: ``task``, ``attemptNr``, ``failedAttempt``, ``maxAttempt``, ``maxFailure``, ``status``."""
+    columns: ``task``, ``attemptNr``, ``failedAttempt``, ``maxAttempt``, ``maxFailure``, ``status`` and ``ramCount``
+    (MB, or MB per core; 0 until the retry module raises it for the next attempt)."""
 
     READY, RUNNING, FINISHED, FAILED = 0, 1, 2, 3
-    _COLUMNS = ("task", "attemptNr", "failedAttempt", "maxAttempt", "maxFailure", "status")
+    _COLUMNS = ("task", "attemptNr", "failedAttempt", "maxAttempt", "maxFailure", "status", "ramCount")
 
     def __init__(self) -> None:
         self.n = 0
-        self._cols = {c: np.zeros(1024, np.int8 if c == "status" else np.int64) for c in self._COLUMNS}
+        self._cols = {c: np.zeros(1024, FILE_TYPES.get(c, np.int64)) for c in self._COLUMNS}
 
     def __getattr__(self, name: str) -> np.ndarray:
         cols = self.__dict__.get("_cols")
@@ -89,7 +95,7 @@ class Files:
                 self._cols[c] = grown
         ids = np.arange(self.n, self.n + n)
         values = {"task": task, "attemptNr": 0, "failedAttempt": 0, "maxAttempt": max_attempt,
-                  "maxFailure": max_failure, "status": self.RUNNING}  # fmt: skip
+                  "maxFailure": max_failure, "status": self.RUNNING, "ramCount": 0.0}  # fmt: skip
         for c, v in values.items():
             self._cols[c][ids] = v
         self.n += n
@@ -113,8 +119,14 @@ class Simulation:
     Usage: ``sim = Simulation(snap, Config(), seed=1); sim.run(hours=24); sim.result()``
     """
 
-    def __init__(self, snap: GridSnapshot, config: Config, seed: int = 0) -> None:
+    def __init__(
+        self, snap: GridSnapshot, config: Config, seed: int = 0, retry_rules: Sequence[retry.RetryRule] | None = None,
+        error_classes: Sequence[retry.ErrorClass] | None = None,
+    ) -> None:  # fmt: skip
         self.snap, self.config, self.seed = snap, config, seed
+        self.retry_rules = tuple(retry.DEFAULT_RULES if retry_rules is None else retry_rules)
+        self.error_classes = tuple(retry.DEFAULT_CLASSES if error_classes is None else error_classes)
+        self.retries: dict[tuple[str, int, str], int] = {}  # (error source, code, what the retry module did) -> jobs
         self.rng = np.random.default_rng(seed)
         self.g: SimGrid = sim_grid(snap)
         self.qi = {n: i for i, n in enumerate(self.g.queues)}
@@ -162,7 +174,9 @@ class Simulation:
             zip(t.index.tolist(), (est_mb * truth.lognormal(0.1, 0.3, len(t))).tolist(), strict=True)
         )
         self.true_cpu = dict(zip(t.index.tolist(), truth.lognormal(0.0, 0.3, len(t)).tolist(), strict=True))
-        self.scouted: dict[int, dict[str, float]] = {}  # task -> scout-derived ramcount, cputime for the brokers
+        # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
+        # ramcount), given to the brokers at their next refresh
+        self.scouted: dict[int, dict[str, float]] = {}
         self.scout_rows: dict[int, list[np.ndarray]] = {}  # task -> rows of its scout jobs
         # per task row, counted as jobs are made and end (the WatchDog's progress actions read them)
         self.task_ids = t.index.to_numpy(np.int64)
@@ -347,16 +361,24 @@ class Simulation:
                 out[(s, r)] = (int(running[k]), int(not_run[k]), int(define[k]))
         return out
 
-    def _choices(self, tid: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The task's candidate queues (indices) and their draw probabilities (weight shares), None if none."""
-        got = self.choices.get(tid)
+    def _choices(self, tid: int, ram: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The task's candidate queues (indices) and their draw probabilities (weight shares), None if none; RAM: a
+        chunk's ramCount above the task's (inputs retried with more memory), brokered with it (getMaxRamCount)."""
+        key = tid if ram is None else (tid, ram)
+        got = self.choices.get(key)
         if got is None:
-            d = self._decision(tid)
+            d = (
+                self._decision(tid)
+                if ram is None
+                else run_job_brokerage(
+                    self.brokerage_snap, tid, self.config, cache=self.cache, task_fields={"ramcount": ram}
+                )
+            )
             kept = [(self.qi[c.name], max(c.weight, 0.0)) for c in d.candidates if c.name in self.qi]
             w = np.array([k[1] for k in kept], dtype=float)
             got = (np.array([k[0] for k in kept], np.int64), w / w.sum()) if kept and w.sum() > 0 else (
                 np.zeros(0, np.int64), w)  # fmt: skip
-            self.choices[tid] = got
+            self.choices[key] = got
         return got if len(got[0]) else None
 
     def _generate(self) -> None:
@@ -407,23 +429,63 @@ class Simulation:
 
     def _make_jobs(self, tid: int, n: int, s: int, w: int, r: int, status: str, scout: bool = False) -> tuple[int, int]:
         """Broker task TID (in STATUS) and insert N activated jobs (SCOUT: scout jobs) at the drawn queues:
-        (jobs made, new units)."""
+        (jobs made, new units). Inputs back for a retry with a raised ramCount are brokered with it; when no queue
+        fits it they wait (the task goes pending if nothing could be made)."""
         choices = self._choices(tid)
         if choices is None:
-            if status != "pending":
-                if np.isnan(self.tasks.at[tid, "frozenTime"]):
-                    self.tasks.at[tid, "frozenTime"] = self.now
-                why = self._decision(tid).message
-                self._task_move(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({why})")
+            self._hold(tid, status, self._decision(tid).message)
             return 0, 0
-        queues, p = choices
+        task_ram = float(self.tasks.at[tid, "ramCount"])
+        pool = self.retry_pool.get(tid, [])
+        reuse = np.asarray(pool[:n], np.int64)
+        rams = np.maximum(self.files.ramCount[reuse], task_ram)
+        groups: list[tuple[np.ndarray, float, tuple[np.ndarray, np.ndarray]]] = []
+        waiting: list[int] = []
+        for ram in np.unique(rams).tolist():
+            ids = reuse[rams == ram]
+            got = choices if ram <= task_ram else self._choices(tid, ram)
+            if got is None:
+                waiting.extend(ids.tolist())
+            else:
+                groups.append((ids, ram, got))
+        self.retry_pool[tid] = waiting + pool[n:]
+        _basewall, _cpu, _cores, label, _prio = self.static[tid]
+        new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
+        if len(new):
+            groups.append((new, task_ram, choices))
+        made = 0
+        for fids, ram, (queues, p) in groups:
+            made += self._insert_jobs(tid, fids, ram, queues, p, s, w, r, scout)
+        if made == 0:
+            self._hold(tid, status, f"no queue has the memory its retried inputs need ({max(rams):g} MB)")
+            return 0, len(new)
+        self.jobs_made[self._task_rows(np.array([tid]))] += made
+        if status == "ready":
+            new_status, why = (
+                ("scouting", "first scout jobs submitted") if scout else ("running", "first jobs submitted")
+            )
+            self._task_move(pd.Index([tid]), new_status, f"JobGenerator: {why}")
+        return made, len(new)
+
+    def _hold(self, tid: int, status: str, why: str) -> None:
+        """setOnHold: a task whose chunks found no queue goes pending (frozenTime set on its first pending)."""
+        if status == "pending":
+            return
+        if np.isnan(self.tasks.at[tid, "frozenTime"]):
+            self.tasks.at[tid, "frozenTime"] = self.now
+        self._task_move(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({why})")
+
+    def _insert_jobs(
+        self, tid: int, fids: np.ndarray, ram: float, queues: np.ndarray, p: np.ndarray, s: int, w: int, r: int,
+        scout: bool,
+    ) -> int:  # fmt: skip
+        """Activated jobs for TID, one per input unit FIDS, brokered with ramCount RAM, each at a queue drawn from
+        QUEUES with probabilities P. A payload whose memory peak exceeds twice the queue's maxrss (scaled to the
+        job's cores on a multi-core queue) will be killed by the pilot (PAYLOADEXCEEDMAXMEM)."""
+        n = len(fids)
         pick = self.rng.choice(len(queues), size=n, p=p)
         q = queues[pick]
         basewall, cpu, cores, label, prio = self.static[tid]
-        pool = self.retry_pool.get(tid, [])
-        reuse, self.retry_pool[tid] = pool[:n], pool[n:]
-        new = self.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
-        fids = np.concatenate([np.asarray(reuse, np.int64), new])
         self.files.status[fids] = Files.RUNNING
         if scout:
             prio = scout_priority(prio)
@@ -431,24 +493,33 @@ class Simulation:
         wall = basewall + cpu * self.true_cpu.get(tid, 1.0) * noise / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
         pss = self.true_ram_mb.get(tid, DEFAULT_RAM_MB) * self.rng.lognormal(0.0, 0.1, n)
+        qcores = self.g.queue_cores[q]
+        limit = 2.0 * self.g.maxrss[q] * np.where(qcores > 0, cores / np.maximum(qcores, 1), 1.0)
+        mem_kill = (limit > 0) & (pss > limit)
+        fails = mem_kill | (self.rng.random(n) < self.g.failure_rate[q])
+        code, source = self._failure_codes(mem_kill, n)
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
-            prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout,
+            prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
             attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
-            runSeconds=wall, willFail=self.rng.random(n) < self.g.failure_rate[q],
+            runSeconds=wall, willFail=fails, errorCode=np.where(fails, code, 0),
+            errorSource=np.where(fails, source, 0),
         )  # fmt: skip
         self._new_rows.append(rows)
-        self.jobs_made[self._task_rows(np.array([tid]))] += n
         if scout:
             self.scout_rows.setdefault(tid, []).append(rows)
-        self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick])
-        if status == "ready":
-            new_status, why = (
-                ("scouting", "first scout jobs submitted") if scout else ("running", "first jobs submitted")
-            )
-            self._task_move(pd.Index([tid]), new_status, f"JobGenerator: {why}")
-        return n, len(new)
+        self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick], ram)
+        return n
+
+    def _failure_codes(self, mem_kill: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The error a failing payload reports: PAYLOADEXCEEDMAXMEM for a memory kill, else a stage-in failure
+        (system) or a transformation error, in STAGEIN_SHARE proportion."""
+        stagein = self.rng.random(n) < STAGEIN_SHARE
+        code = np.where(mem_kill, retry.PAYLOADEXCEEDMAXMEM, np.where(stagein, retry.STAGEINFAILED,
+                                                                      retry.TRANSFORM_FAILED))  # fmt: skip
+        source = np.where(mem_kill | stagein, SOURCE["pilot"], SOURCE["exe"])
+        return code, source
 
     # ------------------------------------------------------------------ pilots
 
@@ -513,7 +584,7 @@ class Simulation:
         bad = j["willFail"][hold]
         self.log.add(self.now, j["PandaID"][hold[~bad]], "holding", "finished", "adder_finished")
         self.log.add(self.now, j["PandaID"][hold[bad]], "holding", "failed", "adder_failed",
-                     self.g.failure_rate[j["computingSite"][hold[bad]]])  # fmt: skip
+                     j["errorCode"][hold[bad]], self.g.failure_rate[j["computingSite"][hold[bad]]])  # fmt: skip
         self._end(hold[~bad], "finished")
         self._end(hold[bad], "failed")
 
@@ -543,6 +614,7 @@ class Simulation:
                 self.jobs.cols["jobSubStatus"][rows] = SUB_TOREASSIGN
             if rule != "F":
                 self.jobs.cols["errorCode"][rows] = ERROR_CODES.get(rule, 0)
+            self.jobs.cols["errorSource"][rows] = SOURCE["jobdispatcher" if new == "failed" else "taskbuffer"]
             self._end(rows, new)
 
     # ------------------------------------------------------------------ bookkeeping
@@ -577,6 +649,8 @@ class Simulation:
             f.status[fid] = Files.FINISHED
             self._count(tids, "nFilesFinished")
             return
+        if status == "failed":
+            self._retry_module(rows[mine])
         f.attemptNr[fid] += 1
         if status == "failed":
             f.failedAttempt[fid] += 1
@@ -585,6 +659,64 @@ class Simulation:
         self._count(tids[~again], "nFilesFailed")
         for tid, u in zip(tids[again].tolist(), fid[again].tolist(), strict=True):
             self.retry_pool.setdefault(int(tid), []).append(int(u))
+
+    def _retry_module(self, rows: np.ndarray) -> None:
+        """retryModule.job_failure_postprocessing (§4.3) for failed jobs ROWS, before their inputs' attempts are
+        counted: per error the rules acted on (no_retry, limit_retry, increase_memory), and system-class errors give
+        the inputs one more allowed failure. Counted per (source, code, action) for the run's output."""
+        j, f = self.jobs, self.files
+        src, code = j["errorSource"][rows], j["errorCode"][rows]
+        for s_code, e_code in set(zip(src.tolist(), code.tolist(), strict=True)):
+            sel = rows[(src == s_code) & (code == e_code)]
+            source = retry.SOURCES[s_code - 1] if s_code > 0 else ""
+            fids = j["fileID"][sel]
+            acted = []
+            for rule in retry.preprocess_rules(self.retry_rules, source, e_code):
+                if not rule.active:
+                    acted.append(f"{rule.action} (inactive: logged only)")
+                elif rule.action == "no_retry":
+                    f.maxAttempt[fids] = f.attemptNr[fids] + 1  # the attempt that just failed is the last
+                    acted.append(rule.action)
+                elif rule.action == "limit_retry":
+                    f.maxAttempt[fids] = np.minimum(f.maxAttempt[fids], int(rule.params.get("maxAttempt", 1)))
+                    acted.append(rule.action)
+                elif rule.action == "increase_memory":
+                    for row in sel.tolist():
+                        self._increase_ram(row)
+                    acted.append(rule.action)
+                else:
+                    acted.append(f"{rule.action} (not simulated)")
+            if retry.error_class(self.error_classes, source, e_code) == "system":
+                f.maxFailure[fids] += 1
+                acted.append("increase_max_failure")
+            key = (source, int(e_code), ", ".join(acted) or "-")
+            self.retries[key] = self.retries.get(key, 0) + len(sel)
+
+    def _increase_ram(self, row: int) -> None:
+        """increaseRamLimitJobJEDI (§4.4) for one failed job: the task's ramCount (30 % rule) or its input's."""
+        j, f, t = self.jobs, self.files, self.tasks
+        tid, fid = int(j["jediTaskID"][row]), int(j["fileID"][row])
+        per_core, cores = bool(t.at[tid, "ramPerCore"]), int(j["coreCount"][row])
+        base = float(t.at[tid, "baseRamCount"])
+        norm = retry.job_ram(retry.min_ram_count(float(j["ramCount"][row]), base, cores, per_core), base, cores,
+                             per_core)  # fmt: skip
+        task_ram = float(t.at[tid, "ramCount"])
+        mine = f.task == tid
+        raised = f.ramCount[mine]
+        verdict = retry.increase_ram(norm, task_ram, raised[raised > 0], int(t.at[tid, "nFiles"]),
+                                     bool(t.at[tid, "ramFixed"]))  # fmt: skip
+        pid = j["PandaID"][row : row + 1]
+        if verdict.task_ram is not None:
+            t.at[tid, "ramCount"] = verdict.task_ram
+            self.scouted.setdefault(tid, {})["ramcount"] = verdict.task_ram
+            self.task_causes.append((self.now, tid, str(t.at[tid, "status"]), str(t.at[tid, "status"]),
+                                     f"retry module increase_memory: {verdict.why}"))  # fmt: skip
+            self.log.add(self.now, pid, "failed", "failed", "retry_task_ram", verdict.task_ram, task_ram)
+        elif verdict.file_ram is not None:
+            f.ramCount[fid] = max(f.ramCount[fid], verdict.file_ram)
+            self.log.add(self.now, pid, "failed", "failed", "retry_ram", verdict.file_ram, norm)
+        else:
+            self.log.add(self.now, pid, "failed", "failed", "retry_ram_kept", norm, task_ram)
 
     def _task_rows(self, tids: np.ndarray) -> np.ndarray:
         """Row positions in the task table of task ids TIDS (all known)."""

@@ -33,6 +33,8 @@ class SimGrid:
     laststart_age_h: np.ndarray  # hours since the last pilot start, at the run's start
     maxtime_s: np.ndarray
     corepower: np.ndarray
+    maxrss: np.ndarray  # MB per slot (0: no memory limit); the pilot kills a payload above twice it
+    queue_cores: np.ndarray  # the queue's corecount (0: any)
     shares: list[str]  # every node of the share tree (jobs sit on leaves), then shares only the jobs name
     share_target: np.ndarray  # % of the grid each share is pledged (leaves sum to 100)
     tree: ShareTree
@@ -105,6 +107,7 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
         "useScout": t["status"].isin(SCOUTING_STARTS).to_numpy(),
         "nFilesToBeUsed": np.where(t["status"].isin(SCOUTING_STARTS), np.minimum(units, N_SCOUT_JOBS), units),
         "ramCount": t["ramcount"].fillna(0).astype(float), "ramPerCore": t["ramunit"].isin(PER_CORE_UNITS),
+        "ramFixed": (t["ramunit"] == "MBPerCoreFixed").to_numpy(), "baseRamCount": t["baseramcount"].fillna(0),
         "cpuTime": t["cputime"].fillna(0).astype(float),
     })  # fmt: skip
     out.index.name = "jediTaskID"
@@ -145,6 +148,7 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
         queue_is_analysis=(q["type"] == "analysis").to_numpy(bool),
         slots=slots, failure_rate=_failure_rates(snap, queues), laststart_age_h=age_h,
         maxtime_s=q["maxtime"].fillna(0).to_numpy(float), corepower=q["corepower"].fillna(10.0).to_numpy(float),
+        maxrss=q["maxrss"].fillna(0).to_numpy(float), queue_cores=q["corecount"].fillna(0).to_numpy(float),
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
     )  # fmt: skip

@@ -1,0 +1,125 @@
+"""The retry module and the memory increase on retry (jedi-lifecycle.md §4.3-§4.4), alone and inside a run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from brokerage.sim import retry
+from brokerage.sim.jobs import S
+from brokerage.sim.retry import ErrorClass, RetryRule, error_class, increase_ram, preprocess_rules
+from tests.builders import counts, dataset, queue, task
+from tests.core.sim.conftest import small_sim
+
+
+def test_rules_acted_on_are_the_first_increase_and_the_most_specific_limit() -> None:
+    """One error keeps the first increase_memory rule that matches and one limit rule: the most specific (a diag
+    regexp beats none), a tie going to the smallest maxAttempt with no_retry counting as 0."""
+    rules = [
+        RetryRule("pilot", 1235, "increase_memory"),
+        RetryRule("pilot", 1235, "increase_memory", {"x": 1}),
+        RetryRule("pilot", 1235, "limit_retry", {"maxAttempt": 5}),
+        RetryRule("pilot", 1235, "limit_retry", {"maxAttempt": 4}, diag="memory"),
+        RetryRule("pilot", 1235, "limit_retry", {"maxAttempt": 2}, diag="nomatch"),
+    ]
+    chosen = preprocess_rules(rules, "pilot", 1235, diag="exceeded memory")
+    assert chosen == [rules[0], rules[3]]
+    ties = [RetryRule("exe", 65, "limit_retry", {"maxAttempt": 3}), RetryRule("exe", 65, "no_retry")]
+    assert preprocess_rules(ties, "exe", 65) == [ties[1]]
+    assert preprocess_rules(rules, "exe", 1235) == []  # the source must match too
+
+
+def test_filters_on_release_and_work_queue_must_all_match() -> None:
+    """A rule with a release filter applies only to jobs of that release."""
+    rule = RetryRule("exe", 65, "no_retry", release="Athena-24")
+    assert preprocess_rules([rule], "exe", 65, release="Athena-24") == [rule]
+    assert preprocess_rules([rule], "exe", 65, release="Athena-23") == []
+
+
+def test_system_errors_are_classed_by_source_and_code() -> None:
+    """ERROR_CLASSIFICATION: an active row of class 'system' matches its (source, code); inactive rows do not."""
+    classes = [ErrorClass("pilot", 1099, "system"), ErrorClass("pilot", 1100, "system", active=False)]
+    assert error_class(classes, "pilot", 1099) == "system"
+    assert error_class(classes, "pilot", 1100) == "" and error_class(classes, "exe", 1099) == ""
+
+
+def test_memory_ladder_takes_the_next_step_above_the_job() -> None:
+    """Per job: a job that asked 2000 MB gets 3000 on its inputs, 2500 also 3000, 6000 gets 8000; 8000 is the top."""
+    assert increase_ram(2000, 2000, np.array([]), 10).file_ram == 3000
+    assert increase_ram(2500, 2000, np.array([]), 10).file_ram == 3000
+    assert increase_ram(6000, 2000, np.array([]), 10).file_ram == 8000
+    top = increase_ram(8000, 2000, np.array([]), 10)
+    assert (top.file_ram, top.task_ram) == (None, None) and "8000" in top.why
+
+
+def test_no_increase_when_the_task_already_asks_more_than_the_next_step() -> None:
+    """A job at 2000 MB would go to 3000, but the task's ramCount is 4000 already: nothing changes."""
+    v = increase_ram(2000, 4000, np.array([]), 10)
+    assert (v.file_ram, v.task_ram) == (None, None)
+
+
+def test_more_than_30_percent_of_inputs_above_the_task_raise_the_task() -> None:
+    """4 of 10 inputs above the task's 2000 MB (40 % > 30 %), the largest at 4000: minimum = max(2000, 4000 - 1) =
+    3999, so the task goes to the first step above max(2000, 3999): 4000; 3 of 10 (30 %) only raise the job's inputs;
+    MBPerCoreFixed tasks never take the whole-task rule."""
+    four = np.array([3000.0, 3000, 3000, 4000])
+    assert increase_ram(2000, 2000, four, 10).task_ram == 4000
+    three = increase_ram(2000, 2000, four[:3], 10)
+    assert (three.task_ram, three.file_ram) == (None, 3000)
+    assert increase_ram(2000, 2000, four, 10, fixed=True).file_ram == 3000
+
+
+def test_min_ram_count_round_trips_through_compensation() -> None:
+    """An 8-core MBPerCore job at 1000 MB/core with baseRamCount 500: minRamCount int(8500 x 0.9) = 7650, and
+    decompensating gives back int(7650 / 0.9) - 500 = 8000 MB, 1000 per core."""
+    assert retry.min_ram_count(1000, 500, 8, True) == 7650
+    assert retry.job_ram(7650, 500, 8, True) == 1000
+
+
+def _memory_grid() -> object:
+    """Queue A: maxrss 2000 MB (the pilot kills above 4000); B: maxrss 8000. One running task of 10 inputs asking
+    1500 MB whose payloads really peak near 6000 MB."""
+    sim = small_sim(
+        queues=[queue("A", "S1", maxrss=2000), queue("B", "S2", maxrss=8000)],
+        tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, cputime=1.0, ramcount=1500,
+                    ramunit="MB")],
+        datasets=[dataset(1, 1, nfiles=10, nevents=100, neventsused=0)],
+        job_counts=counts("A", running=20) + counts("B", running=20),
+    )  # fmt: skip
+    sim.jobs.n = 0
+    sim.live = sim.live[:0]
+    sim.g.failure_rate[:] = 0.0
+    sim.true_ram_mb[1] = 6000.0
+    return sim
+
+
+def test_memory_kills_are_retried_with_more_memory_until_the_brokerage_avoids_the_small_queue() -> None:
+    """The pilot kills a payload above twice the queue's maxrss (PAYLOADEXCEEDMAXMEM, 1235) at A only; the retry
+    module raises the input's ramCount up the ladder (1500 -> 2000 -> 3000), and at 3000 MB (2700 x 0.9 > A's
+    maxrss) the memory check leaves only B, where every job finishes: the task ends done."""
+    sim = _memory_grid()
+    sim.run(24)
+    j = sim.jobs
+    at_a = j["computingSite"] == sim.qi["A"]
+    assert at_a.any() and (j["jobStatus"][at_a] == S["failed"]).all() and (j["errorCode"][at_a] == 1235).all()
+    assert (j["jobStatus"][~at_a] == S["finished"]).all()
+    assert not (at_a & (j["ramCount"] >= 3000)).any()  # a raised chunk is brokered with its ramCount
+    assert (j["ramCount"] > 1500).any()
+    assert sim.tasks.at[1, "status"] == "done" and sim.tasks.at[1, "nFilesFinished"] == 10
+    acted = {k: v for k, v in sim.retries.items() if k[1] == 1235}
+    assert acted and all("increase_memory" in k[2] for k in acted) and sum(acted.values()) == at_a.sum()
+
+
+def test_the_transformation_error_rule_limits_inputs_to_two_attempts() -> None:
+    """exe 65 with limit_retry maxAttempt 2: an input whose jobs always fail with it is given up after 2 attempts
+    (production's default would allow 3); stage-in failures (pilot 1099, class system) keep the default."""
+    sim = _memory_grid()
+    sim.true_ram_mb[1] = 100.0
+    sim.g.failure_rate[:] = 1.0
+    sim.retry_rules = (RetryRule("exe", 65, "limit_retry", {"maxAttempt": 2}),)
+    sim.run(24)
+    f = sim.files
+    codes = sim.jobs["errorCode"][: sim.jobs.n]
+    assert set(codes.tolist()) <= {retry.TRANSFORM_FAILED, retry.STAGEINFAILED}
+    assert (f.status == f.FAILED).all() and f.n == 10
+    assert set(f.attemptNr.tolist()) <= {2, 3} and (f.maxAttempt <= 3).all()
+    assert (f.maxAttempt[f.attemptNr == 2] == 2).all()
