@@ -1,5 +1,6 @@
 """JSON API of simulations: /api/simulation?hours=H&seed=N&compare=1&KEY=VALUE starts or joins the run, then polls it;
-/api/simulation/runs lists the runs stored in the database and /api/simulation/runs/<id> gives one."""
+/api/simulation/job/<PandaID> replays a run until that job is final (its steps and causes); /api/simulation/runs
+lists the runs stored in the database and /api/simulation/runs/<id> gives one."""
 
 from __future__ import annotations
 
@@ -30,12 +31,21 @@ def register(server: Flask, services: Services) -> None:
             abort(400, str(exc))
         except JobsBusy as exc:
             return jsonify({"error": str(exc)}), 503
-        body: dict[str, Any] = {"job": job_id, "state": state.state, "percent": state.percent, "label": state.label}
-        if state.state == "done":
-            body["result"] = state.result
-        elif state.state == "failed":
-            body["error"] = state.error
-        return jsonify(body), 200 if state.finished else 202
+        return _job_body(job_id, state)
+
+    @server.get("/api/simulation/job/<int:panda_id>")
+    def api_simulation_job(panda_id: int) -> Any:
+        """One job's simulated history: the run of ?hours&seed&KEY=VALUE&cmd= replayed until the job is final."""
+        try:
+            req, refused = parse_request(services.state.config(), request.args.to_dict())
+            if refused:
+                abort(400, "; ".join(refused[k] for k in sorted(refused)))
+            job_id, state = services.simulations.start_history(req, panda_id, client_address())
+        except SimulationRequestError as exc:
+            abort(400, str(exc))
+        except JobsBusy as exc:
+            return jsonify({"error": str(exc)}), 503
+        return _job_body(job_id, state)
 
     @server.get("/api/simulation/runs")
     def api_simulation_runs() -> Any:
@@ -62,3 +72,13 @@ def register(server: Flask, services: Services) -> None:
         except StoreError as exc:
             abort(404, str(exc))
         return jsonify({"run": info.to_dict(), "result": result})
+
+
+def _job_body(job_id: str, state: Any) -> Any:
+    """The JSON answer for a background job: 202 while it runs, 200 with its result, its error when it failed."""
+    body: dict[str, Any] = {"job": job_id, "state": state.state, "percent": state.percent, "label": state.label}
+    if state.state == "done":
+        body["result"] = state.result
+    elif state.state == "failed":
+        body["error"] = state.error
+    return jsonify(body), 200 if state.finished else 202

@@ -6,7 +6,8 @@ import logging
 from typing import Any
 from urllib.parse import urlencode
 
-from dash import Input, Output, State, callback, ctx, html, no_update
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids_sim as ids
@@ -48,12 +49,93 @@ def result_view(result: dict[str, Any]) -> Any:
             *([card(f"Task commands ({labels[-1]})", grid(vm.command_rows(result), vm.COMMAND_COLUMNS, height=200,
                                                            export_name="simulation_commands.csv"))]
               if result.get("commands") else []),
+            card(f"Datasets, files and events per task ({labels[-1]}; each group adds up to its nFiles or nEvents)",
+                 grid(vm.dataset_rows(result), vm.dataset_columns(), height=300,
+                      export_name="simulation_datasets.csv")),
+            card(f"Retry module decisions on failed jobs ({labels[-1]})",
+                 grid(vm.retry_rows(result), vm.RETRY_COLUMNS, height=200, export_name="simulation_retries.csv",
+                      no_rows="No failed job had an error the retry rules or error classes act on.")),
+            card(f"One job's simulated history ({labels[-1]}): every step with its cause", job_history_box(result)),
             card(f"Task status changes and their causes ({labels[-1]}; filter by task for one task's history)",
                  grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv")),
             card("Every rule that moved jobs or tasks",
                  grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv")),
         ]
     )  # fmt: skip
+
+
+def job_history_box(result: dict[str, Any]) -> html.Div:
+    """A PandaID field and a button that replays the run until that job is final, with a progress bar."""
+    query = {**{k: str(v) for k, v in (result.get("overrides") or {}).items()}, "hours": f"{result['hours']:g}",
+             "seed": str(result["seed"]), "compare": "1" if len(result["labels"]) == 2 else "",
+             "cmd": " ".join(result.get("commands") or [])}  # fmt: skip
+    return html.Div([
+        html.Div([dbc.Input(id=ids.SIM_JOB_ID, type="number", min=1, step=1, placeholder="PandaID, e.g. 1200",
+                            size="sm", style={"maxWidth": "220px"}),
+                  dbc.Button("Show its history", id=ids.SIM_JOB_GO, size="sm", color="primary", className="ms-2"),
+                  html.Span("The run is replayed (same grid, config, seed and commands) until the job is final.",
+                            className="small text-muted ms-3")], className="d-flex align-items-center mb-2"),
+        dbc.Progress(id=ids.SIM_JOB_PROGRESS, value=0, style={"height": "12px", "display": "none"}),
+        html.Div(id=ids.SIM_JOB_OUT),
+        dcc.Store(id=ids.SIM_JOB_REQ, data=query), dcc.Store(id=ids.SIM_JOB_STATE),
+        dcc.Interval(id=ids.SIM_JOB_POLL, interval=400, disabled=True),
+    ])  # fmt: skip
+
+
+def history_view(out: dict[str, Any]) -> html.Div:
+    """A replayed job: what it was, then its steps and its task's status changes up to its end."""
+    job = out["job"]
+    facts = (f"Job {out['panda_id']} of task {out['task'] if out['task'] is not None else '(from the snapshot)'} at "
+             f"{job['queue']}: {job['status']} at hour {out['replayed_to_h']:g}, attempt {job['attemptNr']}"
+             + (f", brokered with ramCount {job['ramCount']:g}" if job["ramCount"] is not None else "")
+             + (f", memory peak {job['maxPSS_MB']:g} MB" if job["maxPSS_MB"] is not None else "")
+             + (f", error {job['errorCode']}" if job["errorCode"] else "") + (", scout" if job["scout"] else ""))  # fmt: skip
+    return html.Div([
+        html.Div(facts, className="small mb-2", id="sim-job-facts"),
+        grid(out["steps"], vm.HISTORY_COLUMNS, height=220, export_name=f"job_{out['panda_id']}_history.csv",
+             no_rows="No step in this run: the job kept the status it had in the snapshot."),
+        html.Div(f"Its task's status changes up to hour {out['replayed_to_h']:g}", className="small text-muted mt-2"),
+        grid(out["task_steps"], vm.HISTORY_COLUMNS, height=160, no_rows="Its task did not change status."),
+    ])  # fmt: skip
+
+
+@callback(
+    Output(ids.SIM_JOB_OUT, "children"),
+    Output(ids.SIM_JOB_STATE, "data"),
+    Output(ids.SIM_JOB_POLL, "disabled"),
+    Output(ids.SIM_JOB_PROGRESS, "value"),
+    Output(ids.SIM_JOB_PROGRESS, "style"),
+    Input(ids.SIM_JOB_GO, "n_clicks"),
+    Input(ids.SIM_JOB_POLL, "n_intervals"),
+    State(ids.SIM_JOB_ID, "value"),
+    State(ids.SIM_JOB_REQ, "data"),
+    State(ids.SIM_JOB_STATE, "data"),
+    prevent_initial_call=True,
+)
+def drive_job_history(
+    _go: int | None, _tick: int | None, panda_id: Any, query: dict[str, Any] | None, job_id: str | None
+) -> tuple[Any, ...]:
+    """Start the replay for the PandaID typed in, then poll it until the job's history is there."""
+    bar_on, bar_off = {"height": "12px"}, {"height": "12px", "display": "none"}
+    if ctx.triggered_id == ids.SIM_JOB_POLL:
+        if not job_id:
+            raise PreventUpdate
+        state = services.simulations.poll(job_id)
+    else:
+        if panda_id in (None, "") or int(panda_id) < 1:
+            msg = "job: type a PandaID of this run (an integer of 1 or more)"
+            return html.Div(msg, className="text-danger small", id="sim-job-refused"), None, True, 0, bar_off
+        try:
+            req, _refused = parse_request(services.state.config(), query or {})
+            job_id, state = services.simulations.start_history(req, int(panda_id), client_address())
+        except (SimulationRequestError, JobsBusy) as exc:
+            return html.Div(str(exc), className="text-danger small", id="sim-job-refused"), None, True, 0, bar_off
+    if state.state == "running":
+        return no_update, job_id, False, max(state.percent, 2), bar_on
+    if state.state == "done":
+        return history_view(state.result), None, True, 100, bar_off
+    error = (state.error or state.state).removeprefix("UnknownJob: ")
+    return html.Div(error, className="text-danger small", id="sim-job-refused"), None, True, 0, bar_off
 
 
 def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, dict[str, str], int, str]:

@@ -108,14 +108,15 @@ class Jobs:
         if state.state == "running":
             self._write(job_id, JobState("cancelled", state.percent, "cancelled", updated=time.time()))
 
-    def start(self, job_id: str, work: Callable[[Report], Any]) -> JobState:
+    def start(self, job_id: str, work: Callable[[Report], Any], restart_failed: bool = True) -> JobState:
         """Run WORK(report) on a thread unless JOB_ID is already running or done; return the job's state.
 
-        A cancelled or failed job is started afresh. Raises JobsBusy when this process runs MAX_THREADS jobs.
+        A cancelled job is started afresh, a failed one too unless RESTART_FAILED is False (a job whose failure
+        would repeat: asking again answers the failure). Raises JobsBusy when this process runs MAX_THREADS jobs.
         """
         with self._lock:
             state = self.poll(job_id)
-            if state.state in ("running", "done"):
+            if state.state in ("running", "done") or (state.state == "failed" and not restart_failed):
                 return state
             alive = {k: t for k, t in self._threads.items() if t.is_alive()}
             self._threads = alive

@@ -131,6 +131,41 @@ class Simulations:
 
         return job_id, self.jobs.start(job_id, work)
 
+    def start_history(self, req: SimRequest, panda_id: int, client: str = "local") -> tuple[str, JobState]:
+        """Start (or join) the replay of REQ's last run (the what-if when there are edits) until job PANDA_ID is
+        final: its steps with their causes and its task's status changes (brokerage.sim.replay)."""
+        from brokerage.sim.commands import CommandRefused, parse_commands
+        from brokerage.sim.grid import SimInputError, input_problems
+        from brokerage.sim.sweep import simulate_many
+
+        if panda_id < 1:
+            raise SimulationRequestError(f"job: {panda_id} is not allowed; expected a PandaID of the run (1 or more)")
+        snap = self.state.snapshot()
+        if problems := input_problems(snap):
+            raise SimulationRequestError(str(SimInputError(problems)))
+        label = req.labels[-1]
+        config = self.state.effective_config(req.overrides if label != "stored" else {})
+        tasks = set(snap.tables["tasks"]["jeditaskid"].tolist())
+        try:
+            cmds = parse_commands(req.commands, req.hours, tasks, "cmd")
+        except CommandRefused as exc:
+            raise SimulationRequestError(str(exc)) from exc
+        job_id = f"simjob:{self.job_id(req)}:{label}:{panda_id}"
+
+        def work(report: Callable[[int, str], None]) -> Any:
+            def progress(done: int, total: int) -> None:
+                report(int(100 * done / max(total, 1)), f"replaying the run: {done:,} of at most {total:,} minutes")
+
+            def run() -> dict[str, Any]:
+                return simulate_many(snap, [config], req.hours, req.seed, progress=progress, commands=cmds,
+                                     panda_id=panda_id)[0]  # fmt: skip
+
+            out = run() if self.admission is None else self.admission.run(("simjob", job_id), client, run)
+            return {**out, "label": label, "hours": req.hours, "seed": req.seed}
+
+        # a replay is a pure function of its inputs: a job id the run never made fails the same way every time
+        return job_id, self.jobs.start(job_id, work, restart_failed=False)
+
     def poll(self, job_id: str) -> JobState:
         """Where the job is."""
         return self.jobs.poll(job_id)

@@ -17,6 +17,7 @@ HEADLINE = (
     ("tasks_completed", "tasks completed"),
     ("tasks_pending", "tasks pending at the end"),
     ("tasks_throttled", "tasks throttled at the end"),
+    ("memory_increases", "inputs given more memory on retry"),
 )
 # rules that close or fail jobs (the operator's "what timed out and why"), in copyArchive's order
 TIMEOUT_RULES = ("H1", "H8", "H6", "K1", "K2", "F", "R5", "R6", "R7", "R8", "R9", "K3", "A", "K9", "K10")
@@ -198,3 +199,51 @@ def command_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     Usage: ``command_rows(result)[0]["outcome"] in ("applied", "refused")``
     """
     return list(result["runs"][-1].get("commands", []))
+
+
+RETRY_COLUMNS = [{"field": "source", "maxWidth": 140}, {"field": "code", "maxWidth": 100},
+                 {"field": "action", "headerName": "what the retry module did", "flex": 1, "minWidth": 300},
+                 {"field": "jobs", "maxWidth": 120}]  # fmt: skip
+
+
+def retry_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Failed jobs of the last run by error (source, code) and what the retry module did with their inputs.
+
+    Usage: ``retry_rows(result)[0]["action"]``
+    """
+    return list(result["runs"][-1].get("retries", []))
+
+
+DATASET_GROUPS = (
+    ("input files", "in", ("nFiles", "ready", "running", "finished", "failed")),
+    ("output files", "out", ("nFiles", "defined", "running", "prepared", "finished", "failed")),
+    ("events (event service)", "ev", ("nEvents", "ready", "running", "finished", "done", "fatal")),
+)
+
+
+def dataset_columns() -> list[dict[str, Any]]:
+    """Task, then one column group per dataset: its status and its files (events) per status."""
+    cols: list[dict[str, Any]] = [{"field": "task", "pinned": "left", "maxWidth": 110},
+                                  {"field": "status", "headerName": "task", "maxWidth": 120}]  # fmt: skip
+    for title, prefix, names in DATASET_GROUPS:
+        children = [{"field": f"{prefix}_status", "headerName": "dataset", "maxWidth": 110}] if prefix != "ev" else []
+        children += [{"field": f"{prefix}_{n}", "headerName": n, "maxWidth": 100, "type": "numericColumn"}
+                     for n in names]  # fmt: skip
+        cols.append({"headerName": title, "children": children})
+    return cols
+
+
+def dataset_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per task the last run touched: its input and output datasets' statuses and files per status, events per
+    status for event service tasks (each group adds up to its nFiles or nEvents).
+
+    Usage: ``dataset_rows(result)[0]["in_finished"]``
+    """
+    run = result["runs"][-1]
+    status = {int(k): v["status"] for k, v in run.get("tasks", {}).items()}
+    return [{"task": int(k), "status": status.get(int(k), ""), **v} for k, v in run.get("datasets", {}).items()]
+
+
+HISTORY_COLUMNS = [{"field": "time_h", "headerName": "hour", "maxWidth": 100}, {"field": "from", "maxWidth": 120},
+                   {"field": "to", "maxWidth": 120}, {"field": "cause", "flex": 1, "minWidth": 420,
+                                                      "tooltipField": "cause"}]  # fmt: skip

@@ -233,9 +233,13 @@ class Simulation:
         return False
 
     @gc_paused()
-    def run(self, hours: float, progress: Progress | None = None, commands: Sequence[TaskCommand] = ()) -> Simulation:
+    def run(
+        self, hours: float, progress: Progress | None = None, commands: Sequence[TaskCommand] = (),
+        until: Callable[[Simulation], bool] | None = None,
+    ) -> Simulation:  # fmt: skip
         """Move the grid forward HOURS, one tick at a time; PROGRESS(done, total) after each simulated minute;
-        COMMANDS (task commands at simulated times) applied at their tick, a refused one kept with its rule.
+        COMMANDS (task commands at simulated times) applied at their tick, a refused one kept with its rule; UNTIL
+        (checked after each tick) ends the run early when it returns True.
 
         Usage: ``Simulation(snap, Config()).run(24).result()["headline"]``
         """
@@ -267,6 +271,9 @@ class Simulation:
                 self._sample()
             if progress:
                 progress(i + 1, ticks)
+            if until is not None and until(self):
+                self.now += TICK_S
+                return self
         self.now = ticks * TICK_S
         self._sample()
         return self
@@ -459,7 +466,7 @@ class Simulation:
         if made == 0:
             self._hold(tid, status, f"no queue has the memory its retried inputs need ({max(rams):g} MB)")
             return 0, len(new)
-        self.jobs_made[self._task_rows(np.array([tid]))] += made
+        self.jobs_made[self.task_rows(np.array([tid]))] += made
         if status == "ready":
             new_status, why = (
                 ("scouting", "first scout jobs submitted") if scout else ("running", "first jobs submitted")
@@ -638,7 +645,7 @@ class Simulation:
             tids_all = self.jobs["jediTaskID"][rows]
             known = tids_all[tids_all >= 0]
             if len(known):
-                np.add.at(self.jobs_finished if status == "finished" else self.jobs_failed, self._task_rows(known), 1)
+                np.add.at(self.jobs_finished if status == "finished" else self.jobs_failed, self.task_rows(known), 1)
         fid = self.jobs["fileID"][rows]
         mine = fid >= 0
         fid, tids = fid[mine], self.jobs["jediTaskID"][rows][mine]
@@ -711,14 +718,14 @@ class Simulation:
             self.scouted.setdefault(tid, {})["ramcount"] = verdict.task_ram
             self.task_causes.append((self.now, tid, str(t.at[tid, "status"]), str(t.at[tid, "status"]),
                                      f"retry module increase_memory: {verdict.why}"))  # fmt: skip
-            self.log.add(self.now, pid, "failed", "failed", "retry_task_ram", verdict.task_ram, task_ram)
+            self.log.add(self.now, pid, "failed", "-", "retry_task_ram", verdict.task_ram, task_ram)
         elif verdict.file_ram is not None:
             f.ramCount[fid] = max(f.ramCount[fid], verdict.file_ram)
-            self.log.add(self.now, pid, "failed", "failed", "retry_ram", verdict.file_ram, norm)
+            self.log.add(self.now, pid, "failed", "-", "retry_ram", verdict.file_ram, norm)
         else:
-            self.log.add(self.now, pid, "failed", "failed", "retry_ram_kept", norm, task_ram)
+            self.log.add(self.now, pid, "failed", "-", "retry_ram_kept", norm, task_ram)
 
-    def _task_rows(self, tids: np.ndarray) -> np.ndarray:
+    def task_rows(self, tids: np.ndarray) -> np.ndarray:
         """Row positions in the task table of task ids TIDS (all known)."""
         return self.task_order[np.searchsorted(self.task_ids, tids, sorter=self.task_order)]
 
@@ -833,7 +840,7 @@ class Simulation:
         if len(run) == 0:
             return
         sub = t.loc[run]
-        pos = self._task_rows(run.to_numpy(np.int64))
+        pos = self.task_rows(run.to_numpy(np.int64))
         n_jobs = pd.Series(self.jobs_made[pos], index=run)
         fin = pd.Series(self.jobs_finished[pos], index=run)
         bad = pd.Series(self.jobs_failed[pos], index=run)
@@ -867,7 +874,7 @@ class Simulation:
         share = str(t.at[tid, "gshare"])
         if share != EXPRESS and t.at[tid, "workQueue"] == share and EXPRESS in self.si:
             t.at[tid, "gshare"] = t.at[tid, "workQueue"] = EXPRESS
-            pos = self._task_rows(np.array([tid]))
+            pos = self.task_rows(np.array([tid]))
             self.task_s[pos], self.task_w[pos] = self.si[EXPRESS], self.wi[EXPRESS]
             j.cols["gshare"][live] = self.si[EXPRESS]
             j.cols["workQueue"][live] = self.wi[EXPRESS]

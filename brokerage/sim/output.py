@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from brokerage.sim.datasets import dataset_counts
 from brokerage.sim.events import aggregate
 from brokerage.sim.jobs import S
 
@@ -44,6 +45,7 @@ def headline(sim: Simulation) -> dict[str, Any]:
         "tasks_pending": int((t["status"] == "pending").sum()),
         "tasks_throttled": int((t["status"] == "throttled").sum()),
         "fast_rebrokerage_dry_runs": len(sim.dry_runs),
+        "memory_increases": int(ev["rule"].isin(["retry_ram", "retry_task_ram"]).sum()),
     }
 
 
@@ -90,7 +92,9 @@ def build_result(sim: Simulation) -> dict[str, Any]:
         if i >= n_tree or sim.g.tree.leaf[i]
     }
     t = sim.tasks
-    progress = t[t["nFilesUsed"] > 0][["status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed"]]
+    touched = (t["nFilesUsed"] > 0).to_numpy()
+    progress = t[touched][["status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed"]]
+    datasets = dataset_counts(sim)[touched]
     events = aggregate(sim.log.frame())
     events["from"] = events["from"].astype(str)
     return {
@@ -104,6 +108,12 @@ def build_result(sim: Simulation) -> dict[str, Any]:
         "tasks": {int(k): {kk: (int(v) if not isinstance(v, str) else v) for kk, v in row.items()}
                   for k, row in progress.iterrows()},
         "events": events.to_dict("records"),
+        "datasets": {int(k): {c: (v if isinstance(v, str) else int(v)) for c, v in row.items()}
+                     for k, row in datasets.iterrows()},
+        "retries": [
+            {"source": src, "code": code, "action": action, "jobs": n}
+            for (src, code, action), n in sorted(sim.retries.items(), key=lambda kv: -kv[1])
+        ],
         "fast_rebrokerage_dry_runs": [
             {"time_h": round(tm / 3600.0, 3), "queue": q, "gshare": s, "would_close": n}
             for tm, q, s, n in sim.dry_runs[:1000]

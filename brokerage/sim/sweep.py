@@ -19,9 +19,22 @@ POLL_S = 0.25  # how often the caller reads the workers' progress
 REPORT_EVERY = 5  # ticks between two progress reports of a worker
 
 
+def _one_run(
+    snap: GridSnapshot, config: Config, hours: float, seed: int, commands: Sequence[TaskCommand],
+    progress: Progress | None, panda_id: int | None,
+) -> dict[str, Any]:  # fmt: skip
+    """One run's result, or with PANDA_ID the replayed history of that job (brokerage.sim.replay)."""
+    if panda_id is not None:
+        from brokerage.sim.replay import replay_job
+
+        return replay_job(snap, config, seed, hours, panda_id, commands, progress)
+    return Simulation(snap, config, seed=seed).run(hours, progress=progress, commands=commands).result()
+
+
 def _run_on_worker(
-    snap: GridSnapshot, config: Config, hours: float, seed: int, key: str, commands: Sequence[TaskCommand] = ()
-) -> dict[str, Any]:
+    snap: GridSnapshot, config: Config, hours: float, seed: int, key: str, commands: Sequence[TaskCommand] = (),
+    panda_id: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Worker side of one simulation: reports its ticks done under the Dask Variable KEY while it runs."""
     from distributed import Variable, get_client
 
@@ -31,7 +44,7 @@ def _run_on_worker(
         if done % REPORT_EVERY == 0 or done == total:
             var.set(done)
 
-    return Simulation(snap, config, seed=seed).run(hours, progress=report, commands=commands).result()
+    return _one_run(snap, config, hours, seed, commands, report, panda_id)
 
 
 def _use_cluster(client: Any) -> bool:
@@ -48,11 +61,13 @@ def simulate_many(
     cancel: Cancel | None = None,
     client: Any = None,
     commands: Sequence[TaskCommand] = (),
+    panda_id: int | None = None,
 ) -> list[dict[str, Any]]:
     """One run per config of CONFIGS from the same seed, each a task of its own on the cluster (the snapshot sent
     once), PROGRESS(minutes done, total) from the first second; result ``i`` equals
     ``Simulation(snap, configs[i], seed).run(hours).result()``. CANCEL() returning True stops the runs and raises
-    ``Cancelled``. COMMANDS (task commands at simulated times) apply to every run. Without a cluster (BROKERAGE_DASK_WORKERS=0) the runs go one after the other here.
+    ``Cancelled``. COMMANDS (task commands at simulated times) apply to every run. With PANDA_ID each run is replayed only until that job is final and gives its history
+    (brokerage.sim.replay). Without a cluster (BROKERAGE_DASK_WORKERS=0) the runs go one after the other here.
 
     Usage: ``stored, whatif = simulate_many(snap, [config, config.with_overrides(edits)], hours=24)``
     """
@@ -68,7 +83,7 @@ def simulate_many(
                 if progress:
                     progress(base + done, total)
 
-            out.append(Simulation(snap, cfg, seed=seed).run(hours, progress=step, commands=commands).result())
+            out.append(_one_run(snap, cfg, hours, seed, commands, step, panda_id))
         return out
     from distributed import Variable
 
@@ -81,7 +96,7 @@ def simulate_many(
     if progress:
         progress(0, total)  # the bar is there from the start; it moves once the workers have set up their runs
     futures = [
-        client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, list(commands), pure=False)
+        client.submit(_run_on_worker, snap_fut, cfg, float(hours), int(seed), key, list(commands), panda_id, pure=False)
         for cfg, key in zip(configs, keys, strict=True)
     ]
     try:

@@ -186,3 +186,59 @@ def test_a_grid_without_the_simulators_tables_is_a_400_naming_them(app_client, m
     assert r.status_code == 400
     error = r.get_json()["error"]
     assert "work_queues: no rows" in error and "queue_slots: no rows" in error and "gshares: no rows" in error
+
+
+def test_any_jobs_history_is_replayed_and_shown(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GET /api/simulation/job/<PandaID>?hours=1 replays the run until that job is final and answers its steps with
+    their causes (the job generated first); the page's view names the queue; an id the run never made is a failed
+    job whose error names the range; the result view has the datasets, retry and job-history cards."""
+    from app.callbacks.simulate import history_view
+    from app.main import services
+    from brokerage.runs import engine
+    from brokerage.sim.engine import Simulation
+
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    assert app_client.get("/api/simulation/job/0?hours=1").status_code == 400
+    full = Simulation(services.state.snapshot(), services.state.effective_config({}), seed=2).run(1)
+    ev = full.log.frame()
+    pid = int(ev.loc[ev["rule"] == "dispatch", "id"].iloc[0])  # a job that moved in the run
+    for _ in range(600):
+        r = app_client.get(f"/api/simulation/job/{pid}?hours=1&seed=2")
+        if r.status_code == 200:
+            break
+        assert r.status_code == 202
+        time.sleep(0.05)
+    doc = r.get_json()
+    assert doc["state"] == "done", doc
+    out = doc["result"]
+    assert out["panda_id"] == pid and out["steps"] and out["steps"][0]["cause"].startswith("pilot getJob")
+    assert out["job"]["queue"] in _text(history_view(out))
+    for _ in range(600):
+        bad = app_client.get("/api/simulation/job/99999999?hours=0.1&seed=2").get_json()
+        if bad["state"] != "running":
+            break
+        time.sleep(0.05)
+    assert bad["state"] == "failed" and "this run made jobs 1 to" in bad["error"]
+
+
+def test_result_view_has_datasets_retries_and_job_history() -> None:
+    """A run with work (the simulator tests' three-task grid, one input retried with more memory) carries per-task
+    dataset counters that add up and the retry module's decisions; the view shows both cards and the job-history
+    box."""
+    from app.callbacks.simulate import result_view
+    from app.viewmodels.simulate import dataset_rows, retry_rows
+    from brokerage.sim.engine import Simulation
+    from tests.core.sim.test_datasets import _snap
+
+    sim = Simulation(_snap(True), Config(), seed=1)
+    sim.true_ram_mb.update({1: 5000.0, 2: 5000.0})
+    run = sim.run(6).result()
+    result = {"labels": ["stored"], "runs": [run], "hours": 6.0, "seed": 1, "snapshot": "test", "overrides": {},
+              "commands": []}  # fmt: skip
+    rows = dataset_rows(result)
+    assert len(rows) == 3 and all(
+        r["in_ready"] + r["in_running"] + r["in_finished"] + r["in_failed"] == r["in_nFiles"] for r in rows)  # fmt: skip
+    assert any("increase_memory" in r["action"] and r["code"] == 1235 for r in retry_rows(result))
+    text = _text(result_view(result))
+    assert "Datasets, files and events per task" in text and "Retry module decisions" in text
+    assert "One job's simulated history" in text and run["headline"]["memory_increases"] > 0
