@@ -51,11 +51,11 @@ def result_view(result: dict[str, Any]) -> Any:
               if result.get("commands") else []),
             card(f"Datasets, files and events per task ({labels[-1]}; each group adds up to its nFiles or nEvents)",
                  grid(vm.dataset_rows(result), vm.dataset_columns(), height=300,
-                      export_name="simulation_datasets.csv")),
+                      export_name="simulation_datasets.csv",
+                      no_rows="No task had inputs to process in this run (tasks need master input datasets).")),
             card(f"Retry module decisions on failed jobs ({labels[-1]})",
                  grid(vm.retry_rows(result), vm.RETRY_COLUMNS, height=200, export_name="simulation_retries.csv",
                       no_rows="No failed job had an error the retry rules or error classes act on.")),
-            card(f"One job's simulated history ({labels[-1]}): every step with its cause", job_history_box(result)),
             card(f"Task status changes and their causes ({labels[-1]}; filter by task for one task's history)",
                  grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv")),
             card("Every rule that moved jobs or tasks",
@@ -64,11 +64,16 @@ def result_view(result: dict[str, Any]) -> Any:
     )  # fmt: skip
 
 
-def job_history_box(result: dict[str, Any]) -> html.Div:
-    """A PandaID field and a button that replays the run until that job is final, with a progress bar."""
-    query = {**{k: str(v) for k, v in (result.get("overrides") or {}).items()}, "hours": f"{result['hours']:g}",
-             "seed": str(result["seed"]), "compare": "1" if len(result["labels"]) == 2 else "",
-             "cmd": " ".join(result.get("commands") or [])}  # fmt: skip
+def run_query(result: dict[str, Any]) -> dict[str, str]:
+    """The request that made RESULT, as a query (what a replay of its last run needs)."""
+    return {**{k: str(v) for k, v in (result.get("overrides") or {}).items()}, "hours": f"{result['hours']:g}",
+            "seed": str(result["seed"]), "compare": "1" if len(result["labels"]) == 2 else "",
+            "cmd": " ".join(result.get("commands") or [])}  # fmt: skip
+
+
+def job_history_box() -> html.Div:
+    """A PandaID field and a button that replays the shown run until that job is final, with a progress bar; shown
+    once a run's result is there."""
     return html.Div([
         html.Div([dbc.Input(id=ids.SIM_JOB_ID, type="number", min=1, step=1, placeholder="PandaID, e.g. 1200",
                             size="sm", style={"maxWidth": "220px"}),
@@ -77,7 +82,7 @@ def job_history_box(result: dict[str, Any]) -> html.Div:
                             className="small text-muted ms-3")], className="d-flex align-items-center mb-2"),
         dbc.Progress(id=ids.SIM_JOB_PROGRESS, value=0, style={"height": "12px", "display": "none"}),
         html.Div(id=ids.SIM_JOB_OUT),
-        dcc.Store(id=ids.SIM_JOB_REQ, data=query), dcc.Store(id=ids.SIM_JOB_STATE),
+        dcc.Store(id=ids.SIM_JOB_REQ), dcc.Store(id=ids.SIM_JOB_STATE),
         dcc.Interval(id=ids.SIM_JOB_POLL, interval=400, disabled=True),
     ])  # fmt: skip
 
@@ -157,6 +162,8 @@ def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, di
     Output(ids.SIM_PROGRESS, "value"),
     Output(ids.SIM_PROGRESS, "label"),
     Output("sim-location", "search"),
+    Output(ids.SIM_JOB_BOX, "style"),
+    Output(ids.SIM_JOB_REQ, "data"),
     Input(ids.SIM_RUN, "n_clicks"),
     Input(ids.SIM_AUTOSTART, "data"),
     Input(ids.SIM_POLL, "n_intervals"),
@@ -177,11 +184,12 @@ def drive_simulation(
     if trigger == ids.SIM_POLL:
         if not job_id:
             raise PreventUpdate
-        return (*job_outputs(job_id, services.simulations.poll(job_id)), no_update)
+        state = services.simulations.poll(job_id)
+        return (*job_outputs(job_id, state), no_update, *_history_box(state))
     if trigger == ids.SIM_CANCEL:
         if job_id:
             services.simulations.cancel(job_id)
-        return (*job_outputs(job_id, JobState("cancelled")), no_update)
+        return (*job_outputs(job_id, JobState("cancelled")), no_update, _HIDE, None)
     if trigger in (None, ids.SIM_AUTOSTART) and not autostart:
         raise PreventUpdate  # opening the page without hours runs nothing until Run is pressed
     query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else "", "cmd": cmds or ""}
@@ -189,13 +197,21 @@ def drive_simulation(
         req, _refused = parse_request(services.state.config(), query)
         job_id, state = services.simulations.start(req, client_address())
     except SimulationRequestError as exc:
-        return html.Div(str(exc), className="text-danger small", id="sim-refused"), None, True, _HIDE, 0, "", no_update
+        refused = html.Div(str(exc), className="text-danger small", id="sim-refused")
+        return refused, None, True, _HIDE, 0, "", no_update, _HIDE, None
     except JobsBusy as exc:
-        return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update
+        return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update, _HIDE, None
     except Exception as exc:
         log.exception("simulation failed to start")
-        return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update
+        return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update, _HIDE, None
     search = "?" + urlencode({**(edits or {}), "hours": f"{req.hours:g}", "seed": req.seed,
                               **({"compare": 1} if req.compare else {}),
                               **({"cmd": " ".join(req.commands)} if req.commands else {})})  # fmt: skip
-    return (*job_outputs(job_id, state), search)
+    return (*job_outputs(job_id, state), search, *_history_box(state))
+
+
+def _history_box(state: JobState) -> tuple[Any, Any]:
+    """(style, request) of the job-history box: shown with the finished run's request, hidden otherwise."""
+    if state.state == "done":
+        return {"display": "block"}, run_query(state.result)
+    return (no_update, no_update) if state.state == "running" else (_HIDE, None)

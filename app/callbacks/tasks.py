@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, html
+from dash import Input, Output, State, callback, ctx, html, no_update
+from dash.exceptions import PreventUpdate
 
 from app import ids
 from app.callbacks.urlstate import url_sync
@@ -70,9 +71,10 @@ STUCK_COLUMNS = [link_col("task", "/task?id=", pinned="left", maxWidth=110), {"f
     Output(ids.TASKS_CONTENT, "children"),
     Input(ids.TASKS_WINDOW, "value"),
     Input(ids.TASKS_FUTURE, "value"),
+    Input(ids.TASKS_SIM_RESULT, "data"),
 )
 @guarded("Task states")
-def update_tasks(window: str, future_run: Any) -> Any:
+def update_tasks(window: str, future_run: Any, just_run: dict[str, Any] | None = None) -> Any:
     """The state diagram (logged transitions in the window, optionally a stored run's simulated ones), the tasks
     that stay longest in their status with the reason, time per state and the tasks that moved."""
     snap = services.state.snapshot()
@@ -85,6 +87,9 @@ def update_tasks(window: str, future_run: Any) -> Any:
     tis = vm.time_in_state(dur, since)
     span = "" if since is None else f" in the last {window}"
     future, future_title = _future(future_run)
+    if not future_run and just_run:
+        future = sdv.future_transitions(just_run.get("task_changes", []))
+        future_title = f" + the next {float(just_run['hours']):g} h simulated (not stored: the grid is a file)"
     title = f"JEDI task states: tasks there now, transitions logged{span or ''}{future_title}"
     reasons = _reasons()
     stuck = sdv.stuck_rows(snap.tasks, dur, reasons or {})
@@ -112,6 +117,56 @@ def update_tasks(window: str, future_run: Any) -> Any:
                     className="g-2"),
         ]
     )  # fmt: skip
+
+
+@callback(
+    Output(ids.TASKS_FUTURE, "options"),
+    Output(ids.TASKS_FUTURE, "value"),
+    Output(ids.TASKS_SIM_JOB, "data"),
+    Output(ids.TASKS_SIM_POLL, "disabled"),
+    Output(ids.TASKS_SIM_PROGRESS, "value"),
+    Output(ids.TASKS_SIM_PROGRESS, "style"),
+    Output(ids.TASKS_SIM_STATUS, "children"),
+    Output(ids.TASKS_SIM_RESULT, "data"),
+    Input(ids.TASKS_SIM_GO, "n_clicks"),
+    Input(ids.TASKS_SIM_POLL, "n_intervals"),
+    State(ids.TASKS_SIM_HOURS, "value"),
+    State(ids.TASKS_SIM_JOB, "data"),
+    prevent_initial_call=True,
+)
+def simulate_future(_go: int | None, _tick: int | None, hours: Any, job_id: str | None) -> tuple[Any, ...]:
+    """Simulate the next HOURS under the stored config (a background run, stored like every run), then draw it as
+    the simulated future."""
+    from app.services.jobs import JobsBusy
+    from app.services.roles import client_address
+    from app.services.simulations import SimulationRequestError, parse_request
+
+    bar = {"height": "12px", "width": "14rem"}
+    hide = {**bar, "display": "none"}
+    keep = (no_update, no_update)
+    if ctx.triggered_id == ids.TASKS_SIM_POLL:
+        if not job_id:
+            raise PreventUpdate
+        state = services.simulations.poll(job_id)
+    else:
+        try:
+            if hours in (None, ""):  # the field holds nothing usable (empty, or outside its 1..48)
+                raise SimulationRequestError("hours: expected a number of hours above 0 and at most 48")
+            req, _ = parse_request(services.state.config(), {"hours": str(hours)})
+            job_id, state = services.simulations.start(req, client_address())
+        except (SimulationRequestError, JobsBusy) as exc:
+            refused = html.Span(str(exc), className="text-danger", id="tasks-sim-refused")
+            return (*keep, None, True, 0, hide, refused, no_update)
+    if state.state == "running":
+        return (*keep, job_id, False, max(state.percent, 2), bar, state.label or "starting…", no_update)
+    if state.state != "done":
+        return (*keep, None, True, 0, hide, html.Span(state.error or state.state, className="text-danger"), no_update)
+    result = state.result
+    run_ids = result.get("run_ids") or []
+    if not run_ids:  # a grid from a file: nothing is stored, the page keeps this run's task changes itself
+        data = {"hours": result["hours"], "task_changes": result["runs"][-1].get("task_changes", [])}
+        return (no_update, None, None, True, 100, hide, f"the next {result['hours']:g} h drawn in orange", data)
+    return (future_options(), run_ids[-1], None, True, 100, hide, f"run {run_ids[-1]} drawn in orange", None)
 
 
 url_sync(ids.TASKS_URL_SINK, {"window": (ids.TASKS_WINDOW, "value"), "future": (ids.TASKS_FUTURE, "value")})

@@ -9,8 +9,9 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids_sim as ids
+from app.callbacks.simulate import job_history_box
 from app.components.guard import guarded
-from app.components.layout import page_header, url_notice
+from app.components.layout import card, page_header, url_notice
 from app.components.tuning import edit_summary
 from app.main import services
 from app.services.simulations import DEFAULT_HOURS, MAX_HOURS, SimulationRequestError, parse_request
@@ -55,6 +56,8 @@ def layout(**query: Any) -> html.Div:
                       dbc.Button("Cancel", id=ids.SIM_CANCEL, color="secondary", size="sm", outline=True, className="ms-2")],
                      id=ids.SIM_PROGRESS_BOX, style={"display": "none"}, className="align-items-center my-2"),
             html.Div(id=ids.SIM_CONTENT),
+            html.Div(card("One job's simulated history (the last run shown): every step with its cause",
+                          job_history_box()), id=ids.SIM_JOB_BOX, style={"display": "none"}),
             dcc.Store(id=ids.SIM_JOB),
             dcc.Store(id=ids.SIM_AUTOSTART, data=started),
             dcc.Store(id=ids.SIM_URL, data={k: v for k, v in query.items() if k not in ("hours", "seed", "compare", "cmd")}),

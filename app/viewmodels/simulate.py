@@ -224,7 +224,7 @@ DATASET_GROUPS = (
 def dataset_columns() -> list[dict[str, Any]]:
     """Task, then one column group per dataset: its status and its files (events) per status."""
     cols: list[dict[str, Any]] = [{"field": "task", "pinned": "left", "maxWidth": 110},
-                                  {"field": "status", "headerName": "task", "maxWidth": 120}]  # fmt: skip
+                                  {"field": "status", "headerName": "task status", "maxWidth": 130}]  # fmt: skip
     for title, prefix, names in DATASET_GROUPS:
         children = [{"field": f"{prefix}_status", "headerName": "dataset", "maxWidth": 110}] if prefix != "ev" else []
         children += [{"field": f"{prefix}_{n}", "headerName": n, "maxWidth": 100, "type": "numericColumn"}

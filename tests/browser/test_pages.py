@@ -126,3 +126,28 @@ def test_task_states_diagram_and_stuck_tasks(page, live_server, console_errors, 
     shot("tasks_diagram_1100")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     assert console_errors == []
+
+
+def test_task_states_simulate_the_next_hours_from_the_page(page, live_server, console_errors, shot) -> None:
+    """Simulate with 2 hours on the task states page runs the stored config in the background (progress bar), then
+    the diagram's title says the next 2 h are simulated (the sample grid is a file: the run is drawn, not stored)."""
+    from brokerage.runs import engine
+
+    saved = engine._engine
+    engine._engine = engine._Engine(workers=0)  # the small sample grid runs in the server process
+    try:
+        page.set_viewport_size({"width": 1600, "height": 1000})
+        page.goto(live_server + "/tasks")
+        expect(page.locator("#tasks-diagram")).to_contain_text("running", timeout=TIMEOUT)
+        page.locator("#tasks-sim-hours").fill("2")
+        page.locator("#tasks-sim-go").click()
+        expect(page.locator("#tasks-sim-status")).to_contain_text("the next 2 h drawn in orange", timeout=TIMEOUT)
+        expect(page.locator("#tasks-diagram")).to_contain_text("the next 2 h simulated", timeout=TIMEOUT)
+        _settle(page)
+        shot("tasks_simulated_1600")
+        page.locator("#tasks-sim-hours").fill("99")
+        page.locator("#tasks-sim-go").click()
+        expect(page.locator("#tasks-sim-refused")).to_contain_text("hours: expected a number", timeout=TIMEOUT)
+    finally:
+        engine._engine = saved
+    assert console_errors == []

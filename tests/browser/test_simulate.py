@@ -84,3 +84,22 @@ def test_a_bad_task_command_in_the_url_is_refused_inline(page, live_server, cons
     expect(page.locator("#sim-run")).to_be_visible()
     expect(page.locator("#sim-summary")).to_have_count(0)
     assert console_errors == []
+
+
+def test_any_jobs_history_is_replayed_on_the_page(page, live_server, console_errors, shot, in_process) -> None:
+    """After a run, typing PandaID 1 and 'Show its history' replays the run until job 1 is final and shows what it
+    was (its queue) with its steps; an id the run never made is refused with the range of ids it made."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(f"{live_server}/simulate?hours=1&seed=2")
+    expect(page.locator("#sim-summary")).to_contain_text("1 hour simulated", timeout=TIMEOUT)
+    box = page.locator("#sim-job-box")
+    box.scroll_into_view_if_needed()
+    page.locator("#sim-job-id").fill("1")
+    page.locator("#sim-job-go").click()
+    expect(page.locator("#sim-job-facts")).to_contain_text("Job 1 of task (from the snapshot) at", timeout=TIMEOUT)
+    box.scroll_into_view_if_needed()
+    shot("simulate_job_history_1600")
+    page.locator("#sim-job-id").fill("99999999")
+    page.locator("#sim-job-go").click()
+    expect(page.locator("#sim-job-refused")).to_contain_text("this run made jobs 1 to", timeout=TIMEOUT)
+    assert console_errors == []
