@@ -1192,6 +1192,10 @@ SIM_PARAMS: tuple[Param, ...] = (
        "WatchDog: a production task with at least 1000 jobs and 100 still to come is paused when this fraction of "
        "its ended jobs failed; unset = never. Per work queue: MAX_JOB_FAILURE_RATE_TO_PAUSE_<work queue>.",
        minimum=0.01, maximum=1, nullable=True, family=True, used_by=("sim:watchdog",), app="jedi", vo="atlas"),
+    _p("PENDING_TIMEOUT", "watchdog", "float", 168.0, "hours",
+       "WatchDog: a task pending this long since it first went pending (frozenTime) is exhausted; JEDI's "
+       "timeoutForPending of 7 days when unset. Per label: PENDING_TIMEOUT_managed, PENDING_TIMEOUT_user.",
+       minimum=1, maximum=24 * 365, family=True, used_by=("sim:watchdog",), app="jedi", vo="atlas"),
 )  # fmt: skip
 
 PARAMS = PARAMS + DIRAC_PARAMS + SIM_PARAMS

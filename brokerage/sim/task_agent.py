@@ -7,8 +7,8 @@ import pandas as pd
 
 from brokerage.gdpconfig import Config
 
-WAIT_FOR_PENDING_S = 3600.0  # waitForPending: a pending task is retried after 60 min
-TIMEOUT_FOR_PENDING_S = 7 * 86400.0  # timeoutForPending: 7 d pending -> exhausted
+WAIT_FOR_PENDING_S = 3600.0  # waitForPending: a pending task is retried after 60 min ...
+URGENT_PENDING_S = ((950, 600.0), (900, 1800.0))  # ... a production one at priority >= 950 after 10, >= 900 after 30
 WAIT_FOR_EXHAUSTED_S = 48 * 3600.0  # waitForExhausted: exhausted -> finishing after 48 h
 WAIT_FOR_THROTTLED_MIN = 120.0  # waitForThrottled: released after 120 x n^2 minutes
 THROTTLE_EVERY = 5  # throttled when int(avg failedAttempt / 5) exceeds the throttle count
@@ -29,7 +29,8 @@ def step(
     """Task rules due at NOW; returns the new tasks and the changes (jediTaskID, from, to, rule, cause).
 
     TASKS has the simulator's task columns (status, oldStatus, modificationTime, frozenTime, throttledTime,
-    numThrottled (-1: never throttled, analysis), nFiles, nFilesUsed, nFilesFinished, nFilesFailed); FILES the
+    numThrottled (-1: never throttled, analysis), nFiles, nFilesUsed, nFilesFinished, nFilesFailed, prodSourceLabel,
+    currentPriority); FILES the
     picked input units (jediTaskID, status ready/running/finished/failed, failedAttempt); ACTIVE_JOBS the live jobs
     per task. Usage: ``tasks, changes = step(tasks, files, active, 3600.0, Config())``
     """
@@ -51,17 +52,25 @@ def step(
     status = t["status"]
     pending = status == "pending"
     frozen_h = (now - t["frozenTime"]) / 3600.0
-    expired = pending & (now - t["frozenTime"] > TIMEOUT_FOR_PENDING_S)
+    labels = t["prodSourceLabel"].fillna("managed").astype(str)
+    limit_h = labels.map({x: float(config.get(f"PENDING_TIMEOUT_{x}")) for x in set(labels)})
+    expired = pending & (frozen_h > limit_h)
     move(expired, "exhausted", "pending timeout",
-         "timeout while in pending since " + frozen_h.round(2).astype(str) + " h ago > 168 h")  # fmt: skip
-    retry = (t["status"] == "pending") & (now - t["modificationTime"] >= WAIT_FOR_PENDING_S)
+         "timeout while in pending since " + frozen_h.round(2).astype(str) + " h ago > PENDING_TIMEOUT_" + labels
+         + " " + limit_h.map("{:g}".format) + " h")  # fmt: skip
+    wait = pd.Series(WAIT_FOR_PENDING_S, index=t.index)
+    prod = labels != "user"
+    for priority, seconds in reversed(URGENT_PENDING_S):
+        wait = wait.where(~(prod & (t["currentPriority"] >= priority)), seconds)
+    retry = (t["status"] == "pending") & (now - t["modificationTime"] >= wait)
     back = t["oldStatus"].where(t["oldStatus"].isin(ACTIVE_STATUSES), "ready")
     for target in ("ready", "running", "scouting"):
         move(
             retry & (back == target),
             target,
             "pending retried",
-            pd.Series(f"pending for >= {WAIT_FOR_PENDING_S / 60:.0f} min (waitForPending): retried", index=t.index),
+            "pending for >= " + (wait / 60).map("{:.0f}".format) + " min (waitForPending; production at priority "
+            ">= 950: 10 min, >= 900: 30 min): retried",
         )
 
     # kickExhaustedTasks: an exhausted task left alone for waitForExhausted is finished

@@ -62,7 +62,7 @@ def test_a_closed_job_uses_an_attempt_but_is_not_a_failure() -> None:
 def _tasks(**cols: object) -> pd.DataFrame:
     base = {"status": "running", "oldStatus": "running", "modificationTime": 0.0, "stateChangeTime": 0.0,
             "frozenTime": np.nan, "throttledTime": np.nan, "numThrottled": 0, "nFiles": 4, "nFilesUsed": 4,
-            "nFilesFinished": 0, "nFilesFailed": 0}  # fmt: skip
+            "nFilesFinished": 0, "nFilesFailed": 0, "prodSourceLabel": "managed", "currentPriority": 500.0}  # fmt: skip
     base.update(cols)
     return pd.DataFrame([base], index=pd.Index([7], name="jediTaskID"))
 
@@ -103,6 +103,31 @@ def test_pending_task_is_retried_after_60_minutes() -> None:
     t = _tasks(status="pending", oldStatus="running", modificationTime=0.0, frozenTime=0.0)
     assert task_agent.step(t, empty, pd.Series(dtype=int), 3000.0, Config())[0].loc[7, "status"] == "pending"
     assert task_agent.step(t, empty, pd.Series(dtype=int), 3600.0, Config())[0].loc[7, "status"] == "running"
+
+
+def test_urgent_production_tasks_leave_pending_sooner() -> None:
+    """reactivatePendingTasks: a production task at priority >= 950 is retried after 10 min, >= 900 after 30 min;
+    an analysis task at 950 still waits 60 min."""
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    for prio, label, minutes, back in ((950, "managed", 10, True), (900, "managed", 10, False),
+                                       (900, "managed", 30, True), (950, "user", 30, False)):  # fmt: skip
+        t = _tasks(status="pending", oldStatus="running", modificationTime=0.0, frozenTime=0.0,
+                   currentPriority=float(prio), prodSourceLabel=label)  # fmt: skip
+        got = task_agent.step(t, empty, pd.Series(dtype=int), minutes * 60.0, Config())[0].loc[7, "status"]
+        assert (got == "running") is back, (prio, label, minutes)
+
+
+def test_pending_timeout_follows_pending_timeout_per_label() -> None:
+    """A task pending since frozenTime for more than PENDING_TIMEOUT_<label> hours (default 168) is exhausted, the
+    sentence naming the key: 170 h exhausts a managed task by default, 30 h only with PENDING_TIMEOUT_managed=24."""
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    t = _tasks(status="pending", oldStatus="running", modificationTime=169 * H, frozenTime=0.0)
+    out, ch = task_agent.step(t, empty, pd.Series(dtype=int), 170 * H, Config())
+    assert out.loc[7, "status"] == "exhausted" and "PENDING_TIMEOUT_managed 168 h" in ch["cause"].iloc[0]
+    t = _tasks(status="pending", oldStatus="running", modificationTime=29.9 * H, frozenTime=0.0)
+    assert task_agent.step(t, empty, pd.Series(dtype=int), 30 * H, Config())[0].loc[7, "status"] == "pending"
+    cfg = Config().with_overrides({"PENDING_TIMEOUT_managed": 24.0})
+    assert task_agent.step(t, empty, pd.Series(dtype=int), 30 * H, cfg)[0].loc[7, "status"] == "exhausted"
 
 
 def _snap():  # type: ignore[no-untyped-def]
