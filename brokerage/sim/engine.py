@@ -127,6 +127,7 @@ class Simulation:
         self.retry_rules = tuple(retry.DEFAULT_RULES if retry_rules is None else retry_rules)
         self.error_classes = tuple(retry.DEFAULT_CLASSES if error_classes is None else error_classes)
         self.retries: dict[tuple[str, int, str], int] = {}  # (error source, code, what the retry module did) -> jobs
+        self.raised_ram: dict[int, dict[int, float]] = {}  # task -> its inputs the retry module gave more memory
         self.rng = np.random.default_rng(seed)
         self.g: SimGrid = sim_grid(snap)
         self.qi = {n: i for i, n in enumerate(self.g.queues)}
@@ -165,6 +166,7 @@ class Simulation:
         self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
         self.task_s = t["gshare"].map(self.si).fillna(-1).to_numpy(np.int64).copy()
         self.task_chunk = t["chunk_njobs"].to_numpy(np.int64)
+        self.task_ram = dict(zip(t.index.tolist(), t["ramCount"].astype(float).tolist(), strict=True))  # ramCount now
         # what scouts measure: each task's true memory per job (MB) and CPU factor against its estimate, from a
         # generator of its own so the run's other draws do not depend on them
         truth = np.random.default_rng([seed, 1])
@@ -442,7 +444,7 @@ class Simulation:
         if choices is None:
             self._hold(tid, status, self._decision(tid).message)
             return 0, 0
-        task_ram = float(self.tasks.at[tid, "ramCount"])
+        task_ram = self.task_ram[tid]
         pool = self.retry_pool.get(tid, [])
         reuse = np.asarray(pool[:n], np.int64)
         rams = np.maximum(self.files.ramCount[reuse], task_ram)
@@ -504,14 +506,13 @@ class Simulation:
         limit = 2.0 * self.g.maxrss[q] * np.where(qcores > 0, cores / np.maximum(qcores, 1), 1.0)
         mem_kill = (limit > 0) & (pss > limit)
         fails = mem_kill | (self.rng.random(n) < self.g.failure_rate[q])
-        code, source = self._failure_codes(mem_kill, n)
+        code, source = self._failure_codes(fails, mem_kill)
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
             prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
             attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
-            runSeconds=wall, willFail=fails, errorCode=np.where(fails, code, 0),
-            errorSource=np.where(fails, source, 0),
+            runSeconds=wall, willFail=fails, errorCode=code, errorSource=source,
         )  # fmt: skip
         self._new_rows.append(rows)
         if scout:
@@ -519,13 +520,19 @@ class Simulation:
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick], ram)
         return n
 
-    def _failure_codes(self, mem_kill: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The error a failing payload reports: PAYLOADEXCEEDMAXMEM for a memory kill, else a stage-in failure
-        (system) or a transformation error, in STAGEIN_SHARE proportion."""
-        stagein = self.rng.random(n) < STAGEIN_SHARE
-        code = np.where(mem_kill, retry.PAYLOADEXCEEDMAXMEM, np.where(stagein, retry.STAGEINFAILED,
-                                                                      retry.TRANSFORM_FAILED))  # fmt: skip
-        source = np.where(mem_kill | stagein, SOURCE["pilot"], SOURCE["exe"])
+    def _failure_codes(self, fails: np.ndarray, mem_kill: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(errorCode, errorSource) of jobs whose payload FAILS (0 for the others): PAYLOADEXCEEDMAXMEM for a memory
+        kill, else a stage-in failure (pilot, a system error) or a transformation error (exe), in STAGEIN_SHARE
+        proportion."""
+        code = np.zeros(len(fails), np.int64)
+        source = np.zeros(len(fails), np.int64)
+        if not fails.any():
+            return code, source
+        stagein = self.rng.random(len(fails)) < STAGEIN_SHARE
+        code[fails] = np.where(stagein, retry.STAGEINFAILED, retry.TRANSFORM_FAILED)[fails]
+        source[fails] = np.where(stagein, SOURCE["pilot"], SOURCE["exe"])[fails]
+        code[mem_kill] = retry.PAYLOADEXCEEDMAXMEM
+        source[mem_kill] = SOURCE["pilot"]
         return code, source
 
     # ------------------------------------------------------------------ pilots
@@ -707,20 +714,19 @@ class Simulation:
         base = float(t.at[tid, "baseRamCount"])
         norm = retry.job_ram(retry.min_ram_count(float(j["ramCount"][row]), base, cores, per_core), base, cores,
                              per_core)  # fmt: skip
-        task_ram = float(t.at[tid, "ramCount"])
-        mine = f.task == tid
-        raised = f.ramCount[mine]
-        verdict = retry.increase_ram(norm, task_ram, raised[raised > 0], int(t.at[tid, "nFiles"]),
-                                     bool(t.at[tid, "ramFixed"]))  # fmt: skip
+        task_ram = self.task_ram[tid]
+        raised = self.raised_ram.setdefault(tid, {})
+        verdict = retry.increase_ram(norm, task_ram, np.fromiter(raised.values(), float, len(raised)),
+                                     int(t.at[tid, "nFiles"]), bool(t.at[tid, "ramFixed"]))  # fmt: skip
         pid = j["PandaID"][row : row + 1]
         if verdict.task_ram is not None:
-            t.at[tid, "ramCount"] = verdict.task_ram
+            t.at[tid, "ramCount"] = self.task_ram[tid] = verdict.task_ram
             self.scouted.setdefault(tid, {})["ramcount"] = verdict.task_ram
             self.task_causes.append((self.now, tid, str(t.at[tid, "status"]), str(t.at[tid, "status"]),
                                      f"retry module increase_memory: {verdict.why}"))  # fmt: skip
             self.log.add(self.now, pid, "failed", "-", "retry_task_ram", verdict.task_ram, task_ram)
         elif verdict.file_ram is not None:
-            f.ramCount[fid] = max(f.ramCount[fid], verdict.file_ram)
+            f.ramCount[fid] = raised[fid] = max(f.ramCount[fid], verdict.file_ram)
             self.log.add(self.now, pid, "failed", "-", "retry_ram", verdict.file_ram, norm)
         else:
             self.log.add(self.now, pid, "failed", "-", "retry_ram_kept", norm, task_ram)
@@ -802,6 +808,7 @@ class Simulation:
         self.scouted[tid] = {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)}
         old_ram = t.at[tid, "ramCount"]
         t.at[tid, "ramCount"], t.at[tid, "cpuTime"] = float(v.ram_count), float(v.cpu_time)
+        self.task_ram[tid] = float(v.ram_count)
         t.at[tid, "nFilesToBeUsed"] = t.at[tid, "nFiles"]
         values = f"ramCount {old_ram:.0f} -> {v.ram_count}, cpuTime {old_cpu:.1f} -> {v.cpu_time:.1f} from {len(rows)} scouts"
         if v.check:
