@@ -43,6 +43,9 @@ def result_view(result: dict[str, Any]) -> Any:
             card("Headline", grid(vm.headline_rows(result), head_cols, height=330, export_name="simulation_headline.csv")),
             card("Global shares over time", html.Div([figure(vm.share_figure(result, "running")),
                                                       figure(vm.share_figure(result, "activated"))], className="sim-pair")),
+            card("Work queues and nuclei over time", html.Div([figure(vm.share_figure(result, "running", "work_queues")),
+                                                               figure(vm.share_figure(result, "running", "nuclei"))],
+                                                              className="sim-pair")),
             card("Timeouts and reassignments", html.Div(events, className="sim-pair" if len(events) > 1 else "")),
             card(f"Queues whose load changed most ({labels[-1]})",
                  grid(vm.queue_rows(result), vm.QUEUE_COLUMNS, height=320, export_name="simulation_queues.csv")),
@@ -71,11 +74,12 @@ def run_query(result: dict[str, Any]) -> dict[str, str]:
             "cmd": " ".join(result.get("commands") or [])}  # fmt: skip
 
 
-def job_history_box() -> html.Div:
-    """A PandaID field and a button that replays the shown run until that job is final, with a progress bar; shown
-    once a run's result is there."""
+def job_history_box(job: str = "") -> html.Div:
+    """A PandaID field (JOB from the URL's ?job=: replayed as soon as the run is there) and a button that replays
+    the shown run until that job is final, with a progress bar; shown once a run's result is there."""
     return html.Div([
         html.Div([dbc.Input(id=ids.SIM_JOB_ID, type="number", min=1, step=1, placeholder="PandaID, e.g. 1200",
+                            value=int(job) if job.isdigit() else None,
                             size="sm", style={"maxWidth": "220px"}),
                   dbc.Button("Show its history", id=ids.SIM_JOB_GO, size="sm", color="primary", className="ms-2"),
                   html.Span("The run is replayed (same grid, config, seed and commands) until the job is final.",
@@ -95,8 +99,10 @@ def history_view(out: dict[str, Any]) -> html.Div:
              + (f", brokered with ramCount {job['ramCount']:g}" if job["ramCount"] is not None else "")
              + (f", memory peak {job['maxPSS_MB']:g} MB" if job["maxPSS_MB"] is not None else "")
              + (f", error {job['errorCode']}" if job["errorCode"] else "") + (", scout" if job["scout"] else ""))  # fmt: skip
+    query = urlencode({**{k: v for k, v in (out.get("query") or {}).items() if v}, "job": out["panda_id"]})
     return html.Div([
-        html.Div(facts, className="small mb-2", id="sim-job-facts"),
+        html.Div([facts, " · ", dcc.Link("permalink", href=f"/simulate?{query}", id="sim-job-permalink")],
+                 className="small mb-2", id="sim-job-facts"),
         grid(out["steps"], vm.HISTORY_COLUMNS, height=220, export_name=f"job_{out['panda_id']}_history.csv",
              no_rows="No step in this run: the job kept the status it had in the snapshot."),
         html.Div(f"Its task's status changes up to hour {out['replayed_to_h']:g}", className="small text-muted mt-2"),
@@ -112,16 +118,20 @@ def history_view(out: dict[str, Any]) -> html.Div:
     Output(ids.SIM_JOB_PROGRESS, "style"),
     Input(ids.SIM_JOB_GO, "n_clicks"),
     Input(ids.SIM_JOB_POLL, "n_intervals"),
+    Input(ids.SIM_JOB_REQ, "data"),
     State(ids.SIM_JOB_ID, "value"),
     State(ids.SIM_JOB_REQ, "data"),
     State(ids.SIM_JOB_STATE, "data"),
     prevent_initial_call=True,
 )
 def drive_job_history(
-    _go: int | None, _tick: int | None, panda_id: Any, query: dict[str, Any] | None, job_id: str | None
+    _go: int | None, _tick: int | None, _req: Any, panda_id: Any, query: dict[str, Any] | None, job_id: str | None
 ) -> tuple[Any, ...]:
-    """Start the replay for the PandaID typed in, then poll it until the job's history is there."""
+    """Start the replay for the PandaID typed in (or given by the URL, once the run is there), then poll it until
+    the job's history is there."""
     bar_on, bar_off = {"height": "12px"}, {"height": "12px", "display": "none"}
+    if ctx.triggered_id == ids.SIM_JOB_REQ and (not query or panda_id in (None, "")):
+        raise PreventUpdate  # a new run: nothing to replay until a PandaID is asked for
     if ctx.triggered_id == ids.SIM_JOB_POLL:
         if not job_id:
             raise PreventUpdate
@@ -138,7 +148,7 @@ def drive_job_history(
     if state.state == "running":
         return no_update, job_id, False, max(state.percent, 2), bar_on
     if state.state == "done":
-        return history_view(state.result), None, True, 100, bar_off
+        return history_view({**state.result, "query": query}), None, True, 100, bar_off
     error = (state.error or state.state).removeprefix("UnknownJob: ")
     return html.Div(error, className="text-danger small", id="sim-job-refused"), None, True, 0, bar_off
 

@@ -14,7 +14,7 @@ from app.components.guard import guarded
 from app.components.layout import card, page_header, url_notice
 from app.components.tuning import edit_summary
 from app.main import services
-from app.services.simulations import DEFAULT_HOURS, MAX_HOURS, SimulationRequestError, parse_request
+from app.services.simulations import DEFAULT_HOURS, MAX_HOURS, REQUEST_KEYS, SimulationRequestError, parse_request
 
 dash.register_page(__name__, path="/simulate", title="Simulation · PanDA brokerage", name="Simulation")
 
@@ -57,10 +57,10 @@ def layout(**query: Any) -> html.Div:
                      id=ids.SIM_PROGRESS_BOX, style={"display": "none"}, className="align-items-center my-2"),
             html.Div(id=ids.SIM_CONTENT),
             html.Div(card("One job's simulated history (the last run shown): every step with its cause",
-                          job_history_box()), id=ids.SIM_JOB_BOX, style={"display": "none"}),
+                          job_history_box(str(query.get("job") or ""))), id=ids.SIM_JOB_BOX, style={"display": "none"}),
             dcc.Store(id=ids.SIM_JOB),
             dcc.Store(id=ids.SIM_AUTOSTART, data=started),
-            dcc.Store(id=ids.SIM_URL, data={k: v for k, v in query.items() if k not in ("hours", "seed", "compare", "cmd")}),
+            dcc.Store(id=ids.SIM_URL, data={k: v for k, v in query.items() if k not in REQUEST_KEYS}),
             dcc.Interval(id=ids.SIM_POLL, interval=500, disabled=True),
             dcc.Location(id="sim-location", refresh=False),
         ]

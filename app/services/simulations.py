@@ -19,6 +19,9 @@ MAX_COMMANDS = 20  # task commands in one request
 DEFAULT_HOURS = 6
 
 
+REQUEST_KEYS = ("hours", "seed", "compare", "cmd", "job")  # every other query key is a gdpconfig edit
+
+
 class SimulationRequestError(ValueError):
     """A simulation asked for with a bad parameter (named in the message)."""
 
@@ -60,7 +63,7 @@ def parse_request(config: Any, query: Mapping[str, Any]) -> tuple[SimRequest, di
         raise SimulationRequestError(f"seed: {raw_seed!r} is not allowed; expected an integer in [0, 2^32)")
     compare = str(query.get("compare", "")).lower() in ("1", "true", "yes", "on")
     commands = _commands(str(query.get("cmd") or ""), hours)
-    edits = {k: v for k, v in query.items() if k not in ("hours", "seed", "compare", "cmd") and v not in (None, "")}
+    edits = {k: v for k, v in query.items() if k not in REQUEST_KEYS and v not in (None, "")}
     parsed = parse_edits(config, edits)
     return SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare, commands), parsed.errors
 

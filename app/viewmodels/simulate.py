@@ -76,25 +76,35 @@ def _layout(title: str, height: int = 320, **extra: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def share_figure(result: dict[str, Any], metric: str = "running") -> dict[str, Any]:
-    """METRIC per global share over time; a what-if run is dotted beside the stored one in the same colour.
+GROUPS = {"shares": "global share", "work_queues": "work queue", "nuclei": "nucleus"}
+TOP_SERIES = 10  # lines per chart: the groups with the most jobs
+
+
+def share_figure(result: dict[str, Any], metric: str = "running", group: str = "shares") -> dict[str, Any]:
+    """METRIC per global share (or per work queue, per nucleus: GROUP) over time, the TOP_SERIES largest; a what-if
+    run is dotted beside the stored one in the same colour.
 
     Usage: ``share_figure(result, "activated")``
     """
     data = []
     runs, labels = result["runs"], result["labels"]
-    shares = sorted(runs[0]["shares"], key=lambda s: -max(runs[0]["shares"][s][metric] or [0]))
-    for i, share in enumerate(shares):
+    series = runs[0].get(group, {})
+    names = sorted(series, key=lambda s: -max(series[s][metric] or [0]))[:TOP_SERIES]
+    for i, name in enumerate(names):
         for label, run, dash in zip(labels, runs, DASH, strict=False):
+            values = run.get(group, {}).get(name)
+            if values is None:
+                continue
             data.append({
-                "type": "scatter", "mode": "lines", "x": run["times_h"], "y": run["shares"][share][metric],
-                "name": share, "legendgroup": share, "showlegend": label == labels[0],
+                "type": "scatter", "mode": "lines", "x": run["times_h"], "y": values[metric],
+                "name": name, "legendgroup": name, "showlegend": label == labels[0],
                 "line": {"color": PALETTE[i % len(PALETTE)], "dash": dash, "width": 2},
-                "hovertemplate": f"{share} {label}: %{{y:,}} {metric} at %{{x:.1f}} h<extra></extra>",
+                "hovertemplate": f"{name} {label}: %{{y:,}} {metric} at %{{x:.1f}} h<extra></extra>",
             })  # fmt: skip
     what = {"running": "Running jobs", "activated": "Queued (activated) jobs"}[metric]
     suffix = " (solid: stored, dotted: what-if)" if len(runs) > 1 else ""
-    return {"data": data, "layout": _layout(f"{what} per global share{suffix}", 400)}
+    more = f", the {TOP_SERIES} largest" if len(series) > TOP_SERIES else ""
+    return {"data": data, "layout": _layout(f"{what} per {GROUPS[group]}{more}{suffix}", 400)}
 
 
 QUEUE_COLUMNS = [{"field": "queue", "minWidth": 200, "pinned": "left"}] + [

@@ -110,6 +110,7 @@ class Series:
     queue: dict[str, list[np.ndarray]] = field(default_factory=dict)
     share: dict[str, list[np.ndarray]] = field(default_factory=dict)
     nucleus: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    work_queue: dict[str, list[np.ndarray]] = field(default_factory=dict)
     throttled: list[list[tuple[str, str, str]]] = field(default_factory=list)
 
 
@@ -166,6 +167,14 @@ class Simulation:
         self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
         self.task_s = t["gshare"].map(self.si).fillna(-1).to_numpy(np.int64).copy()
         self.task_chunk = t["chunk_njobs"].to_numpy(np.int64)
+        sites = snap.tables["sites"]
+        self.nuclei = sorted(set(sites.loc[sites["role"] == "nucleus", "site_name"].astype(str))
+                             | set(t["nucleus"].dropna().astype(str)))  # fmt: skip
+        self.nucleus_code = {n: i + 1 for i, n in enumerate(self.nuclei)}  # 0: no nucleus
+        self.task_nucleus = {  # task -> the code of its nucleus (0: none yet, or analysis)
+            int(tid): self.nucleus_code.get(n, 0) if isinstance(n, str) else 0
+            for tid, n in zip(t.index, t["nucleus"], strict=True)
+        }
         self.task_ram = dict(zip(t.index.tolist(), t["ramCount"].astype(float).tolist(), strict=True))  # ramCount now
         # what scouts measure: each task's true memory per job (MB) and CPU factor against its estimate, from a
         # generator of its own so the run's other draws do not depend on them
@@ -338,6 +347,7 @@ class Simulation:
         chosen = [(d.task, d.extra.get("chosen")) for d in decisions if d.extra.get("chosen")]
         for tid, nuc in chosen:
             t.at[tid, "nucleus"] = nuc
+            self.task_nucleus[int(tid)] = self.nucleus_code.get(nuc, 0)  # the broker picks among the nuclei
         self._task_move(pd.Index([c[0] for c in chosen]), "ready", "TaskBroker: nucleus chosen")
         t.loc[due, "modificationTime"] = self.now
 
@@ -509,6 +519,7 @@ class Simulation:
         code, source = self._failure_codes(fails, mem_kill)
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
+            nucleus=self.task_nucleus[tid],
             prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
             attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
@@ -908,6 +919,10 @@ class Simulation:
             rows = self._live(name)
             self.series.queue.setdefault(name, []).append(np.bincount(j["computingSite"][rows], minlength=nq))
             self.series.share.setdefault(name, []).append(np.bincount(j["gshare"][rows], minlength=ns))
+            self.series.work_queue.setdefault(name, []).append(
+                np.bincount(j["workQueue"][rows], minlength=len(self.g.work_queues)))  # fmt: skip
+            self.series.nucleus.setdefault(name, []).append(
+                np.bincount(j["nucleus"][rows], minlength=len(self.nuclei) + 1))  # fmt: skip
         for name, (by_queue, by_share) in self.ended.items():
             self.series.queue.setdefault(name, []).append(by_queue.copy())
             self.series.share.setdefault(name, []).append(by_share.copy())

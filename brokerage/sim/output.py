@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from brokerage.sim.engine import Simulation
 
 TOP_QUEUES = 50  # queues kept in the output's series: the largest change of queued + running over the run
+NO_NUCLEUS = "(no nucleus: analysis, or jobs from the snapshot)"
 TASK_CHANGES = 5000  # task status changes kept in the output, oldest first
 
 
@@ -75,6 +76,15 @@ def _top_queues(sim: Simulation) -> list[int]:
     return [int(i) for i in np.argsort(-change, kind="stable")[:TOP_QUEUES]]
 
 
+def _named(samples_by_metric: dict[str, list[np.ndarray]], names: list[str]) -> dict[str, dict[str, list[int]]]:
+    """Per name with any job in the run: each metric's samples (activated, running) over time."""
+    if not samples_by_metric:
+        return {}
+    stacked = {m: np.vstack(s) for m, s in samples_by_metric.items()}
+    busy = np.flatnonzero(sum(m.max(axis=0) for m in stacked.values()) > 0)
+    return {names[i]: {m: [int(x) for x in a[:, i]] for m, a in stacked.items()} for i in busy}
+
+
 def build_result(sim: Simulation) -> dict[str, Any]:
     """Everything a run reports, JSON-ready.
 
@@ -91,6 +101,10 @@ def build_result(sim: Simulation) -> dict[str, Any]:
         for i, name in enumerate(sim.g.shares)
         if i >= n_tree or sim.g.tree.leaf[i]
     }
+    groups = {
+        "work_queues": _named(sim.series.work_queue, sim.g.work_queues),
+        "nuclei": _named(sim.series.nucleus, [NO_NUCLEUS, *sim.nuclei]),
+    }
     t = sim.tasks
     touched = (t["nFilesUsed"] > 0).to_numpy()
     progress = t[touched][["status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed"]]
@@ -104,6 +118,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
         "times_h": times,
         "queues": queues,
         "shares": shares,
+        **groups,
         "throttled": [[f"{s}/{r}:{rule}" for s, r, rule in sample] for sample in sim.series.throttled],
         "tasks": {int(k): {kk: (int(v) if not isinstance(v, str) else v) for kk, v in row.items()}
                   for k, row in progress.iterrows()},

@@ -87,16 +87,20 @@ def test_a_bad_task_command_in_the_url_is_refused_inline(page, live_server, cons
 
 
 def test_any_jobs_history_is_replayed_on_the_page(page, live_server, console_errors, shot, in_process) -> None:
-    """After a run, typing PandaID 1 and 'Show its history' replays the run until job 1 is final and shows what it
-    was (its queue) with its steps; an id the run never made is refused with the range of ids it made."""
+    """The permalink /simulate?hours=1&seed=2&job=1 runs the simulation, then replays it until job 1 is final and
+    shows what it was (its queue) with its steps and a permalink; typing PandaID 2 and 'Show its history' does the
+    same for job 2; an id the run never made is refused with the range of ids it made."""
     page.set_viewport_size({"width": 1600, "height": 1000})
-    page.goto(f"{live_server}/simulate?hours=1&seed=2")
+    page.goto(f"{live_server}/simulate?hours=1&seed=2&job=1")
     expect(page.locator("#sim-summary")).to_contain_text("1 hour simulated", timeout=TIMEOUT)
+    expect(page.locator("#sim-job-facts")).to_contain_text("Job 1 of task (from the snapshot) at", timeout=TIMEOUT)
+    href = page.locator("#sim-job-permalink").get_attribute("href") or ""
+    assert "job=1" in href and "hours=1" in href and "seed=2" in href
     box = page.locator("#sim-job-box")
     box.scroll_into_view_if_needed()
-    page.locator("#sim-job-id").fill("1")
+    page.locator("#sim-job-id").fill("2")
     page.locator("#sim-job-go").click()
-    expect(page.locator("#sim-job-facts")).to_contain_text("Job 1 of task (from the snapshot) at", timeout=TIMEOUT)
+    expect(page.locator("#sim-job-facts")).to_contain_text("Job 2 of task (from the snapshot) at", timeout=TIMEOUT)
     box.scroll_into_view_if_needed()
     shot("simulate_job_history_1600")
     page.locator("#sim-job-id").fill("99999999")

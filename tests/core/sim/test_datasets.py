@@ -30,7 +30,7 @@ def _snap(memory_hungry: bool = False):  # type: ignore[no-untyped-def]
         queue("C", "S3", jobseed="all", maxrss=2000 if memory_hungry else 4000),
     ]
     tasks = [task(i, chunk_nevents=60, chunk_njobs=3, cputime=20.0, currentpriority=400 + i, eventservice=i == 2,
-                  ramcount=1500, ramunit="MB") for i in (1, 2, 3)]  # fmt: skip
+                  ramcount=1500, ramunit="MB", nucleus="S1" if i == 1 else None) for i in (1, 2, 3)]  # fmt: skip
     ds = [dataset(i, i, nfiles=20, nevents=400, neventsused=0) for i in (1, 2, 3)]
     jc = counts("A", running=4, activated=2) + counts("B", running=3) + counts("C", running=2, defined=2)
     return sim_grid_snapshot(qs, tasks, datasets=ds, job_counts=jc)
@@ -107,6 +107,10 @@ def test_files_per_dataset_jobs_per_task_and_events_always_add_up(
     assert (d["out_finished"].to_numpy() == sim.jobs_finished[pos]).all()
     assert (d[[f"ev_{s}" for s in EVENT_STATUSES]].sum(axis=1) == d["ev_nEvents"]).all()
     assert d.loc[2, "ev_nEvents"] > 0 and d.loc[1, "ev_nEvents"] == 0
+    out = sim.result()  # every live job is in one share, one work queue and one nucleus (or none) at every sample
+    for metric in ("activated", "running"):
+        totals = [np.sum([v[metric] for v in out[g].values()], axis=0) for g in ("shares", "work_queues", "nuclei")]
+        assert (totals[0] == totals[1]).all() and (totals[0] == totals[2]).all()
 
 
 def test_a_replayed_job_takes_the_same_steps_as_in_the_full_run() -> None:
@@ -123,3 +127,9 @@ def test_a_replayed_job_takes_the_same_steps_as_in_the_full_run() -> None:
     assert replay["job"]["queue"] == full.g.queues[int(full.jobs["computingSite"][39])] and replay["task"] in (1, 2, 3)
     with pytest.raises(UnknownJob, match="this run made jobs 1 to"):
         replay_job(_snap(True), Config(), 3, 0.1, 10**7)
+
+
+def test_jobs_of_a_task_with_a_nucleus_are_counted_under_it() -> None:
+    """Series per nucleus: task 1's jobs (nucleus S1) run under S1; the others' under 'no nucleus'."""
+    out = Simulation(_snap(), Config(), seed=1).run(3).result()
+    assert max(out["nuclei"]["S1"]["running"]) > 0 and "MC Simulation" in out["work_queues"]
