@@ -21,6 +21,7 @@ def main() -> None:
         "--sweep", type=int, default=0, help="N configs (THROTTLE_THRESHOLD 1.0, 1.5, ...): serial vs cluster"
     )
     parser.add_argument("--compare", action="store_true", help="stored vs a what-if, both at once on the cluster")
+    parser.add_argument("--replay", type=int, default=0, help="time replaying the run until job N is final")
     args = parser.parse_args()
     if args.sweep or args.compare:
         sweep(args)
@@ -46,7 +47,16 @@ def main() -> None:
     print(f"{args.hours:g} simulated h: set-up {t1 - t0:.1f} s, run {t2 - t1:.1f} s, output {t3 - t2:.1f} s "
           f"(one core); {events:,} events, {events / (t2 - t1):,.0f} events/s; peak memory {peak_mb:,.0f} MB")  # fmt: skip
     print(f"jobs generated {h['jobs_generated']:,}, finished {h['jobs_finished']:,}, failed {h['jobs_failed']:,}, "
-          f"closed {h['jobs_closed_reassigned']:,}; mean queued {h['mean_queued_minutes']:.1f} min")  # fmt: skip
+          f"closed {h['jobs_closed_reassigned']:,}; mean queued {h['mean_queued_minutes']:.1f} min; "
+          f"{len(sim.task_causes):,} task status changes, {h['memory_increases']:,} inputs given more memory")  # fmt: skip
+    if args.replay:
+        from brokerage.sim.replay import replay_job
+
+        t4 = time.perf_counter()
+        out = replay_job(snap, Config(), 0, args.hours, args.replay)
+        made = int(sim.jobs["creationTime"][args.replay - 1] // 3600)
+        print(f"replay of job {args.replay} (made in hour {made}, final at hour {out['replayed_to_h']:g}): "
+              f"{time.perf_counter() - t4:.1f} s, {len(out['steps'])} steps")  # fmt: skip
 
 
 def sweep(args: argparse.Namespace) -> None:

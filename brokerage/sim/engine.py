@@ -188,6 +188,7 @@ class Simulation:
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
         # ramcount), given to the brokers at their next refresh
         self.scouted: dict[int, dict[str, float]] = {}
+        self.fresh: dict[int, dict[str, float]] = {}  # of those, the ones the brokers' snapshot does not hold yet
         self.scout_rows: dict[int, list[np.ndarray]] = {}  # task -> rows of its scout jobs
         # per task row, counted as jobs are made and end (the WatchDog's progress actions read them)
         self.task_ids = t.index.to_numpy(np.int64)
@@ -322,14 +323,26 @@ class Simulation:
                 tables["tasks"] = tasks
             self.brokerage_snap = self.snap.replace(**tables)
             self.cache = derived_cache(self.base_cache, self.brokerage_snap)
+            self.fresh.clear()  # the new snapshot holds them
         self.decisions.clear()
         self.choices.clear()
 
     def _decision(self, tid: int) -> Decision:
         d = self.decisions.get(tid)
         if d is None:
-            d = self.decisions[tid] = run_job_brokerage(self.brokerage_snap, tid, self.config, cache=self.cache)
+            d = self.decisions[tid] = run_job_brokerage(
+                self.brokerage_snap, tid, self.config, cache=self.cache, task_fields=self.fresh.get(tid)
+            )
         return d
+
+    def _estimates_changed(self, tid: int, fields: dict[str, float]) -> None:
+        """Task TID's estimates (ramcount, cputime) changed: its next brokerage uses them at once, as JEDI reads the
+        task each cycle, and the brokers' snapshot takes them at its next refresh."""
+        self.scouted.setdefault(tid, {}).update(fields)
+        self.fresh.setdefault(tid, {}).update(fields)
+        self.decisions.pop(tid, None)
+        for key in [k for k in self.choices if k == tid or (isinstance(k, tuple) and k[0] == tid)]:
+            del self.choices[key]
 
     def _task_broker(self) -> None:
         """ContentsFeeder and TaskBroker: defined tasks to assigning or ready; assigning tasks get a nucleus."""
@@ -732,7 +745,7 @@ class Simulation:
         pid = j["PandaID"][row : row + 1]
         if verdict.task_ram is not None:
             t.at[tid, "ramCount"] = self.task_ram[tid] = verdict.task_ram
-            self.scouted.setdefault(tid, {})["ramcount"] = verdict.task_ram
+            self._estimates_changed(tid, {"ramcount": verdict.task_ram})
             self.task_causes.append((self.now, tid, str(t.at[tid, "status"]), str(t.at[tid, "status"]),
                                      f"retry module increase_memory: {verdict.why}"))  # fmt: skip
             self.log.add(self.now, pid, "failed", "-", "retry_task_ram", verdict.task_ram, task_ram)
@@ -816,7 +829,7 @@ class Simulation:
         left = int(t.at[tid, "nFiles"] - t.at[tid, "nFilesFinished"] - t.at[tid, "nFilesFailed"])
         v = assess(self.config, j["maxPSS"][rows].astype(float), per_event, j["runSeconds"][rows], int(cores),
                    bool(t.at[tid, "ramPerCore"]), float(t.at[tid, "ramCount"]), old_cpu, left)  # fmt: skip
-        self.scouted[tid] = {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)}
+        self._estimates_changed(tid, {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)})
         old_ram = t.at[tid, "ramCount"]
         t.at[tid, "ramCount"], t.at[tid, "cpuTime"] = float(v.ram_count), float(v.cpu_time)
         self.task_ram[tid] = float(v.ram_count)

@@ -123,3 +123,15 @@ def test_the_transformation_error_rule_limits_inputs_to_two_attempts() -> None:
     assert (f.status == f.FAILED).all() and f.n == 10
     assert set(f.attemptNr.tolist()) <= {2, 3} and (f.maxAttempt <= 3).all()
     assert (f.maxAttempt[f.attemptNr == 2] == 2).all()
+
+
+def test_a_raised_task_ramcount_reaches_the_next_brokerage_at_once() -> None:
+    """JEDI reads the task each cycle: once the task's ramCount is 3000 MB (2700 x 0.9 > A's maxrss 2000), its very
+    next brokerage, before the brokers' snapshot is refreshed, leaves only B; at 1500 MB both queues were chosen."""
+    sim = _memory_grid()
+    before, _p = sim._choices(1)
+    assert sorted(sim.g.queues[i] for i in before) == ["A", "B"]
+    sim._estimates_changed(1, {"ramcount": 3000.0})
+    after, _p = sim._choices(1)
+    assert [sim.g.queues[i] for i in after] == ["B"]
+    assert "-lowmemory" in str(sim._decision(1).to_dict())
