@@ -184,6 +184,8 @@ class Simulation:
         self.true_ram_mb = dict(
             zip(t.index.tolist(), (est_mb * truth.lognormal(0.1, 0.3, len(t))).tolist(), strict=True)
         )
+        self.any_cores = set(t.index[t["anyCores"].to_numpy(bool)].tolist())
+        self.per_core = set(t.index[t["ramPerCore"].to_numpy(bool)].tolist())
         self.true_cpu = dict(zip(t.index.tolist(), truth.lognormal(0.0, 0.3, len(t)).tolist(), strict=True))
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
         # ramcount), given to the brokers at their next refresh
@@ -521,12 +523,17 @@ class Simulation:
         self.files.status[fids] = Files.RUNNING
         if scout:
             prio = scout_priority(prio)
+        qcores = self.g.queue_cores[q]
+        # a task asking any core count runs with the queue's; its CPU work and per-core memory scale with it
+        job_cores = np.where(qcores > 0, qcores, cores) if tid in self.any_cores else np.full(n, float(cores))
+        scale = cores / job_cores
         noise = self.rng.lognormal(0.0, 0.15, n)
-        wall = basewall + cpu * self.true_cpu.get(tid, 1.0) * noise / self.g.corepower[q]
+        wall = basewall + cpu * scale * self.true_cpu.get(tid, 1.0) * noise / self.g.corepower[q]
         wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
         pss = self.true_ram_mb.get(tid, DEFAULT_RAM_MB) * self.rng.lognormal(0.0, 0.1, n)
-        qcores = self.g.queue_cores[q]
-        limit = 2.0 * self.g.maxrss[q] * np.where(qcores > 0, cores / np.maximum(qcores, 1), 1.0)
+        if tid in self.per_core:
+            pss = pss / scale
+        limit = 2.0 * self.g.maxrss[q] * np.where(qcores > 0, job_cores / np.maximum(qcores, 1), 1.0)
         mem_kill = (limit > 0) & (pss > limit)
         fails = mem_kill | (self.rng.random(n) < self.g.failure_rate[q])
         code, source = self._failure_codes(fails, mem_kill)
@@ -534,7 +541,7 @@ class Simulation:
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
             nucleus=self.task_nucleus[tid],
             prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
-            attemptNr=self.files.attemptNr[fids] + 1, coreCount=cores, fileID=fids,
+            attemptNr=self.files.attemptNr[fids] + 1, coreCount=job_cores, fileID=fids,
             creationTime=self.now, modificationTime=self.now, stateChangeTime=self.now, activationTime=self.now,
             runSeconds=wall, willFail=fails, errorCode=code, errorSource=source,
         )  # fmt: skip
@@ -824,10 +831,14 @@ class Simulation:
         basewall, cpu, cores, _label, _prio = self.static[tid]
         q = j["computingSite"][rows]
         old_cpu = float(t.at[tid, "cpuTime"])
-        # HS06 s per event as JEDI derives it: the payload's time beyond basewalltime, at the queue's corepower
-        per_event = np.maximum(j["runSeconds"][rows] - basewall, 0.0) * self.g.corepower[q] / max(cpu, 1e-9) * old_cpu
+        # HS06 s per event as JEDI derives it: the payload's time beyond basewalltime, at the queue's corepower,
+        # times the job's cores (a task asking any core count ran with the queue's)
+        at = j["coreCount"][rows] / cores
+        per_event = (np.maximum(j["runSeconds"][rows] - basewall, 0.0) * self.g.corepower[q] / max(cpu, 1e-9)
+                     * old_cpu * at)  # fmt: skip
+        pss = j["maxPSS"][rows].astype(float) / (at if tid in self.per_core else 1.0)  # at the task's core count
         left = int(t.at[tid, "nFiles"] - t.at[tid, "nFilesFinished"] - t.at[tid, "nFilesFailed"])
-        v = assess(self.config, j["maxPSS"][rows].astype(float), per_event, j["runSeconds"][rows], int(cores),
+        v = assess(self.config, pss, per_event, j["runSeconds"][rows], int(cores),
                    bool(t.at[tid, "ramPerCore"]), float(t.at[tid, "ramCount"]), old_cpu, left)  # fmt: skip
         self._estimates_changed(tid, {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)})
         old_ram = t.at[tid, "ramCount"]

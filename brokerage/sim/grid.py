@@ -100,6 +100,7 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
         "taskPriority": t["taskpriority"], "nucleus": t["nucleus"], "coreCount": cores.astype(int),
         "cpu_hs06s_per_job": cpu / (cores * eff), "basewalltime": t["basewalltime"].fillna(0),
         "chunk_njobs": t["chunk_njobs"].clip(lower=1).astype(int), "nFiles": units,
+        "anyCores": (t["corecount"] == 0).to_numpy(),  # its jobs take the cores of the queue they land at
         "nFilesUsed": 0, "nFilesFinished": 0, "nFilesFailed": 0, "modificationTime": -3600.0 * 6,
         "stateChangeTime": 0.0, "frozenTime": np.nan, "throttledTime": np.nan,
         "numThrottled": np.where(t["prodsourcelabel"] == "user", -1, 0),

@@ -135,3 +135,26 @@ def test_a_raised_task_ramcount_reaches_the_next_brokerage_at_once() -> None:
     after, _p = sim._choices(1)
     assert [sim.g.queues[i] for i in after] == ["B"]
     assert "-lowmemory" in str(sim._decision(1).to_dict())
+
+
+def test_a_task_asking_any_core_count_runs_with_the_queues_cores_and_memory() -> None:
+    """corecount 0 ('any'), 1000 MB per core: at a 1-core queue a job has 1 core and peaks near 1000 MB, at an
+    8-core queue 8 cores and near 8000 MB; its CPU part takes 8 times longer on 1 core."""
+    sim = small_sim(
+        queues=[queue("A", "S1", corecount=1, maxrss=4000, maxtime=10**6), queue("B", "S2", corecount=8, maxrss=32000)],
+        tasks=[task(1, status="running", corecount=0, chunk_nevents=400, chunk_njobs=40, cputime=20000.0,
+                    ramcount=1000, ramunit="MBPerCore", basewalltime=0)],
+        datasets=[dataset(1, 1, nfiles=40, nevents=400, neventsused=0)],
+        job_counts=counts("A", running=40) + counts("B", running=40),
+    )  # fmt: skip
+    sim.jobs.n = 0
+    sim.live = sim.live[:0]
+    sim.true_ram_mb[1] = 8000.0
+    sim._generate()
+    j = sim.jobs
+    at_a = j["computingSite"][: j.n] == sim.qi["A"]
+    assert at_a.any() and (~at_a).any()
+    assert (j["coreCount"][: j.n][at_a] == 1).all() and (j["coreCount"][: j.n][~at_a] == 8).all()
+    assert 600 < np.median(j["maxPSS"][: j.n][at_a]) < 1500 and 5000 < np.median(j["maxPSS"][: j.n][~at_a]) < 12000
+    ratio = np.median(j["runSeconds"][: j.n][at_a]) / np.median(j["runSeconds"][: j.n][~at_a])
+    assert 5 < ratio < 12
