@@ -111,7 +111,8 @@ STATUS_REASONS = {
     "scouting": "scouting: its scout jobs have not all ended",
     "finishing": "finishing: waits for its running jobs to end",
     "defined": "defined: waits for the ContentsFeeder",
-    "pending": "pending: its brokerage finds a place now; WatchDog retries pending tasks after 60 min (7 d: exhausted)",
+    "pending": "pending: its brokerage finds a place now; WatchDog retries pending tasks after 60 min (production at "
+    "priority >= 900: 30 min, >= 950: 10 min); exhausted after PENDING_TIMEOUT_<label> (7 d)",
 }
 
 
