@@ -115,7 +115,9 @@ def test_queue_table_filter_and_sort_are_in_the_url(page, live_server, console_e
     """Filtering and sorting the queue table writes both into the URL, and opening that URL restores them."""
     page.goto(live_server + "/queues?task=1")
     expect(page.locator("#queues-grid .ag-row").first).to_be_visible(timeout=TIMEOUT)
+    _settle(page)  # the page's callbacks are done: the grid is not drawn again under the typed filter
     page.locator("#queues-grid .ag-floating-filter-input input").nth(1).fill("MWT2")
+    expect(page.locator("#queues-grid .ag-center-cols-container .ag-row")).to_have_count(3, timeout=TIMEOUT)
     page.locator("#queues-grid .ag-header-cell-text", has_text="corecount").click()
     expect(page).to_have_url(re.compile(r"q_f=.*MWT2.*q_s=corecount|q_s=corecount.*q_f=.*MWT2"), timeout=TIMEOUT)
     shared = page.url
