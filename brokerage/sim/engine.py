@@ -529,14 +529,16 @@ class Simulation:
         scale = cores / job_cores
         noise = self.rng.lognormal(0.0, 0.15, n)
         wall = basewall + cpu * scale * self.true_cpu.get(tid, 1.0) * noise / self.g.corepower[q]
-        wall = np.clip(wall, MIN_WALL_S, np.where(self.g.maxtime_s[q] > 0, self.g.maxtime_s[q], MAX_WALL_S))
+        maxtime = self.g.maxtime_s[q]
+        time_kill = (maxtime > 0) & (wall > maxtime)  # the batch system ends the payload at the queue's maxtime
+        wall = np.clip(wall, MIN_WALL_S, np.where(maxtime > 0, maxtime, MAX_WALL_S))
         pss = self.true_ram_mb.get(tid, DEFAULT_RAM_MB) * self.rng.lognormal(0.0, 0.1, n)
         if tid in self.per_core:
             pss = pss / scale
         limit = 2.0 * self.g.maxrss[q] * np.where(qcores > 0, job_cores / np.maximum(qcores, 1), 1.0)
         mem_kill = (limit > 0) & (pss > limit)
-        fails = mem_kill | (self.rng.random(n) < self.g.failure_rate[q])
-        code, source = self._failure_codes(fails, mem_kill)
+        fails = mem_kill | time_kill | (self.rng.random(n) < self.g.failure_rate[q])
+        code, source = self._failure_codes(fails, mem_kill, time_kill)
         rows = self.jobs.append(
             jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
             nucleus=self.task_nucleus[tid],
@@ -551,10 +553,12 @@ class Simulation:
         self.log.add(self.now, self.jobs["PandaID"][rows], "-", "activated", "generate", p[pick], ram)
         return n
 
-    def _failure_codes(self, fails: np.ndarray, mem_kill: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(errorCode, errorSource) of jobs whose payload FAILS (0 for the others): PAYLOADEXCEEDMAXMEM for a memory
-        kill, else a stage-in failure (pilot, a system error) or a transformation error (exe), in STAGEIN_SHARE
-        proportion."""
+    def _failure_codes(
+        self, fails: np.ndarray, mem_kill: np.ndarray, time_kill: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(errorCode, errorSource) of jobs whose payload FAILS (0 for the others): REACHEDMAXTIME for a payload past
+        the queue's maxtime, PAYLOADEXCEEDMAXMEM for a memory kill, else a stage-in failure (pilot, a system error)
+        or a transformation error (exe), in STAGEIN_SHARE proportion."""
         code = np.zeros(len(fails), np.int64)
         source = np.zeros(len(fails), np.int64)
         if not fails.any():
@@ -562,8 +566,9 @@ class Simulation:
         stagein = self.rng.random(len(fails)) < STAGEIN_SHARE
         code[fails] = np.where(stagein, retry.STAGEINFAILED, retry.TRANSFORM_FAILED)[fails]
         source[fails] = np.where(stagein, SOURCE["pilot"], SOURCE["exe"])[fails]
-        code[mem_kill] = retry.PAYLOADEXCEEDMAXMEM
-        source[mem_kill] = SOURCE["pilot"]
+        code[time_kill] = retry.REACHEDMAXTIME
+        code[mem_kill] = retry.PAYLOADEXCEEDMAXMEM  # the memory peak comes before the end of the walltime
+        source[mem_kill | time_kill] = SOURCE["pilot"]
         return code, source
 
     # ------------------------------------------------------------------ pilots
@@ -612,7 +617,9 @@ class Simulation:
         """Payloads that reached their walltime (failing ones part-way) end: running -> holding."""
         j = self.jobs
         run = self._live("running")
-        length = np.where(j["willFail"][run], 0.5 * j["runSeconds"][run], j["runSeconds"][run])
+        # a failing payload fails half-way, one killed at the queue's maxtime at its end
+        part = j["willFail"][run] & (j["errorCode"][run] != retry.REACHEDMAXTIME)
+        length = np.where(part, 0.5 * j["runSeconds"][run], j["runSeconds"][run])
         ended = run[j["startTime"][run] + length <= self.now]
         alive = ~np.isin(self.g.queue_status[j["computingSite"][ended]], NO_PILOT_STATUSES)
         ended = ended[alive]  # a queue without pilots reports nothing: its jobs are left to the heartbeat rules
@@ -729,6 +736,10 @@ class Simulation:
                     for row in sel.tolist():
                         self._increase_ram(row)
                     acted.append(rule.action)
+                elif rule.action == "increase_cputime":
+                    for row in sel.tolist():
+                        self._increase_cputime(row)
+                    acted.append(rule.action)
                 else:
                     acted.append(f"{rule.action} (not simulated)")
             if retry.error_class(self.error_classes, source, e_code) == "system":
@@ -736,6 +747,29 @@ class Simulation:
                 acted.append("increase_max_failure")
             key = (source, int(e_code), ", ".join(acted) or "-")
             self.retries[key] = self.retries.get(key, 0) + len(sel)
+
+    def _increase_cputime(self, row: int) -> None:
+        """initialize_cpu_time_task (§4.3) for one job killed at its queue's maxtime: the task's cpuTime from it."""
+        j, t = self.jobs, self.tasks
+        tid, q = int(j["jediTaskID"][row]), int(j["computingSite"][row])
+        pos = self.task_rows(np.array([tid]))[0]
+        old = float(t.at[tid, "cpuTime"])
+        verdict = retry.increase_cputime(
+            bool(self.jobs_finished[pos] > 0), float(self.g.maxtime_s[q]), float(self.g.corepower[q]),
+            float(self.g.queue_cores[q]), int(j["coreCount"][row]), float(t.at[tid, "basewalltime"]),
+            float(t.at[tid, "cpuEfficiency"]), int(t.at[tid, "nEventsPerUnit"]), old,
+        )  # fmt: skip
+        pid = j["PandaID"][row : row + 1]
+        if verdict.cpu_time is None:
+            self.log.add(self.now, pid, "failed", "-", "retry_cputime_kept", old)
+            return
+        self.log.add(self.now, pid, "failed", "-", "retry_cputime", verdict.cpu_time, old)
+        if verdict.cpu_time == old:
+            return  # the same value written again (a later kill of the same task): nothing changes
+        t.at[tid, "cpuTime"] = verdict.cpu_time
+        self._estimates_changed(tid, {"cputime": verdict.cpu_time})
+        status = str(t.at[tid, "status"])
+        self.task_causes.append((self.now, tid, status, status, f"retry module increase_cputime: {verdict.why}"))
 
     def _increase_ram(self, row: int) -> None:
         """increaseRamLimitJobJEDI (§4.4) for one failed job: the task's ramCount (30 % rule) or its input's."""

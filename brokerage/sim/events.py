@@ -17,12 +17,18 @@ RULES: dict[str, tuple[str, str]] = {
     "pilot_end": ("pilot", "the payload ended after {value:.2f} h; output report sent"),
     "adder_finished": ("Adder", "the job output report says finished"),
     "adder_failed": ("Adder", "the job output report says failed with error {value:.0f} (1235: memory peak above "
-                              "twice the queue's maxrss; 1099: stage-in; 65: transformation; the queue's failure rate "
+                              "twice the queue's maxrss; 1213: killed at the queue's maxtime; 1099: stage-in; 65: "
+                              "transformation; the queue's failure rate "
                               "{threshold:.3f})"),
     "retry_ram": ("retry module increase_memory", "the input's ramCount for its next attempt {threshold:g} -> "
                                                   "{value:g} (the next step of 1000/2000/3000/4000/6000/8000 MB)"),
     "retry_task_ram": ("retry module increase_memory", "over 30 % of the task's inputs needed more: the task's "
                                                        "ramCount {threshold:g} -> {value:g}"),
+    "retry_cputime": ("retry module increase_cputime", "killed at the queue's maxtime: the task's cpuTime "
+                                                       "{threshold:g} -> {value:g} HS06 s/event"),
+    "retry_cputime_kept": ("retry module increase_cputime", "no increase of the task's cpuTime {value:g} (it has "
+                                                            "finished jobs, lacks baseWalltime or cpuEfficiency, or "
+                                                            "is larger already)"),
     "retry_ram_kept": ("retry module increase_memory", "no increase: the job asked for {value:g} (at the 8000 MB "
                                                        "top, or the task's ramCount {threshold:g} is already above)"),
     "finisher": ("datasetManager finisher", "outputs at the nucleus after {value:.2f} h in transferring"),

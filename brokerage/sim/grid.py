@@ -109,7 +109,7 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
         "nFilesToBeUsed": np.where(t["status"].isin(SCOUTING_STARTS), np.minimum(units, N_SCOUT_JOBS), units),
         "ramCount": t["ramcount"].fillna(0).astype(float), "ramPerCore": t["ramunit"].isin(PER_CORE_UNITS),
         "ramFixed": (t["ramunit"] == "MBPerCoreFixed").to_numpy(), "baseRamCount": t["baseramcount"].fillna(0),
-        "cpuTime": t["cputime"].fillna(0).astype(float),
+        "cpuTime": t["cputime"].fillna(0).astype(float), "cpuEfficiency": t["cpuefficiency"].fillna(0).astype(float),
         "eventService": t["eventservice"].fillna(False).astype(bool).to_numpy(),
         "nEventsPerUnit": per_job.round().astype(np.int64).to_numpy(),
     })  # fmt: skip

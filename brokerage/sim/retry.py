@@ -16,7 +16,8 @@ INCREASE_ACTIONS = ("increase_memory", "increase_memory_xtimes", "increase_cputi
 LIMIT_ACTIONS = ("limit_retry", "no_retry")
 SOURCES = ("pilot", "exe", "ddm", "jobdispatcher", "taskbuffer", "sup")
 # pilot error codes the simulator's failure model produces (pilot3 ErrorCodes)
-PAYLOADEXCEEDMAXMEM, STAGEINFAILED, TRANSFORM_FAILED = 1235, 1099, 65
+PAYLOADEXCEEDMAXMEM, STAGEINFAILED, TRANSFORM_FAILED, REACHEDMAXTIME = 1235, 1099, 65, 1213
+CPUTIME_MARGIN, CPUTIME_SAFETY = 1.5, 1.1  # initialize_cpu_time_task's factors
 LOST_HEARTBEAT = 100  # jobDispatcherErrorCode of the Watcher's heartbeat timeout
 
 
@@ -59,10 +60,12 @@ class ErrorClass:
 
 
 # The simulator's retrial rules and error classes. PanDA keeps them in database tables each experiment fills; these
-# are an example set (memory kills retried with more memory, a transformation error retried once more at most, stage-in
+# are an example set (memory kills retried with more memory, jobs killed at the queue's maxtime with a longer cpuTime, a
+# transformation error retried once more at most, stage-in
 # and lost-heartbeat failures classed as system errors), listed on the simulation page with the counts they acted on.
 DEFAULT_RULES: tuple[RetryRule, ...] = (
     RetryRule("pilot", PAYLOADEXCEEDMAXMEM, "increase_memory"),
+    RetryRule("pilot", REACHEDMAXTIME, "increase_cputime"),
     RetryRule("exe", TRANSFORM_FAILED, "limit_retry", {"maxAttempt": 2}),
 )
 DEFAULT_CLASSES: tuple[ErrorClass, ...] = (
@@ -166,3 +169,40 @@ def increase_ram(norm: float, task_ram: float, file_rams: np.ndarray, n_files: i
     if task_ram > step:
         return RamIncrease(None, None, f"task ramCount {task_ram:g} already above the next step {step}")
     return RamIncrease(None, float(step), f"the job's inputs' ramCount {norm:g} -> {step} MB")
+
+
+@dataclass(frozen=True)
+class CpuTimeIncrease:
+    """What initialize_cpu_time_task decided: the task's new cpuTime (HS06 s per event, None: unchanged) and why."""
+
+    cpu_time: float | None
+    why: str
+
+
+def increase_cputime(
+    has_finished_job: bool, maxtime: float, corepower: float, queue_cores: float, job_cores: int,
+    basewalltime: float, cpu_efficiency: float, n_events: int, old_cputime: float,
+) -> CpuTimeIncrease:  # fmt: skip
+    """initialize_cpu_time_task for a job killed at its queue's maxtime: nothing when the task already has a finished
+    job (scouting decides), when the queue lacks maxtime, corepower or corecount or the task its cpuEfficiency or
+    baseWalltime, or when the task's cpuTime is already larger; else cpuTime = (maxtime - baseWalltime) x corepower x
+    the job's cores x 1.1 / (cpuEfficiency / 100) / the job's events x 1.5, stored as an integer (in mHS06 s per event
+    below 10).
+
+    Usage: ``increase_cputime(False, 86400, 10, 8, 8, 600, 90, 1000, 5.0).cpu_time``
+    """
+    if has_finished_job:
+        return CpuTimeIncrease(None, "the task has finished jobs: scouting decides its cpuTime")
+    if not maxtime or not corepower or not queue_cores:
+        return CpuTimeIncrease(None, "the queue lacks maxtime, corepower or corecount")
+    if not cpu_efficiency or not basewalltime:
+        return CpuTimeIncrease(None, "the task lacks cpuEfficiency or baseWalltime")
+    if n_events <= 0:
+        return CpuTimeIncrease(None, "the job's events are not known")
+    new = (maxtime - basewalltime) * corepower * max(job_cores, 1) * CPUTIME_SAFETY / (cpu_efficiency / 100.0)
+    new = new / n_events * CPUTIME_MARGIN
+    stored = int(new * 1000) / 1000 if new < 10 else float(int(new))  # mHS06sPerEvent below 10, both integers
+    if old_cputime > stored:
+        return CpuTimeIncrease(None, f"the task's cpuTime {old_cputime:g} is above {stored:g} already")
+    return CpuTimeIncrease(stored, f"cpuTime {old_cputime:g} -> {stored:g} HS06 s/event from a job killed at "
+                           f"maxtime {maxtime:g} s")  # fmt: skip

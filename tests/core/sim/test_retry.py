@@ -158,3 +158,42 @@ def test_a_task_asking_any_core_count_runs_with_the_queues_cores_and_memory() ->
     assert 600 < np.median(j["maxPSS"][: j.n][at_a]) < 1500 and 5000 < np.median(j["maxPSS"][: j.n][~at_a]) < 12000
     ratio = np.median(j["runSeconds"][: j.n][at_a]) / np.median(j["runSeconds"][: j.n][~at_a])
     assert 5 < ratio < 12
+
+
+def test_cputime_from_a_job_killed_at_maxtime_is_hand_computed() -> None:
+    """initialize_cpu_time_task: (86400 - 600) x 10 x 8 cores x 1.1 / 0.9 / 1000 events x 1.5 = 12584 HS06 s/event
+    (an integer); below 10 it is kept as an integer of thousandths (3000 x 10 x 1.1 / 10000 x 1.5 = 4.95 computes as
+    4.9499... in floating point, stored as 4949 mHS06 s, as PanDA's int() does); nothing when the task
+    has a finished job, lacks baseWalltime, the queue lacks corecount, or the old value is larger."""
+    assert retry.increase_cputime(False, 86400, 10, 8, 8, 600, 90, 1000, 5.0).cpu_time == 12584
+    assert retry.increase_cputime(False, 3600, 10, 1, 1, 600, 100, 10000, 1.0).cpu_time == 4.949
+    assert retry.increase_cputime(True, 86400, 10, 8, 8, 600, 90, 1000, 5.0).cpu_time is None
+    assert retry.increase_cputime(False, 86400, 10, 8, 8, 0, 90, 1000, 5.0).cpu_time is None
+    assert retry.increase_cputime(False, 86400, 10, 0, 8, 600, 90, 1000, 5.0).cpu_time is None
+    kept = retry.increase_cputime(False, 86400, 10, 8, 8, 600, 90, 1000, 20000.0)
+    assert kept.cpu_time is None and "above 12584" in kept.why
+
+
+def test_jobs_killed_at_a_short_maxtime_raise_the_tasks_cputime_and_the_brokerage_moves_on() -> None:
+    """Queue A ends payloads at 1 h (REACHEDMAXTIME 1213), B allows 48 h; the task's jobs really need about 8,000 s.
+    The first kill at A, before any job finished, sets cpuTime = (3600 - 60) x 10 x 1 x 1.1 / 0.9 / 10 x 1.5 = 6490 (6489.99... stored as 6489);
+    from then the walltime check (-shortwalltime) leaves only B, and every job at B finishes."""
+    sim = small_sim(
+        queues=[queue("A", "S1", maxtime=3600), queue("B", "S2", maxtime=172800)],
+        tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, cputime=90.0, basewalltime=60,
+                    cpuefficiency=90, ramcount=1000, ramunit="MB")],
+        datasets=[dataset(1, 1, nfiles=30, nevents=300, neventsused=0)],
+        job_counts=counts("A", running=10) + counts("B", running=10),
+    )  # fmt: skip
+    sim.jobs.n = 0
+    sim.live = sim.live[:0]
+    sim.g.failure_rate[:] = 0.0
+    sim.true_cpu[1] = 80.0
+    sim.run(24)
+    j = sim.jobs
+    at_a = j["computingSite"][: j.n] == sim.qi["A"]
+    assert at_a.any() and (j["errorCode"][: j.n][at_a] == 1213).all()
+    assert (j["jobStatus"][: j.n][~at_a] == S["finished"]).all()
+    raised = [tm for tm, tid, _o, _n, why in sim.task_causes if "increase_cputime" in why]
+    assert len(raised) == 1 and sim.tasks.at[1, "cpuTime"] == 6489
+    assert not (at_a & (j["creationTime"][: j.n] > raised[0])).any()
