@@ -37,7 +37,15 @@ def sample_grid() -> GridSnapshot:
         task(2, taskname="mc23.evgen.second", nucleus="BNL-ATLAS", corecount=8, processingtype="evgen"),
         task(3, taskname="data23.reco.third", status="pending", ramcount=6000, ramunit="MB"),
         task(4, taskname="mc23.simul.fourth", status="assigning"),
-        task(5, taskname="mc23.merge.fifth", status="running", nucleus="CERN-PROD"),
+        task(
+            5,
+            taskname="mc23.merge.fifth",
+            status="running",
+            nucleus="CERN-PROD",
+            chunk_nevents=200,
+            chunk_njobs=20,
+            cputime=30.0,
+        ),
         task(6, taskname="mc23.simul.sixth", status="done"),
         task(
             7,
@@ -93,5 +101,18 @@ def sample_grid() -> GridSnapshot:
         network=network,
         user_job_counts=users,
         task_status_log=log,
+        # task 5 has work left for the simulator: 400 of its 1,000 events, 40 jobs of 10
+        datasets=[
+            {
+                "jeditaskid": 5,
+                "datasetid": 51,
+                "datasetname": "mc23:mc23.merge.fifth.input",
+                "is_master": True,
+                "nfiles": 100,
+                "size_gb": 50.0,
+                "nevents": 1000,
+                "neventsused": 600,
+            }
+        ],
         **sim_tables(queues, job_counts),
     )
