@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from brokerage.snapshot import GridSnapshot
-from tests.builders import counts, grid, queue, sim_tables, task
+from tests.builders import counts, dataset, grid, queue, sim_tables, task
 
 SITES = ["CERN-PROD", "BNL-ATLAS", "AGLT2", "MWT2"]
 NUCLEI = ["CERN-PROD", "BNL-ATLAS"]
@@ -103,16 +103,15 @@ def sample_grid() -> GridSnapshot:
         task_status_log=log,
         # task 5 has work left for the simulator: 400 of its 1,000 events, 40 jobs of 10
         datasets=[
-            {
-                "jeditaskid": 5,
-                "datasetid": 51,
-                "datasetname": "mc23:mc23.merge.fifth.input",
-                "is_master": True,
-                "nfiles": 100,
-                "size_gb": 50.0,
-                "nevents": 1000,
-                "neventsused": 600,
-            }
+            dataset(
+                5,
+                51,
+                datasetname="mc23:mc23.merge.fifth.input",
+                nfiles=100,
+                size_gb=50.0,
+                nevents=1000,
+                neventsused=600,
+            )
         ],
         **sim_tables(queues, job_counts),
     )
