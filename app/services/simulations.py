@@ -99,26 +99,32 @@ class Simulations:
         cmds = ",".join(req.commands)
         return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{cmds}"
 
-    def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
-        """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
-        the Dask engine, one per worker."""
+    def _inputs(self, req: SimRequest) -> tuple[Any, list[Any]]:
+        """The current grid and REQ's task commands checked against it; SimulationRequestError naming what the grid
+        lacks for the simulator or the command refused."""
         from brokerage.sim.commands import CommandRefused, parse_commands
         from brokerage.sim.grid import SimInputError, input_problems
-        from brokerage.sim.sweep import simulate_many
 
         snap = self.state.snapshot()
         if problems := input_problems(snap):
             raise SimulationRequestError(str(SimInputError(problems)))
+        tasks = set(snap.tables["tasks"]["jeditaskid"].tolist())
+        try:
+            return snap, parse_commands(req.commands, req.hours, tasks, "cmd")
+        except CommandRefused as exc:
+            raise SimulationRequestError(str(exc)) from exc
+
+    def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
+        """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
+        the Dask engine, one per worker."""
+        from brokerage.sim.sweep import simulate_many
+
+        snap, cmds = self._inputs(req)
         configs = [self.state.effective_config({})] if "stored" in req.labels else []
         if req.overrides:
             configs.append(self.state.effective_config(req.overrides))
         job_id = self.job_id(req)
         engine = self.state.engine()
-        tasks = set(snap.tables["tasks"]["jeditaskid"].tolist())
-        try:
-            cmds = parse_commands(req.commands, req.hours, tasks, "cmd")
-        except CommandRefused as exc:
-            raise SimulationRequestError(str(exc)) from exc
 
         def work(report: Callable[[int, str], None]) -> Any:
             def progress(done: int, total: int) -> None:
@@ -137,22 +143,13 @@ class Simulations:
     def start_history(self, req: SimRequest, panda_id: int, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the replay of REQ's last run (the what-if when there are edits) until job PANDA_ID is
         final: its steps with their causes and its task's status changes (brokerage.sim.replay)."""
-        from brokerage.sim.commands import CommandRefused, parse_commands
-        from brokerage.sim.grid import SimInputError, input_problems
         from brokerage.sim.sweep import simulate_many
 
         if panda_id < 1:
             raise SimulationRequestError(f"job: {panda_id} is not allowed; expected a PandaID of the run (1 or more)")
-        snap = self.state.snapshot()
-        if problems := input_problems(snap):
-            raise SimulationRequestError(str(SimInputError(problems)))
+        snap, cmds = self._inputs(req)
         label = req.labels[-1]
         config = self.state.effective_config(req.overrides if label != "stored" else {})
-        tasks = set(snap.tables["tasks"]["jeditaskid"].tolist())
-        try:
-            cmds = parse_commands(req.commands, req.hours, tasks, "cmd")
-        except CommandRefused as exc:
-            raise SimulationRequestError(str(exc)) from exc
         job_id = f"simjob:{self.job_id(req)}:{label}:{panda_id}"
 
         def work(report: Callable[[int, str], None]) -> Any:

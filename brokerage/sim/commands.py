@@ -179,8 +179,7 @@ def _reassign(sim: Simulation, tid: int, status: str) -> str:
     sim.jobs.cols["errorCode"][rows] = 51
     sim.log.add(sim.now, sim.jobs["PandaID"][rows], "-", "closed", "command", np.full(len(rows), 51.0))
     sim._end(rows, "closed")
-    sim.decisions.pop(tid, None)
-    sim.choices.pop(tid, None)
+    sim.forget_brokerage(tid)
     why = f"command reassign: {len(rows)} queued jobs closed (code 51) to be brokered again"
     _move(sim, tid, "toreassign", "reassigning", status, why=why)
     return why

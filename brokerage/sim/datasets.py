@@ -86,11 +86,11 @@ def dataset_counts(sim: Simulation) -> pd.DataFrame:
     for name in OUTPUT_FILE_STATUSES:
         cols = [S[s] for s, o in OUTPUT_OF_JOB.items() if o == name]
         out[f"out_{name}"] = by_status[:, cols].sum(axis=1)
-    _events(sim, out, pos_f, by_status_of_units(sim))
+    _events(sim, out, pos_f, _holder_status(sim))
     return out
 
 
-def by_status_of_units(sim: Simulation) -> np.ndarray:
+def _holder_status(sim: Simulation) -> np.ndarray:
     """Per picked input unit, the status code of the live job that holds it (-1: none)."""
     j = sim.jobs
     holder = np.full(sim.files.n, -1, np.int64)

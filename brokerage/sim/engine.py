@@ -332,16 +332,30 @@ class Simulation:
     def _decision(self, tid: int) -> Decision:
         d = self.decisions.get(tid)
         if d is None:
-            d = self.decisions[tid] = run_job_brokerage(
-                self.brokerage_snap, tid, self.config, cache=self.cache, task_fields=self.fresh.get(tid)
-            )
+            d = self.decisions[tid] = self._broker(tid)
         return d
 
+    def _broker(self, tid: int, **fields: float) -> Decision:
+        """Job brokerage of TID with its estimates changed since the brokers' snapshot, and FIELDS (a chunk's)."""
+        changed = {**self.fresh.get(tid, {}), **fields}
+        return run_job_brokerage(self.brokerage_snap, tid, self.config, cache=self.cache, task_fields=changed or None)
+
     def _estimates_changed(self, tid: int, fields: dict[str, float]) -> None:
-        """Task TID's estimates (ramcount, cputime) changed: its next brokerage uses them at once, as JEDI reads the
-        task each cycle, and the brokers' snapshot takes them at its next refresh."""
+        """Task TID's estimates (ramcount, cputime) changed: the task table takes them, its next brokerage uses them
+        at once, as JEDI reads the task each cycle, and the brokers' snapshot takes them at its next refresh."""
+        if "ramcount" in fields:
+            self.tasks.at[tid, "ramCount"] = self.task_ram[tid] = float(fields["ramcount"])
+        if "cputime" in fields:
+            self.tasks.at[tid, "cpuTime"] = float(fields["cputime"])
         self.scouted.setdefault(tid, {}).update(fields)
         self.fresh.setdefault(tid, {}).update(fields)
+        self.forget_brokerage(tid)
+
+    def forget_brokerage(self, tid: int) -> None:
+        """Drop task TID's kept brokerage (its decision and every chunk's choices): its next chunk is brokered anew.
+
+        Usage: ``sim.forget_brokerage(4242)``
+        """
         self.decisions.pop(tid, None)
         for key in [k for k in self.choices if k == tid or (isinstance(k, tuple) and k[0] == tid)]:
             del self.choices[key]
@@ -401,13 +415,7 @@ class Simulation:
         key = tid if ram is None else (tid, ram)
         got = self.choices.get(key)
         if got is None:
-            d = (
-                self._decision(tid)
-                if ram is None
-                else run_job_brokerage(
-                    self.brokerage_snap, tid, self.config, cache=self.cache, task_fields={"ramcount": ram}
-                )
-            )
+            d = self._decision(tid) if ram is None else self._broker(tid, ramcount=ram)
             kept = [(self.qi[c.name], max(c.weight, 0.0)) for c in d.candidates if c.name in self.qi]
             w = np.array([k[1] for k in kept], dtype=float)
             got = (np.array([k[0] for k in kept], np.int64), w / w.sum()) if kept and w.sum() > 0 else (
@@ -766,7 +774,6 @@ class Simulation:
         self.log.add(self.now, pid, "failed", "-", "retry_cputime", verdict.cpu_time, old)
         if verdict.cpu_time == old:
             return  # the same value written again (a later kill of the same task): nothing changes
-        t.at[tid, "cpuTime"] = verdict.cpu_time
         self._estimates_changed(tid, {"cputime": verdict.cpu_time})
         status = str(t.at[tid, "status"])
         self.task_causes.append((self.now, tid, status, status, f"retry module increase_cputime: {verdict.why}"))
@@ -785,7 +792,6 @@ class Simulation:
                                      int(t.at[tid, "nFiles"]), bool(t.at[tid, "ramFixed"]))  # fmt: skip
         pid = j["PandaID"][row : row + 1]
         if verdict.task_ram is not None:
-            t.at[tid, "ramCount"] = self.task_ram[tid] = verdict.task_ram
             self._estimates_changed(tid, {"ramcount": verdict.task_ram})
             self.task_causes.append((self.now, tid, str(t.at[tid, "status"]), str(t.at[tid, "status"]),
                                      f"retry module increase_memory: {verdict.why}"))  # fmt: skip
@@ -874,10 +880,8 @@ class Simulation:
         left = int(t.at[tid, "nFiles"] - t.at[tid, "nFilesFinished"] - t.at[tid, "nFilesFailed"])
         v = assess(self.config, pss, per_event, j["runSeconds"][rows], int(cores),
                    bool(t.at[tid, "ramPerCore"]), float(t.at[tid, "ramCount"]), old_cpu, left)  # fmt: skip
-        self._estimates_changed(tid, {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)})
         old_ram = t.at[tid, "ramCount"]
-        t.at[tid, "ramCount"], t.at[tid, "cpuTime"] = float(v.ram_count), float(v.cpu_time)
-        self.task_ram[tid] = float(v.ram_count)
+        self._estimates_changed(tid, {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)})
         t.at[tid, "nFilesToBeUsed"] = t.at[tid, "nFiles"]
         values = f"ramCount {old_ram:.0f} -> {v.ram_count}, cpuTime {old_cpu:.1f} -> {v.cpu_time:.1f} from {len(rows)} scouts"
         if v.check:

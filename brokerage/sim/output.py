@@ -72,7 +72,7 @@ def series_frames(sim: Simulation) -> dict[str, pd.DataFrame]:
 def _top_queues(sim: Simulation) -> list[int]:
     act, run = np.vstack(sim.series.queue["activated"]), np.vstack(sim.series.queue["running"])
     load = act + run
-    change = np.abs(load[-1] - load[0]) + np.abs(act).max(axis=0) * 0  # change over the run
+    change = np.abs(load[-1] - load[0])  # change over the run
     return [int(i) for i in np.argsort(-change, kind="stable")[:TOP_QUEUES]]
 
 
