@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask, abort, jsonify, request
 
 from app.services import Services
-from brokerage.versions import stamp
+from brokerage.model.versions import stamp
 
 
 def register(server: Flask, services: Services) -> None:

@@ -9,7 +9,7 @@ from flask import Flask, jsonify, request
 from app.services import Services
 from app.viewmodels import dirac as vm
 from brokerage.dirac.pilot import PilotError
-from brokerage.gdpconfig import ConfigError
+from brokerage.model.gdpconfig import ConfigError
 
 
 def _overrides() -> dict[str, Any]:

@@ -17,7 +17,7 @@ from app.services import Services
 from app.services.runs import CACHE_DIR
 from app.state import AppState, cache_config
 from app.viewmodels.freshness import age_text
-from brokerage.versions import config_version, snapshot_version
+from brokerage.model.versions import config_version, snapshot_version
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from brokerage.runs.options import cluster_options
+from brokerage.cli.options import cluster_options
 
 
 def is_loopback(host: str) -> bool:

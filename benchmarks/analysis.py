@@ -14,11 +14,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage import grid
 from brokerage.brokers import analysis
 from brokerage.brokers.stabilizer import stabilizer, stabilizer_grid
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests import builders as b
 from tests.reference import analysis_reference
 
@@ -26,7 +26,7 @@ USER_SHARES = ("User Analysis", "Express Analysis")
 
 
 def builders_grid(queues: int = 700, users: int = 300, tasks: int = 80, seed: int = 1) -> GridSnapshot:
-    """A demo-sized grid from tests/builders (used when brokerage.synth is not available)."""
+    """A demo-sized grid from tests/builders (used when brokerage.synth.demo is not available)."""
     rng = random.Random(seed)
     sites = [f"SITE{i:03d}" for i in range(max(1, queues // 4))]
     qs, jc, uc = [], [], []
@@ -59,12 +59,12 @@ def builders_grid(queues: int = 700, users: int = 300, tasks: int = 80, seed: in
 
 
 def demo_grid() -> tuple[GridSnapshot, str]:
-    """The demo grid of brokerage.synth when it exists, else a builders grid of the same size."""
+    """The demo grid of brokerage.synth.demo when it exists, else a builders grid of the same size."""
     try:
-        from brokerage.synth import demo_snapshot
+        from brokerage.synth.demo import demo_snapshot
     except ImportError:
-        return builders_grid(), "tests/builders grid (brokerage.synth not available)"
-    return demo_snapshot(seed=1), "brokerage.synth.demo_snapshot(seed=1)"
+        return builders_grid(), "tests/builders grid (brokerage.synth.demo not available)"
+    return demo_snapshot(seed=1), "brokerage.synth.demo.demo_snapshot(seed=1)"
 
 
 def analysis_tasks(snap: GridSnapshot) -> list[int]:
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     snap, source = demo_grid()
     build_s = time.perf_counter() - t0
-    qa = grid.queue_arrays(snap)
+    qa = views.queue_arrays(snap)
     n_anal = int(sum(t in ("analysis", "unified") for t in qa["type"]))
     ids = analysis_tasks(snap)
     if not ids:
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     )
-    task = grid.task_row(snap, timed[0])
+    task = views.task_row(snap, timed[0])
     user, share = str(task.get("username") or ""), str(task.get("gshare") or "")
     print(
         json.dumps(

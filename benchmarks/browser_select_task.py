@@ -21,16 +21,16 @@ PICKS = int(os.environ.get("BENCH_PICKS", "25"))
 def _grid_source() -> str:
     """Use the demo grid when the generator exists, else the small test grid (said in the output)."""
     try:
-        import brokerage.synth  # noqa: F401
+        import brokerage.synth.demo  # noqa: F401
     except ImportError:
         from tests.app.sample import sample_grid
 
         path = Path(tempfile.mkdtemp()) / "sample.json"
         sample_grid().to_json(path)
         os.environ["BROKERAGE_SNAPSHOT"] = str(path)
-        return "sample grid (12 queues; brokerage.synth not available)"
+        return "sample grid (12 queues; brokerage.synth.demo not available)"
     os.environ.pop("BROKERAGE_SNAPSHOT", None)
-    return "demo grid (brokerage.synth.demo_snapshot defaults)"
+    return "demo grid (brokerage.synth.demo.demo_snapshot defaults)"
 
 
 def _wait_task(page, tid: int) -> None:
@@ -42,7 +42,7 @@ def _picks(snap, options: list[dict], n: int) -> list[tuple[int, str]]:
     """N tasks with candidates, each with its top queue, every top differing from the one before (so a stale
     table can never pass for the new one)."""
     from brokerage.brokers.router import run_job_brokerage
-    from brokerage.gdpconfig import Config
+    from brokerage.model.gdpconfig import Config
 
     out: list[tuple[int, str]] = []
     for o in options[1:]:

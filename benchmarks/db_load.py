@@ -11,10 +11,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage.lifecycle.simulate import simulate_task_history
-from brokerage.store.cli import demo_grid
+from brokerage.cli.db import demo_grid
 from brokerage.store.repository import load_snapshot, make_engine, save_snapshot
 from brokerage.store.schema import upgrade
+from brokerage.synth.history import simulate_task_history
 
 
 def main() -> None:

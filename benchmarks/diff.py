@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from brokerage import runs
 from brokerage.diff.attribute import diff_grids
 from brokerage.diff.drift import later
-from brokerage.gdpconfig import Config
-from brokerage.synth import demo_snapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.synth.demo import demo_snapshot
 
 TARGET_S = 10.0
 

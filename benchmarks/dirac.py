@@ -16,12 +16,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage.cache import GridCache
 from brokerage.dirac.matcher import match, task_queues
 from brokerage.dirac.pilot import parse_pilot
 from brokerage.dirac.taskqueues import build_task_queues
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import empty_snapshot, frame
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import empty_snapshot, frame
 from tests.reference import dirac_reference as ref
 
 SITES = [f"LCG.SITE{i:02d}.org" for i in range(40)]

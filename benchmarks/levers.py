@@ -13,11 +13,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.levers import explain_queue
-from brokerage.lifecycle.waiting import waiting_task_ids
-from brokerage.synth import demo_snapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.waiting import waiting_task_ids
+from brokerage.synth.demo import demo_snapshot
+from brokerage.whatif.levers import explain_queue
 
 TARGET_MS = 50.0
 

@@ -13,8 +13,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from brokerage.brokers import nucleus
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.reference import nucleus_reference
 
 N_TASKS = 1000
@@ -22,11 +22,11 @@ DEMO_TASKS = 4500  # about a quarter of the demo's tasks are production tasks st
 
 
 def demo_grid(n_tasks: int) -> tuple[GridSnapshot, str]:
-    """The demo grid (brokerage.synth) with enough assigning tasks, else a generated grid from tests/builders."""
+    """The demo grid (brokerage.synth.demo) with enough assigning tasks, else a generated grid from tests/builders."""
     try:
-        from brokerage.synth import demo_snapshot
+        from brokerage.synth.demo import demo_snapshot
     except ImportError:
-        return builder_grid(n_tasks), "tests/builders grid (brokerage.synth not available)"
+        return builder_grid(n_tasks), "tests/builders grid (brokerage.synth.demo not available)"
     return demo_snapshot(seed=0, queues=700, tasks=DEMO_TASKS), f"demo_snapshot(seed=0, queues=700, tasks={DEMO_TASKS})"
 
 

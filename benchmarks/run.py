@@ -13,12 +13,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage import grid
 from brokerage.brokers import production
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.reference import production_reference
 
 
@@ -34,8 +34,8 @@ def production_tasks(snap: GridSnapshot, limit: int) -> list[int]:
 def warm(snap: GridSnapshot, config: Config) -> GridCache:
     """The snapshot's cache with the per-snapshot arrays built, as a long-running service holds it."""
     cache = GridCache(snap)
-    grid.queue_arrays(cache)
-    grid.endpoint_arrays(cache)
+    views.queue_arrays(cache)
+    views.endpoint_arrays(cache)
     for tid in production_tasks(snap, 3):
         production.broker(snap, tid, config, cache=cache)
     return cache

@@ -13,11 +13,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage import runs, whatif
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage import runs
+from brokerage.brokers import batch
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.synth.demo import demo_snapshot
+from brokerage.whatif import impact
 
 EDIT = {"NQUEUED_SAT_CAP": 300}  # the tuning benchmark's edit: production and task brokerage re-run
 SWEEP = [50, 100, 150, 200, 300, 500, 1000, 2000]  # NQUEUED_SAT_CAP values
@@ -37,14 +39,14 @@ def impact_case(snap: GridSnapshot, client: Any, repeat: int) -> dict[str, Any]:
     """One edit's whole-grid impact (rerun_grid over the stored config's run), serial vs cluster."""
     base_cfg = Config()
     cache = GridCache(snap)
-    base = whatif.run_grid(snap, base_cfg, cache=cache)
+    base = batch.run_grid_serial(snap, base_cfg, cache=cache)
     cfg = base_cfg.with_overrides(EDIT)
 
-    def serial() -> whatif.GridRun:
-        return whatif.rerun_grid(snap, base, base_cfg, cfg, cache=cache)
+    def serial() -> batch.GridRun:
+        return impact.rerun_grid(snap, base, base_cfg, cfg, cache=cache)
 
-    def cluster() -> whatif.GridRun:
-        return whatif.rerun_grid(
+    def cluster() -> batch.GridRun:
+        return impact.rerun_grid(
             snap, base, base_cfg, cfg, cache=cache, run_with=lambda *a, **k: runs.run_grid(*a, client=client, **k)
         )
 
@@ -66,9 +68,9 @@ def big_case(client: Any, repeat: int) -> dict[str, Any]:
     snap = demo_snapshot(seed=0, tasks=30000)
     cfg = Config()
     cache = GridCache(snap)
-    first = whatif.run_grid(snap, cfg, cache=cache)
+    first = batch.run_grid_serial(snap, cfg, cache=cache)
     assert runs.run_grid(snap, cfg, client=client).outcomes == first.outcomes
-    s, _ = median_s(lambda: whatif.run_grid(snap, cfg, cache=cache), repeat)
+    s, _ = median_s(lambda: batch.run_grid_serial(snap, cfg, cache=cache), repeat)
     c, _ = median_s(lambda: runs.run_grid(snap, cfg, cache=cache, client=client), repeat)
     return {"waiting_tasks": len(first.outcomes), "brokerages": first.recomputed, "serial_s": s, "cluster_s": c}
 
@@ -77,8 +79,8 @@ def sweep_case(snap: GridSnapshot, client: Any, repeat: int) -> dict[str, Any]:
     """A sweep of 8 NQUEUED_SAT_CAP values over the whole grid, serial vs one cluster job."""
     configs = [Config().with_overrides({"NQUEUED_SAT_CAP": v}) for v in SWEEP]
     cache = GridCache(snap)
-    whatif.run_grid(snap, configs[0], cache=cache)
-    s, _ = median_s(lambda: [whatif.run_grid(snap, c, cache=cache) for c in configs], repeat)
+    batch.run_grid_serial(snap, configs[0], cache=cache)
+    s, _ = median_s(lambda: [batch.run_grid_serial(snap, c, cache=cache) for c in configs], repeat)
     c, _ = median_s(lambda: runs.sweep(snap, configs, cache=cache, client=client), repeat)
     return {"configs": len(configs), "serial_s": s, "cluster_s": c}
 

@@ -26,9 +26,9 @@ def main() -> None:
     if args.sweep or args.compare:
         sweep(args)
         return
-    from brokerage.gdpconfig import Config
+    from brokerage.model.gdpconfig import Config
     from brokerage.sim.engine import Simulation
-    from brokerage.synth import demo_snapshot
+    from brokerage.synth.demo import demo_snapshot
 
     snap = demo_snapshot(seed=0, queues=700 * args.scale, tasks=3000 * args.scale)
     t0 = time.perf_counter()
@@ -61,11 +61,11 @@ def main() -> None:
 
 def sweep(args: argparse.Namespace) -> None:
     """Several configs: one after the other in this process, then all at once on the embedded cluster."""
-    from brokerage.gdpconfig import Config
+    from brokerage.model.gdpconfig import Config
     from brokerage.runs import engine
     from brokerage.sim.engine import Simulation
     from brokerage.sim.sweep import simulate_many
-    from brokerage.synth import demo_snapshot
+    from brokerage.synth.demo import demo_snapshot
 
     snap = demo_snapshot(seed=0, queues=700 * args.scale, tasks=3000 * args.scale)
     n = 2 if args.compare else args.sweep

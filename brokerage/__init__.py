@@ -7,15 +7,15 @@ from typing import Any
 
 # the names a caller may import from the package; loaded on first use so `brokerage --version` stays light
 _EXPORTS = {
-    "Candidate": "brokerage.explain",
-    "Decision": "brokerage.explain",
-    "FunnelStep": "brokerage.explain",
-    "Note": "brokerage.explain",
-    "Skip": "brokerage.explain",
-    "Config": "brokerage.gdpconfig",
-    "ConfigError": "brokerage.gdpconfig",
-    "GridSnapshot": "brokerage.snapshot",
-    "SnapshotError": "brokerage.snapshot",
+    "Candidate": "brokerage.model.explain",
+    "Decision": "brokerage.model.explain",
+    "FunnelStep": "brokerage.model.explain",
+    "Note": "brokerage.model.explain",
+    "Skip": "brokerage.model.explain",
+    "Config": "brokerage.model.gdpconfig",
+    "ConfigError": "brokerage.model.gdpconfig",
+    "GridSnapshot": "brokerage.model.snapshot",
+    "SnapshotError": "brokerage.model.snapshot",
 }
 __all__ = sorted(_EXPORTS)
 

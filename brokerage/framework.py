@@ -8,9 +8,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from brokerage.cache import GridCache
-from brokerage.explain import FunnelStep, LazyTexts, SkipList
-from brokerage.gdpconfig import Config
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import FunnelStep, LazyTexts, SkipList
+from brokerage.model.gdpconfig import Config
 
 ReasonFn = Callable[[np.ndarray], list[str]]
 T = TypeVar("T")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from brokerage.snapshot import TABLES, GridSnapshot, frame
+from brokerage.model.snapshot import TABLES, GridSnapshot, frame
 
 TAKEN_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 RECENT = "2026-11-20T11:50:00Z"

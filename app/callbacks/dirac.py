@@ -14,7 +14,7 @@ from app.components.layout import card, figure, grid
 from app.main import services
 from app.viewmodels import dirac as vm
 from brokerage.dirac.pilot import PilotError
-from brokerage.gdpconfig import ConfigError
+from brokerage.model.gdpconfig import ConfigError
 
 COLUMNS = ["id", "verdict", "probability", "Priority", "jobs", "CPUTime", "Owner", "OwnerGroup", "rules", "why",
            *vm.SETS]  # fmt: skip

@@ -16,7 +16,7 @@ from app.ids_levers import LEVERS_GRID
 from app.main import services
 from app.viewmodels import nuclei as vm
 from app.viewmodels import queues as qvm
-from brokerage.explain import Decision
+from brokerage.model.explain import Decision
 
 
 def nucleus_view(decision: Decision) -> html.Div:

@@ -13,8 +13,8 @@ from app.components.guard import guarded
 from app.components.layout import empty_state, grid, link_col
 from app.main import services
 from app.viewmodels import pending as vm
-from brokerage.explain import Decision
-from brokerage.whatif import Key
+from brokerage.brokers.batch import Key
+from brokerage.model.explain import Decision
 
 
 def decide(key: Key) -> Decision:

@@ -15,7 +15,7 @@ from app.components.layout import error_alert
 from app.main import services
 from app.services.reports import INLINE_LIMIT
 from app.viewmodels import queues as qvm
-from brokerage.words import count
+from brokerage.model.words import count
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from app.services.roles import client_address
 from app.viewmodels import impact as ivm
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
-from brokerage.whatif import compare
-from brokerage.words import count
+from brokerage.model.words import count
+from brokerage.whatif.compare import compare
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from app.services.roles import client_address
 from app.services.simulations import SimulationRequestError, parse_request
 from app.viewmodels import simulate as svm
 from app.viewmodels import tuning as vm
-from brokerage.gdpconfig import Value
+from brokerage.model.gdpconfig import Value
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from app.components.layout import card, empty_state, figure, grid
 from app.components.levers import levers_panel
 from app.viewmodels import pending as pvm
 from app.viewmodels import queues as vm
-from brokerage.explain import Decision
+from brokerage.model.explain import Decision
 
 
 def headline(decision: Decision, what: str) -> html.Div:

@@ -14,9 +14,10 @@ from app.components.layout import empty_state, figure, grid
 from app.ids_levers import LEVERS_PICK
 from app.viewmodels import impact as ivm
 from app.viewmodels import tuning as vm
-from brokerage.gdpconfig import Config, Value
-from brokerage.whatif import GridImpact, TaskDiff
-from brokerage.words import count
+from brokerage.model.gdpconfig import Config, Value
+from brokerage.model.words import count
+from brokerage.whatif.compare import TaskDiff
+from brokerage.whatif.impact import GridImpact
 
 EDITOR_COLUMNS: list[dict[str, Any]] = [
     {"field": "key", "headerName": "key", "pinned": "left", "minWidth": 200, "tooltipField": "description",

@@ -59,9 +59,9 @@ class Diffs:
             return dict(hit)
 
         def compute() -> dict[str, Any]:
-            from brokerage.cache import GridCache
             from brokerage.diff.attribute import diff_grids
-            from brokerage.grid import task_row
+            from brokerage.model.cache import GridCache
+            from brokerage.model.views import task_row
             from brokerage.store.versions import load_version
 
             engine = self.state.engine()

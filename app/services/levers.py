@@ -1,4 +1,4 @@
-"""Levers of one queue or nucleus for one task on the dashboard's grid (``brokerage.levers``), memoised."""
+"""Levers of one queue or nucleus for one task on the dashboard's grid (``brokerage.whatif.levers``), memoised."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ class Levers:
     ) -> dict[str, Any]:
         """The explanation of NAME (a queue, or a nucleus when KIND is "nucleus") for TASK under the stored config
         with OVERRIDES, as ``brokerage explain --json`` prints it. KeyError names an unknown task or candidate."""
-        from brokerage.levers import explain_queue
-        from brokerage.levers_nucleus import explain_nucleus
+        from brokerage.whatif.levers import explain_queue
+        from brokerage.whatif.levers_nucleus import explain_nucleus
 
         src = self.state.source()
         config = self.state.effective_config(overrides)

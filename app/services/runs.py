@@ -13,10 +13,12 @@ import diskcache
 
 from app.state import AppState
 from app.state.lru import Lru, after_fork_in_child
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import GridRun, Progress, rerun_grid
+from brokerage.brokers.batch import GridRun
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import waiting_task_ids
+from brokerage.whatif.compare import Progress
+from brokerage.whatif.impact import rerun_grid
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from app.services.admission import Admission
 from app.services.jobs import Jobs, JobState
 from app.state import AppState
 from app.viewmodels.tuning import parse_edits
-from brokerage.gdpconfig import Value
+from brokerage.model.gdpconfig import Value
 
 MAX_HOURS = 48  # the dashboard's longest run; `brokerage simulate` goes further
 MAX_COMMANDS = 20  # task commands in one request
@@ -103,7 +103,7 @@ class Simulations:
         """The current grid and REQ's task commands checked against it; SimulationRequestError naming what the grid
         lacks for the simulator or the command refused."""
         from brokerage.sim.commands import CommandRefused, parse_commands
-        from brokerage.sim.grid import SimInputError, input_problems
+        from brokerage.sim.setup import SimInputError, input_problems
 
         snap = self.state.snapshot()
         if problems := input_problems(snap):

@@ -12,9 +12,11 @@ from app.services.runs import GridRuns
 from app.state import AppState
 from app.viewmodels import queues as qvm
 from app.viewmodels.tuning import Edits, parse_edits
-from brokerage import grid as grid_views
+from brokerage.brokers.batch import GridRun
 from brokerage.brokers.router import needs_nucleus
-from brokerage.whatif import GridImpact, GridRun, Progress, TaskDiff, compare, impact
+from brokerage.model import views
+from brokerage.whatif.compare import Progress, TaskDiff, compare
+from brokerage.whatif.impact import GridImpact, impact
 
 Stage = Literal["jobs", "nucleus"]
 
@@ -61,7 +63,7 @@ class WhatIf:
         """Before/after of TASK_ID's nucleus brokerage (if it still needs one) and of its job brokerage."""
         st, tid = self.state, int(task_id)
         nucleus = None
-        if needs_nucleus(grid_views.task_row(st.grid_cache(), tid)):
+        if needs_nucleus(views.task_row(st.grid_cache(), tid)):
             nucleus = compare(st.nucleus_decision(tid), st.nucleus_decision(tid, overrides))
         jobs = compare(st.job_decision(tid), st.job_decision(tid, overrides))
         return TaskWhatIf(tid, nucleus, jobs, st.effective_config(overrides).fingerprint())

@@ -9,10 +9,10 @@ from typing import Any
 from app.state.decisions import DECISION_CACHE_SIZE, DecisionCache
 from app.state.lru import Lru
 from app.state.source import SnapshotSource, Source
-from brokerage.cache import GridCache
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 __all__ = ["AppState", "DecisionCache", "Lru", "SnapshotSource", "Source", "cache_config"]
 

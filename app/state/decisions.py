@@ -6,7 +6,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from app.state.lru import Lru
-from brokerage.explain import Decision
+from brokerage.model.explain import Decision
 
 DECISION_CACHE_SIZE = 1024  # decisions kept per process (a few MB)
 DERIVED_CACHE_SIZE = 16  # whole-grid tables (e.g. the Stabilizer) per (snapshot, config)

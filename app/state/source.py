@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.state.lru import after_fork_in_child
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot, empty_snapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot, empty_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class SnapshotSource:
         if path:
             return Source(GridSnapshot.from_json(path), Config(), f"snapshot file {os.path.basename(path)}")
         try:
-            from brokerage.synth import demo_snapshot
+            from brokerage.synth.demo import demo_snapshot
         except ImportError:
             return Source(
                 empty_snapshot(), Config(), "empty grid", "no DATABASE_URL, no BROKERAGE_SNAPSHOT, no demo generator"

@@ -10,7 +10,7 @@ import pandas as pd
 
 from app.viewmodels.common import plain, records
 from app.viewmodels.queues import queue_rows
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 
 
 def task_attributes(snap: GridSnapshot, task_id: int) -> list[tuple[str, Any]]:

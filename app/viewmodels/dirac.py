@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from app.viewmodels.common import PALETTE, empty_figure, style
 from brokerage.dirac.buckets import DIRAC_BUCKETS, SEED_BUCKETS
 from brokerage.dirac.pilot import format_pilot
-from brokerage.gdpconfig import Config, ConfigError, lookup_param
+from brokerage.model.gdpconfig import Config, ConfigError, lookup_param
 
 PATH = "/dirac"
 DEFAULT_PILOT = "Site=LCG.CERN.cern,CPUTime=86400,Platform=x86_64-el9"

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.viewmodels.tuning import shown
-from brokerage.gdpconfig import REGISTRY
+from brokerage.model.gdpconfig import REGISTRY
 
 
 def with_default(key: str, value: Any) -> str:

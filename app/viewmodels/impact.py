@@ -8,7 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from brokerage.whatif import GridImpact, GridRun, Key, TaskDiff
+from brokerage.brokers.batch import GridRun, Key
+from brokerage.whatif.compare import TaskDiff
+from brokerage.whatif.impact import GridImpact
 
 PENDING = "pending"
 

@@ -8,10 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.viewmodels.common import empty_figure, num, plain, style
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.network import link_table, network_weights, over_sat_cap
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import link_table, network_weights, over_sat_cap
+from brokerage.model.snapshot import GridSnapshot
 
 METRICS = {
     "weight": "network weight",

@@ -7,10 +7,10 @@ from typing import Any
 import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, empty_figure, style
-from brokerage.cache import GridCache
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.network import link_table
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import link_table
 
 FINAL_TASK_STATUSES = ("done", "finished", "failed", "broken", "aborted", "aborting", "finishing", "paused", "toabort")
 GB_PER_TB = 1000.0

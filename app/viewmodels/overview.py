@@ -7,9 +7,9 @@ from typing import Any
 import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, bar, empty_figure, style
-from brokerage.lifecycle.waiting import WAITING_TASK_STATUSES
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import GridRun
+from brokerage.brokers.batch import GridRun
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import WAITING_TASK_STATUSES
 
 
 def counts(snap: GridSnapshot) -> dict[str, Any]:

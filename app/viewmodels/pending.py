@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from brokerage.explain import Decision
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import GridRun, Key
+from brokerage.brokers.batch import GridRun, Key
+from brokerage.model.explain import Decision
+from brokerage.model.snapshot import GridSnapshot
 
 THROTTLE = "throttle"
 ALL_SKIPPED = "all queues skipped"

@@ -8,10 +8,10 @@ from typing import Any
 import pandas as pd
 
 from app.viewmodels.common import PALETTE, num, plain, records
-from brokerage.explain import Decision
-from brokerage.lifecycle.waiting import WAITING_TASK_STATUSES
+from brokerage.model.explain import Decision
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import WAITING_TASK_STATUSES
 from brokerage.report.svg import text_px
-from brokerage.snapshot import GridSnapshot
 
 QUEUE_COLUMNS = [
     "panda_queue", "atlas_site", "cloud", "type", "status", "corecount", "maxrss", "maxtime", "maxwdir",
@@ -129,7 +129,7 @@ def showcase_candidates(snap: GridSnapshot, stage: str = "jobs", tries: int = 20
     (``tasks_needing_nucleus``). Usage: ``picker_options(snap, None, also=showcase_candidates(snap))``
     """
     from brokerage.brokers.router import tasks_needing_nucleus
-    from brokerage.lifecycle.waiting import waiting_task_ids
+    from brokerage.model.waiting import waiting_task_ids
 
     ids = waiting_task_ids(snap)
     if not ids:
@@ -152,7 +152,7 @@ def showcase_task(
 
     Usage: ``showcase_task(snap, lambda t: len(state.job_decision(t).candidates))``
     """
-    from brokerage.lifecycle.waiting import waiting_task_ids
+    from brokerage.model.waiting import waiting_task_ids
 
     ids = waiting_task_ids(snap)
     if not ids:

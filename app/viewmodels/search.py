@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 
 
 def resolve(snap: GridSnapshot, text: str | None) -> tuple[str, str] | None:

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.viewmodels.common import empty_figure, style
-from brokerage.lifecycle.task_status import FINAL_STATUSES
+from brokerage.sim.task_states import FINAL_STATUSES
 
 # Layered like seed 003's diagram: the main line left to right, holds above, the exhausted and broken paths below,
 # the final statuses in the last column, command hand-over statuses on the bottom row.

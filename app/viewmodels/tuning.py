@@ -12,8 +12,9 @@ import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, empty_figure, num, style
 from app.viewmodels.gridstate import is_grid_param
-from brokerage.gdpconfig import PARAMS, REGISTRY, Config, ConfigError, Param, Value, format_value, parse_value
-from brokerage.whatif import GridImpact, TaskDiff
+from brokerage.model.gdpconfig import PARAMS, REGISTRY, Config, ConfigError, Param, Value, format_value, parse_value
+from brokerage.whatif.compare import TaskDiff
+from brokerage.whatif.impact import GridImpact
 
 COMPONENT_TITLES = {
     "jobbroker": "Production job brokerage (jobbroker)",

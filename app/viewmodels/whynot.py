@@ -6,8 +6,8 @@ import difflib
 from typing import Any
 
 from brokerage.brokers.analysis import ANALYSIS_TYPES
-from brokerage.explain import Decision
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.explain import Decision
+from brokerage.model.snapshot import GridSnapshot
 
 # the queue types each job broker starts from (its preliminary candidates; see brokers/production.py and analysis.py)
 START_TYPES: dict[str, tuple[str, ...]] = {"production": ("production", "unified"), "analysis": ANALYSIS_TYPES}

@@ -11,9 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from brokerage import grid
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
-from brokerage.cache import GridCache, cache_for
 from brokerage.checks.context import QueueContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
 from brokerage.checks.diskio import DISKIO
@@ -25,11 +23,13 @@ from brokerage.checks.software import SOFTWARE
 from brokerage.checks.status import status_verdict
 from brokerage.checks.storage import BLACKLIST, STORAGE
 from brokerage.checks.walltime import WALLTIME
-from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt, fmt_many, sentences
 from brokerage.framework import Filter, Reads, Verdict, apply_filters, rank_and_cut
-from brokerage.gcpause import gc_paused
-from brokerage.gdpconfig import Config, ConfigError
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList, fmt, fmt_many, sentences
+from brokerage.model.gcpause import gc_paused
+from brokerage.model.gdpconfig import Config, ConfigError
+from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "analysis"
 ANALYSIS_TYPES = ("analysis", "unified")
@@ -104,7 +104,7 @@ def _share_usage(cache: GridCache) -> dict[str, float]:
 def throttle(cache: GridCache, task: dict[str, Any], config: Config) -> dict[str, Any] | None:
     """Step 1: the first task-level throttle that holds, as {rule, numbers, message}, or None.
 
-    Usage: ``throttle(cache, grid.task_row(cache, 7), Config())``
+    Usage: ``throttle(cache, views.task_row(cache, 7), Config())``
     """
     user = str(task.get("username") or "")
     wg = str(task.get("workinggroup") or "")
@@ -200,7 +200,7 @@ def match_queues(cache: GridCache, patterns: list[str]) -> np.ndarray:
 
     Usage: ``match_queues(cache, ["ANALY_*"])``
     """
-    qa = grid.queue_arrays(cache)
+    qa = views.queue_arrays(cache)
     if not patterns:
         return np.zeros(qa.n, dtype=bool)
 
@@ -220,7 +220,7 @@ def match_queues(cache: GridCache, patterns: list[str]) -> np.ndarray:
 
 def _task_job_arrays(cache: GridCache) -> dict[str, Any]:
     def build() -> dict[str, Any]:
-        qa = grid.queue_arrays(cache)
+        qa = views.queue_arrays(cache)
         t = cache.snap.task_job_counts
         qi = t["panda_queue"].map(qa.index)
         return {
@@ -239,7 +239,7 @@ def failure_history(cache: GridCache, jeditaskid: int, hours: float) -> dict[str
 
     Usage: ``failure_history(cache, 7, 6.0)["failed"]``
     """
-    n = grid.queue_arrays(cache).n
+    n = views.queue_arrays(cache).n
     arrays = _task_job_arrays(cache)
     out = {s: np.zeros(n) for s in ("finished", "failed", "closed")}
     idx = arrays["groups"].get(jeditaskid)
@@ -257,11 +257,11 @@ def failure_history(cache: GridCache, jeditaskid: int, hours: float) -> dict[str
 def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> AnalContext:
     """Build the per-task arrays the analysis filters share.
 
-    Usage: ``ctx = make_context(grid.task_row(cache, 7), Config(), cache)``
+    Usage: ``ctx = make_context(views.task_row(cache, 7), Config(), cache)``
     """
     tid = int(task["jeditaskid"])
     gshare = str(task.get("gshare") or "")
-    avail = grid.available_at_queues(cache, tid)
+    avail = views.available_at_queues(cache, tid)
     has_input = avail["total_files"] > 0
     complete = avail["missing_files"] <= 0
     ctx = AnalContext(
@@ -291,7 +291,7 @@ def _analysis_type(cache: GridCache) -> np.ndarray:
     """Queues of type analysis or unified (built once per snapshot, read-only)."""
 
     def build() -> np.ndarray:
-        out = np.isin(grid.queue_arrays(cache)["type"], ANALYSIS_TYPES)
+        out = np.isin(views.queue_arrays(cache)["type"], ANALYSIS_TYPES)
         out.flags.writeable = False
         return out
 
@@ -699,7 +699,7 @@ def broker(
     """
     config = config or Config()
     cache = cache_for(snap, cache)
-    task = {**grid.task_row(cache, jeditaskid), **(task_fields or {})}
+    task = {**views.task_row(cache, jeditaskid), **(task_fields or {})}
     tid = int(task["jeditaskid"])
     pending = int(config["ANAL_PENDING_MINUTES"])
     thr = throttle(cache, task, config)

@@ -8,16 +8,16 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from brokerage import grid
-from brokerage.cache import GridCache, cache_for
 from brokerage.checks import placement, production_queues
 from brokerage.checks.context import ProdContext
-from brokerage.explain import Candidate, Decision, FunnelStep, Skip, fmt
 from brokerage.framework import Filter, Verdict, apply_filters
-from brokerage.gcpause import gc_paused
-from brokerage.gdpconfig import Config
-from brokerage.network import link_table
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import Candidate, Decision, FunnelStep, Skip, fmt
+from brokerage.model.gcpause import gc_paused
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import link_table
+from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "task"
 LABEL = "nucleus"
@@ -77,7 +77,7 @@ def _build_nucleus_arrays(cache: GridCache) -> NucleusArrays:
     sites = snap.sites[snap.sites["role"] == "nucleus"]
     names = sites["site_name"].to_numpy(dtype=object)
     index = {str(s): i for i, s in enumerate(names)}
-    ep = grid.endpoint_arrays(cache)
+    ep = views.endpoint_arrays(cache)
     ep_site = np.asarray(ep["site_name"], dtype=object) if len(ep.name) else np.array([], dtype=object)
     ep_nuc = np.fromiter((index.get(s, -1) for s in ep_site), dtype=np.int64, count=len(ep_site))
     ep_tape = np.asarray(ep["is_tape"], dtype=bool) if len(ep.name) else np.array([], dtype=bool)
@@ -99,7 +99,7 @@ def _build_nucleus_arrays(cache: GridCache) -> NucleusArrays:
     def pick(values: np.ndarray) -> np.ndarray:
         return np.where(have, values[safe], np.nan) if len(values) else np.full(n, np.nan)
 
-    qa = grid.queue_arrays(cache)
+    qa = views.queue_arrays(cache)
     q_nuc = np.fromiter((index.get(s, -1) for s in qa["atlas_site"]), dtype=np.int64, count=qa.n)
     job_queue = np.isin(qa["type"], ("production", "unified")) & ~qa.name_has_test
     return NucleusArrays(
@@ -209,7 +209,7 @@ def _columns(cache: GridCache, table: str) -> tuple[dict[str, np.ndarray], dict[
         if table == "datasets":
             cols["is_master"] = df["is_master"].to_numpy(dtype=bool)
         else:
-            index = grid.endpoint_arrays(cache).index
+            index = views.endpoint_arrays(cache).index
             cols["endpoint"] = np.fromiter((index.get(x, -1) for x in df["ddm_endpoint_name"]), np.int64, len(df))
         groups = {int(k): v for k, v in df.groupby("jeditaskid").indices.items()} if len(df) else {}
         return cols, groups
@@ -220,7 +220,7 @@ def _columns(cache: GridCache, table: str) -> tuple[dict[str, np.ndarray], dict[
 def nucleus_input(cache: GridCache, task: dict[str, Any], na: NucleusArrays) -> NucleusInput:
     """Input of TASK available at each nucleus: all input datasets, or only the primary with taskBrokerOnMaster.
 
-    Usage: ``nucleus_input(cache, grid.task_row(cache, 1), nucleus_arrays(cache)).local_gb``
+    Usage: ``nucleus_input(cache, views.task_row(cache, 1), nucleus_arrays(cache)).local_gb``
     """
     tid = int(task["jeditaskid"])
     dcols, dgroups = _columns(cache, "datasets")
@@ -621,7 +621,7 @@ def _parent_info(cache: GridCache, task: dict[str, Any], assigned: dict[int, str
     nucleus = assigned.get(pid)
     if nucleus is None:
         try:
-            nucleus = grid.task_row(cache, pid).get("nucleus")
+            nucleus = views.task_row(cache, pid).get("nucleus")
         except KeyError:
             return {"jeditaskid": pid}
     return {"jeditaskid": pid, "nucleus": nucleus, "bare": bare_modes(cache).get(nucleus) or ""}
@@ -731,7 +731,7 @@ def broker_many(
     cache = cache_for(snap, cache)
     na = nucleus_arrays(cache)
     rng = np.random.default_rng(seed)
-    tasks = {int(t): grid.task_row(cache, int(t)) for t in dict.fromkeys(int(t) for t in task_ids)}
+    tasks = {int(t): views.task_row(cache, int(t)) for t in dict.fromkeys(int(t) for t in task_ids)}
     prio = {t: float(row.get("currentpriority") or 0) for t, row in tasks.items()}
     table = RWTable(cache, na, np.array(list(prio.values()) or [0.0]))
     rw_of = task_rw_seconds(cache)

@@ -8,16 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache, cache_for
 from brokerage.checks.context import ProdContext
 from brokerage.checks.production_queues import FILTERS, make_context
 from brokerage.checks.running import effective_running
-from brokerage.explain import Candidate, Decision, FunnelStep, SkipList, fmt
 from brokerage.framework import Derived, Filter, Reads, Verdict, apply_filters, rank_and_cut
-from brokerage.gcpause import gc_paused
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList, fmt
+from brokerage.model.gcpause import gc_paused
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "production"
 
@@ -49,7 +49,7 @@ def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, SkipList, lis
     return candidates.copy(), test.copy(), skips, []
 
 
-def _preliminary_masks(qa: grid.QueueArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _preliminary_masks(qa: views.QueueArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     prod = np.isin(qa["type"], ("production", "unified"))
     test = prod & qa.name_has_test
     return prod & ~test, test, np.flatnonzero(test)
@@ -79,7 +79,7 @@ def t1_weight(ctx: ProdContext) -> float:
     t1Weight=0 or unset: WORLD_NUCLEUS_WEIGHT if ioIntensity >= T1_WEIGHT_IO_INTENSITY, else 1; t1Weight=-1 has
     already kept only the nucleus' queues, so it weighs 1; then currentPriority >= T1_WEIGHT_HIGH_PRIO_MIN gives
     max(t1Weight, T1_WEIGHT_HIGH_PRIO).
-    Usage: ``t1_weight(make_context(grid.task_row(cache, 1), Config(), cache))``
+    Usage: ``t1_weight(make_context(views.task_row(cache, 1), Config(), cache))``
     """
     cfg = ctx.config
     t1 = ctx.task.get("t1weight")
@@ -125,7 +125,7 @@ def _running_terms(ctx: ProdContext) -> _Running:
     )
     zeros, ones = np.zeros(ctx.n), np.ones(ctx.n)
     base = _base(nrun, c, zeros, ones, float(cfg["WEIGHT_QUEUE_OFFSET"]))
-    return _Running(*(grid.frozen(a) for a in (nrun, rule, zeros, ones, base)))
+    return _Running(*(views.frozen(a) for a in (nrun, rule, zeros, ones, base)))
 
 
 RUNNING_TERMS = Derived(
@@ -264,7 +264,7 @@ def broker(
     """
     if task_fields:
         cache = cache_for(snap, cache)
-        return run(make_context({**grid.task_row(cache, jeditaskid), **task_fields}, config or Config(), cache))
+        return run(make_context({**views.task_row(cache, jeditaskid), **task_fields}, config or Config(), cache))
     return broker_many(snap, [jeditaskid], config, cache=cache)[0]
 
 
@@ -282,7 +282,7 @@ def broker_many(
     """
     config = config or Config()
     cache = cache_for(snap, cache)
-    return [run(make_context(grid.task_row(cache, tid), config, cache)) for tid in task_ids]
+    return [run(make_context(views.task_row(cache, tid), config, cache)) for tid in task_ids]
 
 
 def run(ctx: ProdContext) -> Decision:

@@ -6,12 +6,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from brokerage import grid
 from brokerage.brokers import analysis, nucleus, production
-from brokerage.cache import GridCache, cache_for
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 ANALYSIS_LABEL = "user"  # prodSourceLabel of analysis tasks; every other label is production
 DEFAULT_LABEL = "managed"
@@ -44,7 +44,7 @@ def label_of(task: Mapping[str, Any]) -> str:
 def route(task: Mapping[str, Any]) -> Route:
     """The job broker of TASK: analysis for prodSourceLabel 'user', production for every other label.
 
-    Usage: ``route(grid.task_row(cache, 4242)).name == "production"``
+    Usage: ``route(views.task_row(cache, 4242)).name == "production"``
     """
     return ANALYSIS if label_of(task) == ANALYSIS_LABEL else PRODUCTION
 
@@ -52,7 +52,7 @@ def route(task: Mapping[str, Any]) -> Route:
 def needs_nucleus(task: Mapping[str, Any]) -> bool:
     """Whether TASK is in task brokerage: a production task in 'assigning' without a nucleus.
 
-    Usage: ``needs_nucleus(grid.task_row(cache, 4242))``
+    Usage: ``needs_nucleus(views.task_row(cache, 4242))``
     """
     return task.get("status") == "assigning" and task.get("nucleus") is None and label_of(task) != ANALYSIS_LABEL
 
@@ -84,7 +84,7 @@ def run_job_brokerage(
     Usage: ``run_job_brokerage(snap, 4242, cache=cache).status``
     """
     cache = cache_for(snap, cache)
-    broker = route(grid.task_row(cache, jeditaskid)).broker
+    broker = route(views.task_row(cache, jeditaskid)).broker
     if task_fields:
         return broker(snap, jeditaskid, config or Config(), cache=cache, task_fields=task_fields)
     return broker(snap, jeditaskid, config or Config(), cache=cache)
@@ -107,5 +107,5 @@ def split_by_route(cache: GridCache, task_ids: Sequence[int]) -> dict[str, list[
     """
     out: dict[str, list[int]] = {}
     for t in task_ids:
-        out.setdefault(route(grid.task_row(cache, int(t))).name, []).append(int(t))
+        out.setdefault(route(views.task_row(cache, int(t))).name, []).append(int(t))
     return out

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage import grid
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
 
 # nQ counts the jobs waiting at the PQ: "queuing jobs" of the seed; nR counts running jobs.
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
@@ -151,14 +151,14 @@ def share_users(cache: GridCache, gshare: str) -> ShareUsers:
     shares = cache.get("stabilizer:users", lambda: _build_share_users(cache))
     found = shares.get(gshare)
     if found is None:
-        n = grid.queue_arrays(cache).n
+        n = views.queue_arrays(cache).n
         empty = np.zeros(0)
         return ShareUsers(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), empty, empty, np.zeros(n), {})
     return found
 
 
 def _build_share_users(cache: GridCache) -> dict[str, ShareUsers]:
-    qa = grid.queue_arrays(cache)
+    qa = views.queue_arrays(cache)
     u = cache.snap.user_job_counts
     status = u["jobstatus"].to_numpy(dtype=object)
     queued = np.isin(status, QUEUED_STATUSES)
@@ -199,8 +199,8 @@ def _build_share_users(cache: GridCache) -> dict[str, ShareUsers]:
 
 
 def _queue_totals(cache: GridCache, gshare: str) -> tuple[np.ndarray, np.ndarray]:
-    counts = grid.job_counts(cache, gshare)
-    nQ = sum((counts[s] for s in QUEUED_STATUSES), np.zeros(grid.queue_arrays(cache).n))
+    counts = views.job_counts(cache, gshare)
+    nQ = sum((counts[s] for s in QUEUED_STATUSES), np.zeros(views.queue_arrays(cache).n))
     return nQ, counts["running"]
 
 
@@ -210,7 +210,7 @@ def stabilizer(cache: GridCache, config: Config, user: str, gshare: str) -> Stab
     The user counts as one of nUsers(PQ) at every PQ, also where they have no job yet.
     Usage: ``stabilizer(cache, Config(), "alice", "User Analysis").throttled``
     """
-    qa = grid.queue_arrays(cache)
+    qa = views.queue_arrays(cache)
     nQ, nR = _queue_totals(cache, gshare)
     su = share_users(cache, gshare)
     nQ_user = np.zeros(qa.n)
@@ -230,7 +230,7 @@ def stabilizer_grid(cache: GridCache, config: Config, gshare: str | None = None)
     Columns: gshare, panda_queue, produsername, then every StabilizerTable field.
     Usage: ``stabilizer_grid(cache, Config(), "User Analysis").query("throttled")``
     """
-    qa = grid.queue_arrays(cache)
+    qa = views.queue_arrays(cache)
     shares = [gshare] if gshare is not None else sorted(cache.snap.user_job_counts["gshare"].unique())
     trr_all = qa["trr"].astype(float)
     parts = []

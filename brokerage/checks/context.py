@@ -7,24 +7,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache
 from brokerage.framework import Reads
-from brokerage.gdpconfig import Config
-from brokerage.network import NETWORK_KEYS, NetworkWeights
-from brokerage.pseudoqueues import task_resource_type
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import NETWORK_KEYS, NetworkWeights
+from brokerage.model.pseudoqueues import task_resource_type
+from brokerage.model.snapshot import GridSnapshot
 
 
-def queue_view(cache: GridCache, task: dict[str, Any]) -> tuple[str | None, grid.QueueArrays]:
+def queue_view(cache: GridCache, task: dict[str, Any]) -> tuple[str | None, views.QueueArrays]:
     """The queues as TASK's brokerage sees them: unified queues as the pseudo queue of the task's resource type.
 
     Returns (view name for memo keys, None when no queue is unified; the queue arrays).
     Usage: ``view, qa = queue_view(cache, task)``
     """
     rtype = task_resource_type(task)
-    qa = grid.pseudo_queue_arrays(cache, rtype)
-    return (None if qa is grid.queue_arrays(cache) else rtype), qa
+    qa = views.pseudo_queue_arrays(cache, rtype)
+    return (None if qa is views.queue_arrays(cache) else rtype), qa
 
 
 def queue_fields(
@@ -42,8 +42,8 @@ def queue_fields(
         "config": config,
         "view": view,
         "qa": qa,
-        "ep": grid.endpoint_arrays(cache),
-        "counts": grid.job_counts(cache, gshare),
+        "ep": views.endpoint_arrays(cache),
+        "counts": views.job_counts(cache, gshare),
         "avail": avail,
         "job_cores": np.zeros(0),
     }
@@ -69,8 +69,8 @@ class QueueContext:
     task: dict[str, Any]
     config: Config
     view: str | None = None
-    qa: grid.QueueArrays
-    ep: grid.EndpointArrays
+    qa: views.QueueArrays
+    ep: views.EndpointArrays
     counts: dict[str, np.ndarray]
     avail: dict[str, Any]
     job_cores: np.ndarray

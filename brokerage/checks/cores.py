@@ -6,21 +6,21 @@ from typing import Any
 
 import numpy as np
 
-from brokerage import grid
 from brokerage.checks.context import QueueContext
-from brokerage.explain import fmt_many
 from brokerage.framework import Derived, Filter, Reads, Verdict
+from brokerage.model import views
+from brokerage.model.explain import fmt_many
 
 
-def job_cores(qa: grid.QueueArrays, task_cc: int) -> np.ndarray:
+def job_cores(qa: views.QueueArrays, task_cc: int) -> np.ndarray:
     """Cores one job of a task with corecount TASK_CC takes at every queue.
 
-    Usage: ``job_cores(grid.queue_arrays(cache), 8)``
+    Usage: ``job_cores(views.queue_arrays(cache), 8)``
     """
     site_cc = qa["corecount"].astype(float, copy=False)
     # a multi-core (or any-core) job takes the whole slot; a single-core job one core
     out = np.where(task_cc == 1, 1.0, np.where(site_cc > 0, site_cc, max(task_cc, 1)))
-    return grid.frozen(out)
+    return views.frozen(out)
 
 
 JOB_CORES = Derived(
@@ -29,7 +29,7 @@ JOB_CORES = Derived(
 """Cores per job at every queue, shared by the tasks with the same corecount."""
 
 
-def core_count_check(qa: grid.QueueArrays, task: dict[str, Any], any_core_needs_multi: bool) -> Verdict:
+def core_count_check(qa: views.QueueArrays, task: dict[str, Any], any_core_needs_multi: bool) -> Verdict:
     """Multi-core tasks need multi-core queues, single-core tasks single-core queues; maxCoreCount caps it.
 
     ANY_CORE_NEEDS_MULTI: whether an any-core task (corecount 0) must still go to multi-core queues.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.checks.context import QueueContext
-from brokerage.explain import fmt, sentences
 from brokerage.framework import Derived, Filter, Reads, Verdict
+from brokerage.model.explain import fmt, sentences
 
 
 def _diskio_limits(ctx: QueueContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache
 from brokerage.checks.context import QueueContext
 from brokerage.framework import Filter, Reads, Verdict
+from brokerage.model import views
+from brokerage.model.cache import GridCache
 
 # processingType -> processing group, as PanDA groups them for fair share (evgen and simul share one group).
 PROCESS_GROUPS: dict[str, str] = {
@@ -110,7 +110,7 @@ def _policy_index(cache: GridCache) -> tuple[list[str], np.ndarray]:
 
     def build() -> tuple[list[str], np.ndarray]:
         uniq: dict[str, int] = {}
-        inv = [uniq.setdefault(str(p or ""), len(uniq)) for p in grid.queue_arrays(cache)["fairsharepolicy"]]
+        inv = [uniq.setdefault(str(p or ""), len(uniq)) for p in views.queue_arrays(cache)["fairsharepolicy"]]
         return list(uniq), np.asarray(inv, dtype=np.int64)
 
     return cache.get("fairshare_index", build)

@@ -6,16 +6,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.explain import fmt_many
 from brokerage.framework import Verdict
+from brokerage.model import views
+from brokerage.model.explain import fmt_many
 
 Sentence = Callable[[str, str], str]  # (formatted value, formatted limit) -> reason
 
 
 def within_limits(
     value: np.ndarray,
-    qa: grid.QueueArrays,
+    qa: views.QueueArrays,
     limits: tuple[str, str],
     over: tuple[str, Sentence],
     under: tuple[str, Sentence],

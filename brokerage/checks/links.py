@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.checks.context import ProdContext
-from brokerage.explain import fmt, fmt_many
 from brokerage.framework import Filter, Reads, Verdict
-from brokerage.network import link_table, over_sat_cap
+from brokerage.model.explain import fmt, fmt_many
+from brokerage.model.network import link_table, over_sat_cap
 
 
 def f_link_blocked(ctx: ProdContext) -> Verdict | None:

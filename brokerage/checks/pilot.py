@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage import grid
 from brokerage.checks.context import QueueContext
-from brokerage.explain import fmt, fmt_many
 from brokerage.framework import Derived, Filter, Reads, Verdict
+from brokerage.model import views
+from brokerage.model.explain import fmt, fmt_many
 
 
 def f_nopilot(ctx: QueueContext) -> Verdict:
     """Skip queues without pilots for the last NO_PILOT_HOURS (3 h)."""
     hours = float(ctx.config["NO_PILOT_HOURS"])
-    return Verdict(~grid.without_pilots(ctx.qa, hours), "-nopilot", grid.no_pilot_reasons(ctx.qa, hours))
+    return Verdict(~views.without_pilots(ctx.qa, hours), "-nopilot", views.no_pilot_reasons(ctx.qa, hours))
 
 
 NOPILOT = Filter(
@@ -27,7 +27,7 @@ NOPILOT = Filter(
 
 def f_inactive_queues(ctx: QueueContext) -> Verdict:
     """Queues where no job started for INACTIVE_HOURS although jobs were activated (every share counts)."""
-    waiting = grid.job_counts(ctx.cache, None)["activated"]
+    waiting = views.job_counts(ctx.cache, None)["activated"]
     hours = ctx.qa.laststart_hours
     limit = float(ctx.config["INACTIVE_HOURS"])
     inactive = (hours > limit) & (waiting > 0)
@@ -49,7 +49,7 @@ def f_transferring(ctx: QueueContext) -> Verdict:
     """
     lim = ctx.qa["transferringlimit"].astype(float, copy=False)
     lim = np.where(lim > 0, lim, float(ctx.config["DEFAULT_TRANSFERRING_LIMIT"]))
-    every_share = grid.job_counts(ctx.cache, None)
+    every_share = views.job_counts(ctx.cache, None)
     tr = every_share["transferring"]
     run = every_share["running"]
     cap = np.maximum(lim, 2.0 * run)

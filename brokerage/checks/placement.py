@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache
 from brokerage.checks.context import ProdContext
 from brokerage.framework import Filter, Reads, Verdict
+from brokerage.model import views
+from brokerage.model.cache import GridCache
 
 
 def high_priority(ctx: ProdContext) -> bool:
@@ -63,7 +63,7 @@ def bare_modes(cache: GridCache) -> tuple[np.ndarray, dict[str, str]]:
     def build() -> tuple[np.ndarray, dict[str, str]]:
         s = cache.snap.sites
         modes = {str(n): str(b or "") for n, b in zip(s["site_name"], s["bare_nucleus"], strict=True)}
-        per_queue = np.array([modes.get(x, "") for x in grid.queue_arrays(cache)["atlas_site"]], dtype=object)
+        per_queue = np.array([modes.get(x, "") for x in views.queue_arrays(cache)["atlas_site"]], dtype=object)
         return per_queue, modes
 
     return cache.get("bare_modes", build)
@@ -95,7 +95,7 @@ def bare_only_verdict(cache: GridCache) -> Verdict | None:
         only = site_mode == "only"
         if not only.any():
             return None
-        sites = grid.queue_arrays(cache)["atlas_site"]
+        sites = views.queue_arrays(cache)["atlas_site"]
         return Verdict(
             ~only,
             "-not_full_chain",

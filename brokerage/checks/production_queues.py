@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache
 from brokerage.checks import diskio, links, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
 from brokerage.checks.context import ProdContext, queue_fields
@@ -23,20 +21,22 @@ from brokerage.checks.status import status_verdict
 from brokerage.checks.storage import BLACKLIST, REMOTEIO, STORAGE
 from brokerage.checks.walltime import SCOUT_WALLTIME, WALLTIME
 from brokerage.framework import Filter, Reads, Verdict
-from brokerage.gdpconfig import Config
-from brokerage.network import network_weights
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import network_weights
 
 
 def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mode: bool = False) -> ProdContext:
     """Build the per-task arrays the production filters share (HINT_MODE: the task has no nucleus yet).
 
-    Usage: ``ctx = make_context(grid.task_row(cache, 1), Config(), cache)``
+    Usage: ``ctx = make_context(views.task_row(cache, 1), Config(), cache)``
     """
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
     express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
-    at_nucleus = grid.nucleus_queues(cache, nucleus)
-    avail = grid.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster")))
+    at_nucleus = views.nucleus_queues(cache, nucleus)
+    avail = views.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster")))
     ctx = ProdContext(
         **queue_fields(cache, task, config, task.get("gshare"), avail),
         at_nucleus=at_nucleus,

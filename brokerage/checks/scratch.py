@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache
 from brokerage.checks.context import QueueContext
-from brokerage.explain import fmt_many
 from brokerage.framework import Derived, Reads, Verdict
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import fmt_many
 
 
 def direct_access(cache: GridCache) -> np.ndarray:
@@ -16,14 +16,14 @@ def direct_access(cache: GridCache) -> np.ndarray:
 
     Usage: ``direct_access(cache)[i]``
     """
-    return cache.get("direct_access", lambda: grid.frozen(grid.queue_arrays(cache)["direct_access_lan"].astype(bool)))
+    return cache.get("direct_access", lambda: views.frozen(views.queue_arrays(cache)["direct_access_lan"].astype(bool)))
 
 
 def _scratch_per_core(ctx: QueueContext) -> tuple[np.ndarray, np.ndarray]:
     """Per queue: no scratch limit (maxwdir <= 0), and maxwdir / coreCount in MB (of the pseudo queue)."""
     maxwdir = ctx.qa["maxwdir"].astype(float, copy=False)
     cc = np.maximum(ctx.qa["corecount"].astype(float, copy=False), 1.0)
-    return grid.frozen(maxwdir <= 0), grid.frozen(maxwdir / cc)
+    return views.frozen(maxwdir <= 0), views.frozen(maxwdir / cc)
 
 
 SCRATCH_PER_CORE = Derived("scratch per core", Reads(), _scratch_per_core)

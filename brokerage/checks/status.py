@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage import grid
 from brokerage.framework import Verdict
+from brokerage.model import views
 
 ONLINE = "online"
 
 
-def status_verdict(qa: grid.QueueArrays, waived: np.ndarray | None = None) -> Verdict:
+def status_verdict(qa: views.QueueArrays, waived: np.ndarray | None = None) -> Verdict:
     """Queues whose status is not online fail, except those in WAIVED (pre-assigned queues).
 
-    Usage: ``status_verdict(grid.queue_arrays(cache)).passed``
+    Usage: ``status_verdict(views.queue_arrays(cache)).passed``
     """
     status = qa["status"]
     ok = status == ONLINE

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage import grid
-from brokerage.cache import GridCache
 from brokerage.checks.context import QueueContext
 from brokerage.checks.scratch import direct_access
-from brokerage.explain import fmt, fmt_many
 from brokerage.framework import Filter, Reads, Verdict
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import fmt, fmt_many
 
 DOWN = ("OFF", "TEST")  # detailed endpoint statuses that count as blacklisted
 
@@ -49,7 +49,7 @@ def _endpoint_ok(cache: GridCache) -> dict[str, np.ndarray]:
     """Per queue: can its endpoints read/write over LAN/WAN (detailed status not OFF/TEST)? Built once."""
 
     def build() -> dict[str, np.ndarray]:
-        qa, ep = grid.queue_arrays(cache), grid.endpoint_arrays(cache)
+        qa, ep = views.queue_arrays(cache), views.endpoint_arrays(cache)
 
         def any_on(status: np.ndarray) -> np.ndarray:
             on = ~np.isin(status[qa.rel_endpoint], DOWN)

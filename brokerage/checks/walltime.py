@@ -6,8 +6,8 @@ import numpy as np
 
 from brokerage.checks.context import QueueContext
 from brokerage.checks.limits import within_limits
-from brokerage.explain import fmt, fmt_many
 from brokerage.framework import Derived, Filter, Reads, Verdict
+from brokerage.model.explain import fmt, fmt_many
 
 
 def expected_walltime(ctx: QueueContext) -> np.ndarray | None:

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brokerage import runs
-from brokerage.cache import GridCache
+from brokerage.brokers.batch import Key
 from brokerage.diff.compare import Change, aspects, changes, reproduces
 from brokerage.diff.delta import TAKEN_AT, TableDelta, deltas, describe
 from brokerage.diff.delta import Key as RowKey
-from brokerage.diff.replay import Fate, Item, Result, Swap, replay_chunk
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.versions import config_version
-from brokerage.whatif import Key
+from brokerage.diff.hybrid import Fate, Item, Result, Swap, replay_chunk
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.versions import config_version
 
 ROWS_PER_TASK = 6  # row groups of a causal table tried one at a time for one task; more stay a table-level cause
 CLUSTER_ITEMS_PER_SWAP = 400  # replays per mixed grid from which the cluster beats building it once here

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brokerage.whatif import TOP_N, GridRun, Key, Outcome
+from brokerage.brokers.batch import GridRun, Key, Outcome
+from brokerage.whatif.compare import TOP_N
 
 ASPECTS = ("top", "top10", "pending")
 

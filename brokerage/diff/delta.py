@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage.explain import fmt
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.explain import fmt
+from brokerage.model.snapshot import GridSnapshot
 
 # the row group one swap moves: "one queue's row" is every row of that queue in a queue-keyed table
 UNIT_KEYS: dict[str, tuple[str, ...]] = {

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from brokerage.network import QUEUED
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.network import QUEUED
+from brokerage.model.snapshot import GridSnapshot
 
 
 def later(snap: GridSnapshot, seed: int = 1, *, share: float = 0.05, minutes: int = 10) -> GridSnapshot:

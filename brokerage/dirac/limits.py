@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.dirac.taskqueues import TaskQueues
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 # Limiter attributes that become conditions on task queues: multi-valued ones test the task queue's list ...
 MULTI_ATTRS: dict[str, str] = {

@@ -7,17 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.cache import GridCache, cache_for
 from brokerage.dirac import limits as lim
 from brokerage.dirac.pilot import is_any, normalise, parse_pilot
 from brokerage.dirac.result import DiracMatch
 from brokerage.dirac.rules import FILTERS, RULES, MatchContext
 from brokerage.dirac.selection import choose_job, draw_first, first_probabilities
 from brokerage.dirac.taskqueues import TaskQueues, build, build_key
-from brokerage.explain import FunnelStep, SkipList
 from brokerage.framework import apply_filters
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import FunnelStep, SkipList
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 __all__ = ["FILTERS", "RULES", "DiracMatch", "MatchContext", "match", "site_masked", "task_queues"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 MIN_USER_PRIORITY = 0.001  # __hackJobPriority clamps the user priority to [0.001, 10] ...
 MAX_USER_PRIORITY = 10

@@ -11,9 +11,9 @@ from brokerage.dirac.pilot import Resource
 from brokerage.dirac.rules import RULES
 from brokerage.dirac.selection import JobChoice
 from brokerage.dirac.taskqueues import TaskQueues
-from brokerage.explain import Candidate, Decision, FunnelStep, SkipList
 from brokerage.framework import Verdict
-from brokerage.gdpconfig import Config
+from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList
+from brokerage.model.gdpconfig import Config
 
 
 @dataclass

@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from brokerage.cache import GridCache
 from brokerage.dirac import limits as lim
 from brokerage.dirac.pilot import Resource, is_any
 from brokerage.dirac.taskqueues import TaskQueues
 from brokerage.framework import Filter, Reads, Verdict
-from brokerage.gdpconfig import Config
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
 
 
 @dataclass

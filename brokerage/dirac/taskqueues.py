@@ -10,8 +10,8 @@ import pandas as pd
 
 from brokerage.dirac.buckets import fit_cpu_time
 from brokerage.dirac.priorities import PriorityInputs, group_shares, real_priority, tq_priorities
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 # TaskQueueDB.multiValueDefFields, in DIRAC's order
 MULTI_FIELDS: tuple[str, ...] = ("Sites", "GridCEs", "BannedSites", "Platforms", "JobTypes", "Tags")

@@ -9,15 +9,18 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from brokerage import grid, runner, runs
+from brokerage import runs
+from brokerage.brokers import batch
 from brokerage.brokers.router import NUCLEUS_SEED, label_of
-from brokerage.cache import GridCache, cache_for
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.versions import config_version, snapshot_version
+from brokerage.model.waiting import waiting_task_ids
+from brokerage.report.entry import TaskEntry
 from brokerage.report.summary import summarise
-from brokerage.snapshot import GridSnapshot
-from brokerage.versions import config_version, snapshot_version
 
 Progress = Callable[[int, int], None]
 SCOPE_ALL = "all waiting tasks"
@@ -31,19 +34,6 @@ class UnknownTaskError(KeyError):
         noun = "task" if len(missing) == 1 else "tasks"
         super().__init__(f"unknown {noun} {ids}: not in the snapshot ({known} tasks)")
         self.missing = list(missing)
-
-
-@dataclass(frozen=True)
-class TaskEntry:
-    """One task of a report: its job brokerage and, while it still needs one, its nucleus brokerage."""
-
-    task: int
-    label: str  # prodsourcelabel: picks the job broker
-    task_status: str  # JEDI task status
-    njobs: float  # chunk_njobs: jobs of this cycle spread over the candidates
-    job: Decision | None
-    nucleus: Decision | None = None
-    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,8 +108,8 @@ def _njobs(row: Mapping[str, Any]) -> float:
 
 
 def _on_cluster(
-    snap: GridSnapshot, config: Config, keys: list[runner.Key], cache: GridCache, tasks: int, progress: Progress | None
-) -> list[tuple[runner.Key, Decision | runner.TaskFailure]]:
+    snap: GridSnapshot, config: Config, keys: list[batch.Key], cache: GridCache, tasks: int, progress: Progress | None
+) -> list[tuple[batch.Key, Decision | batch.TaskFailure]]:
     """Every brokerage of KEYS on the cluster, failures kept; PROGRESS in tasks, estimated from chunks done."""
 
     def chunk_progress(done: int, total: int) -> None:
@@ -133,7 +123,7 @@ def _entries(
     snap: GridSnapshot, config: Config, ids: list[int], cache: GridCache, progress: Progress | None
 ) -> list[TaskEntry]:
     """Every task's job brokerage and, while it still needs one, its nucleus brokerage (the runner's order)."""
-    keys = runner.plan(cache, ids)
+    keys = batch.plan(cache, ids)
     decided: dict[int, dict[str, Decision]] = {t: {} for t in ids}
     errors: dict[int, str] = {}
     left = {t: 0 for t in ids}  # brokerages still to run per task: progress counts whole tasks
@@ -141,14 +131,14 @@ def _entries(
         left[tid] += 1
     done = sum(1 for n in left.values() if n == 0)
     if runs.use_cluster(len(keys)):  # a big grid: progress comes per chunk
-        decisions: Iterable[tuple[runner.Key, Decision | runner.TaskFailure]] = _on_cluster(
+        decisions: Iterable[tuple[batch.Key, Decision | batch.TaskFailure]] = _on_cluster(
             snap, config, keys, cache, len(ids), progress
         )
         progress = None
     else:
-        decisions = runner.run(snap, config, keys, cache=cache, keep_failures=True)
+        decisions = batch.run(snap, config, keys, cache=cache, keep_failures=True)
     for (name, tid), outcome in decisions:
-        if isinstance(outcome, runner.TaskFailure):
+        if isinstance(outcome, batch.TaskFailure):
             errors.setdefault(tid, outcome.error)  # one malformed task must not sink a grid-wide report
         else:
             decided[tid][name] = outcome
@@ -159,13 +149,13 @@ def _entries(
                 progress(done, len(ids))
     out = []
     for tid in ids:
-        row = grid.task_row(cache, tid)
+        row = views.task_row(cache, tid)
         got = decided[tid]
-        job = next((d for name, d in got.items() if name != runner.NUCLEUS_NAME), None)
+        job = next((d for name, d in got.items() if name != batch.NUCLEUS_NAME), None)
         out.append(
             TaskEntry(
                 tid, label_of(row), str(row.get("status") or ""), _njobs(row), job,
-                got.get(runner.NUCLEUS_NAME), errors.get(tid, ""),
+                got.get(batch.NUCLEUS_NAME), errors.get(tid, ""),
             )
         )  # fmt: skip
     return out

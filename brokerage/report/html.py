@@ -7,11 +7,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import IO, Any
 
-from brokerage.explain import Decision
-from brokerage.report.build import Report, TaskEntry
+from brokerage.model.explain import Decision
+from brokerage.model.words import count
+from brokerage.report.build import Report
+from brokerage.report.entry import TaskEntry
 from brokerage.report.summary import shares
 from brokerage.report.svg import Bar, bar_chart, fmt_number
-from brokerage.words import count
 
 TOP_BARS = 25  # bars per grid-wide chart; the JSON and CSV hold every queue
 TOP_SHARES = 15  # candidates in a task's share-of-jobs chart; the table below lists all

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from brokerage.explain import Decision
-from brokerage.whatif import shares  # one definition of a candidate's share, shared with the tuning page
-
-if TYPE_CHECKING:
-    from brokerage.report.build import TaskEntry
+from brokerage.brokers.batch import shares  # one definition of a candidate's share, shared with the tuning page
+from brokerage.model.explain import Decision
+from brokerage.report.entry import TaskEntry
 
 
 def _add(into: dict[str, float], items: Mapping[str, float], scale: float) -> None:

@@ -9,8 +9,9 @@ import math
 from collections.abc import Iterator
 from typing import IO, Any
 
-from brokerage.explain import Decision
-from brokerage.report.build import Report, TaskEntry
+from brokerage.model.explain import Decision
+from brokerage.report.build import Report
+from brokerage.report.entry import TaskEntry
 from brokerage.report.summary import shares
 
 # Stable column set: factor names differ between brokers, so the factors of a candidate are one JSON text column.

@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 
 from distributed import Client, Future, as_completed
 
-from brokerage.cache import GridCache
-from brokerage.gcpause import gc_paused
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.gcpause import gc_paused
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import engine
-from brokerage.snapshot import GridSnapshot
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -133,6 +133,9 @@ def forget(client: Client) -> None:
             del _published[key]
 
 
+engine.on_close(forget)
+
+
 def split(items: Sequence[T], workers: int) -> list[list[T]]:
     """ITEMS cut into contiguous chunks: CHUNKS_PER_WORKER per worker, more if chunks would exceed MAX_CHUNK
     items, each at least MIN_CHUNK long.
@@ -233,8 +236,6 @@ def _in_process(
     progress: Progress | None,
     cancel: Cancel | None,
 ) -> list[R]:
-    from brokerage.cache import cache_for
-
     cache = cache_for(snap, cache)
     chunks = split(items, 1) if progress or cancel else [list(items)]
     out, done = [], 0

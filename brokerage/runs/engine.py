@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -117,10 +118,20 @@ def running_client() -> Client | None:
     return _engine.client if _engine.pid == os.getpid() else None
 
 
-def _forget(client: Client) -> None:
-    from brokerage.runs import chunks
+_close_hooks: list[Callable[[Client], None]] = []
 
-    chunks.forget(client)
+
+def on_close(hook: Callable[[Client], None]) -> None:
+    """Call HOOK with a client this process is closing (a module holding futures of that client forgets them).
+
+    Usage: ``on_close(forget)``
+    """
+    _close_hooks.append(hook)
+
+
+def _forget(client: Client) -> None:
+    for hook in _close_hooks:
+        hook(client)
 
 
 def close() -> None:

@@ -6,14 +6,14 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from brokerage import runner
-from brokerage.cache import GridCache, cache_for
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.brokers import batch
+from brokerage.brokers.batch import ALL_BROKERS, GridRun, Key, Outcome, outcomes_of, plan_grid
+from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import waiting_task_ids
 from brokerage.runs.chunks import Cancel, Progress, map_chunks
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import ALL_BROKERS, GridRun, Key, Outcome, outcomes_of, plan_grid
 
 
 def outcomes_chunk(snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key]) -> dict[Key, Outcome]:
@@ -23,9 +23,9 @@ def outcomes_chunk(snap: GridSnapshot, cache: GridCache, config: Config, keys: S
 
 def decisions_chunk(
     snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key]
-) -> list[tuple[Key, Decision | runner.TaskFailure]]:
+) -> list[tuple[Key, Decision | batch.TaskFailure]]:
     """Worker side of a report: the decisions of KEYS, a brokerage that raises kept as a TaskFailure."""
-    return list(runner.run(snap, config, keys, cache=cache, keep_failures=True))
+    return list(batch.run(snap, config, keys, cache=cache, keep_failures=True))
 
 
 def run_grid(
@@ -39,7 +39,7 @@ def run_grid(
     cancel: Cancel | None = None,
     client: Any = None,
 ) -> GridRun:
-    """``brokerage.whatif.run_grid`` spread over the cluster in chunks of brokerages; the same GridRun.
+    """``brokerage.whatif.compare.run_grid`` spread over the cluster in chunks of brokerages; the same GridRun.
 
     Takes run_grid's arguments, so it can be passed as ``rerun_grid(..., run_with=run_grid)``; CANCEL and
     CLIENT as in ``map_chunks``. Small runs stay in-process (MIN_CLUSTER_TASKS).
@@ -78,10 +78,10 @@ def decide_all(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     client: Any = None,
-) -> list[tuple[Key, Decision | runner.TaskFailure]]:
-    """``runner.run(..., keep_failures=True)`` over the cluster: every (key, decision or failure), in KEYS' order.
+) -> list[tuple[Key, Decision | batch.TaskFailure]]:
+    """``batch.run(..., keep_failures=True)`` over the cluster: every (key, decision or failure), in KEYS' order.
 
-    Usage: ``decided = decide_all(snap, config, runner.plan(cache, ids))``
+    Usage: ``decided = decide_all(snap, config, batch.plan(cache, ids))``
     """
     parts = map_chunks(
         decisions_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client,
@@ -116,7 +116,7 @@ def sweep(
     """One grid run per config of CONFIGS (e.g. one parameter over a range), as one job on the cluster.
 
     Every (config, brokerage) pair is a work item, so the chunks of all configs share the workers and the
-    snapshot sent once. Run ``i`` equals ``whatif.run_grid(snap, configs[i])``.
+    snapshot sent once. Run ``i`` equals ``run_grid_serial(snap, configs[i])``.
     Usage: ``runs = sweep(snap, [Config().with_overrides({"NQUEUED_SAT_CAP": v}) for v in (50, 100, 200)])``
     """
     t0 = time.perf_counter()

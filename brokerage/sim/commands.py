@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from brokerage.lifecycle.task_status import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE
 from brokerage.sim.jobs import FINAL, S
+from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE
 
 if TYPE_CHECKING:
     from brokerage.sim.engine import Simulation
@@ -80,7 +80,7 @@ def parse_commands(
 
 def apply(sim: Simulation, cmd: TaskCommand) -> str:
     """Carry out CMD on SIM now; the sentence logged as its cause. CommandRefused when the task is unknown or its
-    status does not allow the command (the rule of ``brokerage.lifecycle.task_status``).
+    status does not allow the command (the rule of ``brokerage.sim.task_states``).
 
     Usage: ``apply(sim, TaskCommand(0.0, 1234, "pause"))``
     """

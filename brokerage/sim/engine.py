@@ -10,19 +10,19 @@ import numpy as np
 import pandas as pd
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.cache import GridCache, derived_cache
-from brokerage.explain import Decision
-from brokerage.gcpause import gc_paused
-from brokerage.gdpconfig import Config
+from brokerage.model.cache import GridCache, derived_cache
+from brokerage.model.explain import Decision
+from brokerage.model.gcpause import gc_paused
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.workqueues import sorted_leaves
 from brokerage.sim import commands, retry, task_agent
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.events import EventLog
-from brokerage.sim.grid import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, NOT_RUN, SUB_TOREASSIGN, JobTable, S
 from brokerage.sim.scouts import assess, scout_priority
+from brokerage.sim.setup import MAX_ATTEMPT, MAX_FAILURE, NO_PILOT_STATUSES, SimGrid, sim_grid
 from brokerage.sim.throttler import Limits, Verdict, limits_of, throttle
-from brokerage.snapshot import GridSnapshot
-from brokerage.workqueues import sorted_leaves
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
 SAMPLE_S = 600.0  # time series resolution

@@ -6,12 +6,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import Progress, Simulation
 from brokerage.sim.events import job_history
 from brokerage.sim.jobs import FINAL, STATUSES
-from brokerage.snapshot import GridSnapshot
 
 
 class UnknownJob(ValueError):

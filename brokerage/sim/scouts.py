@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 N_SCOUT_JOBS = 10  # nChunksForScout: a scouting task exposes 10 chunks; a scout job reads one input
 SCOUT_PRIORITY = 901  # scouts run at max(901, task priority + 1)

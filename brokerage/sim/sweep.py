@@ -7,11 +7,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import chunks, engine
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import TICK_S, Simulation
-from brokerage.snapshot import GridSnapshot
 
 Progress = Callable[[int, int], None]  # (simulated minutes done over all runs, total)
 Cancel = Callable[[], bool]

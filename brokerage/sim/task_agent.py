@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 WAIT_FOR_PENDING_S = 3600.0  # waitForPending: a pending task is retried after 60 min ...
 URGENT_PENDING_S = ((950, 600.0), (900, 1800.0))  # ... a production one at priority >= 950 after 10, >= 900 after 30

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 N_BUNCH_MIN, N_BUNCH_MAX = 500, 600  # nJobsInBunchMin/Max, constants in JobThrottlerBase
 QUEUE_BUNCHES = 4  # nBunch: NQUEUELIMIT defaults to four bunches

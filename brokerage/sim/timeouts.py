@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from brokerage.sim.grid import NO_PILOT_STATUSES
 from brokerage.sim.jobs import ACTIVE_TABLE, DEFINED_TABLE, QUEUED, S
+from brokerage.sim.setup import NO_PILOT_STATUSES
 
 if TYPE_CHECKING:
     from brokerage.sim.engine import Simulation

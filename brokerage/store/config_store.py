@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
-from brokerage.gdpconfig import (
+from brokerage.model.gdpconfig import (
     Config,
     ConfigError,
     ConfigRow,

@@ -12,8 +12,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from brokerage.lifecycle.task_status import TransitionError
-from brokerage.snapshot import (
+from brokerage.model.snapshot import (
     BARE_NUCLEUS_MODES,
     ENDPOINT_STATUSES,
     QUEUE_STATUSES,
@@ -25,9 +24,10 @@ from brokerage.snapshot import (
     frame,
     validate,
 )
+from brokerage.model.words import count
+from brokerage.sim.task_states import TransitionError
 from brokerage.store.live_sources import LIVE_KINDS, LIVE_LABELS, detect_live_kind, import_live
 from brokerage.store.repository import read_grid_or_blank, save_snapshot, write_grid, write_transaction
-from brokerage.words import count
 
 KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac", *LIVE_KINDS)
 KIND_LABELS = {

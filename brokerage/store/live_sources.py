@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from brokerage.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, frame
-from brokerage.words import count
+from brokerage.model.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, frame
+from brokerage.model.words import count
 
 LIVE_KINDS = ("sw_tags", "nws", "site_matrix", "ddm_status")
 LIVE_LABELS = {
@@ -328,7 +328,7 @@ def _upsert_network(old: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFra
 
 def _note_network_window(patch: LivePatch, snap: GridSnapshot, newest: datetime) -> None:
     """Say so when the imported metrics are too old for the brokers to read against the grid's taken_at."""
-    from brokerage.network import NETWORK_MAX_AGE_MINUTES
+    from brokerage.model.network import NETWORK_MAX_AGE_MINUTES
 
     cutoff = pd.Timestamp(snap.taken_at) - pd.Timedelta(minutes=NETWORK_MAX_AGE_MINUTES)
     if pd.Timestamp(newest) < cutoff:
@@ -351,7 +351,7 @@ def import_live(engine: Engine, data: Any, kind: str, source: str) -> Any:
 
     Usage: ``import_live(engine, json.load(open("metrics.json")), "nws", "metrics.json").notes``
     """
-    from brokerage.lifecycle.task_status import TransitionError
+    from brokerage.sim.task_states import TransitionError
     from brokerage.store.importer import ImportFileError, ImportResult
     from brokerage.store.repository import read_grid_or_blank, write_grid, write_transaction
 

@@ -14,11 +14,11 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
-from brokerage.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
-from brokerage.snapshot import JOB_STATUSES, TABLES, GridSnapshot, empty_snapshot, frame
+from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
+from brokerage.model.snapshot import JOB_STATUSES, TABLES, GridSnapshot, empty_snapshot, frame
+from brokerage.model.words import count
 from brokerage.store.importer import _map_queues
 from brokerage.store.live_sources import map_live
-from brokerage.words import count
 
 # The tables and columns read, with the type family each must have (PanDA's public schema,
 # panda-database schema/postgres/sqls/pg_PANDA_TABLE.sql). A missing one or a wrong type stops the read.

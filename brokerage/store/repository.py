@@ -17,9 +17,7 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine, event
 
-from brokerage.lifecycle.status_log import log_problems
-from brokerage.lifecycle.task_status import TransitionError, describe_transition_error, is_allowed
-from brokerage.snapshot import (
+from brokerage.model.snapshot import (
     TABLES,
     Col,
     GridSnapshot,
@@ -29,6 +27,8 @@ from brokerage.snapshot import (
     empty_snapshot,
     frame,
 )
+from brokerage.sim.status_log import log_problems
+from brokerage.sim.task_states import TransitionError, describe_transition_error, is_allowed
 from brokerage.store.models import (
     GRID_MODELS,
     JSON_TABLES,

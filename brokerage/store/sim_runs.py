@@ -11,8 +11,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store.models import SimRun
 from brokerage.store.repository import StoreError, read_transaction, write_transaction
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
-from brokerage.snapshot import GridSnapshot, SnapshotError
+from brokerage.model.snapshot import GridSnapshot, SnapshotError
 from brokerage.store.models import SnapshotMeta, SnapshotVersion
 from brokerage.store.repository import (
     StoreError,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 from tests.app.sample import sample_grid
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import counts, dataset, grid, queue, sim_tables, task
 
 SITES = ["CERN-PROD", "BNL-ATLAS", "AGLT2", "MWT2"]

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import waiting_task_ids
 from tests.app.test_tuning import db_app  # noqa: F401  the fixture: the app on a fresh SQLite database
 
 

@@ -9,8 +9,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from brokerage.dirac.demo import dirac_columns
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot, frame
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot, frame
 
 PILOT = "Site=LCG.CERN.cern,CPUTime=86400,Platform=x86_64-el9"
 

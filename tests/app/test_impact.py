@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import FactorChange, FilterChange, TaskDiff, impact, run_grid
+from brokerage.brokers.batch import run_grid_serial as run_grid
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.whatif.compare import FactorChange, FilterChange, TaskDiff
+from brokerage.whatif.impact import impact
 
 
 def _diff(**kw) -> TaskDiff:

@@ -11,8 +11,8 @@ import click
 import pytest
 
 from app.state import AppState, Source
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,7 +119,7 @@ def test_default_task_is_picked_by_a_callback(app_client) -> None:
 
 def test_cli_registers_core_commands_and_the_serve_plugin(monkeypatch) -> None:
     """`brokerage` has the core's subcommands and the app's `serve`; a broken plugin fails loudly."""
-    from brokerage import cli
+    from brokerage.cli import main as cli
 
     ctx = click.Context(cli.main)
     assert {"db", "nucleus", "report", "serve", "jobs", "snapshot"} <= set(cli.main.list_commands(ctx))

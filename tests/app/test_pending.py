@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from app.viewmodels import pending as vm
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import run_grid
+from brokerage.brokers.batch import run_grid_serial as run_grid
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 THROTTLE_MSG = "throttle to generate jobs due to User Analysis usage 92% > 90% of its target for a class C task"
 
@@ -130,7 +130,7 @@ def test_stabilizer_rows_carry_excess_largest_first(snap: GridSnapshot) -> None:
     """Every (PQ, user) row carries excess = nQ_user − max_q_len, and the rows come largest excess first."""
     from app.viewmodels import stabilizer
     from brokerage.brokers.stabilizer import stabilizer_grid
-    from brokerage.cache import GridCache
+    from brokerage.model.cache import GridCache
 
     rows = stabilizer.rows(stabilizer_grid(GridCache(snap), Config()))
     assert all(r["excess"] == round(r["nQ_user"] - r["max_q_len"], 3) for r in rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 
 
 def test_search_resolves_each_kind_of_name_to_its_page(snap: GridSnapshot) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 
 def _text(component: Any) -> str:
@@ -152,7 +152,7 @@ def test_task_states_extend_into_a_stored_simulation(
     transitions to the diagram as simulated ones; a run of another grid version is not offered."""
     from app.callbacks import tasks as cb
     from app.main import services
-    from brokerage.gdpconfig import Config as Cfg
+    from brokerage.model.gdpconfig import Config as Cfg
     from brokerage.store.repository import make_engine
     from brokerage.store.schema import upgrade
     from brokerage.store.sim_runs import save_run
@@ -164,7 +164,7 @@ def test_task_states_extend_into_a_stored_simulation(
     result = {"headline": {}, "task_changes": [{"time_h": 0.5, "task": 2, "from": "ready", "to": "running",
                                                 "cause": "JobGenerator: first jobs submitted"}]}  # fmt: skip
     run_id = save_run(db, result, snap, Cfg(), 6.0, 0, "stored")
-    from brokerage.snapshot import GridSnapshot
+    from brokerage.model.snapshot import GridSnapshot
 
     other = GridSnapshot(snap.tables, snap.taken_at, snap.snapshot_id, snap.version + 1)
     save_run(db, result, other, Cfg(), 6.0, 0, "stored")

@@ -17,9 +17,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from app.viewmodels import tuning as vm
-from brokerage.explain import Candidate, Decision, Skip
-from brokerage.gdpconfig import REGISTRY, Config
-from brokerage.whatif import compare
+from brokerage.model.explain import Candidate, Decision, Skip
+from brokerage.model.gdpconfig import REGISTRY, Config
+from brokerage.whatif.compare import compare
 
 
 def _text(tree: object) -> str:
@@ -316,8 +316,9 @@ def _grid_impact_on_the_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     from app.main import services, state
     from app.services.runs import GridRuns
     from brokerage import runs
+    from brokerage.brokers.batch import run_grid_serial as run_grid
     from brokerage.runs import chunks
-    from brokerage.whatif import impact, rerun_grid, run_grid, summary
+    from brokerage.whatif.impact import impact, rerun_grid, summary
 
     monkeypatch.setattr(chunks, "MIN_CLUSTER_TASKS", 1)  # the sample grid is small: send it to the cluster anyway
     fresh = GridRuns(state, cache_dir=tmp_path)  # no run memoised from other tests

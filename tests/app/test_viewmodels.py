@@ -10,12 +10,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.viewmodels import network, nuclei, overview, queues, stabilizer, tasks
+from brokerage.brokers.batch import run_grid_serial as run_grid
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.brokers.stabilizer import stabilizer_grid
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
-from brokerage.whatif import run_grid
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.waiting import waiting_task_ids
 
 
 def test_viewmodels_do_not_import_dash() -> None:
@@ -258,7 +258,7 @@ def test_nucleus_rows_flag_storage_and_backlog(snap) -> None:
 
 def test_probability_figure_uses_broker_probability(snap) -> None:
     """Selection probabilities come from candidate details when the broker gives them."""
-    from brokerage.explain import Candidate, Decision
+    from brokerage.model.explain import Candidate, Decision
 
     d = Decision("task", 1, "ok", [Candidate("A", 1, 3.0, {"w": 3.0}, {"probability": 0.75}),
                                    Candidate("B", 2, 1.0, {"w": 1.0}, {"probability": 0.25})], [], [], {}, label="nucleus")  # fmt: skip

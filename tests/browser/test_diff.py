@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import expect
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.model.gdpconfig import Config
+from brokerage.model.waiting import waiting_task_ids
 
 TIMEOUT = 30_000
 WIDTHS = (1600, 1100)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from tests.app.test_dirac import _rows
 from tests.browser.test_pages import TIMEOUT, _settle, pick
 
@@ -22,7 +22,7 @@ def dirac_grid(live_server: str) -> Iterator[str]:
     from app.main import state
     from app.state.source import Source
     from brokerage.dirac.demo import dirac_columns
-    from brokerage.snapshot import frame
+    from brokerage.model.snapshot import frame
 
     snap = state.snapshot()
     tables = {name: frame(name, _rows(cols)) for name, cols in dirac_columns(0, n_jobs=800).items()}

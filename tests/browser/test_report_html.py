@@ -9,10 +9,10 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from brokerage.brokers.router import tasks_needing_nucleus
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.model.gdpconfig import Config
+from brokerage.model.waiting import waiting_task_ids
 from brokerage.report import build_report, render
-from brokerage.synth import demo_snapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.browser.conftest import SHOTS
 
 TIMEOUT = 10_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from brokerage.snapshot import GridSnapshot, empty_snapshot, frame, validate
+from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame, validate
 
 CERN = "LCG.CERN.cern"
 CNAF = "LCG.CNAF.it"

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from brokerage.brokers import analysis
 from brokerage.brokers.router import route
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config, ConfigError
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config, ConfigError
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import (
     RECENT,
     anal_queue,

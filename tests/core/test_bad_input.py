@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from brokerage.cli import main
-from brokerage.gdpconfig import ConfigError, check_family_members, parse_assignments, parse_value
-from brokerage.snapshot import GridSnapshot, SnapshotError, validate
-from brokerage.synth import demo_snapshot
+from brokerage.cli.main import main
+from brokerage.model.gdpconfig import ConfigError, check_family_members, parse_assignments, parse_value
+from brokerage.model.snapshot import GridSnapshot, SnapshotError, validate
+from brokerage.synth.demo import demo_snapshot
 
 
 def _small_doc() -> dict[str, Any]:
@@ -119,13 +119,13 @@ def test_report_that_cannot_broker_a_task_exits_2_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A report in which a task's brokerage failed is refused (exit 2), not written with exit 0."""
-    from brokerage import runner
+    from brokerage.brokers import batch
 
     def failing(_snap: Any, _config: Any, keys: Any, **_: Any) -> Any:
         for key in keys:
-            yield key, runner.TaskFailure(key, "RuntimeError: broken broker")
+            yield key, batch.TaskFailure(key, "RuntimeError: broken broker")
 
-    monkeypatch.setattr(runner, "run", failing)
+    monkeypatch.setattr(batch, "run", failing)
     path = tmp_path / "grid.json"
     path.write_text(json.dumps(BASE))
     out = tmp_path / "r.csv"

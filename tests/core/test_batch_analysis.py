@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from brokerage.brokers import analysis
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.core.test_batch_production import explained
 
 

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.brokers import production
-from brokerage.cache import GridCache
-from brokerage.explain import Decision, Skip, SkipList
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import Decision, Skip, SkipList
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.builders import counts, grid, queue, task
 from tests.core.test_production_properties import OVERRIDES, _random_grid, _random_task, _snapshot
 from tests.reference import production_reference as ref

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.cache import GridCache, derived_cache
-from brokerage.gdpconfig import Config
-from brokerage.grid import task_row
-from brokerage.synth import demo_snapshot
+from brokerage.model.cache import GridCache, derived_cache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.views import task_row
+from brokerage.synth.demo import demo_snapshot
 
 
 def test_decisions_with_a_derived_cache_equal_a_fresh_one() -> None:

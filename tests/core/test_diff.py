@@ -7,11 +7,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from brokerage.cli import main
+from brokerage.cli.main import main
 from brokerage.diff.attribute import diff_grids
 from brokerage.diff.delta import apply, deltas, describe
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import counts, grid, queue, task
 from tests.core.test_production_filters import net, sites
 

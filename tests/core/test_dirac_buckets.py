@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from brokerage.dirac.buckets import DIRAC_BUCKETS, SEED_BUCKETS, fit_cpu_time
-from brokerage.gdpconfig import Config, ConfigError
+from brokerage.model.gdpconfig import Config, ConfigError
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from brokerage.cli import main
+from brokerage.cli.main import main
 from brokerage.dirac.demo import SITES
 from brokerage.dirac.matcher import task_queues
-from brokerage.gdpconfig import Config
-from brokerage.synth import demo_snapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.synth.demo import demo_snapshot
 from tests.core.dirac_helpers import CERN, job, snapshot
 
 

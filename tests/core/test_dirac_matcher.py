@@ -8,7 +8,7 @@ import pytest
 
 from brokerage.dirac.matcher import RULES, match
 from brokerage.dirac.pilot import MISSING_CPU, MISSING_SITE, WRONG_CONDITIONS, PilotError, parse_pilot
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from tests.core.dirac_helpers import CERN, CNAF, job, snapshot
 
 

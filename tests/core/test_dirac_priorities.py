@@ -8,7 +8,7 @@ import numpy as np
 
 from brokerage.dirac.matcher import task_queues
 from brokerage.dirac.priorities import real_priority
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from tests.core.dirac_helpers import CERN, job, snapshot
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from brokerage.dirac.matcher import match
 from brokerage.dirac.pilot import parse_pilot
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from tests.core.dirac_helpers import snapshot
 from tests.reference import dirac_reference as ref
 

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from brokerage.cache import GridCache
 from brokerage.dirac.matcher import match
 from brokerage.dirac.selection import choose_job, draw_first, first_probabilities
-from brokerage.gdpconfig import Config
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
 from tests.core.dirac_helpers import CERN, job, snapshot
 from tests.reference.dirac_reference import first_probability
 

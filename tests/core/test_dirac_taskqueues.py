@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from brokerage.dirac.matcher import task_queues
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from tests.core.dirac_helpers import CERN, CNAF, job, snapshot
 
 

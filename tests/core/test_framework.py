@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from brokerage import grid
 from brokerage.brokers import analysis, nucleus, production
-from brokerage.cache import GridCache
 from brokerage.checks import cores, diskio, pilot, production_queues, scratch, walltime
 from brokerage.checks.context import QueueContext
 from brokerage.framework import Derived, Filter, Reads, expand
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.core.test_batch_production import _snapshot, explained, shared_grids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +92,7 @@ def contexts(snap: GridSnapshot, config: Config, kinds: str) -> Iterator[QueueCo
     """Production (with and without a nucleus) and/or analysis contexts of every task of SNAP, memo off."""
     cache = GridCache(snap, memoise=False)
     for tid in snap.tasks["jeditaskid"].tolist():
-        row = grid.task_row(cache, tid)
+        row = views.task_row(cache, tid)
         if row.get("prodsourcelabel") == "user":
             if "analysis" in kinds:
                 yield analysis.make_context(row, config, cache)
@@ -169,7 +169,7 @@ def test_emitted_codes_are_declared(demo: GridSnapshot) -> None:
     cache = GridCache(demo)
     seen = 0
     for tid in demo.tasks["jeditaskid"].tolist():
-        row = grid.task_row(cache, tid)
+        row = views.task_row(cache, tid)
         broker = analysis if row.get("prodsourcelabel") == "user" else production
         for s in broker.broker(demo, tid, Config(), cache=cache).skipped:
             if s.stage in declared:

@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brokerage import grid as grid_views
 from brokerage.brokers import production
-from brokerage.cache import GridCache
 from brokerage.checks import placement, production_queues
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import grid, queue, site, task
 
 # network weight off: every queue then has weight base x data x t1, with base = (0 + 1) / (0 + 10) = 0.1
@@ -80,7 +80,7 @@ def test_full_chain_filter_is_inactive_without_bare_only_sites_or_nucleus() -> N
     assert (step.before, step.after) == (2, 2)
     # no nucleus yet (and hint mode): the filter does not apply
     cache = GridCache(snap_with())
-    ctx = production_queues.make_context(grid_views.task_row(cache, 1), NO_NW, cache)
+    ctx = production_queues.make_context(views.task_row(cache, 1), NO_NW, cache)
     assert placement.f_full_chain(ctx) is None
     hint_cache = GridCache(snap_with(nucleus="N"))
     hint = production_queues.make_context({**task(1), "nucleus": "N"}, NO_NW, hint_cache, hint_mode=True)
@@ -147,9 +147,9 @@ def test_t1_factor_follows_gdpconfig() -> None:
 def test_t1_factor_is_one_without_nucleus() -> None:
     snap = grid(T1_QUEUES, [task(1, iointensity=900.0, currentpriority=950)], sites=T1_SITES)
     cache = GridCache(snap)
-    ctx = production_queues.make_context(grid_views.task_row(cache, 1), NO_NW, cache)
+    ctx = production_queues.make_context(views.task_row(cache, 1), NO_NW, cache)
     assert np.array_equal(production.t1_factor(ctx), np.ones(2))
-    hint = production_queues.make_context(grid_views.task_row(cache, 1), NO_NW, cache, hint_mode=True)
+    hint = production_queues.make_context(views.task_row(cache, 1), NO_NW, cache, hint_mode=True)
     assert np.array_equal(production.t1_factor(hint), np.ones(2))
 
 

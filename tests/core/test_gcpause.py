@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from brokerage.brokers import production
-from brokerage.gcpause import gc_paused
+from brokerage.model.gcpause import gc_paused
 from tests.builders import grid, queue, task
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from brokerage.gdpconfig import (
+from brokerage.model.gdpconfig import (
     PARAMS,
     REGISTRY,
     Config,
@@ -184,7 +184,7 @@ def test_fingerprint_is_stable() -> None:
 def test_unknown_key_suggests_the_closest_known_keys() -> None:
     """An unknown key names itself and suggests the closest registered keys (any case); a key like none of them
     says how many keys exist instead of listing them all."""
-    from brokerage.gdpconfig import lookup_param
+    from brokerage.model.gdpconfig import lookup_param
 
     with pytest.raises(ConfigError) as near:
         lookup_param("NQUEUED_SATCAP")

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.gdpconfig import Config
-from brokerage.levers import Explanation, _with_input, config_version, explain_queue
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.whatif.levers import Explanation, _with_input, config_version, explain_queue
 from tests.builders import counts, endpoint, grid, queue, task
 from tests.core.test_production_filters import _nucleus_grid, net
 
@@ -130,7 +130,7 @@ def test_decisions_carry_their_versions() -> None:
 def test_nucleus_space_levers_name_the_threshold_the_output_rate_and_the_free_space() -> None:
     """Free 110000 GB - projected 320000/10 x 0.25 = 8000 GB = 102000 <= 100 TB (102400 GB): DISK_THRESHOLD 99 passes,
     OUTPUT_GB_PER_CORE_DAY < 0.2375 passes, and 401 GB more free (110401) passes."""
-    from brokerage.levers_nucleus import explain_nucleus
+    from brokerage.whatif.levers_nucleus import explain_nucleus
     from tests.core.test_nucleus import busy, ngrid
 
     t2, d2 = busy(2, "A", 320000)
@@ -148,7 +148,7 @@ def test_nucleus_space_levers_name_the_threshold_the_output_rate_and_the_free_sp
 
 def test_nucleus_status_and_backlog_levers() -> None:
     """An OFFLINE nucleus needs state ACTIVE; 2100 files queued to a nucleus > NQUEUED_NUC_CAP 2000 need a cap of 2100."""
-    from brokerage.levers_nucleus import explain_nucleus
+    from brokerage.whatif.levers_nucleus import explain_nucleus
     from tests.builders import queued_to, site
     from tests.core.test_nucleus import ngrid
 
@@ -163,7 +163,7 @@ def test_cli_explain_nucleus_and_its_errors(tmp_path: Any) -> None:
     """`explain --nucleus` prints the nucleus' levers; neither or both of --queue/--nucleus, or an unknown nucleus, exit 2."""
     from click.testing import CliRunner
 
-    from brokerage.cli import main
+    from brokerage.cli.main import main
     from tests.builders import site
     from tests.core.test_nucleus import ngrid
 

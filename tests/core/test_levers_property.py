@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.brokers.router import run_job_brokerage, run_nucleus_brokerage
-from brokerage.cache import GridCache
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.levers import Explanation, Lever, _fate, _with_input, explain_queue
-from brokerage.levers_nucleus import explain_nucleus
-from brokerage.lifecycle.waiting import waiting_task_ids
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import waiting_task_ids
+from brokerage.synth.demo import demo_snapshot
+from brokerage.whatif.levers import Explanation, Lever, _fate, _with_input, explain_queue
+from brokerage.whatif.levers_nucleus import explain_nucleus
 
 
 @cache

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.network import closeness_weight, network_weights, queued_weight, throughput_weight
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import closeness_weight, network_weights, queued_weight, throughput_weight
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import RECENT, grid, queue, task
 
 FRESH_EDGE = "2026-11-20T11:00:00Z"  # exactly 60 min before the snapshot: still used

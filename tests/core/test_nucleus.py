@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.brokers import nucleus
-from brokerage.brokers.nucleus_cli import nucleus as nucleus_command
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.cli.nucleus import nucleus as nucleus_command
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import dataset, endpoint, grid, queue, queued_to, replica, site, task
 from tests.reference import nucleus_reference as ref
 
@@ -482,7 +482,7 @@ def test_cli_table_and_errors(tmp_path: Any) -> None:
 def test_cli_is_attached_to_the_brokerage_command() -> None:
     import click
 
-    from brokerage.cli import main
+    from brokerage.cli.main import main
 
     assert main.get_command(click.Context(main), "nucleus") is not None
 
@@ -653,17 +653,17 @@ def test_batch_agrees_with_reference(scenario: tuple[GridSnapshot, Config, list[
 @given(scenarios())
 def test_job_check_matches_apply_filters(scenario: tuple[GridSnapshot, Config, list[int]]) -> None:
     """The mask-only run of the production filters keeps and explains the same queues as ``apply_filters``."""
-    from brokerage import grid as grid_views
-    from brokerage.cache import GridCache
     from brokerage.checks import production_queues
     from brokerage.framework import apply_filters
+    from brokerage.model import views
+    from brokerage.model.cache import GridCache
 
     snap, cfg, ids = scenario
     cache = GridCache(snap)
     na = nucleus.nucleus_arrays(cache)
     qmask = na.job_queue & (na.queue_nucleus >= 0)
     for tid in ids:
-        pctx = production_queues.make_context(grid_views.task_row(cache, tid), cfg, cache, hint_mode=True)
+        pctx = production_queues.make_context(views.task_row(cache, tid), cfg, cache, hint_mode=True)
         alive, skips, _ = apply_filters(pctx.qa.name, qmask, production_queues.FILTERS, pctx)
         check = nucleus.run_job_filters(pctx, qmask)
         assert (check.alive == alive).all()

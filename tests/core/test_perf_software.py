@@ -8,10 +8,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage import grid as grid_views
-from brokerage.cache import GridCache
 from brokerage.checks.software import SoftwareIndex, SoftwareVerdict, software_index, software_verdict
-from brokerage.synth import demo_snapshot
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.synth.demo import demo_snapshot
 from tests.core.test_software import (
     BOOL,
     CMTCONFIG,
@@ -106,12 +106,12 @@ def test_demo_grid_index_agrees_with_plain_rows() -> None:
     """Every task of a demo grid, at a size where many queues share classes: the indexed path equals the plain one."""
     snap = demo_snapshot(seed=3, queues=400, tasks=200)
     cache = GridCache(snap)
-    qa = grid_views.queue_arrays(cache)
+    qa = views.queue_arrays(cache)
     index = software_index(cache)
     plain = {k: dict(v) for k, v in index.items()}
     names, releases = qa.name, qa["releases"]
     for tid in snap.tasks["jeditaskid"].tolist():
-        row: dict[str, Any] = grid_views.task_row(cache, tid)
+        row: dict[str, Any] = views.task_row(cache, tid)
         a = software_verdict(row, names, releases, index)
         b = software_verdict(row, names, releases, plain)
         assert _rows(a, qa.n) == _rows(b, qa.n), tid

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from brokerage.brokers import production
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import RECENT, counts, grid, queue, task
 from tests.reference import production_reference as ref
 

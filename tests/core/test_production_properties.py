@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.brokers import production
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import TABLES, GridSnapshot, check_references, frame, validate
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import TABLES, GridSnapshot, check_references, frame, validate
 from tests.builders import RECENT, TAKEN_AT, counts, grid, queue, task
 from tests.reference import production_reference as ref
 

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brokerage import grid as grid_views
 from brokerage.brokers import analysis, production
-from brokerage.cache import GridCache
 from brokerage.checks import production_queues
-from brokerage.gdpconfig import Config
-from brokerage.pseudoqueues import pseudo_queue_columns, task_resource_type
+from brokerage.model import views
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.pseudoqueues import pseudo_queue_columns, task_resource_type
 from tests.builders import anal_queue, anal_task, grid, queue, task
 
 QUEUEDATA = Path(__file__).parents[1] / "data" / "queuedata_CERN.json"  # pilot3's CRIC record of CERN, trimmed
@@ -30,7 +30,7 @@ def cern_row(**kw: Any) -> dict[str, Any]:
 def columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     """Queue columns of ROWS as queue_arrays holds them."""
     snap = grid(rows, [task()])
-    return grid_views.queue_arrays(GridCache(snap)).col
+    return views.queue_arrays(GridCache(snap)).col
 
 
 def skip_codes(decision: Any) -> dict[str, str]:

@@ -36,7 +36,7 @@ def test_core_imports_no_screen_libraries() -> None:
     """Importing every brokerage module pulls in none of dash, flask or plotly."""
     modules, loaded = imported_by("brokerage")
     assert "brokerage.brokers.production" in modules
-    assert "brokerage.gdpconfig" in modules
+    assert "brokerage.model.gdpconfig" in modules
     assert not loaded & {"dash", "flask", "plotly", "flask_caching", "dash_bootstrap_components", "dash_ag_grid"}
 
 

@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 
 from brokerage.brokers.router import run_job_brokerage, tasks_needing_nucleus
-from brokerage.explain import Candidate, Decision, FunnelStep
-from brokerage.gdpconfig import Config, ConfigError
-from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage.model.explain import Candidate, Decision, FunnelStep
+from brokerage.model.gdpconfig import Config, ConfigError
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import waiting_task_ids
 from brokerage.report import FORMATS, MEDIA_TYPES, Report, TaskEntry, UnknownTaskError, build_report, filename, render
 from brokerage.report.files import write_atomic
 from brokerage.report.summary import summarise
 from brokerage.report.svg import Bar, bar_chart, text_px
 from brokerage.report.tabular import CSV_COLUMNS
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.builders import grid, queue, task
 
 # an href/src (or CSS url()) pointing anywhere but into the page itself
@@ -199,16 +199,16 @@ def test_bad_override_fails_before_any_work(tiny: GridSnapshot) -> None:
 
 def test_a_failing_task_is_reported_not_fatal(tiny: GridSnapshot, monkeypatch: pytest.MonkeyPatch) -> None:
     """A task whose brokerage raises is kept in the report with its error; the other tasks are still brokered."""
-    from brokerage import runner
+    from brokerage.brokers import batch
 
-    real = runner.decide
+    real = batch.decide
 
     def flaky(snap: GridSnapshot, config: Config, key: tuple[str, int], cache: object) -> Decision:
         if key[1] == 2:
             raise ValueError("broken task")
         return real(snap, config, key, cache)
 
-    monkeypatch.setattr(runner, "decide", flaky)
+    monkeypatch.setattr(batch, "decide", flaky)
     report = build_report(tiny, Config(), [1, 2])
     assert [e.error for e in report.tasks] == ["", "ValueError: broken task"]
     assert report.summary["errors"] == 1 and report.summary["with_candidates"] == 1

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from brokerage.cli import main
+from brokerage.cli.main import main
 from brokerage.report.progress import ProgressBar, bar_text
-from brokerage.synth import demo_snapshot
+from brokerage.synth.demo import demo_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_the_command_starts_without_the_heavy_libraries() -> None:
     import sys
 
     code = (
-        "import sys; from click.testing import CliRunner; from brokerage.cli import main; "
+        "import sys; from click.testing import CliRunner; from brokerage.cli.main import main; "
         "r = CliRunner().invoke(main, ['--version']); assert r.exit_code == 0, r.output; "
         "print(sorted(m for m in ('pandas', 'numpy', 'sqlalchemy') if m in sys.modules))"
     )

@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 from distributed import Client, LocalCluster
 
-from brokerage import runner, runs, whatif
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.lifecycle.waiting import waiting_task_ids
+from brokerage import runs
+from brokerage.brokers import batch
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.waiting import waiting_task_ids
 from brokerage.runs import chunks, engine
-from brokerage.snapshot import GridSnapshot
-from brokerage.synth import demo_snapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.dask_cluster import START_TIMEOUT_S, external_cluster
 
 
@@ -33,9 +34,9 @@ def demo() -> GridSnapshot:
 
 
 @pytest.fixture(scope="module")
-def serial(demo: GridSnapshot) -> whatif.GridRun:
+def serial(demo: GridSnapshot) -> batch.GridRun:
     """The serial grid run of the demo grid under the default config."""
-    return whatif.run_grid(demo, Config(), cache=GridCache(demo))
+    return batch.run_grid_serial(demo, Config(), cache=GridCache(demo))
 
 
 @pytest.fixture(scope="module")
@@ -76,15 +77,15 @@ def test_small_runs_stay_in_process_without_starting_a_cluster(monkeypatch: pyte
     """Below MIN_CLUSTER_TASKS work items the run happens here and no client is started."""
     snap = demo_snapshot(seed=0, queues=60, tasks=40)
     monkeypatch.setattr(engine, "get_client", lambda: pytest.fail("a small run started a cluster"))
-    keys, _ = whatif.plan_grid(GridCache(snap), waiting_task_ids(snap))
+    keys, _ = batch.plan_grid(GridCache(snap), waiting_task_ids(snap))
     assert len(keys) < runs.MIN_CLUSTER_TASKS
     seen: list[tuple[int, int]] = []
     run = runs.run_grid(snap, Config(), progress=lambda d, t: seen.append((d, t)))
-    assert run.outcomes == whatif.run_grid(snap, Config()).outcomes and seen[-1] == (len(keys), len(keys))
+    assert run.outcomes == batch.run_grid_serial(snap, Config()).outcomes and seen[-1] == (len(keys), len(keys))
 
 
 def test_local_cluster_grid_run_equals_the_serial_run(
-    demo: GridSnapshot, serial: whatif.GridRun, local_client: Client
+    demo: GridSnapshot, serial: batch.GridRun, local_client: Client
 ) -> None:
     """A LocalCluster with 2 workers gives the serial run's outcomes, in the same order, for the whole demo grid."""
     seen: list[tuple[int, int]] = []
@@ -100,15 +101,15 @@ def test_a_sweep_on_the_cluster_equals_one_serial_run_per_config(demo: GridSnaps
     ids = waiting_task_ids(demo)[:400]
     swept = runs.sweep(demo, configs, task_ids=ids, client=local_client)
     for cfg, run in zip(configs, swept, strict=True):
-        serial = whatif.run_grid(demo, cfg, task_ids=ids)
+        serial = batch.run_grid_serial(demo, cfg, task_ids=ids)
         assert run.outcomes == serial.outcomes and list(run.outcomes) == list(serial.outcomes)
 
 
 def test_local_cluster_decisions_equal_the_serial_ones(demo: GridSnapshot, local_client: Client) -> None:
     """Decisions brokered on the cluster (for reports) equal the serial ones: status, ranking, weights and skips."""
     cache = GridCache(demo)
-    keys = runner.plan(cache, waiting_task_ids(demo)[:300])
-    here = list(runner.run(demo, Config(), keys, cache=cache, keep_failures=True))
+    keys = batch.plan(cache, waiting_task_ids(demo)[:300])
+    here = list(batch.run(demo, Config(), keys, cache=cache, keep_failures=True))
     there = runs.decide_all(demo, Config(), keys, client=local_client)
     assert [k for k, _ in there] == [k for k, _ in here]
     for (_, a), (_, b) in zip(here, there, strict=True):
@@ -146,7 +147,7 @@ def test_a_cancelled_run_stops_and_cancels_its_chunks(demo: GridSnapshot, local_
 
 
 def test_external_scheduler_gives_the_serial_run(
-    demo: GridSnapshot, serial: whatif.GridRun, external: tuple[str, list[subprocess.Popen[bytes]]]
+    demo: GridSnapshot, serial: batch.GridRun, external: tuple[str, list[subprocess.Popen[bytes]]]
 ) -> None:
     """A `dask scheduler` and two `dask worker` processes reached by address give the serial outcomes."""
     with Client(external[0], set_as_default=False) as client:
@@ -156,7 +157,7 @@ def test_external_scheduler_gives_the_serial_run(
 
 
 def test_killing_a_worker_mid_run_still_gives_the_serial_run(
-    demo: GridSnapshot, serial: whatif.GridRun, external: tuple[str, list[subprocess.Popen[bytes]]]
+    demo: GridSnapshot, serial: batch.GridRun, external: tuple[str, list[subprocess.Popen[bytes]]]
 ) -> None:
     """Killing one of two workers in the middle of a run: its chunks are recomputed and the result is identical."""
     address, workers = external
@@ -226,7 +227,7 @@ def test_a_forked_child_reaches_its_parents_embedded_cluster(monkeypatch: pytest
         outcomes, connected, address = out.get(timeout=120)
         child.join(timeout=30)
         assert child.exitcode == 0 and connected and address == parent.scheduler.address
-        assert outcomes == whatif.run_grid(snap, Config()).outcomes
+        assert outcomes == batch.run_grid_serial(snap, Config()).outcomes
     finally:
         runs.close()
 
@@ -234,7 +235,7 @@ def test_a_forked_child_reaches_its_parents_embedded_cluster(monkeypatch: pytest
 def _report(snapshot: Path, out: Path, *args: str) -> dict[str, Any]:
     from click.testing import CliRunner
 
-    from brokerage.cli import main
+    from brokerage.cli.main import main
 
     cmd = ["report", "--snapshot", str(snapshot), "--all", "--quiet", "--format", "json", "--out", str(out), *args]
     result = CliRunner().invoke(main, cmd, catch_exceptions=False)
@@ -269,7 +270,7 @@ def test_report_all_takes_scheduler_and_workers_options(
 def test_dask_is_imported_only_by_a_whole_grid_run() -> None:
     """Importing the core, its CLI and the report builder does not import dask; only brokerage.runs' modules do."""
     code = (
-        "import sys, brokerage.cli, brokerage.report, brokerage.whatif, brokerage.runs; "
+        "import sys, brokerage.cli.main, brokerage.report, brokerage.whatif.compare, brokerage.runs; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from brokerage.lifecycle.simulate import simulate_task_history, status_path
-from brokerage.lifecycle.status_log import log_problems
-from brokerage.lifecycle.task_status import ALLOWED_PAIRS, TASK_STATUSES, TransitionError, history_problems
+from brokerage.sim.status_log import log_problems
+from brokerage.sim.task_states import ALLOWED_PAIRS, TASK_STATUSES, TransitionError, history_problems
+from brokerage.synth.history import simulate_task_history, status_path
 
 TAKEN_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

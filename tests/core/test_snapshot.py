@@ -10,7 +10,7 @@ import jsonschema
 import pandas as pd
 import pytest
 
-from brokerage.snapshot import TABLES, GridSnapshot, SnapshotError, json_schema, validate
+from brokerage.model.snapshot import TABLES, GridSnapshot, SnapshotError, json_schema, validate
 from tests.builders import counts, grid, queue, task
 
 

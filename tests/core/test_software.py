@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage.cache import GridCache
 from brokerage.checks import software as sw
 from brokerage.checks.software import (
     ArchitectureError,
@@ -22,6 +21,7 @@ from brokerage.checks.software import (
     software_index,
     software_verdict,
 )
+from brokerage.model.cache import GridCache
 from tests.builders import grid, queue, task
 from tests.reference import software_reference as ref
 

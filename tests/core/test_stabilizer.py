@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from brokerage.brokers.stabilizer import compute, stabilizer, stabilizer_grid
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import anal_queue, anal_task, counts, grid, user_counts
 from tests.reference.analysis_reference import stabilize
 

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from brokerage import synth
-from brokerage.snapshot import TABLES, GridSnapshot, check_references, frame
-from brokerage.synth import DEFAULT_TAKEN_AT, demo_snapshot, describe
+from brokerage.model.snapshot import TABLES, GridSnapshot, check_references, frame
+from brokerage.synth import demo as synth
+from brokerage.synth.demo import DEFAULT_TAKEN_AT, demo_snapshot, describe
 
 
 @pytest.fixture(scope="module")

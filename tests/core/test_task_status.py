@@ -6,9 +6,9 @@ from collections import deque
 
 import pytest
 
-from brokerage.lifecycle import task_status as ts
-from brokerage.lifecycle.status_log import log_problems
-from brokerage.snapshot import frame
+from brokerage.model.snapshot import frame
+from brokerage.sim import task_states as ts
+from brokerage.sim.status_log import log_problems
 
 # The seed's status list ("Transition of task status") plus the command/data-carousel statuses of reference §7.1.
 SEED_STATUSES = {

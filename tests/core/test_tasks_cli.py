@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from brokerage.cli import main
+from brokerage.cli.main import main
 from tests.builders import grid, queue, task
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from brokerage.cli import main
-from brokerage.gdpconfig import Config
-from brokerage.versions import config_version, stamp
+from brokerage.cli.main import main
+from brokerage.model.gdpconfig import Config
+from brokerage.model.versions import config_version, stamp
 from tests.builders import grid, queue, task
 
 

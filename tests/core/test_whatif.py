@@ -5,19 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from brokerage.explain import Candidate, Decision, FunnelStep, Skip
-from brokerage.gdpconfig import PARAMS, Config
-from brokerage.whatif import (
-    GridRun,
-    Outcome,
-    affected_brokers,
-    compare,
-    impact,
-    rerun_grid,
-    run_grid,
-    shares,
-    summary,
-)
+from brokerage.brokers.batch import GridRun, Outcome
+from brokerage.brokers.batch import run_grid_serial as run_grid
+from brokerage.model.explain import Candidate, Decision, FunnelStep, Skip
+from brokerage.model.gdpconfig import PARAMS, Config
+from brokerage.whatif.compare import affected_brokers, compare, shares
+from brokerage.whatif.impact import impact, rerun_grid, summary
 from tests.builders import anal_queue, anal_task, grid, queue, task
 from tests.core.test_production_filters import net, sites
 
@@ -201,7 +194,7 @@ def _perturbed(p: object) -> object:
 @pytest.fixture(scope="module")
 def small_demo() -> tuple[object, GridRun]:
     """A small demo grid and its grid run under the defaults."""
-    from brokerage.synth import demo_snapshot
+    from brokerage.synth.demo import demo_snapshot
 
     snap = demo_snapshot(seed=5, queues=120, tasks=160)
     return snap, run_grid(snap, Config())

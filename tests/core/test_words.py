@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brokerage.words import count
+from brokerage.model.words import count
 
 
 def test_count_uses_singular_for_one_and_known_plurals() -> None:

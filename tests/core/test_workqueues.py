@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from brokerage.workqueues import (
+from brokerage.model.workqueues import (
     CriteriaError,
     criteria_problem,
     parse_criteria,

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from brokerage.lifecycle.simulate import simulate_task_history
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store.repository import make_engine
 from brokerage.store.schema import upgrade
+from brokerage.synth.history import simulate_task_history
 
 
 def postgres_url() -> str | None:
@@ -65,8 +65,8 @@ def engine(db_url: str) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def small_grid() -> GridSnapshot:
-    """A small generated grid (brokerage.synth) with a simulated task status history."""
-    from brokerage.synth import demo_snapshot
+    """A small generated grid (brokerage.synth.demo) with a simulated task status history."""
+    from brokerage.synth.demo import demo_snapshot
 
     snap = demo_snapshot(seed=3, queues=40, tasks=60)
     log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=3)

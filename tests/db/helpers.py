@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from brokerage.lifecycle.simulate import simulate_task_history
-from brokerage.snapshot import TABLES, GridSnapshot, frame
+from brokerage.model.snapshot import TABLES, GridSnapshot, frame
+from brokerage.synth.history import simulate_task_history
 from tests.builders import counts, grid, queue, task
 
 TAKEN_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from brokerage.snapshot import GridSnapshot
-from brokerage.store import cli as db_cli
+from brokerage.cli import db as db_cli
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import repository
 from brokerage.store.schema import head_revision, upgrade
 from tests.db.helpers import edge_grid, frames_equal

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from brokerage.gdpconfig import ConfigError
+from brokerage.model.gdpconfig import ConfigError
 from brokerage.store import config_store as cs
 from brokerage.store import repository
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from brokerage.dirac.matcher import match
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import repository
 from brokerage.store.importer import ImportFileError, detect_kind, import_file
-from brokerage.synth import demo_snapshot
+from brokerage.synth.demo import demo_snapshot
 from tests.db.helpers import frames_equal
 
 PILOT = "Site=LCG.CERN.cern,CPUTime=86400,Platform=x86_64-el9"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from brokerage.store import cli as db_cli
+from brokerage.cli import db as db_cli
 from brokerage.store import config_store as cs
 from brokerage.store import repository
 from brokerage.store.schema import upgrade

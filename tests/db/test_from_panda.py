@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sqlalchemy.exc import DBAPIError
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.cli import main
+from brokerage.cli.main import main
 from brokerage.store import config_store, repository
 from brokerage.store.panda_db import PandaSchemaError, read_panda, readonly_engine, readonly_transaction
 from brokerage.store.repository import make_engine
@@ -101,7 +101,7 @@ def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
 def test_the_simulators_tables_come_from_pandas_share_tree_and_work_queues(panda_url: str) -> None:
     """GLOBAL_SHARES gives the share tree (parent, value, throttled 'N' -> False), JEDI_WORK_QUEUE the work queues
     with their criteria and bind variables, and each queue's slots are its running jobs."""
-    from brokerage.sim.grid import input_problems
+    from brokerage.sim.setup import input_problems
 
     t = read_panda(panda_url, SCHEMA, META).snapshot.tables
     g = t["gshares"].set_index("gshare")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from brokerage.brokers import production
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.store import repository
 from brokerage.store.importer import detect_kind, import_file
 from tests.builders import RECENT, grid, task

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import config_store, repository
 from brokerage.store.importer import ImportFileError, detect_kind, import_file
 from tests.db.helpers import edge_grid, frames_equal

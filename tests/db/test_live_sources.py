@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from brokerage.brokers.router import run_job_brokerage
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
-from brokerage.network import network_weights
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import network_weights
 from brokerage.store import repository
 from brokerage.store.importer import ImportFileError, detect_kind, import_data, import_file
 from tests.builders import endpoint, grid, queue, site, task

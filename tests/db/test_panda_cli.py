@@ -6,8 +6,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from brokerage.cli import main
-from brokerage.store.panda_cli import parse_every
+from brokerage.cli.main import main
+from brokerage.cli.panda import parse_every
 
 
 def test_every_takes_seconds_minutes_hours() -> None:

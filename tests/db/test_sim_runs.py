@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from brokerage.cli import main
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.cli.main import main
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import sim_runs
 from brokerage.store.repository import StoreError, save_snapshot
 from brokerage.store.sim_runs import list_runs, load_run, save_run

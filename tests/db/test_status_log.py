@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from brokerage.lifecycle.task_status import TransitionError
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.sim.task_states import TransitionError
 from brokerage.store import repository
 from tests.db.helpers import edge_grid
 
@@ -90,7 +90,7 @@ def test_unknown_task_is_refused(stored: Any) -> None:
 
 def test_stored_log_is_consistent_with_tasks(stored: Any) -> None:
     """The stored log of every task starts at registered and ends at the task's current status."""
-    from brokerage.lifecycle.status_log import log_problems
+    from brokerage.sim.status_log import log_problems
 
     snap = repository.load_snapshot(stored)
     assert log_problems(snap.tables["task_status_log"], snap.tables["tasks"]) == []

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from brokerage.lifecycle.task_status import TransitionError
-from brokerage.snapshot import TABLES, GridSnapshot, SnapshotError, frame
+from brokerage.model.snapshot import TABLES, GridSnapshot, SnapshotError, frame
+from brokerage.sim.task_states import TransitionError
 from brokerage.store import config_store, repository
 from brokerage.store.models import GRID_MODELS, JSON_TABLES, Base, table_of
 from brokerage.store.schema import current_revision, head_revision, upgrade
@@ -215,7 +215,7 @@ def test_plain_postgresql_url_uses_psycopg() -> None:
 def test_brokerage_decides_the_same_from_the_database(engine: Any, small_grid: GridSnapshot) -> None:
     """Job brokerage of a task gives the same decision on the stored grid as on the original snapshot."""
     from brokerage.brokers.router import run_job_brokerage
-    from brokerage.gdpconfig import Config
+    from brokerage.model.gdpconfig import Config
 
     repository.save_snapshot(engine, small_grid)
     back = repository.load_snapshot(engine)

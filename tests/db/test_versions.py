@@ -10,8 +10,8 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from brokerage.snapshot import GridSnapshot
-from brokerage.store import cli as db_cli
+from brokerage.cli import db as db_cli
+from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import repository, versions
 from brokerage.store.models import SnapshotVersion
 from brokerage.store.schema import upgrade
@@ -110,7 +110,7 @@ def test_cli_versions_use_prune(db_url: str) -> None:
 
 def test_cli_diff_reads_stored_versions(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`brokerage diff --from v1 --to v2 --json` loads both versions from DATABASE_URL; an unknown one exits 2."""
-    from brokerage.cli import main
+    from brokerage.cli.main import main
 
     eng = repository.make_engine(db_url)
     upgrade(eng)

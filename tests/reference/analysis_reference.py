@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.reference import software_reference
 from tests.reference.production_reference import without_pilots
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 
 MULTI = ("Sites", "GridCEs", "BannedSites", "Platforms", "JobTypes", "Tags")
 

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage.cache import GridCache
 from brokerage.checks import production_queues
 from brokerage.framework import apply_filters
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.reference.production_reference import _rows as rows_of
 
 # --- names the seed uses ------------------------------------------------------------------------

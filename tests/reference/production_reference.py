@@ -25,9 +25,9 @@ from typing import Any
 import pandas as pd
 
 from brokerage.checks.fairshare import zero_share
-from brokerage.gdpconfig import Config
-from brokerage.network import closeness_weight, queued_weight, throughput_weight
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.network import closeness_weight, queued_weight, throughput_weight
+from brokerage.model.snapshot import GridSnapshot
 
 # --- names the seed uses ------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.engine import Simulation
 from brokerage.sim.jobs import S
 from tests.builders import counts, dataset, queue, sim_grid_snapshot, task

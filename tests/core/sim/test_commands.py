@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from brokerage.cli import main
+from brokerage.cli.main import main
 from brokerage.sim import commands
 from brokerage.sim.commands import CommandRefused, TaskCommand, apply, parse_command
 from tests.core.sim.conftest import add_jobs, small_sim, status_of

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.datasets import (
     EVENT_STATUSES,

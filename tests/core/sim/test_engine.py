@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage.cli import main
-from brokerage.gdpconfig import Config
+from brokerage.cli.main import main
+from brokerage.model.gdpconfig import Config
 from brokerage.sim import task_agent
 from brokerage.sim.engine import Files, Simulation
 from brokerage.sim.jobs import FINAL, S
@@ -161,8 +161,8 @@ def test_counters_add_up_and_no_job_is_lost(
     """Invariants, with task commands at random times: every job has one status and the statuses add up to the
     jobs made; every task has a JEDI status; per task the picked units are finished + failed + ready + running;
     no closed job added a failure."""
-    from brokerage.lifecycle.task_status import TASK_STATUSES
     from brokerage.sim.commands import TaskCommand
+    from brokerage.sim.task_states import TASK_STATUSES
 
     todo = [TaskCommand(f * hours * 3600, tid, c) for f, tid, c in cmds]
     sim = Simulation(_snap(), Config().with_overrides({"THROTTLE_THRESHOLD": threshold}), seed=seed)
@@ -262,7 +262,7 @@ def test_a_cancelled_simulation_stops_with_cancelled(monkeypatch: pytest.MonkeyP
 def test_a_snapshot_without_the_simulators_tables_is_refused(tmp_path: Path) -> None:
     """Bad input: a snapshot without work queues, share values and queue slots cannot be simulated; the engine
     names each missing table and `brokerage simulate` exits 2 with the same words."""
-    from brokerage.sim.grid import SimInputError
+    from brokerage.sim.setup import SimInputError
     from tests.builders import grid
 
     bare = grid([queue("A", "S1")], [task(1)], gshares=[{"gshare": "MC Simulation"}])

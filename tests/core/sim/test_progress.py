@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.jobs import S
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.scouts import N_SCOUT_JOBS, assess, scout_priority
 from tests.builders import counts, dataset, task
 from tests.core.sim.conftest import small_sim

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.throttler import throttle
 
 SH, RT = "MC Simulation", "SCORE"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brokerage.gdpconfig import Config
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.jobs import SUB_TOREASSIGN
 from tests.builders import queue
 from tests.core.sim.conftest import add_jobs, small_sim, status_of

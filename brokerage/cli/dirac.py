@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from brokerage.cli import fail, grid_overrides, guarded, load_grid
+from brokerage.cli.common import fail, grid_overrides, guarded, load_grid
 from brokerage.dirac.matcher import match, task_queues
 from brokerage.dirac.pilot import PilotError
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 
 # statuses in which JEDI still brokers a task's next jobs (or, for 'assigning', its nucleus)
 WAITING_TASK_STATUSES: tuple[str, ...] = ("ready", "pending", "assigning", "scouting", "defined", "registered")

@@ -14,13 +14,13 @@ import click
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from brokerage.gdpconfig import REGISTRY, ConfigError, lookup_param
-from brokerage.lifecycle.task_status import TransitionError
-from brokerage.snapshot import GridSnapshot, SnapshotError
+from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
+from brokerage.model.snapshot import GridSnapshot, SnapshotError
+from brokerage.model.words import count
+from brokerage.sim.task_states import TransitionError
 from brokerage.store import config_store, repository
 from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import current_revision, head_revision, upgrade
-from brokerage.words import count
 
 EXIT_USAGE = 2
 
@@ -123,12 +123,12 @@ def init(ctx: click.Context, seed: int) -> None:
 
 
 def demo_grid(seed: int = 0) -> GridSnapshot:
-    """The demo grid of brokerage.synth with a simulated task status history (seeded alike).
+    """The demo grid of brokerage.synth.demo with a simulated task status history (seeded alike).
 
     Usage: ``save_snapshot(engine, demo_grid())``
     """
-    from brokerage.lifecycle.simulate import simulate_task_history
-    from brokerage.synth import demo_snapshot
+    from brokerage.synth.demo import demo_snapshot
+    from brokerage.synth.history import simulate_task_history
 
     snap = demo_snapshot(seed=seed)
     log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=seed)

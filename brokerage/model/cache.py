@@ -5,10 +5,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from brokerage.snapshot import GridSnapshot
+from brokerage.model.snapshot import GridSnapshot
 
 T = TypeVar("T")
 _MISSING = object()

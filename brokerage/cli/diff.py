@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from brokerage.cli import fail, grid_overrides, guarded
-from brokerage.runs.options import cluster_options
+from brokerage.cli.common import fail, grid_overrides, guarded
+from brokerage.cli.options import cluster_options
 
 if TYPE_CHECKING:
-    from brokerage.gdpconfig import Config
-    from brokerage.snapshot import GridSnapshot
+    from brokerage.model.gdpconfig import Config
+    from brokerage.model.snapshot import GridSnapshot
 
 
 def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Config]:
@@ -21,8 +21,8 @@ def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Confi
 
     Usage: ``a, b, config = load_versions("3", "4")``
     """
-    from brokerage.gdpconfig import Config
-    from brokerage.snapshot import GridSnapshot
+    from brokerage.model.gdpconfig import Config
+    from brokerage.model.snapshot import GridSnapshot
 
     if all(Path(v).suffix == ".json" for v in (old, new)):
         return GridSnapshot.from_json(old), GridSnapshot.from_json(new), Config()
@@ -58,10 +58,10 @@ def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Confi
 @guarded
 def diff(old: str, new: str, task_id: int | None, assignments: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Which tasks' brokerage changed from grid V1 to V2, and the input changes that caused each."""
-    from brokerage.cache import GridCache
     from brokerage.diff.attribute import diff_grids
-    from brokerage.gdpconfig import parse_assignments
-    from brokerage.grid import task_row
+    from brokerage.model.cache import GridCache
+    from brokerage.model.gdpconfig import parse_assignments
+    from brokerage.model.views import task_row
 
     parse_assignments(assignments)
     a, b, stored = load_versions(old, new)

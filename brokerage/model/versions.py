@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 
 def config_version(config: Config) -> str:

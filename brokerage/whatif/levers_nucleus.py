@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from brokerage import grid
 from brokerage.brokers import nucleus as nuc
 from brokerage.brokers.router import run_nucleus_brokerage
-from brokerage.cache import GridCache, cache_for, derived_cache
-from brokerage.explain import Decision, fmt
-from brokerage.gdpconfig import Config, ConfigError
-from brokerage.levers import Explanation, Lever, _effect, _fate, _turning_values, _with_input
-from brokerage.snapshot import GridSnapshot
-from brokerage.versions import config_version
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for, derived_cache
+from brokerage.model.explain import Decision, fmt
+from brokerage.model.gdpconfig import Config, ConfigError
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.versions import config_version
+from brokerage.whatif.levers import Explanation, Lever, _effect, _fate, _turning_values, _with_input
 
 # gdpconfig keys each nucleus filter compares with (brokers/nucleus.py f_transfer_backlog, f_space, f_data_locality)
 STAGE_KEYS: dict[str, tuple[str, ...]] = {
@@ -56,7 +56,7 @@ def explain_nucleus(
     """
     config = config or Config()
     cache = cache_for(snap, cache)
-    task = grid.task_row(cache, task_id)
+    task = views.task_row(cache, task_id)
     na = nuc.nucleus_arrays(cache)
     if nucleus not in na.index:
         raise KeyError(f"unknown nucleus {nucleus!r}: not a nucleus of the snapshot ({na.n} nuclei)")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from brokerage.cli import fail, guarded, load_grid
+from brokerage.cli.common import fail, guarded, load_grid
 
 COLUMNS = ("jeditaskid", "status", "prodsourcelabel", "currentpriority", "username", "gshare", "nucleus", "taskname")
 
@@ -33,8 +33,8 @@ def tasks(
 
     Usage: ``brokerage tasks --status pending --label user``
     """
-    from brokerage.lifecycle.task_status import TASK_STATUSES
-    from brokerage.words import count
+    from brokerage.model.words import count
+    from brokerage.sim.task_states import TASK_STATUSES
 
     unknown = sorted(set(statuses) - set(TASK_STATUSES))
     if unknown:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
-from brokerage.snapshot import GridSnapshot
-from brokerage.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 
 SCOUTING_STARTS = ("defined", "assigning", "ready", "scouting")  # tasks that have not run past their scouts
 PER_CORE_UNITS = ("MBPerCore", "MBPerCoreFixed")

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from brokerage import runner
-from brokerage.cache import GridCache, derived_cache
+from brokerage.brokers import batch
+from brokerage.brokers.batch import Key, Outcome
 from brokerage.diff.delta import Key as RowKey
 from brokerage.diff.delta import TableDelta, apply
-from brokerage.explain import Decision
-from brokerage.gdpconfig import Config
-from brokerage.snapshot import GridSnapshot
-from brokerage.whatif import Key, Outcome
+from brokerage.model.cache import GridCache, derived_cache
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 
 Swap = list[tuple[TableDelta, Sequence[RowKey] | None]]  # one replay's inputs from the new version
 
@@ -117,8 +117,8 @@ def replay_chunk(snap: GridSnapshot, cache: GridCache, payload: Any, items: Sequ
             hybrid, hcache = _mixed(snap, cache, swaps[index], f"{token}:{index}")
             current = index
         try:
-            old = olds.get(key) or olds.setdefault(key, runner.decide(snap, config, key, cache))
-            new = runner.decide(hybrid, config, key, hcache)
+            old = olds.get(key) or olds.setdefault(key, batch.decide(snap, config, key, cache))
+            new = batch.decide(hybrid, config, key, hcache)
         except Exception as exc:  # a mixed grid can be inconsistent (a row whose queue is only in the other one)
             out.append((index, key, None, {}, f"{type(exc).__name__}: {exc}"))
             continue

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from brokerage.cli.options import cluster_options
+from brokerage.model.words import count
 from brokerage.report.export import FORMATS
-from brokerage.runs.options import cluster_options
-from brokerage.words import count
 
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 
@@ -60,8 +60,8 @@ def report(
 
     Big grids are brokered on Dask: --scheduler ADDRESS (or DASK_SCHEDULER_ADDRESS), else an embedded cluster of
     --workers processes."""
-    # brokerage.cli attaches this command while it is being imported, so its helpers are imported at call time
-    from brokerage.cli import guarded
+    # brokerage.cli.main attaches this command while it is being imported, so its helpers are imported at call time
+    from brokerage.cli.common import guarded
 
     if task_ids and all_tasks:
         raise click.UsageError("give either --task ID (repeatable) or --all, not both")
@@ -95,8 +95,8 @@ def _run(
     quiet: bool,
     full: bool = False,
 ) -> None:
-    from brokerage.cli import fail, grid_overrides, load_grid
-    from brokerage.gdpconfig import parse_assignments
+    from brokerage.cli.common import fail, grid_overrides, load_grid
+    from brokerage.model.gdpconfig import parse_assignments
     from brokerage.report.build import build_report
     from brokerage.report.export import summary_default, write
     from brokerage.report.files import write_atomic

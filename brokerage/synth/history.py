@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
-from brokerage.lifecycle.task_status import DESCRIPTIONS, PAUSABLE, PENDABLE, TASK_STATUSES, TransitionError
+from brokerage.sim.task_states import DESCRIPTIONS, PAUSABLE, PENDABLE, TASK_STATUSES, TransitionError
 
 # Time spent in a status before the next change: (median minutes, lognormal sigma).
 DWELL_MINUTES: dict[str, tuple[float, float]] = {

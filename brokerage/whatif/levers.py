@@ -10,18 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from brokerage import grid
 from brokerage.brokers import analysis, production
 from brokerage.brokers.router import ANALYSIS, route
-from brokerage.cache import GridCache, cache_for, derived_cache
 from brokerage.checks import production_queues
 from brokerage.checks.context import QueueContext
-from brokerage.explain import Decision, fmt
 from brokerage.framework import Filter
-from brokerage.gdpconfig import Config, ConfigError, lookup_param
-from brokerage.network import QUEUED, QUEUED_EXPRESS
-from brokerage.snapshot import GridSnapshot
-from brokerage.versions import config_version
+from brokerage.model import views
+from brokerage.model.cache import GridCache, cache_for, derived_cache
+from brokerage.model.explain import Decision, fmt
+from brokerage.model.gdpconfig import Config, ConfigError, lookup_param
+from brokerage.model.network import QUEUED, QUEUED_EXPRESS
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.versions import config_version
 
 BISECTION_STEPS = 40  # enough to pin a float to 1e-12 of its range; ints stop when the interval closes
 TOP = 10  # "drops it out of the top 10": the candidates operators compare
@@ -215,7 +215,7 @@ def _effect(before_stage: str, after: tuple[int | None, str, str]) -> str:
 
 
 def _broker(snap: GridSnapshot, tid: int, config: Config, cache: GridCache | None) -> Decision:
-    return route(grid.task_row(cache_for(snap, cache), tid)).broker(snap, tid, config, cache=cache)
+    return route(views.task_row(cache_for(snap, cache), tid)).broker(snap, tid, config, cache=cache)
 
 
 def explain_queue(
@@ -235,8 +235,8 @@ def explain_queue(
     """
     config = config or Config()
     cache = cache_for(snap, cache)
-    task = grid.task_row(cache, task_id)
-    qa = grid.queue_arrays(cache)
+    task = views.task_row(cache, task_id)
+    qa = views.queue_arrays(cache)
     if queue not in qa.index:
         raise KeyError(f"unknown queue {queue!r}: not in the snapshot ({qa.n} queues)")
     decision = _broker(snap, task_id, config, cache)
@@ -270,7 +270,7 @@ def _skipped_levers(
     tid = int(task["jeditaskid"])
     f = _filters(task).get(stage)
     out: list[Lever] = []
-    i = grid.queue_arrays(cache).index[queue]
+    i = views.queue_arrays(cache).index[queue]
     if f is not None:
         ctx = _context(snap, task, config, cache)
         rec = _ReadKeys(config)
@@ -461,7 +461,7 @@ def _ranked_levers(
 
 def _weight_keys(snap: GridSnapshot, task_id: int, config: Config, cache: GridCache) -> list[str]:
     """gdpconfig keys the task's weights read (recorded), numeric ones only."""
-    task = grid.task_row(cache, task_id)
+    task = views.task_row(cache, task_id)
     rec = _ReadKeys(config)
     if route(task) is ANALYSIS:
         ctx = analysis.make_context(task, config, cache)

@@ -15,24 +15,24 @@ _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def nucleus(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], seed: int, as_json: bool) -> None:
     """Choose a nucleus for a production task and explain every nucleus' fate."""
-    # brokerage.cli attaches this command while it is being imported, so its helpers are imported at call time
-    from brokerage.cli import guarded
+    # brokerage.cli.main attaches this command while it is being imported, so its helpers are imported at call time
+    from brokerage.cli.common import guarded
 
     guarded(_run)(snapshot_path, task_id, assignments, seed, as_json)
 
 
 def _run(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], seed: int, as_json: bool) -> None:
     from brokerage.brokers.nucleus import broker
-    from brokerage.cli import _print_decision, grid_overrides, load_grid
-    from brokerage.gdpconfig import parse_assignments
-    from brokerage.versions import stamp
+    from brokerage.cli.common import grid_overrides, load_grid, print_decision
+    from brokerage.model.gdpconfig import parse_assignments
+    from brokerage.model.versions import stamp
 
     parse_assignments(assignments)  # bad --set values fail before the grid is loaded
     snap, config = load_grid(snapshot_path)
     overrides = grid_overrides(snap, assignments)
     config = config.with_overrides(overrides)
     decision = broker(snap, task_id, config, seed=seed)
-    _print_decision(decision, as_json, stamp(snap, config))
+    print_decision(decision, as_json, stamp(snap, config))
     if not as_json:
         chosen = decision.extra.get("chosen")
         locality = decision.extra.get("data_locality", {})

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from brokerage.cli import fail, grid_overrides, guarded, load_grid
-from brokerage.runs.options import cluster_options
+from brokerage.cli.common import fail, grid_overrides, guarded, load_grid
+from brokerage.cli.options import cluster_options
 
 MAX_HOURS = 24 * 14
 HEADLINE_ROWS = (
@@ -117,7 +117,7 @@ def simulate(
 
     Usage: ``brokerage simulate --hours 6 --set THROTTLE_THRESHOLD=1.5 --compare``
     """
-    from brokerage.gdpconfig import parse_assignments
+    from brokerage.model.gdpconfig import parse_assignments
     from brokerage.report.files import write_atomic
 
     if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
@@ -138,7 +138,7 @@ def simulate(
         cmds = parse_commands(task_commands, hours, set(snap.tables["tasks"]["jeditaskid"].tolist()))
     except CommandRefused as exc:
         fail(str(exc))
-    from brokerage.sim.grid import SimInputError, input_problems
+    from brokerage.sim.setup import SimInputError, input_problems
 
     if problems := input_problems(snap):
         fail(str(SimInputError(problems)))

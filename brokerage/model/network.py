@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from brokerage.cache import GridCache
-from brokerage.gdpconfig import Config
+from brokerage.model.cache import GridCache
+from brokerage.model.gdpconfig import Config
+from brokerage.model.views import queue_arrays
 
 CLOSENESS = "AGIS_closeness"
 QUEUED = "Production Output_queued"
@@ -181,8 +182,6 @@ def network_weights(
 
     Usage: ``network_weights(GridCache(snap), np.array(["AGLT2"]), "BNL-ATLAS", Config()).weight``
     """
-    from brokerage.grid import queue_arrays
-
     if sites is queue_arrays(cache)["atlas_site"]:
         # the same for every task with this nucleus: shared under the values of the keys it reads
         key = ("network_weights", nucleus, express, *(config[k] for k in NETWORK_KEYS))
@@ -194,8 +193,6 @@ def _network_weights(
     cache: GridCache, sites: np.ndarray, nucleus: str, config: Config, express: bool
 ) -> NetworkWeights:
     links = link_table(cache, nucleus)
-    from brokerage.grid import queue_arrays
-
     if sites is queue_arrays(cache)["atlas_site"]:
         # brokers pass the queues' site column: index it once per snapshot and nucleus
         idx = cache.get(("network:queue_lookup", nucleus), lambda: links.lookup(sites))

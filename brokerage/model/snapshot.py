@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.model.architecture import ArchitectureError, parse_architecture
+from brokerage.model.workqueues import criteria_problem
+
 SCHEMA_VERSION = 1
 
 QUEUE_TYPES = ("production", "analysis", "unified")
@@ -412,7 +415,7 @@ _DTYPES = {
 class GridSnapshot:
     """The grid at one moment, immutable: every table as a DataFrame, plus when it was taken.
 
-    What brokers derive from it (numpy views, indices, verdicts) lives in a ``brokerage.cache.GridCache``
+    What brokers derive from it (numpy views, indices, verdicts) lives in a ``brokerage.model.cache.GridCache``
     held by the caller, never on the snapshot.
     Usage: ``snap = GridSnapshot.from_json(path); snap.queues.head()``
     """
@@ -763,8 +766,6 @@ def validate(data: Any) -> list[str]:
 
 def _architecture_problem(text: str) -> str | None:
     """The broker's own parser judges a task architecture, so validation and brokerage cannot disagree."""
-    from brokerage.checks.software import ArchitectureError, parse_architecture
-
     try:
         parse_architecture(text)
     except ArchitectureError as exc:
@@ -805,8 +806,6 @@ def _share_cycles(g: pd.DataFrame) -> list[str]:
 
 def _criteria_problems(wq: pd.DataFrame) -> list[str]:
     """Work queues whose criteria cannot be read."""
-    from brokerage.workqueues import criteria_problem
-
     out = []
     for i, (text, variables) in enumerate(zip(wq["criteria"], wq["variables"], strict=True)):
         vars_ = variables if isinstance(variables, dict) else {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from brokerage.lifecycle.task_status import ALLOWED_PAIRS, describe_transition_error
+from brokerage.sim.task_states import ALLOWED_PAIRS, describe_transition_error
 
 
 def sort_log(log: pd.DataFrame) -> pd.DataFrame:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from brokerage.dirac.demo import dirac_columns
-from brokerage.gdpconfig import REGISTRY
-from brokerage.snapshot import TABLES, GridSnapshot
+from brokerage.model.gdpconfig import REGISTRY
+from brokerage.model.snapshot import TABLES, GridSnapshot
 
 __all__ = ["DEFAULT_TAKEN_AT", "demo_snapshot", "describe"]
 

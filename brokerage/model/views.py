@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage.cache import GridCache
-from brokerage.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
+from brokerage.model.cache import GridCache
+from brokerage.model.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
 
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
 COUNT_STATUSES = ("running", "defined", "assigned", "activated", "starting", "transferring")

@@ -11,10 +11,10 @@ from typing import NoReturn
 import click
 from sqlalchemy.exc import DBAPIError
 
-from brokerage.snapshot import SnapshotError
+from brokerage.model.snapshot import SnapshotError
+from brokerage.model.words import count
 from brokerage.store import repository
 from brokerage.store.panda_db import PandaSchemaError, read_panda, store_panda
-from brokerage.words import count
 
 EXIT_USAGE = 2
 _DURATION = re.compile(r"^(\d+)\s*([smhd]?)$")

@@ -1,0 +1,125 @@
+"""Helpers every command group shares: one-line failures, the core's errors as exit 2, the grid to work on."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from brokerage.model.words import count
+
+if TYPE_CHECKING:
+    from brokerage.model.explain import Decision
+    from brokerage.model.gdpconfig import Config
+    from brokerage.model.snapshot import GridSnapshot
+
+EXIT_USAGE = 2
+
+
+def fail(message: str) -> NoReturn:
+    """Print one clear line to stderr and exit with status 2."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the core's validation errors into one stderr line and exit code 2."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # imported when a command runs, so `brokerage --version` and `--help` start without numpy and pandas
+        from brokerage.model.architecture import ArchitectureError
+        from brokerage.model.gdpconfig import ConfigError
+        from brokerage.model.snapshot import SnapshotError
+
+        try:
+            return fn(*args, **kwargs)
+        except SnapshotError as exc:
+            fail(str(exc))
+        except ConfigError as exc:
+            fail(exc.line())
+        except KeyError as exc:
+            fail(str(exc.args[0]) if exc.args else str(exc))
+        except ArchitectureError as exc:
+            fail(f"malformed task architecture: {exc}")
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
+    """The snapshot file if given, else the database at DATABASE_URL (with its stored gdpconfig)."""
+    from brokerage.model.gdpconfig import Config
+    from brokerage.model.snapshot import GridSnapshot
+
+    if snapshot:
+        return GridSnapshot.from_json(snapshot), Config()
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from brokerage.store import repository
+    from brokerage.store.config_store import load_config
+
+    try:
+        engine = repository.make_engine(repository.database_url(), create=False)
+        if repository.is_empty(engine):
+            fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
+        return repository.load_snapshot(engine), load_config(engine)
+    except repository.StoreError as exc:
+        fail(str(exc))
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None) or exc
+        fail(f"database error: {str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__}")
+
+
+def grid_overrides(snap: GridSnapshot, assignments: tuple[str, ...]) -> dict[str, Any]:
+    """Parse ``--set KEY=VALUE`` items and check that family keys (DISK_THRESHOLD_<gshare>) name one of SNAP's.
+
+    Usage: ``config.with_overrides(grid_overrides(snap, ("DISK_THRESHOLD_Analysis=50",)))``
+    """
+    from brokerage.model.gdpconfig import check_family_members, parse_assignments
+
+    overrides = parse_assignments(assignments)
+    check_family_members(overrides, lambda table, column: set(snap.tables[table][column]))
+    return overrides
+
+
+def print_decision(decision: Decision, as_json: bool, versions: dict[str, Any] | None = None) -> None:
+    """A decision as text (ranked candidates, funnel, skip counts) or, with AS_JSON, one JSON object."""
+    versions = versions or {}
+    if as_json:
+        click.echo(json.dumps({**decision.to_dict(), **versions}, indent=2, default=str))
+        return
+    label = decision.label
+    click.echo(f"{decision.broker} brokerage of task {decision.task}: {decision.status}")
+    if decision.message:
+        click.echo(f"  {decision.message}")
+    if decision.candidates:
+        keys = list(decision.candidates[0].factors)
+        extra = ["probability"] if "probability" in decision.candidates[0].details else []
+        header = f"{'rank':>4}  {label:<28} {'weight':>12} " + " ".join(f"{k:>10}" for k in keys + extra)
+        click.echo(header)
+        for c in decision.candidates:
+            cols = [f"{c.factors[k]:>10.4g}" for k in keys] + [f"{c.details[k]:>10.3f}" for k in extra]
+            click.echo(f"{c.rank:>4}  {c.name:<28} {c.weight:>12.5g} " + " ".join(cols))
+    click.echo("")
+    for line in decision.summary_lines():
+        click.echo(line)
+    if decision.skipped:
+        click.echo("")
+        click.echo("skipped by criteria:")
+        for code, n in sorted(decision.criteria_counts().items(), key=lambda kv: -kv[1]):
+            click.echo(f"  {code:<24} {n}")
+    if decision.notes:
+        click.echo(
+            f"\n{count(len(decision.notes), 'note')}, e.g. {decision.notes[0].candidate}: {decision.notes[0].text}"
+        )
+    if decision.pending_minutes is not None:
+        click.echo(f"\nthe task is pending for {decision.pending_minutes} min")
+    if versions:
+        click.echo(f"\nsnapshot {versions['snapshot_version']}, gdpconfig {versions['config_version']}")
+
+
+SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
