@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # tcp://host:8786: use that cluster instead of an embedded one
 WORKERS_ENV = "BROKERAGE_DASK_WORKERS"  # worker processes of the embedded cluster (default: one per core)
+DASHBOARD_ENV = "BROKERAGE_DASK_DASHBOARD"  # e.g. 127.0.0.1:8787 serves the embedded cluster's Dask dashboard there (off by default)
 CONNECT_TIMEOUT_S = 30
 # Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536; setting any malloc threshold turns off glibc's
 # dynamic mmap threshold, so every array above 128 kB is a fresh mmap whose pages are zeroed again: allocating an
@@ -101,16 +102,27 @@ def get_client() -> Client:
                 raise RuntimeError(f"no Dask workers: {WORKERS_ENV}=0 or --workers 0 keeps every run in-process")
             import dask
 
+            dashboard = os.environ.get(DASHBOARD_ENV, "")
             environ = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()}
             with dask.config.set(environ):
                 cluster = LocalCluster(
-                    n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-                )
+                    n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                    dashboard_address=dashboard or None, scheduler_kwargs=_http_kwargs(dashboard),
+                )  # fmt: skip
             client = Client(cluster, set_as_default=False)
             _engine.cluster, _engine.embedded = cluster, cluster.scheduler_address
             log.info("dask: embedded LocalCluster with %d workers at %s", n, cluster.scheduler_address)
         _engine.client, _engine.pid = client, pid
         return client
+
+
+def _http_kwargs(dashboard: str) -> dict[str, Any]:
+    """The scheduler's HTTP server: off unless a dashboard address is asked for.
+
+    Without a dashboard the scheduler would still open its health/metrics server on 8787 and warn when anything
+    (the user's own dashboard, another run) holds that port; an ephemeral loopback port never collides.
+    """
+    return {} if dashboard else {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
 
 
 def running_client() -> Client | None:
