@@ -91,13 +91,18 @@ def run_job_brokerage(
 
 
 def run_nucleus_brokerage(
-    snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None
+    snap: GridSnapshot,
+    jeditaskid: int,
+    config: Config | None = None,
+    *,
+    cache: GridCache | None = None,
+    seed: int = NUCLEUS_SEED,
 ) -> Decision:
-    """Run task brokerage (the nucleus choice) for one task with the shared seed.
+    """Run task brokerage (the nucleus choice) for one task; SEED draws the nucleus (the shared seed by default).
 
     Usage: ``run_nucleus_brokerage(snap, 4242, cache=cache).extra["chosen"]``
     """
-    return nucleus.broker(snap, jeditaskid, config or Config(), seed=NUCLEUS_SEED, cache=cache)
+    return nucleus.broker(snap, jeditaskid, config or Config(), seed=seed, cache=cache)
 
 
 def split_by_route(cache: GridCache, task_ids: Sequence[int]) -> dict[str, list[int]]:

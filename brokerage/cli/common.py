@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from brokerage.model.snapshot import GridSnapshot
 
 EXIT_USAGE = 2
+SKIPPED_SHOWN = 3  # queues named per criteria code in text output, as JEDI's log lines name them
 
 
 def fail(message: str) -> NoReturn:
@@ -110,8 +111,13 @@ def print_decision(decision: Decision, as_json: bool, versions: dict[str, Any] |
     if decision.skipped:
         click.echo("")
         click.echo("skipped by criteria:")
-        for code, n in sorted(decision.criteria_counts().items(), key=lambda kv: -kv[1]):
-            click.echo(f"  {code:<24} {n}")
+        names: dict[str, list[str]] = {}
+        for s in decision.skipped:
+            names.setdefault(s.criteria, []).append(s.candidate)
+        for code, n in sorted(decision.criteria_counts().items(), key=lambda kv: (-kv[1], kv[0])):
+            shown = names.get(code, [])[:SKIPPED_SHOWN]
+            more = f" and {n - len(shown)} more" if n > len(shown) else ""
+            click.echo(f"  {code:<24} {n:>5}  {', '.join(shown)}{more}")
     if decision.notes:
         click.echo(
             f"\n{count(len(decision.notes), 'note')}, e.g. {decision.notes[0].candidate}: {decision.notes[0].text}"

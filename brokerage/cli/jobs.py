@@ -7,11 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from brokerage.brokers.nucleus import nucleus_arrays
 from brokerage.cli.common import SET_HELP, fail, grid_overrides, guarded, load_grid, print_decision
+from brokerage.cli.feedback import progress_line, unknown_name
 from brokerage.cli.options import cluster_options
 from brokerage.model.words import count
 
 if TYPE_CHECKING:
+    from brokerage.model.cache import GridCache
     from brokerage.model.gdpconfig import Config
 
 
@@ -61,11 +64,15 @@ def explain(
     snap, stored = load_grid(snapshot_path)
     config = stored.with_overrides(grid_overrides(snap, assignments))
     cache = GridCache(snap)
+    _check_name(cache, queue, nucleus)
     count_grid = None
     if not no_grid:  # whole-grid runs go through the Dask engine (in-process below its size threshold)
-        base = runs.run_grid(snap, config, cache=cache)
+        base = runs.run_grid(snap, config, cache=cache, progress=progress_line("brokering the grid"))
+        levers_counted = [0]
 
         def count_grid(cfg: Config) -> int:
+            levers_counted[0] += 1
+            click.echo(f"counting the tasks lever {levers_counted[0]} changes ...", err=True)
             return top_changed_count(snap, base, config, cfg, exclude=task_id, run_with=runs.run_grid, cache=cache)
 
     if nucleus is not None:
@@ -88,9 +95,9 @@ def explain(
         click.echo("  no single lever found that would change this")
     for lever in out.levers:
         what = (
-            f"{lever.key}={lever.value}"
+            f"{lever.key} {_shown(config.effective().get(lever.key))} → {_shown(lever.value)}"
             if lever.kind == "gdpconfig"
-            else f"{lever.table}.{lever.field}[{lever.row}]={lever.value}"
+            else f"{lever.table}.{lever.field}[{lever.row}] → {_shown(lever.value)}"
         )
         others = (
             ""
@@ -99,3 +106,24 @@ def explain(
         )
         click.echo(f"  lever {what}: {lever.effect}{others}")
     click.echo(f"  snapshot {out.snapshot_version}, gdpconfig {out.config_version}")
+
+
+def _shown(value: object) -> str:
+    """A lever's value as a person writes it (no float noise, "unset" for a key with no value)."""
+    if value is None:
+        return "unset"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _check_name(cache: GridCache, queue: str | None, nucleus: str | None) -> None:
+    """Fail before any brokerage when the queue or nucleus asked about is not in the grid, naming likely ones."""
+    if queue is not None:
+        names = cache.snap.queues["panda_queue"].astype(str)
+        if queue not in set(names):
+            fail(unknown_name("queue", queue, names))
+    if nucleus is not None:
+        nuclei = nucleus_arrays(cache).index
+        if nucleus not in nuclei:
+            fail(unknown_name("nucleus", nucleus, nuclei))

@@ -59,11 +59,15 @@ def tasks(
     click.echo(f"{count(len(found), 'task')} match" + ("es" if len(found) == 1 else ""), err=True)
     if shown.empty:
         return
-    click.echo(f"{'jediTaskID':>10}  {'status':<10} {'label':<8} {'prio':>5}  {'user':<14} {'gshare':<16} name")
+    users = max(4, *(len(str(u)) for u in shown["username"]))  # whole names: users and shares are what people grep
+    shares = max(6, *(len(str(g)) for g in shown["gshare"]))
+    click.echo(
+        f"{'jediTaskID':>10}  {'status':<10} {'label':<8} {'prio':>5}  {'user':<{users}} {'gshare':<{shares}} name"
+    )
     for r in shown.itertuples(index=False):
         click.echo(
             f"{int(r.jeditaskid):>10}  {r.status:<10} {r.prodsourcelabel:<8} {int(r.currentpriority):>5}  "
-            f"{str(r.username)[:14]:<14} {str(r.gshare)[:16]:<16} {r.taskname}"
+            f"{r.username!s:<{users}} {r.gshare!s:<{shares}} {r.taskname}"
         )
     if len(shown) < len(found):
         click.echo(f"... {len(found) - len(shown)} more (--limit 0 for all)", err=True)

@@ -1,0 +1,89 @@
+"""The command line as a newcomer types it: default text output, clear refusals, names offered for typos."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from brokerage.brokers.router import run_job_brokerage
+from brokerage.cli.main import main
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.synth.demo import demo_snapshot
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, GridSnapshot]:
+    snap = demo_snapshot(seed=0, queues=60, tasks=200)
+    path = tmp_path_factory.mktemp("cli") / "grid.json"
+    snap.to_json(path)
+    return path, snap
+
+
+def _task(snap: GridSnapshot, label: str, status: str | None = None) -> int:
+    t = snap.tasks
+    rows = t[(t["prodsourcelabel"] == label) & (t["status"] == status if status else True)]
+    return int(rows["jeditaskid"].iloc[0])
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out = CliRunner().invoke(main, list(args))
+    return out.exit_code, out.stdout, out.stderr
+
+
+def test_explain_in_its_default_form_counts_the_grid(grid: tuple[Path, GridSnapshot]) -> None:
+    """`brokerage explain` without --no-grid brokers the whole grid, then prints each lever as "KEY old → new"."""
+    path, snap = grid
+    task = _task(snap, "managed", "assigning")
+    skipped = run_job_brokerage(snap, task, Config()).skipped
+    queue = next(s.candidate for s in skipped if s.criteria in ("-io", "-nopilot"))  # a gdpconfig key lets it in
+    code, out, err = run("explain", "--snapshot", str(path), "--task", str(task), "--queue", queue)
+    assert code == 0, err
+    assert "brokering the grid: 100 %" in err
+    lever_lines = [line for line in out.splitlines() if line.strip().startswith("lever ")]
+    assert lever_lines and all("→" in line for line in lever_lines)
+    assert any("other task" in line for line in lever_lines)  # the grid count, the part that used to crash
+
+
+def test_explain_offers_the_names_meant(grid: tuple[Path, GridSnapshot]) -> None:
+    """An unknown nucleus is refused (exit 2) before any brokerage, naming the nuclei that start like it."""
+    path, snap = grid
+    task = _task(snap, "managed", "assigning")
+    code, _, err = run("explain", "--snapshot", str(path), "--task", str(task), "--nucleus", "CERN")
+    assert code == 2
+    assert "unknown nucleus 'CERN'; did you mean CERN-PROD" in err
+    code, _, err = run("explain", "--snapshot", str(path), "--task", str(task), "--queue", "NET2_MCOR")
+    assert code == 2 and "did you mean NET2_MCORE" in err
+
+
+def test_nucleus_refuses_an_analysis_task(grid: tuple[Path, GridSnapshot]) -> None:
+    """Analysis tasks have no nucleus brokerage: `brokerage nucleus` on one exits 2 and says so."""
+    path, snap = grid
+    code, out, err = run("nucleus", "--snapshot", str(path), "--task", str(_task(snap, "user")))
+    assert code == 2 and out == ""
+    assert "analysis task" in err and "no nucleus brokerage" in err
+
+
+def test_jobs_names_the_skipped_queues_per_criteria_code(grid: tuple[Path, GridSnapshot]) -> None:
+    """The text output lists, per criteria code, how many queues it removed and the first of them by name."""
+    path, snap = grid
+    code, out, _ = run("jobs", "--snapshot", str(path), "--task", str(_task(snap, "managed", "assigning")))
+    assert code == 0
+    section = out.split("skipped by criteria:", 1)[1].strip().splitlines()
+    queues = set(snap.queues["panda_queue"])
+    for line in section:
+        if not line.startswith("  -"):
+            break
+        named = line.split(None, 2)[2].split(" and ")[0].split(", ")
+        assert named and set(named) <= queues
+
+
+def test_tasks_prints_whole_user_names(grid: tuple[Path, GridSnapshot]) -> None:
+    """`brokerage tasks` never cuts a user name (operators search for them)."""
+    path, snap = grid
+    code, out, _ = run("tasks", "--snapshot", str(path), "--limit", "0")
+    assert code == 0
+    longest = max(snap.tasks["username"].astype(str), key=len)
+    assert len(longest) > 14 and longest in out
