@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from brokerage.cli.common import fail, grid_overrides, guarded, load_grid
+from brokerage.cli.figures import change, figure, listing
 from brokerage.cli.options import cluster_options
 
 MAX_HOURS = 24 * 14
@@ -40,6 +41,7 @@ def _run(
         result["job_histories"] = {int(j): job_history(events, int(j)) for j in job_ids}
         for j, steps in result["job_histories"].items():
             if not steps:
+                result.setdefault("unknown_job_ids", []).append(int(j))
                 click.echo(f"job {j}: not a job of this run (its PandaIDs run from 1 to {sim.jobs.n:,})", err=True)
             for step in steps:
                 click.echo(f"job {j} at {step['time_h']:g} h: {step['from']} -> {step['to']}: {step['cause']}")
@@ -70,17 +72,17 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
     for key, name in HEADLINE_ROWS:
         x, y = a.get(key), b.get(key)
         if x is None or y is None:
-            lines.append(f"{name:<28} {x!s:>12} {y!s:>12}")
+            lines.append(f"{name:<28} {figure(x):>12} {figure(y):>12}")
             continue
-        lines.append(f"{name:<28} {x:>12,.1f} {y:>12,.1f} {y - x:>+10,.1f}")
+        lines.append(f"{name:<28} {figure(x):>12} {figure(y):>12} {change(x, y):>10}")
     only_a = sorted(set(a["throttled_work_queues"]) - set(b["throttled_work_queues"]))
     only_b = sorted(set(b["throttled_work_queues"]) - set(a["throttled_work_queues"]))
     lines.append(f"throttled work queues: {len(a['throttled_work_queues'])} stored, "
                  f"{len(b['throttled_work_queues'])} what-if")  # fmt: skip
     if only_a:
-        lines.append("  only under the stored config: " + ", ".join(only_a))
+        lines.append("  only under the stored config " + listing(only_a, indent=4))
     if only_b:
-        lines.append("  only under the what-if: " + ", ".join(only_b))
+        lines.append("  only under the what-if " + listing(only_b, indent=4))
     return lines
 
 
@@ -159,8 +161,8 @@ def simulate(
     else:
         doc = _run(snap, whatif, hours, seed, "run", quiet, cmds, job_ids)
         for key, value in doc["headline"].items():
-            shown = ", ".join(value) if isinstance(value, list) else value
-            click.echo(f"{key:<28} {shown}")
+            shown = listing(value) if isinstance(value, list) else figure(value)
+            click.echo(f"{key.replace('_', ' '):<28} {shown}")
         runs = [(doc, whatif, "what-if" if assignments else "stored")]
     for c in runs[0][0].get("commands", []):
         click.echo(f"task command at {c['time_h']:g} h: {c['command']} {c['task']} {c['outcome']}: {c['why']}")
@@ -172,6 +174,8 @@ def simulate(
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror or exc}")
         click.echo(f"wrote {out}", err=True)
+    if unknown := doc.get("unknown_job_ids"):
+        fail(f"--job-history: {', '.join(map(str, unknown))} not a job of this run (the run itself was kept)")
 
 
 @click.command("sim-runs")

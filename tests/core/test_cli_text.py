@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from brokerage.brokers.router import run_job_brokerage
+from brokerage.cli.figures import figure, listing
 from brokerage.cli.main import main
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
@@ -87,3 +89,38 @@ def test_tasks_prints_whole_user_names(grid: tuple[Path, GridSnapshot]) -> None:
     assert code == 0
     longest = max(snap.tasks["username"].astype(str), key=len)
     assert len(longest) > 14 and longest in out
+
+
+def test_simulate_prints_figures_a_person_reads(grid: tuple[Path, GridSnapshot]) -> None:
+    """The simulate headline has counts with separators and at most a few digits, never raw float noise."""
+    path, _ = grid
+    code, out, _ = run("simulate", "--snapshot", str(path), "--hours", "0.5", "--quiet")
+    assert code == 0
+    assert re.search(r"^jobs generated +\d{1,3}(,\d{3})*$", out, re.M)
+    assert not re.search(r"\d\.\d{4,}", out)  # no 51.895502007912704
+
+
+def test_simulate_refuses_an_unknown_job_history_id(grid: tuple[Path, GridSnapshot]) -> None:
+    """--job-history with an id the run never made ends with exit 2 naming it."""
+    path, _ = grid
+    code, _, err = run("simulate", "--snapshot", str(path), "--hours", "0.2", "--quiet", "--job-history", "987654321")
+    assert code == 2 and "987654321" in err
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(118431.0, "118,431"), (51.895502007912704, "51.9"), (0.4213, "0.421"), (7, "7"), (None, "-"), (2.0, "2")],
+)
+def test_figures(value: object, shown: str) -> None:
+    """A figure shows whole counts with separators and other numbers with three significant digits."""
+    assert figure(value) == shown
+
+
+def test_listing_wraps_at_item_boundaries() -> None:
+    """A long list wraps between items, never inside a name with spaces, and says how many there are."""
+    names = [f"MC Event Generation/SCORE_{i}" for i in range(12)]
+    text = listing(names, indent=4, width=60)
+    assert text.startswith("12: ")
+    for line in text.splitlines():
+        assert len(line) <= 60
+        assert not line.rstrip().endswith("MC Event")
