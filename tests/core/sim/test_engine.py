@@ -357,5 +357,5 @@ def test_a_jobs_history_gives_every_step_with_its_cause(tmp_path: Path) -> None:
     _snap().to_json(path)
     r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), "--hours", "3", "--seed", "3", "--quiet",
                                   "--job-history", str(done), "--job-history", "99999999"])  # fmt: skip
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 2, r.output  # an unknown id is an error, after the known ones are shown
     assert f"job {done} at 0 h: - -> activated: JobGenerator" in r.output and "job 99999999: not a job" in r.output
