@@ -156,7 +156,7 @@ def info(ctx: click.Context) -> None:
 
 
 @db.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.pass_context
 @_guarded
 def import_(ctx: click.Context, file: str) -> None:

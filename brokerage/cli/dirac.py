@@ -20,7 +20,9 @@ def dirac() -> None:
 
 
 @dirac.command("taskqueues")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @guarded
@@ -47,7 +49,9 @@ def taskqueues_cmd(snapshot_path: str | None, assignments: tuple[str, ...], as_j
 
 
 @dirac.command("match")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--pilot", required=True, help="resource description, e.g. 'Site=LCG.CERN.cern,CPUTime=40000'")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
 @click.option("--seed", default=0, show_default=True, type=int, help="seed of the random draws")

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 
 @click.command("jobs")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
@@ -38,7 +40,9 @@ def jobs(snapshot_path: str | None, task_id: int, assignments: tuple[str, ...], 
 
 
 @click.command("explain")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
 @click.option("--queue", "queue", default=None, help="the PanDA queue to explain (job brokerage)")
 @click.option("--nucleus", "nucleus", default=None, help="the nucleus to explain (task brokerage)")

@@ -128,7 +128,7 @@ def snapshot_schema(out: str | None) -> None:
 
 
 @snapshot.command("validate")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def snapshot_validate(file: str) -> None:
     """Check a snapshot file and list every problem."""
     from brokerage.model.snapshot import GridSnapshot, SnapshotError

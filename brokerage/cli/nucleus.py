@@ -17,7 +17,9 @@ from brokerage.model.versions import stamp
 
 
 @click.command("nucleus")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--task", "task_id", required=True, type=int, help="jediTaskID")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @click.option("--seed", default=NUCLEUS_SEED, show_default=True, type=int, help="seed of the weighted draw")

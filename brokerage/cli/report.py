@@ -32,7 +32,9 @@ def _format_of(fmt: str | None, out: str) -> str:
 
 
 @click.command("report")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--task", "task_ids", multiple=True, type=int, metavar="ID", help="jediTaskID (repeatable)")
 @click.option("--all", "all_tasks", is_flag=True, help="every waiting task, highest priority first")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)

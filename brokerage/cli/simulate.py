@@ -87,7 +87,9 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
 
 
 @click.command("simulate")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--hours", type=float, required=True, help=f"simulated hours, more than 0 and at most {MAX_HOURS}")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="what-if gdpconfig override")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1), help="random seed")

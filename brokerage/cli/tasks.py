@@ -12,7 +12,9 @@ COLUMNS = ("jeditaskid", "status", "prodsourcelabel", "currentpriority", "userna
 
 
 @click.command("tasks")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option(
+    "--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False), help="snapshot JSON (default: DB)"
+)
 @click.option("--status", "statuses", multiple=True, help="JEDI task status, repeatable (e.g. pending, assigning)")
 @click.option("--label", default=None, help="prodSourceLabel: managed, user, test, ...")
 @click.option("--user", default=None, help="task owner (username), exact")
