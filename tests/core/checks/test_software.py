@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from brokerage.checks import software as sw
 from brokerage.checks.software import (
-    ArchitectureError,
     build_software_index,
     classify_release,
     describe,
@@ -21,6 +20,7 @@ from brokerage.checks.software import (
     software_index,
     software_verdict,
 )
+from brokerage.model.architecture import ArchitectureError
 from brokerage.model.cache import GridCache
 from tests.builders import grid, queue, task
 from tests.reference import software_reference as ref
