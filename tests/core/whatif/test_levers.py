@@ -12,7 +12,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.whatif.levers import Explanation, _with_input, config_version, explain_queue
 from tests.builders import counts, endpoint, grid, queue, task
-from tests.core.brokers.test_production import _nucleus_grid, net
+from tests.core.checks.helpers import _nucleus_grid, net
 
 
 def levers(e: Explanation, kind: str) -> dict[str, Any]:
