@@ -1,8 +1,8 @@
 """Production job brokerage (seed 000): hand-computed preliminary candidates (step 1), weight terms (step 3), caps
 (step 4) and the best candidates (step 5), and the job side of the T1 weight.
 
-Every test checks the vectorised broker and the scalar seed reference against numbers worked out by hand. The
-step-2 filters are rule families of brokerage/checks and are tested in tests/core/checks (one module per family).
+The step tests check the vectorised broker and the scalar seed reference against numbers worked out by hand. The
+step-2 filters are rule families of brokerage/checks, tested in tests/core/checks (one module per family).
 """
 
 from __future__ import annotations
