@@ -20,7 +20,7 @@ from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.synth.demo import demo_snapshot
-from tests.core.test_batch_production import _snapshot, explained, shared_grids
+from tests.core.brokers.test_batch_production import _snapshot, explained, shared_grids
 
 ROOT = Path(__file__).resolve().parents[2]
 # context attributes that are the same for every task of one view of the grid

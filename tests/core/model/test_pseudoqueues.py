@@ -17,7 +17,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.pseudoqueues import pseudo_queue_columns, task_resource_type
 from tests.builders import anal_queue, anal_task, grid, queue, task
 
-QUEUEDATA = Path(__file__).parents[1] / "data" / "queuedata_CERN.json"  # pilot3's CRIC record of CERN, trimmed
+QUEUEDATA = Path(__file__).parents[2] / "data" / "queuedata_CERN.json"  # pilot3's CRIC record of CERN, trimmed
 
 
 def cern_row(**kw: Any) -> dict[str, Any]:

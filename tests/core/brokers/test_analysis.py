@@ -1,4 +1,5 @@
-"""Analysis job brokerage: hand-computed throttles, filters, weights and passes, and agreement with the scalar reference."""
+"""Analysis job brokerage: hand-computed throttles, the analysis-only filters, weights and passes, and agreement with
+the scalar reference (the filters shared with production are tested in tests/core/checks, one module per family)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from hypothesis import strategies as st
 
 from brokerage.brokers import analysis
 from brokerage.brokers.router import route
-from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config, ConfigError
 from brokerage.model.snapshot import GridSnapshot
 from tests.builders import (
@@ -27,41 +27,10 @@ from tests.builders import (
     task_counts,
     user_counts,
 )
+from tests.core.checks.helpers import PLATFORM, UA, cfg, codes, run, with_input
 from tests.reference import analysis_reference as ref
 
-UA = "User Analysis"
 OLD = "2026-11-20T04:00:00Z"  # 8 h before the snapshot: outside the 6 h TW_DONE_JOB_STAT window
-PLATFORM = "x86_64-centos7-gcc8-opt"
-
-
-def run(snap: GridSnapshot, config: Config | None = None, tid: int = 1) -> Decision:
-    """The analysis broker on task TID."""
-    return analysis.broker(snap, tid, config or Config())
-
-
-def codes(d: Decision) -> dict[str, str]:
-    """Skip criteria per queue."""
-    return {s.candidate: s.criteria for s in d.skipped}
-
-
-def cfg(**overrides: Any) -> Config:
-    """Config with overrides."""
-    return Config().with_overrides(overrides)
-
-
-def with_input(queues: list[dict[str, Any]], holders: dict[str, int], nfiles: int = 10, **kw: Any) -> GridSnapshot:
-    """A grid where task 1 reads one dataset of NFILES files; HOLDERS maps a site to the files its DATADISK holds."""
-    tasks = kw.pop("tasks", [anal_task(1)])
-    return grid(
-        queues,
-        tasks,
-        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": nfiles, "size_gb": 10.0}],
-        dataset_replicas=[
-            {"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": n, "size_gb": 1.0}
-            for s, n in holders.items()
-        ],
-        **kw,
-    )
 
 
 # --- registry and output -------------------------------------------------------------------------
@@ -244,13 +213,6 @@ def test_preassigned_site_restricts_candidates() -> None:
 # --- step 3: filters for persistent issues -------------------------------------------------------
 
 
-def test_status_must_be_online() -> None:
-    """Queues not online are skipped for a persistent issue (-status)."""
-    snap = grid([anal_queue("A", "S1"), anal_queue("B", "S2", status="brokeroff")], [anal_task(1)])
-    s = run(snap).skip_of("B")
-    assert s is not None and s.criteria == "-status" and not s.temporary and s.reason == "status=brokeroff"
-
-
 def test_locality_skips_queues_without_the_input() -> None:
     """Queues whose storages do not hold all input files are skipped (-input_data) while some queue holds all."""
     snap = with_input([anal_queue("A", "S1"), anal_queue("B", "S2")], {"S1": 10, "S2": 9})
@@ -285,32 +247,6 @@ def test_locality_suppressed_by_low_io_intensity_only_when_cutoff_set() -> None:
     assert run(snap, cfg(IO_INTENSITY_CUTOFF_USER=49)).ranked_names == ["A"]
 
 
-def test_diskio_is_a_persistent_skip() -> None:
-    """A queue over its diskIO limit is skipped for tasks whose diskIO is also over it (-diskIO, persistent)."""
-    qs = [anal_queue("A", "S1"), anal_queue("B", "S2", maxdiskio=100, diskio_avg=150.0)]
-    snap = grid(qs, [anal_task(1, diskio=120.0)])
-    s = run(snap).skip_of("B")
-    assert s is not None and s.criteria == "-diskIO" and not s.temporary
-
-
-def test_core_count_matching() -> None:
-    """Multi-core tasks need corecount > 1, single-core tasks corecount <= 1, and maxCoreCount caps the queue."""
-    qs = [
-        anal_queue("S", "S1"),
-        anal_queue("M8", "S2", corecount=8, maxrss=64000),
-        anal_queue("M16", "S3", corecount=16, maxrss=64000),
-    ]
-    assert codes(run(grid(qs, [anal_task(1)]))) == {"M8": "-cpucore", "M16": "-cpucore"}
-    assert codes(run(grid(qs, [anal_task(1, corecount=8, maxcorecount=8)]))) == {"S": "-cpucore", "M16": "-max_cpucore"}
-
-
-def test_core_count_zero_accepts_any_queue_at_any_priority() -> None:
-    """coreCount 0 accepts any queue; analysis has no priority/scout rule that forces multi-core."""
-    qs = [anal_queue("S", "S1"), anal_queue("M8", "S2", corecount=8, maxrss=64000)]
-    snap = grid(qs, [anal_task(1, corecount=0, currentpriority=5000, is_scout=True)])
-    assert sorted(run(snap).ranked_names) == ["M8", "S"]
-
-
 def test_avoid_vp() -> None:
     """A task with avoidVP skips VP queues (-avoid_vp)."""
     qs = [anal_queue("A", "S1"), anal_queue("V", "S2", is_vp=True)]
@@ -326,91 +262,6 @@ def test_overloaded_vp_queue() -> None:
     d = run(grid(qs, [anal_task(1)], job_counts=jc))
     assert codes(d) == {"V": "-overloaded_vp"}
     assert "nQueue=21 > 20" in d.skip_of("V").reason
-
-
-def test_release_cache_check() -> None:
-    """Release/cache availability: releases=ANY is not checked; an AUTO queue must publish the task's cache."""
-    qs = [
-        anal_queue("ANY", "S1"),
-        anal_queue("HAS", "S2", releases=["AUTO"]),
-        anal_queue("LACKS", "S3", releases=["AUTO"]),
-        anal_queue("SILENT", "S4", releases=["AUTO"]),
-    ]
-    sw = [
-        {"panda_queue": "HAS", "cmtconfigs": [PLATFORM], "cvmfs": ["atlas"], "containers": ["any"]},
-        {"panda_queue": "LACKS", "cmtconfigs": ["aarch64-el9-gcc13-opt"], "containers": []},
-    ]
-    t = anal_task(1, transhome="AnalysisBase-21.2.100", architecture=PLATFORM)
-    d = run(grid(qs, [t], queue_software=sw))
-    assert sorted(d.ranked_names) == ["ANY", "HAS"]
-    assert codes(d) == {"LACKS": "-cache", "SILENT": "-cache"}
-    assert not d.skip_of("LACKS").temporary and d.skip_of("LACKS").stage == "release/cache check"
-
-
-def test_memory_mb_per_core_and_mb() -> None:
-    """Memory is (baseRamCount + ramCount × coreCount) × 0.9 for MBPerCore and (baseRamCount + ramCount) × 0.9 for MB."""
-    qs = [
-        anal_queue("M", "S1", corecount=4, maxrss=7000),
-        anal_queue("H", "S2", corecount=4, maxrss=64000, minrss=8000),
-    ]
-    per_core = anal_task(1, corecount=4, ramcount=2000, baseramcount=500, ramunit="MBPerCore")  # 7650 MB
-    d = run(grid(qs, [per_core]))
-    assert codes(d) == {"M": "-lowmemory", "H": "-highmemory"}
-    assert "7650" in d.skip_of("M").reason
-    flat = anal_task(1, corecount=4, ramcount=6000, baseramcount=500, ramunit="MB")  # 5850 MB
-    assert codes(run(grid(qs, [flat]))) == {"H": "-highmemory"}
-
-
-def test_scratch_disk() -> None:
-    """(0 or inputDiskCount) + outDiskCount × inputDiskCount + workDiskCount must be < maxwdir / coreCount."""
-    t = anal_task(1, chunk_input_mb=1000.0, outdiskcount=0.5, workdiskcount=200)  # 1700 MB, 700 MB direct
-    qs = [
-        anal_queue("SMALL", "S1", maxwdir=1700),
-        anal_queue("OK", "S2", maxwdir=1701),
-        anal_queue("DIRECT", "S3", maxwdir=701, direct_access_lan=True),
-        anal_queue("PERCORE", "S4", maxwdir=8000, corecount=8, maxrss=64000),
-    ]
-    t["corecount"] = 0
-    d = run(grid(qs, [t]))
-    assert codes(d) == {"SMALL": "-disk", "PERCORE": "-disk"}
-    assert "1700" in d.skip_of("SMALL").reason
-
-
-def test_storage_needs_200_gb_free() -> None:
-    """The queue's local storage must have more than 200 GB free (free + expired)."""
-    qs = [anal_queue("A", "S1"), anal_queue("B", "S2")]
-    eps = [
-        {"ddm_endpoint_name": "S1_DATADISK", "site_name": "S1", "space_free": 150.0, "space_expired": 50.0},
-        {"ddm_endpoint_name": "S2_DATADISK", "site_name": "S2", "space_free": 150.0, "space_expired": 51.0},
-    ]
-    s = run(grid(qs, [anal_task(1)], ddm_endpoints=eps)).skip_of("A")
-    assert s is not None and s.criteria == "-disk" and not s.temporary
-
-
-def test_blacklisted_endpoints() -> None:
-    """Queues whose storage cannot be read over LAN are skipped; WAN is needed only where the input is missing."""
-    qs = [anal_queue("A", "S1"), anal_queue("B", "S2"), anal_queue("C", "S3")]
-    eps = [
-        {"ddm_endpoint_name": "S1_DATADISK", "site_name": "S1", "space_free": 5e5, "read_lan": "OFF"},
-        {"ddm_endpoint_name": "S2_DATADISK", "site_name": "S2", "space_free": 5e5, "write_wan": "OFF"},
-        {"ddm_endpoint_name": "S3_DATADISK", "site_name": "S3", "space_free": 5e5, "write_wan": "OFF"},
-    ]
-    snap = with_input(qs, {"S2": 10}, ddm_endpoints=eps, tasks=[anal_task(1, taskpriority=2000)])
-    assert codes(run(snap)) == {"A": "-read_lan_blacklist", "C": "-write_wan_blacklist"}
-
-
-def test_walltime_between_mintime_and_maxtime() -> None:
-    """cpuTime × nEvents / (C × P × cpuEfficiency) + baseTime must lie within [mintime, maxtime] (here 11111 s)."""
-    t = anal_task(1, cputime=100.0, chunk_nevents=1000, cpuefficiency=90)
-    qs = [anal_queue("SHORT", "S1", maxtime=11000), anal_queue("LONG", "S2", mintime=11200), anal_queue("OK", "S3")]
-    assert codes(run(grid(qs, [t]))) == {"SHORT": "-shortwalltime", "LONG": "-longwalltime"}
-
-
-def test_no_pilot_is_persistent() -> None:
-    """Queues without pilots for the last 3 hours are skipped, also when pre-assigned."""
-    qs = [anal_queue("A", "S1"), anal_queue("B", "S2", npilot=0)]
-    s = run(grid(qs, [anal_task(1, site="B")])).skip_of("B")
-    assert s is not None and s.criteria == "-nopilot" and not s.temporary
 
 
 # --- step 3: filters for temporary issues --------------------------------------------------------

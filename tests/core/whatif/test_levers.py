@@ -12,7 +12,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.whatif.levers import Explanation, _with_input, config_version, explain_queue
 from tests.builders import counts, endpoint, grid, queue, task
-from tests.core.test_production_filters import _nucleus_grid, net
+from tests.core.checks.helpers import _nucleus_grid, net
 
 
 def levers(e: Explanation, kind: str) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def test_nucleus_space_levers_name_the_threshold_the_output_rate_and_the_free_sp
     """Free 110000 GB - projected 320000/10 x 0.25 = 8000 GB = 102000 <= 100 TB (102400 GB): DISK_THRESHOLD 99 passes,
     OUTPUT_GB_PER_CORE_DAY < 0.2375 passes, and 401 GB more free (110401) passes."""
     from brokerage.whatif.levers_nucleus import explain_nucleus
-    from tests.core.test_nucleus import busy, ngrid
+    from tests.core.brokers.test_nucleus import busy, ngrid
 
     t2, d2 = busy(2, "A", 320000)
     t3, d3 = busy(3, "B", 160000)
@@ -150,7 +150,7 @@ def test_nucleus_status_and_backlog_levers() -> None:
     """An OFFLINE nucleus needs state ACTIVE; 2100 files queued to a nucleus > NQUEUED_NUC_CAP 2000 need a cap of 2100."""
     from brokerage.whatif.levers_nucleus import explain_nucleus
     from tests.builders import queued_to, site
-    from tests.core.test_nucleus import ngrid
+    from tests.core.brokers.test_nucleus import ngrid
 
     off = explain_nucleus(ngrid(sites=[site("A"), site("B", state="OFFLINE")]), 1, "B", Config())
     assert levers(off, "input") == {"sites.state": "ACTIVE"}
@@ -165,7 +165,7 @@ def test_cli_explain_nucleus_and_its_errors(tmp_path: Any) -> None:
 
     from brokerage.cli.main import main
     from tests.builders import site
-    from tests.core.test_nucleus import ngrid
+    from tests.core.brokers.test_nucleus import ngrid
 
     path = tmp_path / "g.json"
     ngrid(sites=[site("A"), site("B", state="OFFLINE")]).to_json(path)

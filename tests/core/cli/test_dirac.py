@@ -13,7 +13,7 @@ from brokerage.dirac.demo import SITES
 from brokerage.dirac.matcher import task_queues
 from brokerage.model.gdpconfig import Config
 from brokerage.synth.demo import demo_snapshot
-from tests.core.dirac_helpers import CERN, job, snapshot
+from tests.core.dirac.helpers import CERN, job, snapshot
 
 
 @pytest.fixture(scope="module")

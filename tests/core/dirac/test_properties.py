@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from brokerage.dirac.matcher import match
 from brokerage.dirac.pilot import parse_pilot
 from brokerage.model.gdpconfig import Config
-from tests.core.dirac_helpers import snapshot
+from tests.core.dirac.helpers import snapshot
 from tests.reference import dirac_reference as ref
 
 SITES = ("LCG.CERN.cern", "LCG.CNAF.it", "LCG.RAL.uk", "DIRAC.Yandex.ru")

@@ -13,7 +13,7 @@ from brokerage.diff.delta import apply, deltas, describe
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from tests.builders import counts, grid, queue, task
-from tests.core.test_production_filters import net, sites
+from tests.core.checks.helpers import net, sites
 
 
 def two_links(q1: float, q2: float = 70, maxrss2: int = 4000) -> GridSnapshot:

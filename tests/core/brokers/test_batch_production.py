@@ -18,7 +18,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.synth.demo import demo_snapshot
 from tests.builders import counts, grid, queue, task
-from tests.core.test_production_properties import OVERRIDES, _random_grid, _random_task, _snapshot
+from tests.core.brokers.test_production_properties import OVERRIDES, _random_grid, _random_task, _snapshot
 from tests.reference import production_reference as ref
 
 WHAT_IF = {"NQUEUED_SAT_CAP": 40, "NO_PILOT_HOURS": 1, "MAX_DISKIO_DEFAULT": 500, "MAX_SITE_CANDIDATES": 3}

@@ -9,7 +9,7 @@ import pytest
 from brokerage.dirac.matcher import RULES, match
 from brokerage.dirac.pilot import MISSING_CPU, MISSING_SITE, WRONG_CONDITIONS, PilotError, parse_pilot
 from brokerage.model.gdpconfig import Config
-from tests.core.dirac_helpers import CERN, CNAF, job, snapshot
+from tests.core.dirac.helpers import CERN, CNAF, job, snapshot
 
 
 def reasons(snap, pilot: str, config: Config | None = None, **kw: Any) -> dict[int, list[str]]:

@@ -9,7 +9,7 @@ import numpy as np
 from brokerage.dirac.matcher import task_queues
 from brokerage.dirac.priorities import real_priority
 from brokerage.model.gdpconfig import Config
-from tests.core.dirac_helpers import CERN, job, snapshot
+from tests.core.dirac.helpers import CERN, job, snapshot
 
 
 def _prio(snap, config: Config | None = None) -> dict[int, float]:

@@ -12,7 +12,7 @@ from brokerage.model.gdpconfig import PARAMS, Config
 from brokerage.whatif.compare import affected_brokers, compare, shares
 from brokerage.whatif.impact import impact, rerun_grid, summary
 from tests.builders import anal_queue, anal_task, grid, queue, task
-from tests.core.test_production_filters import net, sites
+from tests.core.checks.helpers import net, sites
 
 
 def decision(

@@ -11,7 +11,7 @@ from brokerage.dirac.matcher import match
 from brokerage.dirac.selection import choose_job, draw_first, first_probabilities
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
-from tests.core.dirac_helpers import CERN, job, snapshot
+from tests.core.dirac.helpers import CERN, job, snapshot
 from tests.reference.dirac_reference import first_probability
 
 PILOT = f"Site={CERN},CPUTime=300000"

@@ -12,7 +12,7 @@ from brokerage.checks.software import SoftwareIndex, SoftwareVerdict, software_i
 from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.synth.demo import demo_snapshot
-from tests.core.test_software import (
+from tests.core.checks.test_software import (
     BOOL,
     CMTCONFIG,
     CMTCONFIG_SET,

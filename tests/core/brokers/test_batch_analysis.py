@@ -8,7 +8,7 @@ from brokerage.brokers import analysis
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.synth.demo import demo_snapshot
-from tests.core.test_batch_production import explained
+from tests.core.brokers.test_batch_production import explained
 
 
 def fresh() -> GridSnapshot:

@@ -12,17 +12,17 @@ from hypothesis import strategies as st
 
 from brokerage.checks import software as sw
 from brokerage.checks.software import (
-    ArchitectureError,
     build_software_index,
     classify_release,
     describe,
-    parse_architecture,
     resolved_cmtconfig,
     software_index,
     software_verdict,
 )
+from brokerage.model.architecture import ArchitectureError
 from brokerage.model.cache import GridCache
-from tests.builders import grid, queue, task
+from tests.builders import anal_queue, anal_task, grid, queue, task
+from tests.core.checks.helpers import PLATFORM, codes, run
 from tests.reference import software_reference as ref
 
 # The seed's example, verbatim ("Release/cache Availability Check for releases=AUTO").
@@ -155,6 +155,15 @@ FC = "/cvmfs/unpacked.cern.ch/registry.hub.docker.com/atlas/athena:22.0.41"
         # an aarch64 CPU is rejected by arch ['x86_64'].
         ("#aarch64-intel&nvidia", "", False, "CPU arch aarch64 rejected"),
     ],
+    ids=[
+        "-cache:cpu-vendor-unspecified",
+        "-cache:gpu-vendor-unspecified",
+        "-cache:intel-avx2-nvidia-kt100",
+        "-cache:gpu-model-a100",
+        "-cache:cpu-vendor-amd",
+        "-cache:nightly",
+        "-cache:cpu-arch-aarch64",
+    ],
 )
 def test_aglt2_example(aglt2: dict[str, Any], architecture: str, transhome: str, passed: bool, fragment: str) -> None:
     """The seed's AGLT2 description judged against tasks of every kind."""
@@ -184,6 +193,7 @@ def test_aglt2_regexp_resolves_to_published_cmtconfig(aglt2: dict[str, Any]) -> 
         (["x86_64", "excl"], True),
         (["arm64"], False),
     ],
+    ids=["-cache:arch-x86_64", "-cache:arch-empty", "-cache:arch-x86_64-excl", "-cache:arch-arm64"],
 )
 def test_seed_hardware_example(arch_list: list[str], passed: bool) -> None:
     """Seed: tasks with #x86_64 are accepted by arch ["x86_64"], [""], ["x86_64","excl"] but not by ["arm64"]."""
@@ -355,9 +365,17 @@ RULE_CASES = [
 ]  # fmt: skip
 
 
+def _rule_id(case: tuple[Any, ...]) -> str:
+    """'<criteria code>:<case>': the code the case's rule gives when it fails (-regexpcmtconfig for regex resolution)."""
+    name, code = case[0], case[7]
+    if not code:
+        code = "-regexpcmtconfig" if name.startswith("regexp_") else "-cache"
+    return f"{code}:{name}"
+
+
 @pytest.mark.parametrize(
     ("rule", "task_row", "row", "releases", "all_row", "passed", "code", "fragment"),
-    [pytest.param(*case[1:], id=case[0]) for case in RULE_CASES],
+    [pytest.param(*case[1:], id=_rule_id(case)) for case in RULE_CASES],
 )
 def test_rule(
     rule: str,
@@ -397,82 +415,6 @@ def test_resolved_is_empty_for_plain_sw_platform() -> None:
     """A plain sw_platform is not resolved, so nothing is reported."""
     _, _, _, resolved = one({"architecture": EL9}, desc(cmtconfigs=[EL9]))
     assert resolved == ""
-
-
-# --- parser -------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "sw_platform", "base", "cpu", "gpu"),
-    [
-        ("", "", "", None, None),
-        (EL9, EL9, "", ("x86_64", None, None, False), None),
-        (EL9 + "@el9", EL9, "el9", ("x86_64", None, None, False), None),
-        (EL9 + "@el9#x86_64-intel-avx2&nvidia-a100", EL9, "el9", ("x86_64", "intel", "avx2", True), ("nvidia", "a100")),
-        ("#(x86_64|aarch64)", "", "", ("(x86_64|aarch64)", None, None, True), None),
-        ("(x86_64|aarch64)-el9.*", "(x86_64|aarch64)-el9.*", "", ("(x86_64|aarch64)", None, None, False), None),
-        ("#([a-z0-9_]+)-amd", "", "", ("([a-z0-9_]+)", "amd", None, True), None),
-        ("#x86_64-*-avx2", "", "", ("x86_64", None, "avx2", True), None),
-        ("&amd", "", "", None, ("amd", None)),
-        (EL9 + "&nvidia", EL9, "", ("x86_64", None, None, False), ("nvidia", None)),
-    ],
-)
-def test_parse_architecture(
-    text: str,
-    sw_platform: str,
-    base: str,
-    cpu: tuple[Any, ...] | None,
-    gpu: tuple[Any, ...] | None,
-) -> None:
-    """sw_platform<@base_platform><#host_cpu_spec><&host_gpu_spec>; without '#' the arch is sw_platform's first part."""
-    a = parse_architecture(text)
-    assert a.sw_platform == sw_platform
-    assert a.base_platform == base
-    got_cpu = None if a.cpu is None else (a.cpu.arch, a.cpu.vendor, a.cpu.instr, a.cpu.explicit)
-    assert got_cpu == cpu
-    got_gpu = None if a.gpu is None else (a.gpu.vendor, a.gpu.model)
-    assert got_gpu == gpu
-
-
-def test_regexp_detection() -> None:
-    """A regexp is recognised by its metacharacters; dots alone keep a cmtconfig literal."""
-    assert parse_architecture("(x86_64|aarch64)-el9.*").sw_platform_is_regex
-    assert not parse_architecture("x86_64-centos7-gcc8.3-opt").sw_platform_is_regex
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("#-intel", "host_cpu_spec: empty architecture in '#-intel'"),
-        ("#x86_64--avx2", "host_cpu_spec: empty vendor in '#x86_64--avx2'"),
-        ("#x86_64-", "host_cpu_spec: empty vendor in '#x86_64-'"),
-        ("#(x86_64|aarch64", "host_cpu_spec: unbalanced parentheses in '#(x86_64|aarch64'"),
-        ("#x86_64)", "host_cpu_spec: unbalanced parentheses in '#x86_64)'"),
-        ("#[x86", "host_cpu_spec: unbalanced parentheses"),
-        ("#a-b-c-d", "host_cpu_spec: more than 3 parts"),
-        ("#x86_64-in.*", "host_cpu_spec: regular expressions are allowed only in the architecture"),
-        ("#+x86", "host_cpu_spec: invalid regular expression"),
-        ("#", "host_cpu_spec: empty after '#'"),
-        ("&nvidia-a100-80g", "host_gpu_spec: more than 2 parts (vendor-model)"),
-        ("&-a100", "host_gpu_spec: empty vendor"),
-        ("&", "host_gpu_spec: empty after '&'"),
-        ("x@el9@el8", "base_platform: repeated '@'"),
-        ("x#a#b", "host_cpu_spec: repeated '#'"),
-        ("x&a&b", "host_gpu_spec: repeated '&'"),
-        ("x@", "base_platform: empty after '@'"),
-        ("x#x86_64@el9", "architecture: parts must come in the order"),
-        ("x&nvidia#x86_64", "architecture: parts must come in the order"),
-        ("(x86_64-el9", "sw_platform: unbalanced parentheses"),
-        ("*x86_64-el9", "sw_platform: invalid regular expression"),
-        ("x86_64 el9", "architecture: whitespace"),
-    ],
-)
-def test_parse_architecture_errors(text: str, message: str) -> None:
-    """A malformed architecture raises ArchitectureError naming the wrong part."""
-    with pytest.raises(ArchitectureError, match=None) as info:
-        parse_architecture(text)
-    assert message in str(info.value)
-    assert isinstance(info.value, ValueError)
 
 
 def test_verdict_raises_on_malformed_architecture() -> None:
@@ -598,6 +540,28 @@ def test_core_imports_no_screen() -> None:
     with open(sw.__file__) as fh:
         source = fh.read()
     assert not any(f"import {m}" in source or f"from {m}" in source for m in ("dash", "flask", "plotly"))
+
+
+# --- through the analysis broker ---------------------------------------------------------------------
+
+
+def test_analysis_release_cache_check() -> None:
+    """Analysis: releases=ANY is not checked; an AUTO queue must publish the task's cache."""
+    qs = [
+        anal_queue("ANY", "S1"),
+        anal_queue("HAS", "S2", releases=["AUTO"]),
+        anal_queue("LACKS", "S3", releases=["AUTO"]),
+        anal_queue("SILENT", "S4", releases=["AUTO"]),
+    ]
+    software = [
+        {"panda_queue": "HAS", "cmtconfigs": [PLATFORM], "cvmfs": ["atlas"], "containers": ["any"]},
+        {"panda_queue": "LACKS", "cmtconfigs": ["aarch64-el9-gcc13-opt"], "containers": []},
+    ]
+    t = anal_task(1, transhome="AnalysisBase-21.2.100", architecture=PLATFORM)
+    d = run(grid(qs, [t], queue_software=software))
+    assert sorted(d.ranked_names) == ["ANY", "HAS"]
+    assert codes(d) == {"LACKS": "-cache", "SILENT": "-cache"}
+    assert not d.skip_of("LACKS").temporary and d.skip_of("LACKS").stage == "release/cache check"
 
 
 # --- property: the vectorised module agrees with the scalar reference ------------------------------------

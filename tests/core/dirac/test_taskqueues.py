@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from brokerage.dirac.matcher import task_queues
 from brokerage.model.gdpconfig import Config
-from tests.core.dirac_helpers import CERN, CNAF, job, snapshot
+from tests.core.dirac.helpers import CERN, CNAF, job, snapshot
 
 
 def test_equal_requirements_share_a_task_queue_whatever_the_list_order() -> None:
