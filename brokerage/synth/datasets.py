@@ -128,9 +128,14 @@ def _names(
     runs = rng.integers(470000, 490000, nd)
     dnames = []
     for t, k, ds, p, rn, i in zip(
-        d.task_of.tolist(), d.kind.tolist(), dsn.tolist(), phys.tolist(), runs.tolist(), tid[d.task_of].tolist(),
+        d.task_of.tolist(),
+        d.kind.tolist(),
+        dsn.tolist(),
+        phys.tolist(),
+        runs.tolist(),
+        tid[d.task_of].tolist(),
         strict=True,
-    ):  # fmt: skip
+    ):
         dt = m["dtype"][t]
         if k in (0, 1):
             dnames.append(_MINBIAS[k])

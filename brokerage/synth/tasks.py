@@ -213,8 +213,10 @@ def make_tasks(
     jobs: Jobs,
     taken: pd.Timestamp,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Tasks, their input datasets and replicas, and the recent job history of analysis tasks (one random
-    stream, drawn step by step in this order)."""
+    """Tasks, their input datasets and replicas, and the recent job history of analysis tasks.
+
+    One random stream, drawn step by step in this order: reordering the steps changes the grid.
+    """
     k = _kinds(rng, n)
     nucleus = _nuclei(rng, sites, k)
     priorities = _priorities(rng, k)
@@ -223,7 +225,7 @@ def make_tasks(
     work = task_work(rng, k.ptype, k.user)
     io = task_io(rng, k.ptype, k.user, k.prod)
     software, cmtconfig = task_software(rng, k.ptype, k.user)
-    flags = _brokerage_flags(rng, k)
+    flags = _brokerage_flags(rng, k)  # scouts as drawn, before full chains move some statuses
     chunk_ev, njobs = task_chunks(rng, k.ptype, k.user, cc, work["cpuefficiency"], work["cputime"])
     site = preassigned_queues(rng, q, k.prod, k.user)
     fullchain, parent = full_chains(rng, sites, k.tid, k.prod, k.status, nucleus)
