@@ -12,18 +12,16 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from brokerage.model.snapshot import (
+from brokerage.model.snapshot import GridSnapshot, SnapshotError, frame
+from brokerage.model.tables import (
     BARE_NUCLEUS_MODES,
     ENDPOINT_STATUSES,
     QUEUE_STATUSES,
     QUEUE_TYPES,
     SITE_ROLES,
     TABLES,
-    GridSnapshot,
-    SnapshotError,
-    frame,
-    validate,
 )
+from brokerage.model.validation import validate
 from brokerage.model.words import count
 from brokerage.sim.task_states import TransitionError
 from brokerage.store.live_sources import LIVE_KINDS, LIVE_LABELS, detect_live_kind, import_live

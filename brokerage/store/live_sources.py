@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from brokerage.model.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, frame
+from brokerage.model.snapshot import GridSnapshot, SnapshotError, frame
+from brokerage.model.tables import ENDPOINT_STATUSES
 from brokerage.model.words import count
 
 LIVE_KINDS = ("sw_tags", "nws", "site_matrix", "ddm_status")

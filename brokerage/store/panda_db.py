@@ -15,7 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
-from brokerage.model.snapshot import JOB_STATUSES, TABLES, GridSnapshot, empty_snapshot, frame
+from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
+from brokerage.model.tables import JOB_STATUSES, TABLES
 from brokerage.model.words import count
 from brokerage.store.importer import _map_queues
 from brokerage.store.live_sources import map_live

@@ -18,8 +18,6 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine, event
 
 from brokerage.model.snapshot import (
-    TABLES,
-    Col,
     GridSnapshot,
     SnapshotError,
     check_json_columns,
@@ -27,6 +25,7 @@ from brokerage.model.snapshot import (
     empty_snapshot,
     frame,
 )
+from brokerage.model.tables import TABLES, Col
 from brokerage.sim.status_log import log_problems
 from brokerage.sim.task_states import TransitionError, describe_transition_error, is_allowed
 from brokerage.store.models import (

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, check_references, frame
+from brokerage.model.snapshot import GridSnapshot, check_references, frame
+from brokerage.model.tables import TABLES
 from brokerage.synth import demo as synth
 from brokerage.synth.demo import DEFAULT_TAKEN_AT, demo_snapshot, describe
 

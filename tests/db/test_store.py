@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, SnapshotError, frame
+from brokerage.model.snapshot import GridSnapshot, SnapshotError, frame
+from brokerage.model.tables import TABLES
 from brokerage.sim.task_states import TransitionError
 from brokerage.store import config_store, repository
 from brokerage.store.models import GRID_MODELS, JSON_TABLES, Base, table_of
