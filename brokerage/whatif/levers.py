@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.brokers import analysis, production
+from brokerage.brokers import analysis_context, analysis_filters, analysis_weights, production
 from brokerage.brokers.router import ANALYSIS, route
 from brokerage.checks import production_queues
 from brokerage.checks.context import QueueContext
@@ -119,13 +119,16 @@ class _ReadKeys:
 
 def _context(snap: GridSnapshot, task: dict[str, Any], config: Config, cache: GridCache) -> QueueContext:
     if route(task) is ANALYSIS:
-        return analysis.make_context(task, config, cache)
+        return analysis_context.make_context(task, config, cache)
     return production_queues.make_context(task, config, cache)
 
 
 def _filters(task: dict[str, Any]) -> dict[str, Filter]:
     if route(task) is ANALYSIS:
-        return {f.name: f for f in (*analysis.PRELIMINARY, *analysis.PERSISTENT, *analysis.TEMPORARY)}
+        return {
+            f.name: f
+            for f in (*analysis_filters.PRELIMINARY, *analysis_filters.PERSISTENT, *analysis_filters.TEMPORARY)
+        }
     return {f.name: f for f in production_queues.FILTERS}
 
 
@@ -464,9 +467,9 @@ def _weight_keys(snap: GridSnapshot, task_id: int, config: Config, cache: GridCa
     task = views.task_row(cache, task_id)
     rec = _ReadKeys(config)
     if route(task) is ANALYSIS:
-        ctx = analysis.make_context(task, config, cache)
+        ctx = analysis_context.make_context(task, config, cache)
         probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]
-        analysis.weights(probe, np.arange(ctx.n))
+        analysis_weights.weights(probe, np.arange(ctx.n))
     else:
         ctx = production_queues.make_context(task, config, cache)
         probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]
