@@ -12,7 +12,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage.brokers import nucleus
+from brokerage.brokers import nucleus, nucleus_context
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from tests.reference import nucleus_reference
@@ -99,7 +99,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "grid": source,
         "queues": len(snap.queues),
-        "nuclei": nucleus.nucleus_arrays(snap).n,
+        "nuclei": nucleus_context.nucleus_arrays(snap).n,
         "tasks": len(ids),
         "repeat": repeat,
         "cold_ms": round(cold, 1),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from brokerage.brokers import analysis, analysis_context, analysis_filters, nucleus, production
+from brokerage.brokers import analysis, analysis_context, analysis_filters, nucleus, nucleus_filters, production
 from brokerage.checks import cores, diskio, pilot, production_queues, scratch, walltime
 from brokerage.checks.context import QueueContext
 from brokerage.framework import Derived, Filter, Reads, expand
@@ -155,7 +155,7 @@ def test_every_filter_declares_its_criteria_codes_and_rule() -> None:
         *analysis_filters.PRELIMINARY,
         *analysis_filters.PERSISTENT,
         *analysis_filters.TEMPORARY,
-        *nucleus.FILTERS,
+        *nucleus_filters.FILTERS,
     ]
     for f in filters:
         assert f.codes and all(re.fullmatch(r"-[A-Za-z_0-9]+", c) for c in f.codes), f.name
