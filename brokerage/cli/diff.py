@@ -34,14 +34,14 @@ def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Confi
         numbers.append(int(digits))
     from sqlalchemy.exc import SQLAlchemyError
 
-    from brokerage.store import repository
+    from brokerage.store import database, errors
     from brokerage.store.config_store import load_config
     from brokerage.store.versions import load_version
 
     try:
-        engine = repository.make_engine(repository.database_url(), create=False)
+        engine = database.make_engine(database.database_url(), create=False)
         return load_version(engine, numbers[0]), load_version(engine, numbers[1]), load_config(engine)
-    except repository.StoreError as exc:
+    except errors.StoreError as exc:
         fail(str(exc))
     except SQLAlchemyError as exc:
         fail(f"database error: {str(getattr(exc, 'orig', None) or exc).strip().splitlines()[0]}")

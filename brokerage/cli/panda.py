@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 
 from brokerage.model.snapshot import SnapshotError
 from brokerage.model.words import count
-from brokerage.store import repository
+from brokerage.store import database
 from brokerage.store.panda_db import PandaSchemaError, read_panda, store_panda
 
 EXIT_USAGE = 2
@@ -47,7 +47,7 @@ def _pull_once(url: str, schema: str | None, meta: str | None, database_url: str
                        f"from {grid.snapshot.snapshot_id} (CONFIG not written; use --store)")  # fmt: skip
             notes = grid.notes
         else:
-            engine = repository.make_engine(database_url or repository.database_url())
+            engine = database.make_engine(database_url or database.database_url())
             try:
                 stored = store_panda(engine, grid)
             finally:

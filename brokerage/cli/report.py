@@ -77,9 +77,9 @@ def _origin(snapshot_path: str | None) -> str:
         return f"snapshot file {Path(snapshot_path).resolve()}"
     from sqlalchemy.engine import make_url
 
-    from brokerage.store import repository
+    from brokerage.store import database
 
-    url = repository.database_url()
+    url = database.database_url()
     try:
         return f"database {make_url(url).render_as_string(hide_password=True)}"
     except Exception:  # an unparsable URL already failed to load; never print what might hold a password

@@ -13,6 +13,7 @@ QUEUE_STATUSES = ("online", "offline", "brokeroff", "test", "standby", "paused")
 SITE_ROLES = ("nucleus", "satellite")
 BARE_NUCLEUS_MODES = ("", "only", "allow")
 ENDPOINT_STATUSES = ("ON", "OFF", "TEST")
+ENDPOINT_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")  # a DDM endpoint's detailed statuses
 JOB_STATUSES = (
     "pending", "defined", "assigned", "activated", "starting", "running", "holding",
     "transferring", "throttled", "finished", "failed", "closed", "cancelled",

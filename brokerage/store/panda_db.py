@@ -18,8 +18,10 @@ from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, pars
 from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
 from brokerage.model.tables import JOB_STATUSES, TABLES
 from brokerage.model.words import count
-from brokerage.store.importer import _map_queues
+from brokerage.store import config_store, database, repository
+from brokerage.store.cric import map_queues
 from brokerage.store.live_sources import map_live
+from brokerage.store.schema import upgrade
 
 # The tables and columns read, with the type family each must have (PanDA's public schema,
 # panda-database schema/postgres/sqls/pg_PANDA_TABLE.sql). A missing one or a wrong type stops the read.
@@ -279,11 +281,11 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
     entries = [(r["panda_queue"], _json(r["data"])) for r in data["schedconfig_json"]]
     bad = [name for name, rec in entries if not isinstance(rec, dict)]
     entries = [(n, rec) for n, rec in entries if isinstance(rec, dict)]
-    patch = _map_queues(entries, snap)
+    patch = map_queues(entries, snap)
     if patch.problems:  # a live database is not refused for one bad queue: the queue is left out and named
         broken = {p.split(".", 1)[0] for p in patch.problems}
         bad += sorted(broken)
-        patch = _map_queues([(n, rec) for n, rec in entries if n not in broken], snap)
+        patch = map_queues([(n, rec) for n, rec in entries if n not in broken], snap)
     if bad:
         notes.append(
             f"left out {count(len(bad), 'queue')} whose schedconfig JSON brokerage cannot use: {', '.join(bad[:20])}"
@@ -496,15 +498,12 @@ def store_panda(engine: Engine, grid: PandaGrid, who: str = "from-panda") -> Sto
 
     Usage: ``store_panda(make_engine(database_url()), read_panda(url)).grid_version``
     """
-    from brokerage.store import config_store, repository
-    from brokerage.store.schema import upgrade
-
     upgrade(engine)
     wanted, not_modelled, notes = config_changes(grid.config_rows)
     repository.check_storable(grid.snapshot)
     version = repository.save_snapshot(engine, grid.snapshot) or 0
     head = config_store.current_version(engine)
     comment = f"CONFIG of {grid.snapshot.snapshot_id} at {grid.snapshot.taken_at:%Y-%m-%dT%H:%M:%SZ}"
-    with repository.write_transaction(engine, "config") as conn:
-        config_version = config_store._apply(conn, wanted, who, comment, None) if wanted else head
+    with database.write_transaction(engine, "config") as conn:
+        config_version = config_store.apply_entries(conn, wanted, who, comment, None) if wanted else head
     return StoredPanda(int(version), int(config_version), not_modelled, grid.notes + notes)
