@@ -11,14 +11,13 @@ from datetime import UTC
 from typing import Any, NoReturn
 
 import click
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 
 from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
 from brokerage.model.snapshot import GridSnapshot, SnapshotError
 from brokerage.model.words import count
 from brokerage.sim.task_states import TransitionError
 from brokerage.store import config_store, database, errors, repository
+from brokerage.store.database import Engine
 from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import current_revision, head_revision, upgrade
 
@@ -36,7 +35,8 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with errors.database_errors():  # a database failure is a StoreError: "database error: <first line>"
+                return fn(*args, **kwargs)
         except ImportFileError as exc:
             for problem in exc.problems:
                 click.echo(f"  {problem}", err=True)
@@ -51,9 +51,6 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail(exc.line())
         except errors.StoreError as exc:
             _fail(str(exc))
-        except DBAPIError as exc:
-            first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-            _fail(f"database error: {first}")
 
     return wrapper
 

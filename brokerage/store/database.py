@@ -39,6 +39,17 @@ def database_url() -> str:
     return url or f"sqlite:///{DEFAULT_SQLITE}"
 
 
+def display_url(url: str) -> str | None:
+    """URL with its password hidden, fit for a message; None when it cannot be parsed (nothing of it is shown).
+
+    Usage: ``display_url("postgresql://alice:secret@db/grid") == "postgresql://alice:***@db/grid"``
+    """
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except Exception:  # any unparsable URL: never print what might hold a password
+        return None
+
+
 def make_engine(url: str, *, create: bool = True) -> Engine:
     """An engine for URL: SQLite in WAL mode with foreign keys and a busy timeout, or PostgreSQL via psycopg 3.
 
