@@ -19,7 +19,7 @@ from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for, derived_cache
 from brokerage.model.explain import Decision, fmt
 from brokerage.model.gdpconfig import Config, ConfigError, lookup_param
-from brokerage.model.network import QUEUED, QUEUED_EXPRESS
+from brokerage.model.network import QUEUED_EXPRESS, QUEUED_PRODUCTION_OUTPUT
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.versions import config_version
 
@@ -377,7 +377,7 @@ def _input_levers(
     elif stage == "satellite link queue check" and getattr(ctx, "nucleus", None):
         site = str(qa["atlas_site"][i])
         cap = float(config["NQUEUED_SAT_CAP"])
-        key = QUEUED_EXPRESS if getattr(ctx, "express", False) else QUEUED
+        key = QUEUED_EXPRESS if getattr(ctx, "express", False) else QUEUED_PRODUCTION_OUTPUT
         nucleus = ctx.nucleus  # type: ignore[attr-defined]
         wording = f"queued files on the link {site}->{nucleus} would have to fall to {fmt(cap)}"
         plans.append(("network", key, f"{site}:{nucleus}", cap, wording))
