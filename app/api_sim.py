@@ -61,7 +61,7 @@ def register(server: Flask, services: Services) -> None:
 
     @server.get("/api/simulation/runs/<int:run_id>")
     def api_simulation_run(run_id: int) -> Any:
-        from brokerage.store.repository import StoreError
+        from brokerage.store.errors import StoreError
         from brokerage.store.sim_runs import load_run
 
         engine = services.state.engine()

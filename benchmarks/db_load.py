@@ -12,7 +12,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from brokerage.cli.db import demo_grid
-from brokerage.store.repository import load_snapshot, make_engine, save_snapshot
+from brokerage.store.database import make_engine
+from brokerage.store.repository import load_snapshot, save_snapshot
 from brokerage.store.schema import upgrade
 from brokerage.synth.history import simulate_task_history
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, frame
+from brokerage.model.snapshot import GridSnapshot, frame
+from brokerage.model.tables import TABLES
 
 TAKEN_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 RECENT = "2026-11-20T11:50:00Z"

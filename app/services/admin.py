@@ -52,7 +52,7 @@ class ConfigAdmin:
         Usage: ``admin.save({"NW_ACTIVE": False}, "alice", "s3cret", "network test", base=3)``
         """
         from brokerage.store.config_store import ConfigConflictError, save_changes
-        from brokerage.store.repository import StoreError
+        from brokerage.store.errors import StoreError
 
         engine = self.state.engine()
         if engine is None:
@@ -90,7 +90,7 @@ class ConfigAdmin:
         Usage: ``admin.restore(0, "alice", "s3cret").redirect``
         """
         from brokerage.store.config_store import restore_version
-        from brokerage.store.repository import StoreError
+        from brokerage.store.errors import StoreError
 
         engine = self.state.engine()
         if engine is None:

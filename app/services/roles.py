@@ -32,7 +32,7 @@ log = logging.getLogger("brokerage.auth")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SavePermission:
     """Whether a save may go ahead, and if not, why (shown to the person who tried)."""
 
     allowed: bool
@@ -140,7 +140,9 @@ def client_address() -> str:
     return "local"
 
 
-def check_operator(user: str | None, secret: str | None, env: str | None = None, client: str | None = None) -> Verdict:
+def check_operator(
+    user: str | None, secret: str | None, env: str | None = None, client: str | None = None
+) -> SavePermission:
     """Decide whether USER with SECRET holds the operator role; failures are rate-limited and logged.
 
     An unknown name and a wrong secret get the same answer, so names cannot be discovered by trying.
@@ -149,14 +151,16 @@ def check_operator(user: str | None, secret: str | None, env: str | None = None,
     ops = operators(env)
     who = (user or "").strip()
     if not ops:
-        return Verdict(False, who, f"saving is disabled: no operators are configured (set {OPERATORS_ENV}=name:secret)")
+        return SavePermission(
+            False, who, f"saving is disabled: no operators are configured (set {OPERATORS_ENV}=name:secret)"
+        )
     if not who:
-        return Verdict(False, who, "saving needs the operator role: enter your operator name and secret")
+        return SavePermission(False, who, "saving needs the operator role: enter your operator name and secret")
     client = client or client_address()
     wait = limiter().blocked(client, who)
     if wait:
         log.warning("operator check refused (rate limit): user=%r client=%s", who[:64], client)
-        return Verdict(False, who, f"too many failed attempts: try again in {wait} s")
+        return SavePermission(False, who, f"too many failed attempts: try again in {wait} s")
     expected = ops.get(who, ops.get("*"))
     if expected is None:
         _burn((secret or "").encode("utf-8", "surrogatepass"))  # as slow as a real check
@@ -166,8 +170,8 @@ def check_operator(user: str | None, secret: str | None, env: str | None = None,
     if not ok:
         limiter().failed(client, who)
         log.warning("operator check failed: user=%r client=%s", who[:64], client)
-        return Verdict(False, who, REFUSED)
-    return Verdict(True, who)
+        return SavePermission(False, who, REFUSED)
+    return SavePermission(True, who)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,10 +44,10 @@ def database_url() -> str | None:
         return url
     if os.environ.get("BROKERAGE_SNAPSHOT"):
         return None
-    from brokerage.store import repository
+    from brokerage.store import database
 
     # never create an empty file by opening the default path: the setup command creates and fills it
-    return repository.database_url() if repository.DEFAULT_SQLITE.exists() else None
+    return database.database_url() if database.DEFAULT_SQLITE.exists() else None
 
 
 def safe_url(url: str) -> str:
@@ -96,9 +96,9 @@ class SnapshotSource:
     def _engine(self, url: str) -> Any:
         """One SQLAlchemy engine per URL for the process."""
         if url not in self._engines:
-            from brokerage.store import repository
+            from brokerage.store import database
 
-            self._engines[url] = repository.make_engine(url)
+            self._engines[url] = database.make_engine(url)
         return self._engines[url]
 
     def engine(self) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from brokerage.brokers.analysis import ANALYSIS_TYPES
+from brokerage.brokers.analysis_filters import ANALYSIS_TYPES
 from brokerage.model.explain import Decision
 from brokerage.model.snapshot import GridSnapshot
 

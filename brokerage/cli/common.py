@@ -60,15 +60,15 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
         return GridSnapshot.from_json(snapshot), Config()
     from sqlalchemy.exc import SQLAlchemyError
 
-    from brokerage.store import repository
+    from brokerage.store import database, errors, repository
     from brokerage.store.config_store import load_config
 
     try:
-        engine = repository.make_engine(repository.database_url(), create=False)
+        engine = database.make_engine(database.database_url(), create=False)
         if repository.is_empty(engine):
             fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
         return repository.load_snapshot(engine), load_config(engine)
-    except repository.StoreError as exc:
+    except errors.StoreError as exc:
         fail(str(exc))
     except SQLAlchemyError as exc:
         orig = getattr(exc, "orig", None) or exc

@@ -11,14 +11,13 @@ from datetime import UTC
 from typing import Any, NoReturn
 
 import click
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 
 from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
 from brokerage.model.snapshot import GridSnapshot, SnapshotError
 from brokerage.model.words import count
 from brokerage.sim.task_states import TransitionError
-from brokerage.store import config_store, repository
+from brokerage.store import config_store, database, errors, repository
+from brokerage.store.database import Engine
 from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import current_revision, head_revision, upgrade
 
@@ -36,7 +35,8 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with errors.database_errors():  # a database failure is a StoreError: "database error: <first line>"
+                return fn(*args, **kwargs)
         except ImportFileError as exc:
             for problem in exc.problems:
                 click.echo(f"  {problem}", err=True)
@@ -49,11 +49,8 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail(str(exc))
         except ConfigError as exc:
             _fail(exc.line())
-        except repository.StoreError as exc:
+        except errors.StoreError as exc:
             _fail(str(exc))
-        except DBAPIError as exc:
-            first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-            _fail(f"database error: {first}")
 
     return wrapper
 
@@ -80,16 +77,16 @@ def _who(who: str | None) -> str:
 @click.pass_context
 def db(ctx: click.Context, database_url: str | None) -> None:
     """The database: schema, demo grid, import/export and versioned gdpconfig."""
-    url = database_url or repository.database_url()
+    url = database_url or database.database_url()
     ctx.ensure_object(dict)
     ctx.obj["url"] = url
     try:
         # only `db init` creates a database; every other subcommand refuses a missing file instead of making one
-        ctx.obj["engine"] = repository.make_engine(url, create=ctx.invoked_subcommand == "init")
-    except (repository.DatabaseFileError, repository.StoreError) as exc:
+        ctx.obj["engine"] = database.make_engine(url, create=ctx.invoked_subcommand == "init")
+    except (errors.DatabaseFileError, errors.StoreError) as exc:
         ctx.obj["engine"] = None  # `info` describes a missing file; any other subcommand fails in _engine
         ctx.obj["missing"] = str(exc)
-        ctx.obj["no_file"] = isinstance(exc, repository.DatabaseFileError)
+        ctx.obj["no_file"] = isinstance(exc, errors.DatabaseFileError)
         return
     ctx.call_on_close(ctx.obj["engine"].dispose)
 
@@ -101,7 +98,7 @@ def db(ctx: click.Context, database_url: str | None) -> None:
 def init(ctx: click.Context, seed: int) -> None:
     """Create or upgrade the schema; fill an EMPTY database with the demo grid (never overwrites a grid)."""
     engine = _engine(ctx)
-    before = current_revision(engine) if repository.schema_ready(engine) else None
+    before = current_revision(engine) if database.schema_ready(engine) else None
     upgrade(engine)
     shown = engine.url.render_as_string(hide_password=True)
     schema = "created the schema" if before is None else f"schema at revision {head_revision()}"
@@ -145,7 +142,7 @@ def info(ctx: click.Context) -> None:
         return
     engine = _engine(ctx)
     click.echo(f"database: {engine.url.render_as_string(hide_password=True)}")
-    if not repository.schema_ready(engine):
+    if not database.schema_ready(engine):
         click.echo("schema: none (run `brokerage db init`)")
         return
     click.echo(f"schema: revision {current_revision(engine)} (newest {head_revision()})")

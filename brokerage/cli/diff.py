@@ -32,19 +32,16 @@ def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Confi
         if not digits.isdigit():
             fail(f"{option}: expected a stored grid version (e.g. 3 or v3) or a snapshot .json file, not {v!r}")
         numbers.append(int(digits))
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from brokerage.store import repository
+    from brokerage.store import database, errors
     from brokerage.store.config_store import load_config
     from brokerage.store.versions import load_version
 
     try:
-        engine = repository.make_engine(repository.database_url(), create=False)
-        return load_version(engine, numbers[0]), load_version(engine, numbers[1]), load_config(engine)
-    except repository.StoreError as exc:
+        with errors.database_errors():  # a database failure is a StoreError: "database error: <first line>"
+            engine = database.make_engine(database.database_url(), create=False)
+            return load_version(engine, numbers[0]), load_version(engine, numbers[1]), load_config(engine)
+    except errors.StoreError as exc:
         fail(str(exc))
-    except SQLAlchemyError as exc:
-        fail(f"database error: {str(getattr(exc, 'orig', None) or exc).strip().splitlines()[0]}")
 
 
 @click.command("diff")

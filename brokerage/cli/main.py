@@ -118,7 +118,7 @@ def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | Non
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="file to write (default: stdout)")
 def snapshot_schema(out: str | None) -> None:
     """Print the JSON Schema of snapshot files."""
-    from brokerage.model.snapshot import json_schema
+    from brokerage.model.tables import json_schema
 
     text = json.dumps(json_schema(), indent=2)
     if out:

@@ -9,11 +9,10 @@ from datetime import UTC, datetime
 from typing import NoReturn
 
 import click
-from sqlalchemy.exc import DBAPIError
 
 from brokerage.model.snapshot import SnapshotError
 from brokerage.model.words import count
-from brokerage.store import repository
+from brokerage.store import database, errors
 from brokerage.store.panda_db import PandaSchemaError, read_panda, store_panda
 
 EXIT_USAGE = 2
@@ -40,28 +39,31 @@ def _fail(message: str) -> NoReturn:
 def _pull_once(url: str, schema: str | None, meta: str | None, database_url: str | None, out: str | None) -> None:
     """Read the PanDA database once and write the snapshot to OUT or store it; errors exit 2 (nothing stored)."""
     try:
-        grid = read_panda(url, schema, meta)
-        if out:
-            grid.snapshot.to_json(out)
-            click.echo(f"wrote {out}: {len(grid.snapshot.queues)} queues, {len(grid.snapshot.tasks)} tasks "
-                       f"from {grid.snapshot.snapshot_id} (CONFIG not written; use --store)")  # fmt: skip
-            notes = grid.notes
-        else:
-            engine = repository.make_engine(database_url or repository.database_url())
-            try:
-                stored = store_panda(engine, grid)
-            finally:
-                engine.dispose()
-            click.echo(
-                f"stored grid version {stored.grid_version} ({len(grid.snapshot.queues)} queues, "
-                f"{len(grid.snapshot.tasks)} tasks, taken {grid.snapshot.taken_at:%Y-%m-%dT%H:%M:%SZ}) and gdpconfig "
-                f"version {stored.config_version}"
-            )
-            if stored.not_modelled:
-                click.echo(f"  not modelled (kept in CONFIG, not read by brokerage): {', '.join(stored.not_modelled)}")
-            notes = stored.notes
-        for note in notes:
-            click.echo(f"  note: {note}")
+        with errors.database_errors():  # a database failure is a StoreError: "database error: <first line>"
+            grid = read_panda(url, schema, meta)
+            if out:
+                grid.snapshot.to_json(out)
+                click.echo(f"wrote {out}: {len(grid.snapshot.queues)} queues, {len(grid.snapshot.tasks)} tasks "
+                           f"from {grid.snapshot.snapshot_id} (CONFIG not written; use --store)")  # fmt: skip
+                notes = grid.notes
+            else:
+                engine = database.make_engine(database_url or database.database_url())
+                try:
+                    stored = store_panda(engine, grid)
+                finally:
+                    engine.dispose()
+                click.echo(
+                    f"stored grid version {stored.grid_version} ({len(grid.snapshot.queues)} queues, "
+                    f"{len(grid.snapshot.tasks)} tasks, taken {grid.snapshot.taken_at:%Y-%m-%dT%H:%M:%SZ}) and gdpconfig "
+                    f"version {stored.config_version}"
+                )
+                if stored.not_modelled:
+                    click.echo(
+                        f"  not modelled (kept in CONFIG, not read by brokerage): {', '.join(stored.not_modelled)}"
+                    )
+                notes = stored.notes
+            for note in notes:
+                click.echo(f"  note: {note}")
     except PandaSchemaError as exc:
         for problem in exc.problems:
             click.echo(f"  {problem}", err=True)
@@ -70,9 +72,8 @@ def _pull_once(url: str, schema: str | None, meta: str | None, database_url: str
         for problem in exc.problems:
             click.echo(f"  {problem}", err=True)
         _fail(f"the PanDA data makes no valid grid ({count(len(exc.problems), 'problem')}); nothing stored")
-    except DBAPIError as exc:
-        first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-        _fail(f"database error: {first}")
+    except errors.StoreError as exc:
+        _fail(str(exc))
     except OSError as exc:
         _fail(f"{out}: cannot write ({exc.strerror})")
 

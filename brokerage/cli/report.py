@@ -77,15 +77,11 @@ def report(
 def _origin(snapshot_path: str | None) -> str:
     if snapshot_path:
         return f"snapshot file {Path(snapshot_path).resolve()}"
-    from sqlalchemy.engine import make_url
+    from brokerage.store import database
 
-    from brokerage.store import repository
-
-    url = repository.database_url()
-    try:
-        return f"database {make_url(url).render_as_string(hide_password=True)}"
-    except Exception:  # an unparsable URL already failed to load; never print what might hold a password
-        return "database"
+    # an unparsable URL already failed to load; never print what might hold a password
+    shown = database.display_url(database.database_url())
+    return "database" if shown is None else f"database {shown}"
 
 
 def _run(

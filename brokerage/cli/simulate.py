@@ -50,15 +50,14 @@ def _run(
 
 def _store(snap: Any, runs: list[tuple[dict[str, Any], Any, str]], hours: float, seed: int) -> None:
     """Keep each run in the database the grid came from; say which run ids they got."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from brokerage.store import repository
+    from brokerage.store import database, errors
     from brokerage.store.sim_runs import save_run
 
-    engine = repository.make_engine(repository.database_url(), create=False)
+    engine = database.make_engine(database.database_url(), create=False)
     try:
-        ids = [save_run(engine, result, snap, config, hours, seed, label) for result, config, label in runs]
-    except (repository.StoreError, SQLAlchemyError) as exc:
+        with errors.database_errors():
+            ids = [save_run(engine, result, snap, config, hours, seed, label) for result, config, label in runs]
+    except errors.StoreError as exc:
         fail(f"the run finished but could not be stored: {exc}")
     finally:
         engine.dispose()
@@ -191,19 +190,18 @@ def sim_runs(run_id: int | None, limit: int, as_json: bool) -> None:
 
     Usage: ``brokerage sim-runs --limit 5``
     """
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from brokerage.store import repository
+    from brokerage.store import database, errors
     from brokerage.store.sim_runs import list_runs, load_run
 
-    engine = repository.make_engine(repository.database_url(), create=False)
+    engine = database.make_engine(database.database_url(), create=False)
     try:
-        if run_id is not None:
-            info, result = load_run(engine, run_id)
-            click.echo(json.dumps({"run": info.to_dict(), "result": result}, default=str))
-            return
-        runs = list_runs(engine, limit)
-    except (repository.StoreError, SQLAlchemyError) as exc:
+        with errors.database_errors():
+            if run_id is not None:
+                info, result = load_run(engine, run_id)
+                click.echo(json.dumps({"run": info.to_dict(), "result": result}, default=str))
+                return
+            runs = list_runs(engine, limit)
+    except errors.StoreError as exc:
         fail(str(getattr(exc, "orig", None) or exc).strip().splitlines()[0])
     finally:
         engine.dispose()

@@ -208,81 +208,9 @@ def diff_grids(
     changed, new, gone = changes(run_a, run_b)
     ds = deltas(a, b)
     found = [TaskDiff(c) for c in changed]
-    replays = 0
+    replayer = _Replayer(a, cache_a, config, client)
     if changed and ds:
-        grid = _Grid(a, b)
-        tables = list(ds.values())
-        swaps: list[Swap] = [[(d, None)] for d in tables]
-        # first the tables with a row that touches the task or its moving candidates; the rest only for the
-        # brokerages none of those explains (a change elsewhere rarely moves them)
-        near = {c.key: [i for i, d in enumerate(tables) if grid.relevant(d, _involved(c), c.task)] for c in changed}
-        items: list[Item] = [(i, c.key, _involved(c)) for i in range(len(tables)) for c in changed if i in near[c.key]]
-        say(f"replaying {len(changed)} changed brokerages with one of {len(tables)} input tables swapped")
-        first = _replay(a, cache_a, config, swaps, items, client)
-        replays += len(items)
-        rest = [
-            (i, c.key, _involved(c))
-            for i in range(len(tables))
-            for c in changed
-            if i not in near[c.key] and not any(_ok(first.get((j, c.key)), c) for j in near[c.key])
-        ]
-        if rest:
-            say(f"replaying {len({k for _, k, _ in rest})} brokerages with the other tables swapped")
-            first.update(_replay(a, cache_a, config, swaps, rest, client))
-            replays += len(rest)
-        phases["tables"] = time.perf_counter() - t0 - sum(phases.values())
-        rows: list[tuple[int, TableDelta, RowKey]] = []  # (task diff index, delta, row) to try alone
-        for n, td in enumerate(found):
-            c = td.change
-            causal = [d for i, d in enumerate(tables) if _ok(first.get((i, c.key)), c)]
-            moving = [(i, d) for i, d in enumerate(tables) if _moves(first.get((i, c.key)), c)]
-            names = _involved(c)
-            if not causal:
-                td.note = "no single input table reproduces it alone; these changes do it together"
-                td.causes = [_table_cause(d, grid, names, c.task, "together", first.get((i, c.key))) for i, d in moving]
-                continue
-            for d in causal:
-                keys = grid.relevant(d, names, c.task)
-                if 0 < len(keys) <= ROWS_PER_TASK:
-                    rows.extend((n, d, k) for k in keys)
-                else:
-                    res = first.get((ds_index(tables, d), c.key))
-                    td.causes.append(_table_cause(d, grid, names, c.task, "table", res))
-        if rows:
-            say(f"replaying {len(rows)} single rows")
-            index: dict[tuple[str, RowKey], int] = {}
-            row_swaps: list[Swap] = []
-            row_items: list[Item] = []
-            for n, d, k in sorted(rows, key=lambda r: (r[1].table, str(r[2]))):
-                i = index.setdefault((d.table, k), len(row_swaps))
-                if i == len(row_swaps):
-                    row_swaps.append([(d, [k])])
-                row_items.append((i, found[n].change.key, _involved(found[n].change)))
-            second = _replay(a, cache_a, config, row_swaps, row_items, client)
-            replays += len(row_items)
-            phases["rows"] = time.perf_counter() - t0 - sum(phases.values())
-            by_task: dict[int, list[tuple[TableDelta, RowKey]]] = {}
-            for n, d, k in rows:
-                by_task.setdefault(n, []).append((d, k))
-            for n, tried in by_task.items():
-                td = found[n]
-                c = td.change
-                names = _involved(c)
-                hits = []
-                for d, k in tried:
-                    res = second.get((index[(d.table, k)], c.key))
-                    if _ok(res, c):
-                        fates = res[3] if res else {}
-                        subject = _mover(grid.subject(d.table, k, names, c.task), fates, names)
-                        hits.append(Cause(d.table, k, describe(d, k), "row", subject, fates.get(subject or "")))
-                if hits:
-                    td.causes.extend(hits)
-                else:
-                    seen = {x.table for x in td.causes}
-                    for d in {d.table: d for d, _ in tried}.values():
-                        if d.table not in seen:
-                            i = ds_index(tables, d)
-                            td.causes.append(_table_cause(d, grid, names, c.task, "table", first.get((i, c.key))))
+        _attribute(replayer, _Grid(a, b), list(ds.values()), found, say, phases, t0)
     return GridDiff(
         a.key,
         b.key,
@@ -292,10 +220,143 @@ def diff_grids(
         new,
         gone,
         {name: len(d.keys) for name, d in ds.items()},
-        replays,
+        replayer.count,
         time.perf_counter() - t0,
         phases,
     )
+
+
+@dataclass
+class _Replayer:
+    """Replays brokerages of grid A (cache CACHE) under CONFIG with parts of the new grid swapped in; counts them."""
+
+    a: GridSnapshot
+    cache: GridCache
+    config: Config
+    client: Any
+    count: int = 0
+
+    def run(self, swaps: list[Swap], items: list[Item]) -> dict[tuple[int, Key], Result]:
+        """The result of every item (swap index, brokerage key, candidates to follow)."""
+        self.count += len(items)
+        return _replay(self.a, self.cache, self.config, swaps, items, self.client)
+
+
+def _attribute(
+    replayer: _Replayer,
+    grid: _Grid,
+    tables: list[TableDelta],
+    found: list[TaskDiff],
+    say: Callable[[str], None],
+    phases: dict[str, float],
+    t0: float,
+) -> None:
+    """Give every changed brokerage in FOUND its causes: the tables that reproduce it, then their single rows."""
+    changed = [td.change for td in found]
+    first = _replay_tables(replayer, grid, tables, changed, say)
+    phases["tables"] = time.perf_counter() - t0 - sum(phases.values())
+    rows = _table_causes(grid, tables, found, first)
+    if rows:
+        say(f"replaying {len(rows)} single rows")
+        second, index = _replay_rows(replayer, found, rows)
+        phases["rows"] = time.perf_counter() - t0 - sum(phases.values())
+        _row_causes(grid, tables, found, rows, first, second, index)
+
+
+def _replay_tables(
+    replayer: _Replayer, grid: _Grid, tables: list[TableDelta], changed: list[Change], say: Callable[[str], None]
+) -> dict[tuple[int, Key], Result]:
+    """Every changed brokerage replayed with one input table swapped in at a time (the nearby tables first)."""
+    swaps: list[Swap] = [[(d, None)] for d in tables]
+    # first the tables with a row that touches the task or its moving candidates; the rest only for the
+    # brokerages none of those explains (a change elsewhere rarely moves them)
+    near = {c.key: [i for i, d in enumerate(tables) if grid.relevant(d, _involved(c), c.task)] for c in changed}
+    items: list[Item] = [(i, c.key, _involved(c)) for i in range(len(tables)) for c in changed if i in near[c.key]]
+    say(f"replaying {len(changed)} changed brokerages with one of {len(tables)} input tables swapped")
+    first = replayer.run(swaps, items)
+    rest = [
+        (i, c.key, _involved(c))
+        for i in range(len(tables))
+        for c in changed
+        if i not in near[c.key] and not any(_ok(first.get((j, c.key)), c) for j in near[c.key])
+    ]
+    if rest:
+        say(f"replaying {len({k for _, k, _ in rest})} brokerages with the other tables swapped")
+        first.update(replayer.run(swaps, rest))
+    return first
+
+
+def _table_causes(
+    grid: _Grid, tables: list[TableDelta], found: list[TaskDiff], first: dict[tuple[int, Key], Result]
+) -> list[tuple[int, TableDelta, RowKey]]:
+    """Table-level causes from the table replays; returns the (task diff index, table, row) to try alone."""
+    rows: list[tuple[int, TableDelta, RowKey]] = []
+    for n, td in enumerate(found):
+        c = td.change
+        causal = [d for i, d in enumerate(tables) if _ok(first.get((i, c.key)), c)]
+        moving = [(i, d) for i, d in enumerate(tables) if _moves(first.get((i, c.key)), c)]
+        names = _involved(c)
+        if not causal:
+            td.note = "no single input table reproduces it alone; these changes do it together"
+            td.causes = [_table_cause(d, grid, names, c.task, "together", first.get((i, c.key))) for i, d in moving]
+            continue
+        for d in causal:
+            keys = grid.relevant(d, names, c.task)
+            if 0 < len(keys) <= ROWS_PER_TASK:
+                rows.extend((n, d, k) for k in keys)
+            else:
+                res = first.get((ds_index(tables, d), c.key))
+                td.causes.append(_table_cause(d, grid, names, c.task, "table", res))
+    return rows
+
+
+def _replay_rows(
+    replayer: _Replayer, found: list[TaskDiff], rows: list[tuple[int, TableDelta, RowKey]]
+) -> tuple[dict[tuple[int, Key], Result], dict[tuple[str, RowKey], int]]:
+    """The brokerages replayed with one row group swapped in at a time; also the swap index of each row."""
+    index: dict[tuple[str, RowKey], int] = {}
+    row_swaps: list[Swap] = []
+    row_items: list[Item] = []
+    for n, d, k in sorted(rows, key=lambda r: (r[1].table, str(r[2]))):
+        i = index.setdefault((d.table, k), len(row_swaps))
+        if i == len(row_swaps):
+            row_swaps.append([(d, [k])])
+        row_items.append((i, found[n].change.key, _involved(found[n].change)))
+    return replayer.run(row_swaps, row_items), index
+
+
+def _row_causes(
+    grid: _Grid,
+    tables: list[TableDelta],
+    found: list[TaskDiff],
+    rows: list[tuple[int, TableDelta, RowKey]],
+    first: dict[tuple[int, Key], Result],
+    second: dict[tuple[int, Key], Result],
+    index: dict[tuple[str, RowKey], int],
+) -> None:
+    """Row-level causes from the row replays; a table none of whose rows does it alone stays a table-level cause."""
+    by_task: dict[int, list[tuple[TableDelta, RowKey]]] = {}
+    for n, d, k in rows:
+        by_task.setdefault(n, []).append((d, k))
+    for n, tried in by_task.items():
+        td = found[n]
+        c = td.change
+        names = _involved(c)
+        hits = []
+        for d, k in tried:
+            res = second.get((index[(d.table, k)], c.key))
+            if _ok(res, c):
+                fates = res[3] if res else {}
+                subject = _mover(grid.subject(d.table, k, names, c.task), fates, names)
+                hits.append(Cause(d.table, k, describe(d, k), "row", subject, fates.get(subject or "")))
+        if hits:
+            td.causes.extend(hits)
+        else:
+            seen = {x.table for x in td.causes}
+            for d in {d.table: d for d, _ in tried}.values():
+                if d.table not in seen:
+                    i = ds_index(tables, d)
+                    td.causes.append(_table_cause(d, grid, names, c.task, "table", first.get((i, c.key))))
 
 
 def ds_index(tables: list[TableDelta], d: TableDelta) -> int:

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from brokerage.model.network import QUEUED
+from brokerage.model.network import QUEUED_PRODUCTION_OUTPUT
 from brokerage.model.snapshot import GridSnapshot
 
 
@@ -19,7 +19,7 @@ def later(snap: GridSnapshot, seed: int = 1, *, share: float = 0.05, minutes: in
     """
     rng = np.random.default_rng(seed)
     net = snap.tables["network"].copy()
-    queued = np.flatnonzero((net["key"] == QUEUED).to_numpy())
+    queued = np.flatnonzero((net["key"] == QUEUED_PRODUCTION_OUTPUT).to_numpy())
     pick = rng.choice(queued, size=max(1, int(len(queued) * share)), replace=False) if len(queued) else []
     net.loc[net.index[pick], "value"] = net["value"].to_numpy()[pick] * 2 + 10
     jc = snap.tables["job_counts"].copy()

@@ -11,7 +11,7 @@ from brokerage.dirac import limits as lim
 from brokerage.dirac.pilot import is_any, normalise, parse_pilot
 from brokerage.dirac.result import DiracMatch
 from brokerage.dirac.rules import FILTERS, RULES, MatchContext
-from brokerage.dirac.selection import choose_job, draw_first, first_probabilities
+from brokerage.dirac.selection import JobChoice, choose_job, draw_first, first_probabilities
 from brokerage.dirac.taskqueues import TaskQueues, build, build_key
 from brokerage.framework import apply_filters
 from brokerage.model.cache import GridCache, cache_for
@@ -61,67 +61,18 @@ def match(
     cache = cache_for(snap, cache)
     given = parse_pilot(pilot) if isinstance(pilot, str) else parse_pilot(dict(pilot))
     tqs = task_queues(snap, config, cache)
-    n = len(tqs)
     masked = site_masked(snap, given.get("Site"), config)
     res, refusal = normalise(given, masked)
-    zeros = np.zeros(n, dtype=bool)
     if refusal is not None:
-        return DiracMatch(
-            given,
-            res,
-            "refused",
-            refusal,
-            tqs,
-            np.zeros((n, len(RULES)), dtype=bool),
-            {},
-            zeros,
-            zeros,
-            np.zeros(n),
-            None,
-            None,
-            [],
-            SkipList(),
-            {},
-            list(res.notes),
-            config,
-            seed,
-        )
-    t = snap.tables
-    limiter = cache.get(
-        "dirac_limiter",
-        lambda: lim.LimiterTables.from_frames(
-            t["dirac_running_limits"], t["dirac_running_counts"], t["dirac_matching_delays"]
-        ),
-    )
-    negative = lim.negative_conditions(limiter, res.site or "", res.grid_ce, config)
-    everyone = np.ones(n, dtype=bool)
+        return _refused(given, res, refusal, tqs, config, seed)
+    negative = lim.negative_conditions(_limiter(snap, cache), res.site or "", res.grid_ce, config)
+    everyone = np.ones(len(tqs), dtype=bool)
     ctx = MatchContext(cache, given, config, everyone, tqs, res, masked, negative)
-    verdicts = {f.name: f.run(ctx) for f in FILTERS}
-    fails = np.zeros((n, len(RULES)), dtype=bool)
-    for j, rule in enumerate(RULES):
-        v = verdicts[rule]
-        if v is not None:
-            fails[:, j] = ~v.passed
+    verdicts, fails = _verdicts(ctx, len(tqs))
     # the funnel and first-failing skips from the same verdicts (each filter computed once above)
     fixed = [replace(f, fn=lambda _c, v=verdicts[f.name]: v, reads=None) for f in FILTERS]
     eligible, skips, funnel = apply_filters(tqs.names, everyone, fixed, ctx)
-    drawn_from = eligible.copy()
-    if config["DIRAC_CPU_ORDER"] and eligible.any():
-        drawn_from &= tqs.cpu_time == tqs.cpu_time[eligible].max()
-        funnel.append(FunnelStep(CPU_ORDER_STEP, int(eligible.sum()), int(drawn_from.sum())))
-    probability = np.zeros(n)
-    rows = np.flatnonzero(drawn_from)
-    matched_row = job = None
-    rng = np.random.default_rng(seed)
-    if len(rows):
-        probability[rows] = first_probabilities(tqs.priority[rows])
-        matched_row = int(rows[draw_first(tqs.priority[rows], rng)])
-        sl = tqs.jobs_of(matched_row)
-        weight = tqs.job_real[sl] if config["DIRAC_JOB_WEIGHT"] == "RealPriority" else tqs.job_priority[sl]
-        job = choose_job(
-            tqs.job_id[sl], tqs.job_priority[sl], weight.astype(np.float64), int(config["DIRAC_JOBS_PER_TRY"]), rng
-        )
-    funnel.append(FunnelStep(SELECTION_STEP, len(rows), 1 if len(rows) else 0))
+    drawn_from, probability, matched_row, job = _draw(tqs, eligible, config, seed, funnel)
     status = "matched" if matched_row is not None else "no_match"
     message = "" if matched_row is not None else "No match found (No TQ matches requirements)"
     notes = list(res.notes) + negative.notes
@@ -145,3 +96,77 @@ def match(
         config,
         seed,
     )
+
+
+def _refused(given: dict[str, Any], res: Any, refusal: str, tqs: TaskQueues, config: Config, seed: int) -> DiracMatch:
+    """The answer to a pilot the matcher refuses before looking at any task queue (REFUSAL says why)."""
+    n = len(tqs)
+    zeros = np.zeros(n, dtype=bool)
+    return DiracMatch(
+        given,
+        res,
+        "refused",
+        refusal,
+        tqs,
+        np.zeros((n, len(RULES)), dtype=bool),
+        {},
+        zeros,
+        zeros,
+        np.zeros(n),
+        None,
+        None,
+        [],
+        SkipList(),
+        {},
+        list(res.notes),
+        config,
+        seed,
+    )
+
+
+def _limiter(snap: GridSnapshot, cache: GridCache) -> lim.LimiterTables:
+    """The site's running limits, running counts and matching delays, read once per snapshot."""
+    t = snap.tables
+    return cache.get(
+        "dirac_limiter",
+        lambda: lim.LimiterTables.from_frames(
+            t["dirac_running_limits"], t["dirac_running_counts"], t["dirac_matching_delays"]
+        ),
+    )
+
+
+def _verdicts(ctx: MatchContext, n: int) -> tuple[dict[str, Any], np.ndarray]:
+    """Every rule's verdict over the N task queues, and the matrix of rules each task queue fails."""
+    verdicts = {f.name: f.run(ctx) for f in FILTERS}
+    fails = np.zeros((n, len(RULES)), dtype=bool)
+    for j, rule in enumerate(RULES):
+        v = verdicts[rule]
+        if v is not None:
+            fails[:, j] = ~v.passed
+    return verdicts, fails
+
+
+def _draw(
+    tqs: TaskQueues, eligible: np.ndarray, config: Config, seed: int, funnel: list[FunnelStep]
+) -> tuple[np.ndarray, np.ndarray, int | None, JobChoice | None]:
+    """The task queues drawn from (the longest CPUTime first with DIRAC_CPU_ORDER), each one's probability, the task
+    queue drawn and the job chosen in it (None when none is eligible); the steps are added to FUNNEL."""
+    drawn_from = eligible.copy()
+    if config["DIRAC_CPU_ORDER"] and eligible.any():
+        drawn_from &= tqs.cpu_time == tqs.cpu_time[eligible].max()
+        funnel.append(FunnelStep(CPU_ORDER_STEP, int(eligible.sum()), int(drawn_from.sum())))
+    probability = np.zeros(len(tqs))
+    rows = np.flatnonzero(drawn_from)
+    matched_row: int | None = None
+    job: JobChoice | None = None
+    rng = np.random.default_rng(seed)
+    if len(rows):
+        probability[rows] = first_probabilities(tqs.priority[rows])
+        matched_row = int(rows[draw_first(tqs.priority[rows], rng)])
+        sl = tqs.jobs_of(matched_row)
+        weight = tqs.job_real[sl] if config["DIRAC_JOB_WEIGHT"] == "RealPriority" else tqs.job_priority[sl]
+        job = choose_job(
+            tqs.job_id[sl], tqs.job_priority[sl], weight.astype(np.float64), int(config["DIRAC_JOBS_PER_TRY"]), rng
+        )
+    funnel.append(FunnelStep(SELECTION_STEP, len(rows), 1 if len(rows) else 0))
+    return drawn_from, probability, matched_row, job

@@ -140,6 +140,30 @@ def _multi_field(tq_codes: np.ndarray, strings: np.ndarray) -> MultiField:
     return MultiField(vocab, index, member, member.sum(axis=1).astype(np.int64))
 
 
+def _waiting_queues(key: np.ndarray, waiting: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """The waiting jobs' rows and their task queue index: ranked within their KEY in JobID order, one task queue
+    per CAP jobs of a key, numbered in order of creation."""
+    w_idx = np.flatnonzero(waiting)
+    w_key = key[w_idx]
+    order = np.argsort(w_key, kind="stable")
+    sorted_key = w_key[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_key)) + 1] if len(order) else np.zeros(0, np.int64)
+    rank_sorted = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = rank_sorted
+    w_tq = pd.factorize(_combine(w_key, rank // cap), sort=False)[0] if len(w_idx) else np.zeros(0, np.int64)
+    return w_idx, w_tq
+
+
+def _matched_only(key: np.ndarray, status: np.ndarray, w_idx: np.ndarray) -> np.ndarray:
+    """Definitions seen only on Matched jobs (no waiting job W_IDX has their KEY): the row of each one's first job,
+    in JobID order; they become empty task queues after the others."""
+    m_idx = np.flatnonzero(status == MATCHED)
+    m_idx = m_idx[~np.isin(key[m_idx], key[w_idx])]
+    _, m_first = np.unique(key[m_idx], return_index=True)
+    return m_idx[np.sort(m_first)]
+
+
 def build_task_queues(
     jobs: pd.DataFrame, shares_table: pd.DataFrame, config: Config
 ) -> TaskQueues:  # fmt: skip
@@ -165,22 +189,9 @@ def build_task_queues(
         field_codes[name], field_strings[name] = _canonical(df[name].tolist())
     key = _combine(owner_c, group_c, bucket_c, *field_codes.values())
 
-    # waiting jobs: rank within their key in JobID order, one task queue per CAP jobs of a key
-    w_idx = np.flatnonzero(waiting)
-    w_key = key[w_idx]
-    order = np.argsort(w_key, kind="stable")
-    sorted_key = w_key[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_key)) + 1] if len(order) else np.zeros(0, np.int64)
-    rank_sorted = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = rank_sorted
-    w_tq = pd.factorize(_combine(w_key, rank // cap), sort=False)[0] if len(w_idx) else np.zeros(0, np.int64)
+    w_idx, w_tq = _waiting_queues(key, waiting, cap)
     n_full = int(w_tq.max(initial=-1)) + 1
-    # definitions seen only on Matched jobs: empty task queues after the others
-    m_idx = np.flatnonzero(status == MATCHED)
-    m_idx = m_idx[~np.isin(key[m_idx], w_key)]
-    _, m_first = np.unique(key[m_idx], return_index=True)
-    m_rows = m_idx[np.sort(m_first)]
+    m_rows = _matched_only(key, status, w_idx)
     first_row = np.r_[w_idx[np.unique(w_tq, return_index=True)[1]], m_rows].astype(np.int64)
     n = len(first_row)
 

@@ -12,7 +12,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.views import queue_arrays
 
 CLOSENESS = "AGIS_closeness"
-QUEUED = "Production Output_queued"
+QUEUED_PRODUCTION_OUTPUT = "Production Output_queued"
 QUEUED_EXPRESS = "Express_queued"
 MBPS_KEYS = ("dashb_mbps_1h", "dashb_mbps_1d", "dashb_mbps_1w")  # most recent first
 BLOCKED_LINK = -1.0
@@ -146,7 +146,7 @@ def _build_link_table(cache: GridCache, nucleus: str) -> LinkTable:
         have = ~np.isnan(values)
         mbps = np.where(have, values, mbps)
         source = np.where(have, key.rsplit("_", 1)[1], source)
-    queued = col(QUEUED)
+    queued = col(QUEUED_PRODUCTION_OUTPUT)
     queued_x = col(QUEUED_EXPRESS)
     return LinkTable(
         nucleus=nucleus,

@@ -21,8 +21,8 @@ from brokerage.model.gdpconfig import (
     lookup_param,
     parse_value,
 )
+from brokerage.store.database import read_transaction, schema_ready, write_transaction
 from brokerage.store.models import ConfigEntry, ConfigHistory, ConfigVersion, table_of
-from brokerage.store.repository import read_transaction, schema_ready, write_transaction
 
 Coord = tuple[str, str, str, str]  # app, component, key, vo ('' = no VO)
 
@@ -179,7 +179,7 @@ def save_changes(engine: Engine, changes: Mapping[str, Value], who: str, comment
     with write_transaction(engine, "config") as conn:
         set_keys = [k for k, raw in changes.items() if raw is not None]
         check_family_members(set_keys, lambda table, column: _column_values(conn, table, column))
-        return _apply(conn, wanted, who, comment, base_version)
+        return apply_entries(conn, wanted, who, comment, base_version)
 
 
 def _column_values(conn: Connection, table: str, column: str) -> set[str]:
@@ -187,9 +187,15 @@ def _column_values(conn: Connection, table: str, column: str) -> set[str]:
     return {str(v) for (v,) in conn.execute(sa.select(t.c[column]).distinct())}
 
 
-def _apply(
+def apply_entries(
     conn: Connection, wanted: Mapping[Coord, tuple[str, str | None, str]], who: str, comment: str, base: int | None
 ) -> int:
+    """Inside a config write transaction: store WANTED ((app, component, key, vo) -> (type, text or None to remove,
+    description)) as a new version by WHO; return it, or the current one when nothing differs.
+
+    With BASE (the version an editor started from), keys changed after it raise ConfigConflictError.
+    Usage: ``with write_transaction(engine, "config") as conn: apply_entries(conn, wanted, "alice", "", None)``
+    """
     head = _head(conn)
     if base is not None:
         if base > head or base < 0:
@@ -372,7 +378,7 @@ def restore_version(engine: Engine, version: int, who: str, comment: str = "") -
             else:
                 wanted[coord] = (current[coord][0], None, "")
         note = f"restore version {version}" + (f": {comment}" if comment else "")
-        return _apply(conn, wanted, who, note, None)
+        return apply_entries(conn, wanted, who, note, None)
 
 
 def _descr(key: str) -> str:

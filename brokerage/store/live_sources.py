@@ -1,4 +1,5 @@
-"""Import the live sources PanDA's configurator reads: CRIC SW tags, NWS metrics, CRIC site matrix, DDM statuses."""
+"""The live sources PanDA's configurator reads (CRIC SW tags, NWS metrics, CRIC site matrix, DDM statuses),
+recognised and mapped to the stored grid's tables; the importer writes them."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine
 
-from brokerage.model.snapshot import ENDPOINT_STATUSES, GridSnapshot, SnapshotError, frame
+from brokerage.model.network import NETWORK_MAX_AGE_MINUTES
+from brokerage.model.snapshot import GridSnapshot, frame
+from brokerage.model.tables import ENDPOINT_ACTIVITIES, ENDPOINT_STATUSES
 from brokerage.model.words import count
 
 LIVE_KINDS = ("sw_tags", "nws", "site_matrix", "ddm_status")
@@ -32,7 +34,6 @@ NWS_DURATIONS = ("1h", "1d", "1w")
 # throughput as system "fts" and no "dashb" system gets those values under dashb_ too, so they are used.
 NWS_THROUGHPUT_ALIASES = {"fts": "dashb"}
 CLOSENESS_KEY = "AGIS_closeness"
-STATUS_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
 _QUEUE_ATTRS = frozenset({"atlas_site", "corecount", "maxrss", "maxtime", "astorages", "status", "type"})
 
 
@@ -246,7 +247,7 @@ def _map_ddm_status(data: dict[str, Any], snap: GridSnapshot, _now: datetime) ->
         if name not in known:
             continue
         for activity, entry in activities.items():
-            if activity not in STATUS_ACTIVITIES:
+            if activity not in ENDPOINT_ACTIVITIES:
                 other.add(activity)
                 continue
             value = entry["status"]["value"]
@@ -257,7 +258,7 @@ def _map_ddm_status(data: dict[str, Any], snap: GridSnapshot, _now: datetime) ->
                 continue
             statuses.setdefault(name, {})[activity] = value.upper()
     out = endpoints.copy()
-    for activity in STATUS_ACTIVITIES:
+    for activity in ENDPOINT_ACTIVITIES:
         out[activity] = [statuses.get(n, {}).get(activity, "ON") for n in out["ddm_endpoint_name"]]
     patch.tables["ddm_endpoints"] = out
     patch.counts["ddm_endpoints"] = len(statuses)
@@ -328,8 +329,6 @@ def _upsert_network(old: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFra
 
 def _note_network_window(patch: LivePatch, snap: GridSnapshot, newest: datetime) -> None:
     """Say so when the imported metrics are too old for the brokers to read against the grid's taken_at."""
-    from brokerage.model.network import NETWORK_MAX_AGE_MINUTES
-
     cutoff = pd.Timestamp(snap.taken_at) - pd.Timedelta(minutes=NETWORK_MAX_AGE_MINUTES)
     if pd.Timestamp(newest) < cutoff:
         patch.notes.append(
@@ -341,30 +340,3 @@ def _note_network_window(patch: LivePatch, snap: GridSnapshot, newest: datetime)
 def _listed(names: list[str], limit: int = 20) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f", … and {len(names) - limit} more" if len(names) > limit else "")
-
-
-# --- writing ----------------------------------------------------------------------------------------------------
-
-
-def import_live(engine: Engine, data: Any, kind: str, source: str) -> Any:
-    """Import a live-source document of KIND into the stored grid, all or nothing; returns an ImportResult.
-
-    Usage: ``import_live(engine, json.load(open("metrics.json")), "nws", "metrics.json").notes``
-    """
-    from brokerage.sim.task_states import TransitionError
-    from brokerage.store.importer import ImportFileError, ImportResult
-    from brokerage.store.repository import read_grid_or_blank, write_grid, write_transaction
-
-    result = ImportResult(source, kind)
-    with write_transaction(engine, "grid") as conn:
-        current = read_grid_or_blank(conn)
-        patch = map_live(kind, data, current)
-        if patch.problems:
-            raise ImportFileError(source, patch.problems)
-        try:
-            result.version = write_grid(conn, current.replace(**patch.tables))
-        except (SnapshotError, TransitionError) as exc:
-            raise ImportFileError(source, list(exc.problems)) from exc
-    result.counts = patch.counts
-    result.notes = patch.notes
-    return result

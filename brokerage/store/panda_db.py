@@ -15,10 +15,13 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
-from brokerage.model.snapshot import JOB_STATUSES, TABLES, GridSnapshot, empty_snapshot, frame
+from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
+from brokerage.model.tables import ENDPOINT_ACTIVITIES, ENDPOINT_STATUSES, JOB_STATUSES, TABLES
 from brokerage.model.words import count
-from brokerage.store.importer import _map_queues
+from brokerage.store import config_store, database, repository
+from brokerage.store.cric import map_queues
 from brokerage.store.live_sources import map_live
+from brokerage.store.schema import upgrade
 
 # The tables and columns read, with the type family each must have (PanDA's public schema,
 # panda-database schema/postgres/sqls/pg_PANDA_TABLE.sql). A missing one or a wrong type stops the read.
@@ -234,7 +237,34 @@ def _json(value: Any) -> Any:
 
 
 def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_id: str) -> PandaGrid:
+    """The snapshot and CONFIG rows of the tables read, with a note for everything left out."""
     notes: list[str] = []
+    snap = _sites_and_endpoints(data, taken_at, snapshot_id, notes)
+    snap = _with_queues(snap, data, notes)
+    queues = set(snap.tables["queues"]["panda_queue"])
+    rel_table = _relations(data["panda_ddm_relation"], snap, queues, notes)
+    counts = _job_counts(data["jobs_share_stats"], queues, notes)
+    tasks = [_task(r) for r in data["jedi_tasks"]]
+    snap = snap.replace(
+        panda_ddm_relation=rel_table,
+        network=frame("network", _network(data["network_matrix_kv"], set(snap.tables["sites"]["site_name"]))),
+        job_counts=frame("job_counts", _job_count_rows(counts)),
+        user_job_counts=frame("user_job_counts", _user_counts(data["jobsactive4"], queues)),
+        tasks=frame("tasks", tasks),
+        datasets=frame("datasets", _datasets(data["jedi_datasets"], {t["jeditaskid"] for t in tasks})),
+        gshares=frame("gshares", _gshares(data["global_shares"])),
+        work_queues=frame("work_queues", [_work_queue(r) for r in data["jedi_work_queue"]]),
+        queue_slots=frame("queue_slots", _slots(counts, queues)),
+    )
+    snap = _with_sw_tags(snap, data["sw_tags"], taken_at, notes)
+    snap = GridSnapshot(snap.tables, taken_at, snapshot_id, 0)
+    return PandaGrid(snap, _config_rows(data["config"]), notes)
+
+
+def _sites_and_endpoints(
+    data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_id: str, notes: list[str]
+) -> GridSnapshot:
+    """An empty snapshot with the sites and DDM endpoints (an endpoint's unknown site becomes a satellite)."""
     sites = {
         r["site_name"]: {
             "site_name": r["site_name"],
@@ -261,12 +291,12 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
             "space_free": float(max(r["space_free"] or 0, 0)),
             "space_expired": float(max(r["space_expired"] or 0, 0)),
         }
-        for activity in ("read_lan", "write_lan", "read_wan", "write_wan"):
+        for activity in ENDPOINT_ACTIVITIES:
             value = str(status.get(activity, "ON")).upper() if isinstance(status, dict) else "ON"
-            row[activity] = value if value in ("ON", "OFF", "TEST") else "ON"
+            row[activity] = value if value in ENDPOINT_STATUSES else "ON"
         endpoints.append(row)
     base = empty_snapshot(taken_at)
-    snap = GridSnapshot(
+    return GridSnapshot(
         {
             **base.tables,
             "sites": frame("sites", list(sites.values())),
@@ -275,44 +305,60 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         taken_at,
         snapshot_id,
     )
+
+
+def _with_queues(snap: GridSnapshot, data: dict[str, list[dict[str, Any]]], notes: list[str]) -> GridSnapshot:
+    """SNAP with the queues of SCHEDCONFIG_JSON (a queue brokerage cannot use is left out and named) and pilots."""
     entries = [(r["panda_queue"], _json(r["data"])) for r in data["schedconfig_json"]]
     bad = [name for name, rec in entries if not isinstance(rec, dict)]
     entries = [(n, rec) for n, rec in entries if isinstance(rec, dict)]
-    patch = _map_queues(entries, snap)
+    patch = map_queues(entries, snap)
     if patch.problems:  # a live database is not refused for one bad queue: the queue is left out and named
         broken = {p.split(".", 1)[0] for p in patch.problems}
         bad += sorted(broken)
-        patch = _map_queues([(n, rec) for n, rec in entries if n not in broken], snap)
+        patch = map_queues([(n, rec) for n, rec in entries if n not in broken], snap)
     if bad:
         notes.append(
             f"left out {count(len(bad), 'queue')} whose schedconfig JSON brokerage cannot use: {', '.join(bad[:20])}"
         )
     notes += patch.notes
-    snap = _with_pilots(patch.apply(snap), data["sitedata"])
-    queues = set(snap.tables["queues"]["panda_queue"])
+    return _with_pilots(patch.apply(snap), data["sitedata"])
+
+
+def _relations(rows: list[dict[str, Any]], snap: GridSnapshot, queues: set[str], notes: list[str]) -> pd.DataFrame:
+    """PANDA_DDM_RELATION rows of known queues and endpoints; without any, the queues' astorages give them."""
     known_eps = set(snap.tables["ddm_endpoints"]["ddm_endpoint_name"])
     relations = [
         {"panda_queue": r["panda_site_name"], "ddm_endpoint_name": r["ddm_endpoint_name"],
          "default_write": (r["default_write"] or "N").upper() == "Y"}
-        for r in data["panda_ddm_relation"]
+        for r in rows
         if r["panda_site_name"] in queues and r["ddm_endpoint_name"] in known_eps
     ]  # fmt: skip
-    if data["panda_ddm_relation"]:
-        dropped = len(data["panda_ddm_relation"]) - len(relations)
-        if dropped:
-            notes.append(f"left out {count(dropped, 'DDM relation')} of queues or endpoints not in the grid")
-        rel_table = frame("panda_ddm_relation", relations)
-    else:
-        rel_table = snap.tables["panda_ddm_relation"]  # no relation rows: the queues' astorages give them
-    site_names = set(snap.tables["sites"]["site_name"])
-    network = [
+    if not rows:
+        return snap.tables["panda_ddm_relation"]  # no relation rows: the queues' astorages give them
+    dropped = len(rows) - len(relations)
+    if dropped:
+        notes.append(f"left out {count(dropped, 'DDM relation')} of queues or endpoints not in the grid")
+    return frame("panda_ddm_relation", relations)
+
+
+def _network(rows: list[dict[str, Any]], site_names: set[str]) -> list[dict[str, Any]]:
+    """NETWORK_MATRIX_KV rows between sites of the grid."""
+    return [
         {"src": r["src"], "dst": r["dst"], "key": r["key"], "value": float(r["value"]), "ts": _utc(r["ts"])}
-        for r in data["network_matrix_kv"]
+        for r in rows
         if r["src"] in site_names and r["dst"] in site_names and r["value"] is not None
     ]
-    counts: dict[tuple[str, str, str, str], int] = {}
+
+
+JobCounts = dict[tuple[str, str, str, str], int]  # (queue, gshare, resource type, job status) -> jobs
+
+
+def _job_counts(rows: list[dict[str, Any]], queues: set[str], notes: list[str]) -> JobCounts:
+    """JOBS_SHARE_STATS summed per queue, gshare, resource type and status (states brokerage reads only)."""
+    counts: JobCounts = {}
     odd_status: set[str] = set()
-    for r in data["jobs_share_stats"]:
+    for r in rows:
         if r["computingsite"] not in queues:
             continue
         if r["jobstatus"] not in JOB_STATUSES:
@@ -322,63 +368,74 @@ def _build(data: dict[str, list[dict[str, Any]]], taken_at: datetime, snapshot_i
         counts[k] = counts.get(k, 0) + int(r["njobs"] or 0)
     if odd_status:
         notes.append(f"job counts in states brokerage does not use were left out: {', '.join(sorted(odd_status))}")
-    job_counts = [
+    return counts
+
+
+def _job_count_rows(counts: JobCounts) -> list[dict[str, Any]]:
+    return [
         {"panda_queue": q, "gshare": g, "resource_type": rt, "jobstatus": s, "njobs": n}
         for (q, g, rt, s), n in counts.items()
     ]
-    user_counts = [
+
+
+def _user_counts(rows: list[dict[str, Any]], queues: set[str]) -> list[dict[str, Any]]:
+    """Per-user analysis job counts (JOBSACTIVE4 grouped) at queues of the grid."""
+    return [
         {"panda_queue": r["computingsite"], "gshare": r["gshare"] or "", "produsername": r["produsername"] or "",
          "workinggroup": r["workinggroup"] or "", "jobstatus": r["jobstatus"], "njobs": int(r["njobs"]),
          "ncores": int(r["ncores"] or 0)}
-        for r in data["jobsactive4"]
+        for r in rows
         if r["computingsite"] in queues and r["jobstatus"] in JOB_STATUSES
     ]  # fmt: skip
-    tasks = [_task(r) for r in data["jedi_tasks"]]
-    task_ids = {t["jeditaskid"] for t in tasks}
-    datasets = [
+
+
+def _datasets(rows: list[dict[str, Any]], task_ids: set[int]) -> list[dict[str, Any]]:
+    """JEDI_DATASETS input rows of the tasks read."""
+    return [
         {"jeditaskid": int(r["jeditaskid"]), "datasetid": int(r["datasetid"]), "datasetname": r["datasetname"] or "",
          "is_master": r["masterid"] is None, "nfiles": int(r["nfiles"] or 0), "nevents": int(r["nevents"] or 0),
          "neventsused": int(r["neventsused"] or 0)}
-        for r in data["jedi_datasets"]
+        for r in rows
         if int(r["jeditaskid"]) in task_ids
     ]  # fmt: skip
-    gshares = [
+
+
+def _gshares(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """GLOBAL_SHARES as the share tree."""
+    return [
         {"gshare": r["name"], "parent": r["parent"] or "", "value": float(r["value"] or 0),
          "throttled": (r["throttled"] or "Y") != "N"}
-        for r in data["global_shares"]
+        for r in rows
     ]  # fmt: skip
-    work_queues = [_work_queue(r) for r in data["jedi_work_queue"]]
-    # a PanDA database holds no slot capacity per queue: the simulator starts from its running jobs (steady state)
+
+
+def _slots(counts: JobCounts, queues: set[str]) -> list[dict[str, Any]]:
+    """A PanDA database holds no slot capacity per queue: the simulator starts from its running jobs (steady state)."""
     running: dict[str, int] = {}
     for (q, _, _, status), n in counts.items():
         if status == "running":
             running[q] = running.get(q, 0) + n
-    slots = [{"panda_queue": q, "nslots": running.get(q, 0)} for q in queues]
-    snap = snap.replace(
-        panda_ddm_relation=rel_table,
-        network=frame("network", network),
-        job_counts=frame("job_counts", job_counts),
-        user_job_counts=frame("user_job_counts", user_counts),
-        tasks=frame("tasks", tasks),
-        datasets=frame("datasets", datasets),
-        gshares=frame("gshares", gshares),
-        work_queues=frame("work_queues", work_queues),
-        queue_slots=frame("queue_slots", slots),
-    )
-    sw = {r["panda_queue"]: _json(r["data"]) for r in data["sw_tags"] if isinstance(_json(r["data"]), dict)}
+    return [{"panda_queue": q, "nslots": running.get(q, 0)} for q in queues]
+
+
+def _with_sw_tags(snap: GridSnapshot, rows: list[dict[str, Any]], taken_at: datetime, notes: list[str]) -> GridSnapshot:
+    """SNAP with the queues' software from SW_TAGS, mapped as the CRIC SW tags live source (left out on problems)."""
+    sw = {r["panda_queue"]: _json(r["data"]) for r in rows if isinstance(_json(r["data"]), dict)}
     sw_patch = map_live("sw_tags", sw, snap, taken_at)
     notes += sw_patch.notes + [f"SW tags: {p}" for p in sw_patch.problems]
     if not sw_patch.problems:
         snap = snap.replace(**sw_patch.tables)
-    snap = GridSnapshot(snap.tables, taken_at, snapshot_id, 0)
-    config = [
+    return snap
+
+
+def _config_rows(rows: list[dict[str, Any]]) -> list[ConfigRow]:
+    return [
         ConfigRow(
             app=r["app"], component=r["component"], key=r["key"], value=r["value"], type=r["type"] or "str",
             vo=r["vo"] or None, value_json=_json(r["value_json"]),
         )
-        for r in data["config"]
+        for r in rows
     ]  # fmt: skip
-    return PandaGrid(snap, config, notes)
 
 
 def _with_pilots(snap: GridSnapshot, sitedata: list[dict[str, Any]]) -> GridSnapshot:
@@ -495,15 +552,12 @@ def store_panda(engine: Engine, grid: PandaGrid, who: str = "from-panda") -> Sto
 
     Usage: ``store_panda(make_engine(database_url()), read_panda(url)).grid_version``
     """
-    from brokerage.store import config_store, repository
-    from brokerage.store.schema import upgrade
-
     upgrade(engine)
     wanted, not_modelled, notes = config_changes(grid.config_rows)
     repository.check_storable(grid.snapshot)
     version = repository.save_snapshot(engine, grid.snapshot) or 0
     head = config_store.current_version(engine)
     comment = f"CONFIG of {grid.snapshot.snapshot_id} at {grid.snapshot.taken_at:%Y-%m-%dT%H:%M:%SZ}"
-    with repository.write_transaction(engine, "config") as conn:
-        config_version = config_store._apply(conn, wanted, who, comment, None) if wanted else head
+    with database.write_transaction(engine, "config") as conn:
+        config_version = config_store.apply_entries(conn, wanted, who, comment, None) if wanted else head
     return StoredPanda(int(version), int(config_version), not_modelled, grid.notes + notes)

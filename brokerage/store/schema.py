@@ -10,6 +10,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
+from brokerage.store.database import make_engine, write_transaction
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
@@ -49,16 +51,12 @@ def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
     Usage: ``upgrade(make_engine(database_url()))``
     """
     if isinstance(engine_or_url, str):
-        from brokerage.store.repository import make_engine
-
         engine = make_engine(engine_or_url)
         try:
             upgrade(engine, revision)
         finally:
             engine.dispose()
         return
-    from brokerage.store.repository import write_transaction
-
     cfg = alembic_config()
     # under the schema write lock, so two `db init` at once cannot both try to create the tables
     with write_transaction(engine_or_url, "schema") as conn:

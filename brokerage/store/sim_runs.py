@@ -13,8 +13,9 @@ from sqlalchemy import Engine
 
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.store.database import read_transaction, write_transaction
+from brokerage.store.errors import StoreError
 from brokerage.store.models import SimRun
-from brokerage.store.repository import StoreError, read_transaction, write_transaction
 
 RUNS_KEPT = 200  # newest runs kept; a run of the demo grid is about 0.3 MB compressed
 COMPRESSION = 6

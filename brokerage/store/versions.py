@@ -1,4 +1,5 @@
-"""Grid versions kept in the database: archive on every write, list, load one, choose the current one, prune."""
+"""Grid versions kept in the database (archived on every write by store/archive.py): list, load one, choose the
+current one, prune."""
 
 from __future__ import annotations
 
@@ -8,20 +9,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 
 from brokerage.model.snapshot import GridSnapshot, SnapshotError
+from brokerage.store.archive import live_version
+from brokerage.store.database import read_transaction, schema_ready, write_transaction
+from brokerage.store.errors import StoreError
 from brokerage.store.models import SnapshotMeta, SnapshotVersion
-from brokerage.store.repository import (
-    StoreError,
-    load_snapshot,
-    read_grid,
-    read_transaction,
-    schema_ready,
-    write_transaction,
-)
-
-COMPRESSION = 6  # zlib level: a demo grid (14 MB of JSON) becomes about 1 MB in 0.1 s
+from brokerage.store.repository import load_snapshot, write_grid
 
 
 @dataclass(frozen=True)
@@ -45,65 +40,6 @@ class VersionInfo:
             "nbytes": self.nbytes,
             "current": self.current,
         }
-
-
-def _encode(snap: GridSnapshot) -> bytes:
-    return zlib.compress(json.dumps(snap.to_dict(), separators=(",", ":")).encode(), COMPRESSION)
-
-
-def live_version(conn: Connection) -> int | None:
-    """The version the grid tables hold now (the current one), or None."""
-    v = conn.execute(sa.select(SnapshotMeta.version)).scalar()
-    return None if v is None else int(v)
-
-
-def newest_version(conn: Connection) -> int | None:
-    """The highest version ever stored (archived or live), or None on an empty database."""
-    archived = conn.execute(sa.select(sa.func.max(SnapshotVersion.version))).scalar()
-    found = [int(v) for v in (archived, live_version(conn)) if v is not None]
-    return max(found) if found else None
-
-
-def is_archived(conn: Connection, version: int) -> bool:
-    """True if VERSION has its archive row."""
-    stmt = sa.select(SnapshotVersion.version).where(SnapshotVersion.version == version)
-    return conn.execute(stmt).first() is not None
-
-
-def archive(conn: Connection, snap: GridSnapshot, version: int) -> None:
-    """Inside a write transaction: keep SNAP as VERSION (no-op when that version is already kept).
-
-    Usage: ``archive(conn, snap, 7)``
-    """
-    if is_archived(conn, version):
-        return
-    stored = GridSnapshot(snap.tables, snap.taken_at, snap.snapshot_id, version)
-    data = _encode(stored)
-    conn.execute(
-        sa.insert(SnapshotVersion.__table__),
-        {
-            "version": version,
-            "snapshot_id": snap.snapshot_id,
-            "taken_at": snap.taken_at,
-            "saved_at": datetime.now(UTC),
-            "nbytes": len(data),
-            "data": data,
-        },
-    )
-
-
-def archive_live(conn: Connection) -> None:
-    """Inside a write transaction: keep the grid the tables hold now, if its version has no archive row yet.
-
-    Grids stored before versions were kept, and versions made by status-log appends, are archived this way
-    the moment a newer grid replaces them.
-    """
-    live = live_version(conn)
-    if live is None or is_archived(conn, live):
-        return
-    snap = read_grid(conn)
-    if snap is not None:
-        archive(conn, snap, live)
 
 
 def list_versions(engine: Engine) -> list[VersionInfo]:
@@ -171,8 +107,6 @@ def use_version(engine: Engine, version: int | None) -> int:
 
     Usage: ``use_version(engine, 3)``
     """
-    from brokerage.store.repository import write_grid
-
     versions = _known(engine, version) if version is not None else list_versions(engine)
     if not versions:
         raise StoreError("the database holds no grid; run `brokerage db init` or `brokerage db import FILE`")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.brokers import analysis, production
+from brokerage.brokers import analysis_context, analysis_filters, analysis_weights, production
 from brokerage.brokers.router import ANALYSIS, route
 from brokerage.checks import production_queues
 from brokerage.checks.context import QueueContext
@@ -19,7 +19,7 @@ from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for, derived_cache
 from brokerage.model.explain import Decision, fmt
 from brokerage.model.gdpconfig import Config, ConfigError, lookup_param
-from brokerage.model.network import QUEUED, QUEUED_EXPRESS
+from brokerage.model.network import QUEUED_EXPRESS, QUEUED_PRODUCTION_OUTPUT
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.versions import config_version
 
@@ -119,13 +119,16 @@ class _ReadKeys:
 
 def _context(snap: GridSnapshot, task: dict[str, Any], config: Config, cache: GridCache) -> QueueContext:
     if route(task) is ANALYSIS:
-        return analysis.make_context(task, config, cache)
+        return analysis_context.make_context(task, config, cache)
     return production_queues.make_context(task, config, cache)
 
 
 def _filters(task: dict[str, Any]) -> dict[str, Filter]:
     if route(task) is ANALYSIS:
-        return {f.name: f for f in (*analysis.PRELIMINARY, *analysis.PERSISTENT, *analysis.TEMPORARY)}
+        return {
+            f.name: f
+            for f in (*analysis_filters.PRELIMINARY, *analysis_filters.PERSISTENT, *analysis_filters.TEMPORARY)
+        }
     return {f.name: f for f in production_queues.FILTERS}
 
 
@@ -374,7 +377,7 @@ def _input_levers(
     elif stage == "satellite link queue check" and getattr(ctx, "nucleus", None):
         site = str(qa["atlas_site"][i])
         cap = float(config["NQUEUED_SAT_CAP"])
-        key = QUEUED_EXPRESS if getattr(ctx, "express", False) else QUEUED
+        key = QUEUED_EXPRESS if getattr(ctx, "express", False) else QUEUED_PRODUCTION_OUTPUT
         nucleus = ctx.nucleus  # type: ignore[attr-defined]
         wording = f"queued files on the link {site}->{nucleus} would have to fall to {fmt(cap)}"
         plans.append(("network", key, f"{site}:{nucleus}", cap, wording))
@@ -464,9 +467,9 @@ def _weight_keys(snap: GridSnapshot, task_id: int, config: Config, cache: GridCa
     task = views.task_row(cache, task_id)
     rec = _ReadKeys(config)
     if route(task) is ANALYSIS:
-        ctx = analysis.make_context(task, config, cache)
+        ctx = analysis_context.make_context(task, config, cache)
         probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]
-        analysis.weights(probe, np.arange(ctx.n))
+        analysis_weights.weights(probe, np.arange(ctx.n))
     else:
         ctx = production_queues.make_context(task, config, cache)
         probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]

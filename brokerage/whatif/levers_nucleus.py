@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.brokers import nucleus as nuc
+from brokerage.brokers import nucleus_context as nuc
 from brokerage.brokers.router import run_nucleus_brokerage
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for, derived_cache
@@ -32,7 +32,7 @@ STAGE_KEYS: dict[str, tuple[str, ...]] = {
         "MAX_TASK_PRIO_WITH_LOCAL_DATA",
     ),
 }
-WEIGHT_KEYS = ("RW_OFFSET", "TAPE_WEIGHT", "MIN_IO_INTENSITY_WITH_LOCAL_DATA")  # read by nucleus.weights
+WEIGHT_KEYS = ("RW_OFFSET", "TAPE_WEIGHT", "MIN_IO_INTENSITY_WITH_LOCAL_DATA")  # read by nucleus_weights.weights
 SPACE_TRIES = 4  # free-space guesses (each doubling the last) verified before giving up
 
 

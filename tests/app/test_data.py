@@ -10,22 +10,22 @@ from app.state import AppState
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch):
     """Forget the loaded grid before and after the test, with no source env set."""
-    from brokerage.store import repository
+    from brokerage.store import database
 
     for var in ("DATABASE_URL", "BROKERAGE_SNAPSHOT"):
         monkeypatch.delenv(var, raising=False)
     # a developer's own data/brokerage.sqlite must not leak into these tests
-    monkeypatch.setattr(repository, "DEFAULT_SQLITE", repository.DEFAULT_SQLITE.with_name("absent.sqlite"))
+    monkeypatch.setattr(database, "DEFAULT_SQLITE", database.DEFAULT_SQLITE.with_name("absent.sqlite"))
     yield monkeypatch
 
 
 def test_database_source_round_trip(fresh, tmp_path, snap) -> None:
     """A grid saved through the store is what the dashboard loads from DATABASE_URL, keyed by its snapshot key."""
     state = AppState()
-    from brokerage.store import repository, schema
+    from brokerage.store import database, repository, schema
 
     url = f"sqlite:///{tmp_path / 'grid.db'}"
-    engine = repository.make_engine(url)
+    engine = database.make_engine(url)
     try:
         schema.upgrade(engine)
     except TypeError:
@@ -52,13 +52,13 @@ def test_broken_snapshot_file_is_a_message(fresh, tmp_path) -> None:
 def test_embedded_database_is_the_default(fresh, tmp_path, snap) -> None:
     """With no DATABASE_URL and no file, an existing data/brokerage.sqlite is the grid (what setup.sh serves)."""
     state = AppState()
-    from brokerage.store import repository, schema
+    from brokerage.store import database, repository, schema
 
     db = tmp_path / "brokerage.sqlite"
-    engine = repository.make_engine(f"sqlite:///{db}")
+    engine = database.make_engine(f"sqlite:///{db}")
     schema.upgrade(engine)
     repository.save_snapshot(engine, snap)
-    fresh.setattr(repository, "DEFAULT_SQLITE", db)
+    fresh.setattr(database, "DEFAULT_SQLITE", db)
     src = state.source()
     assert src.origin.startswith("database") and len(src.snap.queues) == 12
 

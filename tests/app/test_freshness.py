@@ -38,11 +38,11 @@ def test_a_newer_stored_version_is_offered(app_client: Any, monkeypatch: Any, tm
     """When the database stores another grid version than the page's, the check returns an alert with a reload link."""
     from app.callbacks.freshness import offer_reload
     from app.main import services
-    from brokerage.store import repository
+    from brokerage.store import database, repository
     from brokerage.store.schema import upgrade
     from tests.builders import grid, queue, task
 
-    engine = repository.make_engine(f"sqlite:///{tmp_path / 'g.sqlite'}")
+    engine = database.make_engine(f"sqlite:///{tmp_path / 'g.sqlite'}")
     upgrade(engine)
     snap = grid([queue("A", "S")], [task(1)])
     version = repository.save_snapshot(engine, snap)

@@ -38,7 +38,8 @@ def test_an_api_error_answers_json_without_a_traceback(app_client, monkeypatch: 
 def db_app_engine_path(tmp_path, snap, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """The app on a fresh SQLite file (already opened by the app), with operator alice; yields the file's path."""
     from app.main import state
-    from brokerage.store.repository import make_engine, save_snapshot
+    from brokerage.store.database import make_engine
+    from brokerage.store.repository import save_snapshot
     from brokerage.store.schema import upgrade
 
     path = tmp_path / "grid.sqlite"

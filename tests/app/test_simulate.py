@@ -87,7 +87,7 @@ def test_finished_runs_are_stored_and_served(app_client, monkeypatch: pytest.Mon
     from app.main import services
     from app.services.simulations import parse_request
     from brokerage.runs import engine
-    from brokerage.store.repository import make_engine
+    from brokerage.store.database import make_engine
     from brokerage.store.schema import upgrade
 
     monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
@@ -153,7 +153,7 @@ def test_task_states_extend_into_a_stored_simulation(
     from app.callbacks import tasks as cb
     from app.main import services
     from brokerage.model.gdpconfig import Config as Cfg
-    from brokerage.store.repository import make_engine
+    from brokerage.store.database import make_engine
     from brokerage.store.schema import upgrade
     from brokerage.store.sim_runs import save_run
 

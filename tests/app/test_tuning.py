@@ -197,7 +197,8 @@ def test_grid_view_counts_moved_tasks(app_client) -> None:
 def db_app(tmp_path: Path, snap: object, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     """The app served from a fresh SQLite database holding the sample grid, with one operator 'alice'."""
     from app.main import state  # the one app must exist before callbacks are called
-    from brokerage.store.repository import make_engine, save_snapshot
+    from brokerage.store.database import make_engine
+    from brokerage.store.repository import save_snapshot
     from brokerage.store.schema import upgrade
 
     url = f"sqlite:///{tmp_path / 'grid.sqlite'}"

@@ -22,7 +22,8 @@ WIDTHS = (1600, 1100)
 def two_versions(live_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, int, str]]:
     """The live app switched to a database holding the sample grid (v1) and a v2 with one task's top queue offline."""
     from app.main import state
-    from brokerage.store.repository import make_engine, save_snapshot
+    from brokerage.store.database import make_engine
+    from brokerage.store.repository import save_snapshot
     from brokerage.store.schema import upgrade
     from tests.app.sample import sample_grid
 

@@ -16,7 +16,8 @@ from click.testing import CliRunner, Result
 
 from brokerage.cli.main import main
 from brokerage.model.gdpconfig import ConfigError, check_family_members, parse_assignments, parse_value
-from brokerage.model.snapshot import GridSnapshot, SnapshotError, validate
+from brokerage.model.snapshot import GridSnapshot, SnapshotError
+from brokerage.model.validation import validate
 from brokerage.synth.demo import demo_snapshot
 
 

@@ -30,9 +30,7 @@ MAX_FUNCTION_LINES = 80
 # declarative tables: long because they list PanDA's own parameters, columns or schema, not because of logic
 LONG_MODULES: dict[str, str] = {
     "brokerage.model.gdpconfig": "the gdpconfig registry: one Param row per PanDA key (about 200), each with its seed text",
-    "brokerage.model.snapshot": "the snapshot's table schemas (every column with its type and range) and their checks",
     "brokerage.store.models": "SQLAlchemy tables named and shaped like PanDA's (one class per table)",
-    "brokerage.store.repository": "the repository: one load/save pair per snapshot table",
 }
 LONG_FUNCTIONS: dict[str, str] = {}
 

@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, check_references, frame
+from brokerage.model.snapshot import GridSnapshot, check_references, frame
+from brokerage.model.tables import TABLES
 from brokerage.synth.common import MAX_SITES
 from brokerage.synth.demo import DEFAULT_TAKEN_AT, demo_snapshot, describe, grid_columns
 from brokerage.synth.shares import ANAL_SHARES

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from brokerage.model.snapshot import GridSnapshot
-from brokerage.store.repository import make_engine
+from brokerage.store.database import make_engine
 from brokerage.store.schema import upgrade
 from brokerage.synth.history import simulate_task_history
 

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, frame
+from brokerage.model.snapshot import GridSnapshot, frame
+from brokerage.model.tables import TABLES
 from brokerage.synth.history import simulate_task_history
 from tests.builders import counts, grid, queue, task
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from brokerage.cli import db as db_cli
 from brokerage.model.snapshot import GridSnapshot
-from brokerage.store import repository
+from brokerage.store import database, repository
 from brokerage.store.schema import head_revision, upgrade
 from tests.db.helpers import edge_grid, frames_equal
 
@@ -31,7 +31,7 @@ def test_init_fills_an_empty_database_once(db_url: str, small_demo: GridSnapshot
     first = run(db_url, "init")
     assert first.exit_code == 0, first.output
     assert "created the schema" in first.output and "stored the demo grid" in first.output
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     try:
         repository.append_status(eng, 7, "prepared", edge_grid().taken_at)  # a change init must keep
         before = repository.table_contents(eng)
@@ -48,7 +48,7 @@ def test_init_with_the_real_demo_grid(tmp_path: Path) -> None:
     result = run(url, "init")
     assert result.exit_code == 0, result.output
     assert "700 queues" in result.output and "3000 tasks" in result.output
-    eng = repository.make_engine(url)
+    eng = database.make_engine(url)
     try:
         snap = repository.load_snapshot(eng)
         assert len(snap.tables["task_status_log"]) > len(snap.tables["tasks"])
@@ -110,7 +110,7 @@ def test_export_then_import_round_trips(db_url: str, small_demo: GridSnapshot, t
     exported = GridSnapshot.from_json(out)
     imported = run(db_url, "import", str(out))
     assert imported.exit_code == 0 and "grid snapshot" in imported.output
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     try:
         frames_equal(exported, repository.load_snapshot(eng))
     finally:
@@ -122,7 +122,7 @@ def test_import_of_a_broken_file_lists_problems_and_exits_2(
 ) -> None:
     """A broken file prints each problem, then one error line, exits 2 and leaves the database unchanged."""
     assert run(db_url, "init").exit_code == 0
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     try:
         before = repository.table_contents(eng)
         bad = tmp_path / "bad.json"

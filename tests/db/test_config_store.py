@@ -9,7 +9,7 @@ import pytest
 
 from brokerage.model.gdpconfig import ConfigError
 from brokerage.store import config_store as cs
-from brokerage.store import repository
+from brokerage.store import database, repository
 
 
 def _config_rows(engine: Any) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def _race(db_url: str, edits: list[tuple[str, dict[str, Any]]], base: int) -> di
     outcome: dict[str, Any] = {}
 
     def edit(who: str, changes: dict[str, Any]) -> None:
-        own = repository.make_engine(db_url)  # a separate pool: a real second client
+        own = database.make_engine(db_url)  # a separate pool: a real second client
         try:
             barrier.wait(timeout=30)
             outcome[who] = cs.save_changes(own, changes, who, "race", base)

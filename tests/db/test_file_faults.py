@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from brokerage.cli import db as db_cli
 from brokerage.store import config_store as cs
-from brokerage.store import repository
+from brokerage.store import database, errors
 from brokerage.store.schema import upgrade
 
 
@@ -19,7 +19,7 @@ from brokerage.store.schema import upgrade
 def db_file(tmp_path: Path) -> Path:
     """A SQLite file with the schema and one saved gdpconfig version."""
     path = tmp_path / "grid.sqlite"
-    engine = repository.make_engine(f"sqlite:///{path}")
+    engine = database.make_engine(f"sqlite:///{path}")
     upgrade(engine)
     cs.save_changes(engine, {"NQUEUED_SAT_CAP": 300}, "alice", "first", 0)
     engine.dispose()
@@ -28,21 +28,21 @@ def db_file(tmp_path: Path) -> Path:
 
 def test_a_save_into_a_deleted_file_is_refused(db_file: Path) -> None:
     """After the file is deleted under a running engine, a save raises a clear error instead of saving into it."""
-    engine = repository.make_engine(f"sqlite:///{db_file}")
+    engine = database.make_engine(f"sqlite:///{db_file}")
     assert cs.current_version(engine) == 1
     db_file.unlink()
-    with pytest.raises(repository.DatabaseFileError, match="was deleted"):
+    with pytest.raises(errors.DatabaseFileError, match="was deleted"):
         cs.save_changes(engine, {"NQUEUED_SAT_CAP": 301}, "alice", "second", 1)
 
 
 def test_a_save_into_a_replaced_file_is_refused(db_file: Path, tmp_path: Path) -> None:
     """A file replaced by another (a new inode at the same path) refuses writes until the server restarts."""
-    engine = repository.make_engine(f"sqlite:///{db_file}")
+    engine = database.make_engine(f"sqlite:///{db_file}")
     assert cs.current_version(engine) == 1
     other = tmp_path / "other.sqlite"
     other.write_bytes(db_file.read_bytes())
     other.replace(db_file)
-    with pytest.raises(repository.DatabaseFileError, match="was replaced"):
+    with pytest.raises(errors.DatabaseFileError, match="was replaced"):
         cs.save_changes(engine, {"NQUEUED_SAT_CAP": 301}, "alice", "second", 1)
 
 
@@ -60,13 +60,13 @@ def test_read_commands_never_create_a_database(tmp_path: Path, command: list[str
 
 def test_a_locked_database_answers_busy_quickly_without_sql(db_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """While another writer holds the lock, a save waits at most the short busy timeout and says 'busy' in words."""
-    monkeypatch.setattr(repository, "SQLITE_BUSY_TIMEOUT_MS", 300)
+    monkeypatch.setattr(database, "SQLITE_BUSY_TIMEOUT_MS", 300)
     holder = sqlite3.connect(db_file, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        engine = repository.make_engine(f"sqlite:///{db_file}")
+        engine = database.make_engine(f"sqlite:///{db_file}")
         t0 = time.monotonic()
-        with pytest.raises(repository.StoreBusyError) as err:
+        with pytest.raises(errors.StoreBusyError) as err:
             cs.save_changes(engine, {"NQUEUED_SAT_CAP": 302}, "alice", "blocked", 1)
         assert time.monotonic() - t0 < 2.0
         assert "BEGIN" not in str(err.value) and "busy" in str(err.value)
@@ -77,7 +77,7 @@ def test_a_locked_database_answers_busy_quickly_without_sql(db_file: Path, monke
 
 def test_the_default_busy_timeout_is_short() -> None:
     """A server thread waits seconds, not half a minute, for another writer's lock."""
-    assert repository.SQLITE_BUSY_TIMEOUT_MS <= 5000
+    assert database.SQLITE_BUSY_TIMEOUT_MS <= 5000
 
 
 def test_subcommand_help_needs_no_database(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from sqlalchemy.exc import DBAPIError
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.cli.main import main
 from brokerage.store import config_store, repository
+from brokerage.store.database import make_engine
 from brokerage.store.panda_db import PandaSchemaError, read_panda, readonly_engine, readonly_transaction
-from brokerage.store.repository import make_engine
 from tests.db.conftest import postgres_url
 
 PANDA = Path(__file__).parents[1] / "data" / "panda"  # the subset of PanDA's schema read, and rows made for it

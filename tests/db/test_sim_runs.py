@@ -12,7 +12,8 @@ from brokerage.cli.main import main
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import sim_runs
-from brokerage.store.repository import StoreError, save_snapshot
+from brokerage.store.errors import StoreError
+from brokerage.store.repository import save_snapshot
 from brokerage.store.sim_runs import list_runs, load_run, save_run
 
 
@@ -44,7 +45,7 @@ def test_only_the_newest_runs_are_kept(engine: Any, small_grid: GridSnapshot, mo
 def test_simulate_stores_its_run_and_sim_runs_lists_it(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`brokerage simulate` on the database grid stores the run; `sim-runs` lists it and --show prints it;
     an unknown id exits 2 naming the stored ids."""
-    from brokerage.store.repository import make_engine
+    from brokerage.store.database import make_engine
     from brokerage.store.schema import upgrade
     from tests.core.sim.test_engine import _snap
 

@@ -9,7 +9,7 @@ import pytest
 
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim.task_states import TransitionError
-from brokerage.store import repository
+from brokerage.store import errors, repository
 from tests.db.helpers import edge_grid
 
 
@@ -84,7 +84,7 @@ def test_resume_returns_to_the_paused_in_status(stored: Any) -> None:
 
 def test_unknown_task_is_refused(stored: Any) -> None:
     """Appending to a task that is not in JEDI_TASKS is an error naming the task id."""
-    with pytest.raises(repository.StoreError, match="unknown task 999"):
+    with pytest.raises(errors.StoreError, match="unknown task 999"):
         repository.append_status(stored, 999, "registered", edge_grid().taken_at)
 
 

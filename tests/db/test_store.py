@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, SnapshotError, frame
+from brokerage.model.snapshot import GridSnapshot, SnapshotError, frame
+from brokerage.model.tables import TABLES
 from brokerage.sim.task_states import TransitionError
-from brokerage.store import config_store, repository
+from brokerage.store import config_store, database, errors, repository
 from brokerage.store.models import GRID_MODELS, JSON_TABLES, Base, table_of
 from brokerage.store.schema import current_revision, head_revision, upgrade
 from tests.db.helpers import edge_grid, frames_equal
@@ -74,11 +75,11 @@ def test_is_empty_and_only_if_empty(engine: Any, small_grid: GridSnapshot) -> No
 
 def test_database_without_schema_counts_as_empty(db_url: str) -> None:
     """A database that was never initialised is empty, has gdpconfig version 0, and load_snapshot says so."""
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     try:
         assert repository.is_empty(eng)
         assert config_store.current_version(eng) == 0
-        with pytest.raises(repository.StoreError, match="db init"):
+        with pytest.raises(errors.StoreError, match="db init"):
             repository.load_snapshot(eng)
     finally:
         eng.dispose()
@@ -179,7 +180,7 @@ def test_upgrade_twice_is_harmless(engine: Any, small_grid: GridSnapshot) -> Non
 def test_upgrade_accepts_a_url(db_url: str) -> None:
     """upgrade() also takes a URL string and builds its own engine."""
     upgrade(db_url)
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     try:
         assert current_revision(eng) == head_revision()
     finally:
@@ -188,26 +189,26 @@ def test_upgrade_accepts_a_url(db_url: str) -> None:
 
 def test_sqlite_engine_settings(tmp_path: Path) -> None:
     """SQLite connections use WAL, enforce foreign keys and wait for locks instead of failing at once."""
-    eng = repository.make_engine(f"sqlite:///{tmp_path / 'sub' / 'x.sqlite'}")
+    eng = database.make_engine(f"sqlite:///{tmp_path / 'sub' / 'x.sqlite'}")
     with eng.connect() as conn:
         pragmas = {p: conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("journal_mode", "foreign_keys")}
         timeout = conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
     eng.dispose()
     assert pragmas == {"journal_mode": "wal", "foreign_keys": 1}
-    assert timeout == repository.SQLITE_BUSY_TIMEOUT_MS
+    assert timeout == database.SQLITE_BUSY_TIMEOUT_MS
 
 
 def test_database_url_default_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """DATABASE_URL wins; without it the embedded data/brokerage.sqlite of the repository is used."""
     monkeypatch.delenv("DATABASE_URL", raising=False)
-    assert repository.database_url() == f"sqlite:///{repository.REPO_ROOT / 'data' / 'brokerage.sqlite'}"
+    assert database.database_url() == f"sqlite:///{database.REPO_ROOT / 'data' / 'brokerage.sqlite'}"
     monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://u@h/db")
-    assert repository.database_url() == "postgresql+psycopg://u@h/db"
+    assert database.database_url() == "postgresql+psycopg://u@h/db"
 
 
 def test_plain_postgresql_url_uses_psycopg() -> None:
     """A postgresql:// URL is served by psycopg 3 (the driver this project installs)."""
-    eng = repository.make_engine("postgresql://user@127.0.0.1:1/none")
+    eng = database.make_engine("postgresql://user@127.0.0.1:1/none")
     assert eng.dialect.driver == "psycopg"
     eng.dispose()
 
@@ -226,7 +227,9 @@ def test_brokerage_decides_the_same_from_the_database(engine: Any, small_grid: G
 
 def test_an_outdated_schema_is_named_not_a_missing_table(db_url: str) -> None:
     """A database left at an older revision is refused with both revisions and the command that upgrades it."""
-    from brokerage.store.repository import StoreError, load_snapshot, make_engine
+    from brokerage.store.database import make_engine
+    from brokerage.store.errors import StoreError
+    from brokerage.store.repository import load_snapshot
     from brokerage.store.schema import upgrade
 
     engine = make_engine(db_url)

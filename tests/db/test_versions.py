@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from brokerage.cli import db as db_cli
 from brokerage.model.snapshot import GridSnapshot
-from brokerage.store import repository, versions
+from brokerage.store import database, errors, repository, versions
 from brokerage.store.models import SnapshotVersion
 from brokerage.store.schema import upgrade
 from tests.db.helpers import edge_grid, frames_equal
@@ -62,7 +62,7 @@ def test_prune_by_count_and_by_age_never_removes_the_current(engine: Any) -> Non
     made = [repository.save_snapshot(engine, later(edge_grid(), float(i))) for i in range(4)]
     assert versions.prune(engine, keep=2) == made[:2]
     assert [v.version for v in versions.list_versions(engine)] == made[:1:-1]
-    with repository.write_transaction(engine) as conn:  # the older remaining version is 10 days old
+    with database.write_transaction(engine) as conn:  # the older remaining version is 10 days old
         conn.execute(
             sa.update(SnapshotVersion.__table__)
             .where(SnapshotVersion.version == made[2])
@@ -77,14 +77,14 @@ def test_unknown_version_is_named(engine: Any) -> None:
     """Loading or choosing a version that is not stored names it and the stored ones; nothing is written."""
     v = repository.save_snapshot(engine, edge_grid())
     before = repository.table_contents(engine)
-    with pytest.raises(repository.StoreError, match=rf"no grid version 99 is stored \(stored: {v}\)"):
+    with pytest.raises(errors.StoreError, match=rf"no grid version 99 is stored \(stored: {v}\)"):
         versions.use_version(engine, 99)
     assert repository.table_contents(engine) == before
 
 
 def test_cli_versions_use_prune(db_url: str) -> None:
     """`db versions`, `db use`, `db prune` work end to end; a bad prune request exits 2 naming the option."""
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     upgrade(eng)
     a = repository.save_snapshot(eng, edge_grid())
     b = repository.save_snapshot(eng, later(edge_grid(), 5.0))
@@ -112,7 +112,7 @@ def test_cli_diff_reads_stored_versions(db_url: str, monkeypatch: pytest.MonkeyP
     """`brokerage diff --from v1 --to v2 --json` loads both versions from DATABASE_URL; an unknown one exits 2."""
     from brokerage.cli.main import main
 
-    eng = repository.make_engine(db_url)
+    eng = database.make_engine(db_url)
     upgrade(eng)
     a = repository.save_snapshot(eng, edge_grid())
     b = repository.save_snapshot(eng, later(edge_grid(), 5.0))

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage.brokers import analysis
+from brokerage.brokers import analysis, analysis_weights
 from brokerage.brokers.router import route
 from brokerage.model.gdpconfig import Config, ConfigError
 from brokerage.model.snapshot import GridSnapshot
@@ -413,11 +413,11 @@ def test_queue_length_weight_hand_computed() -> None:
 
 def test_queue_length_weight_fallbacks() -> None:
     """Non-positive numerators get W_Q_FLOOR; with Σrem ≤ N_j the room shares rem/Σrem are used, then 1/N_PQ."""
-    w, rule = analysis.queue_length_weight(np.array([10.0, 100.0]), np.array([9.0, 10.0]), 20.0)
+    w, rule = analysis_weights.queue_length_weight(np.array([10.0, 100.0]), np.array([9.0, 10.0]), 20.0)
     assert w == pytest.approx([0.001 / 71, 80 / 71]) and list(rule) == ["seed", "seed"]
-    w, rule = analysis.queue_length_weight(np.array([10.0, 10.0]), np.array([5.0, 8.0]), 20.0)
+    w, rule = analysis_weights.queue_length_weight(np.array([10.0, 10.0]), np.array([5.0, 8.0]), 20.0)
     assert w == pytest.approx([5 / 7, 2 / 7]) and rule[0] == "rem/sum(rem)"
-    w, rule = analysis.queue_length_weight(np.array([5.0, 5.0]), np.array([5.0, 9.0]), 20.0)
+    w, rule = analysis_weights.queue_length_weight(np.array([5.0, 5.0]), np.array([5.0, 9.0]), 20.0)
     assert w == pytest.approx([0.5, 0.5]) and rule[0] == "1/N_PQ"
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage.brokers import nucleus
+from brokerage.brokers import nucleus, nucleus_context, nucleus_filters
 from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
@@ -622,12 +622,12 @@ def test_job_check_matches_apply_filters(scenario: tuple[GridSnapshot, Config, l
 
     snap, cfg, ids = scenario
     cache = GridCache(snap)
-    na = nucleus.nucleus_arrays(cache)
+    na = nucleus_context.nucleus_arrays(cache)
     qmask = na.job_queue & (na.queue_nucleus >= 0)
     for tid in ids:
         pctx = production_queues.make_context(views.task_row(cache, tid), cfg, cache, hint_mode=True)
         alive, skips, _ = apply_filters(pctx.qa.name, qmask, production_queues.FILTERS, pctx)
-        check = nucleus.run_job_filters(pctx, qmask)
+        check = nucleus_filters.run_job_filters(pctx, qmask)
         assert (check.alive == alive).all()
         mine = check.skips(np.flatnonzero(qmask), pctx.qa.name)
         assert sorted(map(_skip_key, mine)) == sorted(map(_skip_key, skips))

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from brokerage.brokers import production
 from brokerage.model.gdpconfig import Config
-from brokerage.model.snapshot import TABLES, GridSnapshot, check_references, frame, validate
+from brokerage.model.snapshot import GridSnapshot, check_references, frame
+from brokerage.model.tables import TABLES
+from brokerage.model.validation import validate
 from tests.builders import RECENT, TAKEN_AT, counts, grid, queue, task
 from tests.reference import production_reference as ref
 

@@ -11,14 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.checks import software as sw
-from brokerage.checks.software import (
-    build_software_index,
-    classify_release,
-    describe,
-    resolved_cmtconfig,
-    software_index,
-    software_verdict,
-)
+from brokerage.checks import software_plan
+from brokerage.checks.software import resolved_cmtconfig, software_verdict
+from brokerage.checks.software_description import build_software_index, describe, software_index
+from brokerage.checks.software_request import classify_release
 from brokerage.model.architecture import ArchitectureError
 from brokerage.model.cache import GridCache
 from tests.builders import anal_queue, anal_task, grid, queue, task
@@ -491,13 +487,13 @@ def test_lazy_reasons_and_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     names = np.array(["A1", "A2"] * 300, dtype=object)
     releases = [["AUTO"]] * len(names)
     calls: list[str] = []
-    real = sw.check_auto_queue
+    real = software_plan.check_auto_queue
 
     def counting(*args: Any, **kw: Any) -> Any:
         calls.append("x")
         return real(*args, **kw)
 
-    monkeypatch.setattr(sw, "check_auto_queue", counting)
+    monkeypatch.setattr(software_plan, "check_auto_queue", counting)
     t = {"architecture": EL9, "transhome": "Athena-21.0.1"}
     first = software_verdict(t, names, releases, index)
     second = software_verdict(t, names, releases, index)

@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brokerage.checks.software import SoftwareIndex, SoftwareVerdict, software_index, software_verdict
+from brokerage.checks.software import SoftwareVerdict, software_verdict
+from brokerage.checks.software_description import SoftwareIndex, software_index
 from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.synth.demo import demo_snapshot

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame, validate
+from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
+from brokerage.model.validation import validate
 
 CERN = "LCG.CERN.cern"
 CNAF = "LCG.CNAF.it"

@@ -10,7 +10,9 @@ import jsonschema
 import pandas as pd
 import pytest
 
-from brokerage.model.snapshot import TABLES, GridSnapshot, SnapshotError, json_schema, validate
+from brokerage.model.snapshot import GridSnapshot, SnapshotError
+from brokerage.model.tables import TABLES, json_schema
+from brokerage.model.validation import validate
 from tests.builders import counts, grid, queue, task
 
 

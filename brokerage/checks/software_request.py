@@ -1,0 +1,94 @@
+"""What a task asks of a queue's software: its transHome classified as release, cache or nightly, its
+architecture and its fat container."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from brokerage.model.architecture import TaskArchitecture, parse_architecture
+
+CVMFS_RELEASES = "atlas"  # "cvmfs_tag is atlas for standard releases and caches"
+CVMFS_NIGHTLIES = "nightlies"  # "... or nightlies for nightlies"
+ANALYSIS_TRANSFORMS = "AnalysisTransforms-"  # analysis transHome prefix in front of project_version
+
+_NIGHTLY_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{4}")
+_BASE_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+
+
+@dataclass(frozen=True)
+class Release:
+    """A classified transHome: project, version, the cvmfs repository it needs and its kind."""
+
+    transhome: str
+    project: str
+    version: str
+    cvmfs: str  # CVMFS_RELEASES or CVMFS_NIGHTLIES
+    kind: str  # release (3-number base release), cache, or nightly
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """How an explicit CRIC releases list may name it: transHome as written, or project-version."""
+        pv = f"{self.project}-{self.version}" if self.project else self.version
+        return (self.transhome,) if pv == self.transhome else (self.transhome, pv)
+
+
+@lru_cache(maxsize=4096)
+def classify_release(transhome: str) -> Release | None:
+    """Classify a transHome ('' = none): project before the first '-', version after, and its cvmfs repo.
+
+    Usage: ``classify_release("AthDerivation-21.2.2.0").kind == "cache"``
+    """
+    text = (transhome or "").strip()
+    if not text:
+        return None
+    body = text
+    if body.startswith(ANALYSIS_TRANSFORMS):
+        body = body[len(ANALYSIS_TRANSFORMS) :].replace("_", "-", 1)
+    sep = "-" if "-" in body else "_" if "_" in body else ""
+    project, version = body.split(sep, 1) if sep else ("", body)
+    if version.startswith("rel_") or _NIGHTLY_STAMP.search(version):
+        return Release(text, project, version, CVMFS_NIGHTLIES, "nightly")
+    kind = "release" if _BASE_RELEASE.fullmatch(version) else "cache"
+    return Release(text, project, version, CVMFS_RELEASES, kind)
+
+
+@dataclass(frozen=True)
+class TaskSoftware:
+    """What a task asks of a queue's software: architecture, release, fat container."""
+
+    architecture: TaskArchitecture
+    release: Release | None
+    container_name: str
+    only_tags_for_fc: bool
+
+
+def clean_text(value: Any) -> str:
+    """A table value as stripped text ('' for None and NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+@lru_cache(maxsize=4096)
+def _task_software(architecture: str, transhome: str, container: str, only_tags: bool) -> TaskSoftware:
+    return TaskSoftware(parse_architecture(architecture), classify_release(transhome), container, only_tags)
+
+
+def task_software(task: Mapping[str, Any]) -> TaskSoftware:
+    """The software request of a task row (columns architecture, transhome, container_name, onlytagsforfc).
+
+    Usage: ``task_software({"architecture": "x86_64-el9-gcc13-opt", "transhome": "Athena-22.0.41"})``
+    """
+    only = task.get("onlytagsforfc")
+    only_tags = bool(only) and not (isinstance(only, float) and math.isnan(only))
+    return _task_software(
+        clean_text(task.get("architecture")),
+        clean_text(task.get("transhome")),
+        clean_text(task.get("container_name")),
+        only_tags,
+    )
