@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from brokerage.model.errors import BrokerageError, status_of
 from brokerage.model.words import count
 
 if TYPE_CHECKING:
@@ -17,34 +18,34 @@ if TYPE_CHECKING:
     from brokerage.model.snapshot import GridSnapshot
 
 EXIT_USAGE = 2
+# the exit status of each error of the core's tree (brokerage/model/errors.py), nearest class first: every refusal
+# of what a person gave (input, gdpconfig, a database that cannot answer, a simulation it cannot run) exits 2
+EXIT_CODES: dict[type[BaseException], int] = {BrokerageError: EXIT_USAGE}
 SKIPPED_SHOWN = 3  # queues named per criteria code in text output, as JEDI's log lines name them
 
 
-def fail(message: str) -> NoReturn:
-    """Print one clear line to stderr and exit with status 2."""
+def fail(message: str, status: int = EXIT_USAGE) -> NoReturn:
+    """Print one clear line to stderr and exit with STATUS (2: the input was refused)."""
     click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+    sys.exit(status)
+
+
+def fail_with(exc: BrokerageError) -> NoReturn:
+    """Say EXC in its one line and exit with its status from EXIT_CODES.
+
+    Usage: ``except BrokerageError as exc: fail_with(exc)``
+    """
+    fail(exc.line(), status_of(exc, EXIT_CODES, EXIT_USAGE))
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the core's validation errors into one stderr line and exit code 2."""
+    """Turn every error of the core's tree into one stderr line and its exit code (EXIT_CODES)."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        # imported when a command runs, so `brokerage --version` and `--help` start without numpy and pandas
-        from brokerage.model.architecture import ArchitectureError
-        from brokerage.model.gdpconfig import ConfigError
-        from brokerage.model.snapshot import SnapshotError
-
         try:
             return fn(*args, **kwargs)
-        except SnapshotError as exc:
-            fail(str(exc))
-        except ConfigError as exc:
-            fail(exc.line())
-        except KeyError as exc:
-            fail(str(exc.args[0]) if exc.args else str(exc))
-        except ArchitectureError as exc:
-            fail(f"malformed task architecture: {exc}")
+        except BrokerageError as exc:
+            fail_with(exc)
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
@@ -58,21 +59,17 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
 
     if snapshot:
         return GridSnapshot.from_json(snapshot), Config()
-    from sqlalchemy.exc import SQLAlchemyError
-
     from brokerage.store import database, errors, repository
     from brokerage.store.config_store import load_config
 
     try:
-        engine = database.make_engine(database.database_url(), create=False)
-        if repository.is_empty(engine):
-            fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
-        return repository.load_snapshot(engine), load_config(engine)
-    except errors.StoreError as exc:
-        fail(str(exc))
-    except SQLAlchemyError as exc:
-        orig = getattr(exc, "orig", None) or exc
-        fail(f"database error: {str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__}")
+        with errors.database_errors():  # a database failure is a StoreError: "database error: <first line>"
+            engine = database.make_engine(database.database_url(), create=False)
+            if repository.is_empty(engine):
+                fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
+            return repository.load_snapshot(engine), load_config(engine)
+    except BrokerageError as exc:  # the store raises its database's errors as StoreError
+        fail_with(exc)
 
 
 def grid_overrides(snap: GridSnapshot, assignments: tuple[str, ...]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
+from brokerage.model.errors import BrokerageError
 from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
 from brokerage.model.snapshot import GridSnapshot, SnapshotError
 from brokerage.model.words import count
@@ -30,7 +31,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn validation and database errors into one stderr line (problem lists first) and exit code 2."""
+    """Turn the core's errors into one stderr line and exit code 2, problem lists first (see cli/common.guarded)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -45,12 +46,8 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             for problem in exc.problems[1:]:
                 click.echo(f"  {problem}", err=True)
             _fail(str(exc) if len(exc.problems) <= 1 else f"{len(exc.problems)} problems, the first: {exc.problems[0]}")
-        except config_store.ConfigConflictError as exc:
-            _fail(str(exc))
-        except ConfigError as exc:
+        except BrokerageError as exc:  # the store raises its database's errors as StoreError
             _fail(exc.line())
-        except errors.StoreError as exc:
-            _fail(str(exc))
 
     return wrapper
 

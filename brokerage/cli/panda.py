@@ -10,6 +10,7 @@ from typing import NoReturn
 
 import click
 
+from brokerage.model.errors import BrokerageError
 from brokerage.model.snapshot import SnapshotError
 from brokerage.model.words import count
 from brokerage.store import database, errors
@@ -72,8 +73,8 @@ def _pull_once(url: str, schema: str | None, meta: str | None, database_url: str
         for problem in exc.problems:
             click.echo(f"  {problem}", err=True)
         _fail(f"the PanDA data makes no valid grid ({count(len(exc.problems), 'problem')}); nothing stored")
-    except errors.StoreError as exc:
-        _fail(str(exc))
+    except BrokerageError as exc:  # the store raises the databases' errors as StoreError
+        _fail(exc.line())
     except OSError as exc:
         _fail(f"{out}: cannot write ({exc.strerror})")
 

@@ -8,6 +8,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
+from brokerage.model.errors import InputError
+
 # the fields a pilot may send (DIRAC's names); lists are written a;b;c in the pilot string
 FIELDS: dict[str, str] = {
     "Site": "str",
@@ -33,7 +35,7 @@ WRONG_CONDITIONS = "Wrong conditions"  # RequiredTag not a subset of Tag
 TEST_JOB_TYPE = "Test"  # "Banned destinations can only take Test jobs"
 
 
-class PilotError(ValueError):
+class PilotError(InputError, ValueError):
     """A pilot description that cannot be read; ``field`` names the offending field."""
 
     def __init__(self, field_name: str, message: str) -> None:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from brokerage.dirac.buckets import fit_cpu_time
 from brokerage.dirac.priorities import PriorityInputs, group_shares, real_priority, tq_priorities
+from brokerage.model.errors import UnknownIdError
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 
@@ -86,7 +87,7 @@ class TaskQueues:
         """Row of task queue TQ_ID (KeyError if unknown)."""
         rows = np.flatnonzero(self.tq_id == tq_id)
         if not len(rows):
-            raise KeyError(f"unknown task queue {tq_id}")
+            raise UnknownIdError(f"unknown task queue {tq_id}")
         return int(rows[0])
 
     def jobs_of(self, row: int) -> slice:

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from brokerage.model.errors import InputError
+
 WILDCARD = "any"  # 'any' in cmtconfigs / containers / cvmfs / hardware lists
 CPU_ATTRIBUTES = ("arch", "vendor", "instr")  # host_cpu_spec = architecture<-vendor<-instruction_set>>
 GPU_ATTRIBUTES = ("vendor", "model")  # host_gpu_spec = vendor<-model>
@@ -14,8 +16,12 @@ _REGEX_CHARS = frozenset("*+?|()[]{}^$\\")
 _OPEN = {"(": ")", "{": "}"}
 
 
-class ArchitectureError(ValueError):
+class ArchitectureError(InputError, ValueError):
     """A task architecture string is malformed; the message names the part that is wrong."""
+
+    def line(self) -> str:
+        """The command line's one line."""
+        return f"malformed task architecture: {self}"
 
 
 def _join_spec(values: list[str | None]) -> str:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from brokerage.model.errors import UNKNOWN_KEY, ConfigError
+
 Value = Any
 
 TYPES = ("int", "float", "bool", "str", "json")
@@ -27,26 +29,6 @@ _TYPE_ALIASES = {
     "string": "str",
     "json": "json",
 }
-
-
-class ConfigError(ValueError):
-    """A gdpconfig key is unknown or a value is mistyped or out of range."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.message = message
-
-    def line(self) -> str:
-        """The one line every command prints for this error: unknown keys name themselves (with a "did you mean"),
-        refused values say "bad gdpconfig value".
-
-        Usage: ``fail(exc.line())``
-        """
-        return str(self) if self.message.startswith(UNKNOWN_KEY) else f"bad gdpconfig value: {self}"
-
-
-UNKNOWN_KEY = "unknown gdpconfig key"
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.model.errors import InputError
 from brokerage.model.tables import SCHEMA_VERSION, TABLES, Col
 from brokerage.model.validation import MAX_JSON_DEPTH, shown_value, validate, value_problem
 from brokerage.model.workqueues import criteria_problem
 
 
-class SnapshotError(ValueError):
+class SnapshotError(InputError, ValueError):
     """A snapshot is malformed; ``problems`` lists every bad field path with what is allowed."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.model.cache import GridCache
+from brokerage.model.errors import UnknownIdError
 from brokerage.model.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
 
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
@@ -278,7 +279,7 @@ def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str
 
 
 def task_row(cache: GridCache, jeditaskid: int) -> dict[str, Any]:
-    """One task as a dict of JEDI_TASKS fields; KeyError naming the id when unknown.
+    """One task as a dict of JEDI_TASKS fields; UnknownIdError (a KeyError) naming the id when unknown.
 
     Usage: ``task_row(cache, 4242)["corecount"]``
     """
@@ -286,7 +287,7 @@ def task_row(cache: GridCache, jeditaskid: int) -> dict[str, Any]:
     try:
         return dict(records[int(jeditaskid)])
     except KeyError:
-        raise KeyError(f"unknown task {jeditaskid}: not in the snapshot ({len(records)} tasks)") from None
+        raise UnknownIdError(f"unknown task {jeditaskid}: not in the snapshot ({len(records)} tasks)") from None
 
 
 def _task_records(snapshot: Any) -> dict[int, dict[str, Any]]:

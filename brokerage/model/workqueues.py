@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.model.errors import InputError
+
 # Criteria name the task attributes JEDI's WorkQueueMapper binds; the value is the snapshot's tasks column.
 CRITERIA_COLUMNS = {
     "prodsourcelabel": "prodsourcelabel",
@@ -31,7 +33,7 @@ _KEYWORDS = {"AND", "OR", "NOT", "IN", "LIKE", "IS", "NULL"}
 Mask = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 
 
-class CriteriaError(ValueError):
+class CriteriaError(InputError, ValueError):
     """A work queue's criteria cannot be read; the message says where and what is allowed."""
 
 

@@ -14,6 +14,7 @@ from brokerage.brokers import batch
 from brokerage.brokers.router import NUCLEUS_SEED, label_of
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.errors import UnknownIdError
 from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
@@ -26,7 +27,7 @@ Progress = Callable[[int, int], None]
 SCOPE_ALL = "all waiting tasks"
 
 
-class UnknownTaskError(KeyError):
+class UnknownTaskError(UnknownIdError):
     """Task ids asked for that the snapshot does not hold."""
 
     def __init__(self, missing: Sequence[int], known: int) -> None:

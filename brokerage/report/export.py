@@ -9,9 +9,15 @@ from collections.abc import Callable
 from functools import partial
 from typing import IO, Literal, get_args
 
+from brokerage.model.errors import InputError
 from brokerage.report.build import Report
 from brokerage.report.html import write_html
 from brokerage.report.tabular import write_csv, write_json
+
+
+class ReportFormatError(InputError, ValueError):
+    """A report format that is not one of FORMATS."""
+
 
 Format = Literal["csv", "json", "html"]
 FORMATS: tuple[str, ...] = get_args(Format)
@@ -29,12 +35,12 @@ _WRITERS: dict[str, Callable[[Report, IO[bytes]], None]] = {
 
 
 def check_format(fmt: str) -> Format:
-    """FMT if it is a known format, else ValueError listing the formats.
+    """FMT if it is a known format, else ReportFormatError (a ValueError) listing the formats.
 
     Usage: ``check_format("html")``
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
+        raise ReportFormatError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
     return fmt  # type: ignore[return-value]
 
 

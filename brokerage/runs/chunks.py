@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from distributed import Client, Future, as_completed
 
 from brokerage.model.cache import GridCache, cache_for
+from brokerage.model.errors import Cancelled
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import engine
@@ -29,10 +30,6 @@ MAX_CHUNK = 400  # items per chunk at most (a fraction of a second of brokerage)
 # are short, so no worker idles long while another finishes
 SNAPSHOTS_KEPT = 2  # snapshot versions kept published on the cluster (the current one and the one before)
 _PREFIX = "brokerage-snapshot:"
-
-
-class Cancelled(RuntimeError):
-    """The caller cancelled the run; its chunks on the cluster were cancelled too."""
 
 
 # ---------------------------------------------------------------- worker side

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from brokerage.model.errors import SimulationError
 from brokerage.sim.jobs import FINAL, S
 from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE
 
@@ -28,7 +29,7 @@ COMMANDS = tuple(ALLOWED)
 _SPEC = re.compile(r"^(?P<h>\d+(\.\d+)?)h:(?P<tid>\d+):(?P<cmd>[a-z]+)$")
 
 
-class CommandRefused(ValueError):
+class CommandRefused(SimulationError, ValueError):
     """A task command the task's status does not allow, or a malformed command; the message names the rule."""
 
 

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from brokerage.model.errors import SimulationError
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim.commands import TaskCommand
@@ -14,7 +15,7 @@ from brokerage.sim.events import job_history
 from brokerage.sim.jobs import FINAL, STATUSES
 
 
-class UnknownJob(ValueError):
+class UnknownJob(SimulationError, ValueError):
     """The replayed run never made a job with that PandaID."""
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from brokerage.model.errors import SimulationError
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
@@ -44,7 +45,7 @@ class SimGrid:
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
 
 
-class SimInputError(ValueError):
+class SimInputError(SimulationError, ValueError):
     """The snapshot lacks what the simulator needs; ``problems`` name each table or column and what is expected."""
 
     def __init__(self, problems: list[str]) -> None:

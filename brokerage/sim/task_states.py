@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from brokerage.model.errors import SimulationError
+
 # Reference §7.1, in the order of the seed's list; the last five come from commands and the data carousel.
 TASK_STATUSES: tuple[str, ...] = (
     "registered", "defined", "assigning", "ready", "pending", "scouting", "scouted", "running", "prepared",
@@ -134,7 +136,7 @@ ALLOWED_PAIRS: frozenset[tuple[str | None, str]] = frozenset(
 )
 
 
-class TransitionError(ValueError):
+class TransitionError(SimulationError, ValueError):
     """A task status change (or a whole status log) breaks the transition rules; ``problems`` lists each one."""
 
     def __init__(self, message: str, problems: Sequence[str] | None = None) -> None:

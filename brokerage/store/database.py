@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine, event
 
-from brokerage.store.errors import DatabaseFileError, StoreBusyError, StoreError
+from brokerage.store.errors import DatabaseFileError, StoreBusyError, StoreError, on_engine_error
 from brokerage.store.models import SnapshotMeta
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -71,8 +71,10 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
                 path.parent.mkdir(parents=True, exist_ok=True)
             engine = sa.create_engine(parsed)
             _configure_sqlite(engine, path)
-            return engine
-        return sa.create_engine(parsed, pool_pre_ping=True)
+        else:
+            engine = sa.create_engine(parsed, pool_pre_ping=True)
+        event.listen(engine, "handle_error", on_engine_error)  # driver errors leave the store as StoreError
+        return engine
     except sa.exc.ArgumentError as exc:  # never echo the URL: it may hold a password
         raise StoreError(f"DATABASE_URL is not a usable database URL ({str(exc).splitlines()[0]}); {URL_HELP}") from exc
 

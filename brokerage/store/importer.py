@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from brokerage.model.errors import InputError
 from brokerage.model.snapshot import GridSnapshot, SnapshotError, frame
 from brokerage.model.tables import TABLES
 from brokerage.model.validation import validate
@@ -45,7 +46,7 @@ _SINGLE_QUEUE_ATTRS = ("capability", "corecount")
 _SITE_HINTS = frozenset({"tier_level", "datapolicies", "ddmendpoints", "presources", "role", "bare_nucleus"})
 
 
-class ImportFileError(ValueError):
+class ImportFileError(InputError, ValueError):
     """A file cannot be imported; ``problems`` lists every reason, each naming the entry and field."""
 
     def __init__(self, source: str, problems: list[str]) -> None:

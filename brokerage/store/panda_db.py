@@ -14,12 +14,14 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
+from brokerage.model.errors import InputError
 from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
 from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
 from brokerage.model.tables import ENDPOINT_ACTIVITIES, ENDPOINT_STATUSES, JOB_STATUSES, TABLES
 from brokerage.model.words import count
 from brokerage.store import config_store, database, repository
 from brokerage.store.cric import map_queues
+from brokerage.store.errors import database_errors
 from brokerage.store.live_sources import map_live
 from brokerage.store.schema import upgrade
 
@@ -82,7 +84,7 @@ RAM_UNITS = ("MB", "MBPerCore", "MBPerCoreFixed")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class PandaSchemaError(ValueError):
+class PandaSchemaError(InputError, ValueError):
     """The PanDA database lacks a table or column brokerage reads, or one has the wrong type; lists every one."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -164,11 +166,13 @@ def schema_problems(conn: Connection, schema: str, tables: dict[str, dict[str, s
 # --- reading ------------------------------------------------------------------------------------------------------
 
 
+@database_errors()
 def read_panda(url: str, schema: str | None = None, meta_schema: str | None = None) -> PandaGrid:
     """Read a PanDA database at URL (tables in SCHEMA, default: the connection's current schema; SiteData in
     META_SCHEMA, default: SCHEMA), never writing.
 
-    Raises PandaSchemaError listing every missing table or column and every wrong type.
+    Raises PandaSchemaError listing every missing table or column and every wrong type, StoreError when the database
+    cannot be read.
     Usage: ``grid = read_panda("postgresql+psycopg://reader@pandadb/panda", "doma_panda"); grid.snapshot.queues``
     """
     engine = readonly_engine(url)

@@ -17,6 +17,7 @@ from brokerage.checks.context import QueueContext
 from brokerage.framework import Filter
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for, derived_cache
+from brokerage.model.errors import UnknownIdError
 from brokerage.model.explain import Decision, fmt
 from brokerage.model.gdpconfig import Config, ConfigError, lookup_param
 from brokerage.model.network import QUEUED_EXPRESS, QUEUED_PRODUCTION_OUTPUT
@@ -241,7 +242,7 @@ def explain_queue(
     task = views.task_row(cache, task_id)
     qa = views.queue_arrays(cache)
     if queue not in qa.index:
-        raise KeyError(f"unknown queue {queue!r}: not in the snapshot ({qa.n} queues)")
+        raise UnknownIdError(f"unknown queue {queue!r}: not in the snapshot ({qa.n} queues)")
     decision = _broker(snap, task_id, config, cache)
     rank, stage, code = _fate(decision, queue)
     versions = (snap.key, config_version(config))

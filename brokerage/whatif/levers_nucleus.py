@@ -12,6 +12,7 @@ from brokerage.brokers import nucleus_context as nuc
 from brokerage.brokers.router import run_nucleus_brokerage
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for, derived_cache
+from brokerage.model.errors import UnknownIdError
 from brokerage.model.explain import Decision, fmt
 from brokerage.model.gdpconfig import Config, ConfigError
 from brokerage.model.snapshot import GridSnapshot
@@ -59,7 +60,7 @@ def explain_nucleus(
     task = views.task_row(cache, task_id)
     na = nuc.nucleus_arrays(cache)
     if nucleus not in na.index:
-        raise KeyError(f"unknown nucleus {nucleus!r}: not a nucleus of the snapshot ({na.n} nuclei)")
+        raise UnknownIdError(f"unknown nucleus {nucleus!r}: not a nucleus of the snapshot ({na.n} nuclei)")
     decision = _decide(snap, task_id, config, cache)
     rank, stage, code = _fate(decision, nucleus)
     versions = (snap.key, config_version(config))
