@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -97,7 +97,7 @@ class Reads:
         )
 
 
-def expand(reads: Reads, depends: dict[str, Reads]) -> Reads:
+def expand(reads: Reads, depends: Mapping[str, Reads]) -> Reads:
     """READS with every derived attribute replaced by what it is derived from (recursively).
 
     Usage: ``expand(Reads(facts=("counts",)), ProdContext.DEPENDS) == Reads(task=("gshare",))``
@@ -190,6 +190,11 @@ class Filter:
     Verdict over all rows or None when the check does not apply to the task. With ``reads`` the verdict is
     memoised per snapshot under the declared inputs (a task-independent check is built once for every task);
     without, it is computed per task.
+
+    ``uses`` declares what else it depends on: every gdpconfig key an unmemoised filter reads, and for either kind
+    the keys behind a scalar fact of the context it reads (``express`` is made from EXPRESS_PRIORITY: the fact's
+    value is in the memo key, the key is not). ``declared`` is the whole declaration, the one source of which rule
+    reads which gdpconfig key (``brokerage/brokers/uses.py`` collects them; tests check them against real reads).
     """
 
     name: str
@@ -198,12 +203,55 @@ class Filter:
     fn: Callable[[Any], Verdict | None]
     temporary: bool = False
     reads: Reads | None = None
+    uses: Reads = Reads()
+
+    @property
+    def declared(self) -> Reads:
+        """Everything the filter declares it reads: its memo ``reads`` and its ``uses``."""
+        return self.uses if self.reads is None else self.reads + self.uses
 
     def run(self, ctx: Context) -> Verdict | None:
         """The verdict of this filter for CTX (memoised when declared)."""
         if self.reads is None:
             return self.fn(ctx)
         return _memoised(self.name, self.reads, self.fn, ctx)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A part of a broker (or of the DIRAC matcher) that reads gdpconfig but is not a filter record: a weight
+    factor (``kind="weight"``, named as the decision's factors are), a cap, the cut to the best candidates, the
+    pending time, ... ``uses`` declares the gdpconfig keys it reads and the derived attributes it reads them through.
+
+    Usage: ``Step("t1", Reads(config=("WORLD_NUCLEUS_WEIGHT",)), kind="weight")``
+    """
+
+    name: str
+    uses: Reads = Reads()
+    kind: str = "stage"  # "stage" | "weight"
+
+    @property
+    def declared(self) -> Reads:
+        """Everything the step declares it reads."""
+        return self.uses
+
+
+def declared_keys(item: Filter | Step, context: type | None = None) -> tuple[str, ...]:
+    """Every gdpconfig key ITEM declares: its own, and those behind the facts it reads of CONTEXT (a context class:
+    its ``DEPENDS`` and its ``MADE_FROM``, what its scalar facts are computed from).
+
+    Usage: ``declared_keys(links.LINK_QUEUED, ProdContext)  # NQUEUED_SAT_CAP and the network weight's keys``
+    """
+    sources = {**getattr(context, "MADE_FROM", {}), **getattr(context, "DEPENDS", {})}
+    return expand(item.declared, sources).config
+
+
+def keys_of(items: Iterable[Filter | Step], context: type | None = None) -> tuple[str, ...]:
+    """Every gdpconfig key ITEMS declare (``declared_keys`` of each), in order, once.
+
+    Usage: ``keys_of(production_queues.FILTERS, ProdContext)``
+    """
+    return tuple(dict.fromkeys(k for item in items for k in declared_keys(item, context)))
 
 
 def all_pass(n: int) -> np.ndarray:

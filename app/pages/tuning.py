@@ -31,7 +31,7 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
     snap = services.state.snapshot()
     config = services.state.config()
     raw = vm.edits_from_query(query)
-    edits = vm.parse_edits(config, raw)
+    edits = services.whatif.edits(raw)
     picked, problem = qvm.url_task(snap, task)
     # a callback picks a showcase task when the URL names none, and starts warming the stored config's grid run
     also = qvm.showcase_candidates(snap) if picked is None else []

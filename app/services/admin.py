@@ -9,7 +9,7 @@ from typing import Any, Literal
 from app.services.roles import check_operator
 from app.state import AppState
 from app.viewmodels import history as hvm
-from app.viewmodels.tuning import parse_edits
+from brokerage.model.gdpconfig import parse_edits
 
 Level = Literal["success", "refused", "warning", "note"]
 
@@ -79,7 +79,7 @@ class ConfigAdmin:
         self, raw: Mapping[str, Any], user: str | None, secret: str | None, comment: str | None, base: int | None
     ) -> Outcome:
         """Save the editor's raw edits, refusing the whole set while any edit is invalid."""
-        edits = parse_edits(self.state.config(), raw)
+        edits = parse_edits(raw, self.state.config(), variants=False)
         if edits.errors:
             return Outcome("refused", f"Not saved: fix the refused edits first ({', '.join(sorted(edits.errors))}).")
         return self.save(edits.overrides, user, secret, comment, base)

@@ -11,8 +11,7 @@ from typing import Any
 from app.services.admission import Admission
 from app.services.jobs import Jobs, JobState
 from app.state import AppState
-from app.viewmodels.tuning import parse_edits
-from brokerage.model.gdpconfig import Value
+from brokerage.model.gdpconfig import Value, parse_edits
 
 MAX_HOURS = 48  # the dashboard's longest run; `brokerage simulate` goes further
 MAX_COMMANDS = 20  # task commands in one request
@@ -64,7 +63,7 @@ def parse_request(config: Any, query: Mapping[str, Any]) -> tuple[SimRequest, di
     compare = str(query.get("compare", "")).lower() in ("1", "true", "yes", "on")
     commands = _commands(str(query.get("cmd") or ""), hours)
     edits = {k: v for k, v in query.items() if k not in REQUEST_KEYS and v not in (None, "")}
-    parsed = parse_edits(config, edits)
+    parsed = parse_edits(edits, config, variants=False)
     return SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare, commands), parsed.errors
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -11,10 +12,10 @@ from app.services.roles import client_address
 from app.services.runs import GridRuns
 from app.state import AppState
 from app.viewmodels import queues as qvm
-from app.viewmodels.tuning import Edits, parse_edits
 from brokerage.brokers.batch import GridRun
 from brokerage.brokers.router import needs_nucleus
 from brokerage.model import views
+from brokerage.model.gdpconfig import Edits, parse_edits
 from brokerage.whatif.compare import Progress, TaskDiff, compare
 from brokerage.whatif.impact import GridImpact, impact
 
@@ -51,13 +52,21 @@ class WhatIf:
         self.state = state
         self.runs = runs
         self.admission = admission
+        self._last_edits: tuple[Any, Edits] | None = None
 
     def edits(self, raw: Mapping[str, Any] | None) -> Edits:
         """The operator's raw edits checked against the stored config: valid overrides and refusals.
 
         Usage: ``whatif.edits({"NQUEUED_SAT_CAP": "0"}).errors``
         """
-        return parse_edits(self.state.config(), raw or {})
+        config = self.state.config()
+        key = (config.fingerprint(), json.dumps(raw or {}, sort_keys=True, default=str))
+        last = self._last_edits
+        if last is not None and last[0] == key:
+            return last[1]  # the callbacks of one keystroke ask for the same edits: parsed once
+        edits = parse_edits(raw or {}, config, variants=False)
+        self._last_edits = (key, edits)
+        return edits
 
     def task(self, task_id: int, overrides: Mapping[str, Any]) -> TaskWhatIf:
         """Before/after of TASK_ID's nucleus brokerage (if it still needs one) and of its job brokerage."""

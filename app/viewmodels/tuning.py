@@ -1,10 +1,10 @@
-"""Tuning page: parameter rows, edits → validated overrides, before/after tables and grid-impact figures."""
+"""Tuning page: parameter rows, edit rows, before/after tables and grid-impact figures (edits are parsed and checked
+in the core: ``brokerage.model.gdpconfig.parse_edits``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, empty_figure, num, style
 from app.viewmodels.gridstate import is_grid_param
-from brokerage.model.gdpconfig import PARAMS, REGISTRY, Config, ConfigError, Param, Value, format_value, parse_value
+from brokerage.model.gdpconfig import PARAMS, REGISTRY, Config, Edits, Param, Value, format_value
+from brokerage.sim.uses import used_by
 from brokerage.whatif.compare import TaskDiff
 from brokerage.whatif.impact import GridImpact
 
@@ -26,7 +27,6 @@ COMPONENT_TITLES = {
     "prio_mgr": "User throttles (prio_mgr)",
     "analy_eval": "User evaluation (analy_eval)",
 }
-BROKER_OF_FAMILY = {"prod": "production", "anal": "analysis", "task": "nucleus", "network": "network", "dirac": "DIRAC"}
 RESERVED_QUERY = {"task"}  # query parameters of the page that are not gdpconfig keys
 
 
@@ -45,12 +45,13 @@ def components() -> list[tuple[str, str, list[Param]]]:
 
 
 def used_by_labels(p: Param) -> list[str]:
-    """'production: link_queued' style labels of the filters and weight terms reading P."""
-    out = []
-    for tag in p.used_by:
-        fam, _, what = tag.partition(":")
-        out.append(f"{BROKER_OF_FAMILY.get(fam, fam)}: {what}")
-    return out
+    """'production: satellite link queue check, weight network' style labels, one per reader (broker, DIRAC or the
+    simulator), of the rules that read P: derived from the rules' own declarations."""
+    stages: dict[str, list[str]] = {}
+    for use in used_by(p.key):
+        who, _, what = use.label.partition(": ")
+        stages.setdefault(who, []).append(what)
+    return [f"{who}: {', '.join(what)}" for who, what in stages.items()]
 
 
 def input_kind(p: Param) -> str:
@@ -76,47 +77,6 @@ def shown(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return format_value(value)
-
-
-def _raw_text(raw: Any) -> str:
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, float) and raw.is_integer():
-        return str(int(raw))
-    return "" if raw is None else str(raw)
-
-
-@dataclass
-class Edits:
-    """What the operator typed, checked against the registry: valid overrides and per-key errors."""
-
-    overrides: dict[str, Value]
-    errors: dict[str, str]
-
-
-def parse_edits(config: Config, values: Mapping[str, Any]) -> Edits:
-    """Turn editor VALUES (key → raw control value) into overrides that differ from the stored config.
-
-    None is no edit; an empty value is refused for a parameter that needs one (the stored value stays in force).
-    Usage: ``parse_edits(cfg, {"NQUEUED_SAT_CAP": 300}).overrides``
-    """
-    overrides: dict[str, Value] = {}
-    errors: dict[str, str] = {}
-    for key, raw in values.items():
-        if key not in REGISTRY:
-            errors[key] = f"{key}: not a gdpconfig parameter of the brokers"
-            continue
-        if raw is None:  # nothing typed for this key
-            continue
-        text = _raw_text(raw)
-        try:
-            value = parse_value(key, text)
-        except ConfigError as exc:
-            errors[key] = str(exc)
-            continue
-        if value != stored_value(config, key):
-            overrides[key] = value
-    return Edits(overrides, errors)
 
 
 def edits_from_query(query: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,7 +142,7 @@ def editor_rows(config: Config, raw: Mapping[str, Any], edits: Edits) -> list[di
                 "default": shown(p.default),
                 "unit": p.unit,
                 "allowed": p.allowed(),
-                "used_by": ", ".join(used_by_labels(p)),
+                "used_by": "; ".join(used_by_labels(p)),
                 "description": p.description + ("" if p.in_panda_config else " (hard-coded in PanDA; tunable here)"),
                 "kind": input_kind(p),
                 "choices": list(p.choices or ()),
@@ -214,7 +174,7 @@ def matches(p: Param, text: str) -> bool:
     t = text.strip().lower()
     if not t:
         return True
-    hay = " ".join([p.key, p.description, p.component, *p.used_by]).lower()
+    hay = " ".join([p.key, p.description, p.component, *used_by_labels(p)]).lower()
     return all(word in hay for word in t.split())
 
 

@@ -12,9 +12,11 @@ import numpy as np
 
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
+from brokerage.brokers.analysis_throttle import STEPS as THROTTLE_STEPS
 from brokerage.brokers.analysis_throttle import throttle
+from brokerage.brokers.analysis_weights import STEPS as WEIGHT_STEPS
 from brokerage.brokers.analysis_weights import candidate_factors, weights
-from brokerage.framework import apply_filters, rank_and_cut
+from brokerage.framework import BEST_CANDIDATES, Reads, Step, apply_filters, rank_and_cut
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList
@@ -23,6 +25,15 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "analysis"
+STEPS: tuple[Step, ...] = (
+    *THROTTLE_STEPS,
+    Step("pass 2", Reads(config=("TW_DONE_JOB_STAT",), facts=("history",))),
+    *WEIGHT_STEPS,
+    Step(BEST_CANDIDATES, Reads(config=("MAX_SITE_CANDIDATES",))),
+    Step("pending", Reads(config=("ANAL_PENDING_MINUTES",))),
+)
+"""What the broker reads besides its filters: the throttle (step 1), pass 2, the weight factors (step 4, in the
+decision's order) and the steps after them."""
 
 
 @dataclass

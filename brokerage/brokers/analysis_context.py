@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from brokerage.brokers.stabilizer import CONFIG_KEYS as STABILIZER_KEYS
 from brokerage.brokers.stabilizer import StabilizerTable, stabilizer
 from brokerage.checks.context import QueueContext, queue_fields
 from brokerage.checks.cores import JOB_CORES
@@ -27,6 +28,8 @@ class AnalContext(QueueContext):
         **QueueContext.DEPENDS,
         "at_nucleus": Reads(facts=("avail",)),
         "wan_needed": Reads(facts=("avail",)),
+        "stab": Reads(config=STABILIZER_KEYS, task=("username", "gshare")),
+        "history": Reads(config=("TW_DONE_JOB_STAT",), task=("jeditaskid",)),
     }
 
     stab: StabilizerTable

@@ -16,7 +16,7 @@ from brokerage.checks.software import SOFTWARE
 from brokerage.checks.status import status_verdict
 from brokerage.checks.storage import BLACKLIST, STORAGE
 from brokerage.checks.walltime import WALLTIME
-from brokerage.framework import Filter, Verdict
+from brokerage.framework import Filter, Reads, Verdict
 from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.model.explain import fmt, fmt_many, sentences
@@ -232,11 +232,12 @@ PERSISTENT: tuple[Filter, ...] = (
            f_status),
     Filter("input data locality check", ("-input_data",),
            "skip queues that do not have the input data locally (all files; any part when no queue has all)",
-           f_locality),
+           f_locality, uses=Reads(config=("IO_INTENSITY_CUTOFF_USER", "ANAL_LOCALITY_PRIORITY"))),
     DISKIO,
     CPUCORE,
     Filter("VP check", ("-avoid_vp", "-overloaded_vp"),
-           "skip VP queues if the task specifies avoidVP or those queues are overloaded", f_vp),
+           "skip VP queues if the task specifies avoidVP or those queues are overloaded", f_vp,
+           uses=Reads(config=("OVERLOAD_MIN_QUEUE", "OVERLOAD_RATIO_OFFSET"))),
     SOFTWARE,
     MEMORY,
     Filter("scratch disk check", ("-disk",),
@@ -252,10 +253,13 @@ PERSISTENT: tuple[Filter, ...] = (
 TEMPORARY: tuple[Filter, ...] = (
     Filter("failed/closed jobs check", ("-badsite",),
            "(nFailed + nClosed) in the last TW_DONE_JOB_STAT hours must be < max(2 x nFinished, "
-           "MIN_BAD_JOBS_TO_SKIP_PQ)", f_failed_closed, temporary=True),
+           "MIN_BAD_JOBS_TO_SKIP_PQ)", f_failed_closed, temporary=True,
+           uses=Reads(config=("TW_DONE_JOB_STAT", "MIN_BAD_JOBS_TO_SKIP_PQ"), facts=("history",))),
     Filter("queue length check", ("-overloaded",),
-           "skip queues if defined+activated+assigned+starting > 2 x max(20, running)", f_queue_cap, temporary=True),
+           "skip queues if defined+activated+assigned+starting > 2 x max(20, running)", f_queue_cap, temporary=True,
+           uses=Reads(config=("ANAL_QUEUE_FLOOR",))),
     Filter("Analysis Stabilizer", ("-tmp_user_problem",),
-           "skip PQs where the user already has more than max_q_len queued jobs", f_stabilizer, temporary=True),
+           "skip PQs where the user already has more than max_q_len queued jobs", f_stabilizer, temporary=True,
+           uses=Reads(facts=("stab",))),
 )  # fmt: skip
 """Filters for temporary issues, in the seed's order."""

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.framework import Reads, Step
 from brokerage.model.cache import GridCache
 from brokerage.model.explain import fmt
 from brokerage.model.gdpconfig import Config
@@ -18,6 +19,14 @@ TASK_CLASS_NAMES = {2: "S", 1: "A", 0: "B", -1: "C"}
 CAP_QUEUED_STATUSES = ("defined", "assigned", "activated", "starting", "throttled")
 CAP_QUEUED_FACTOR = 2.0  # seed: "the number of queued jobs is larger than 2 × CAP_RUNNING_USER_JOBS"
 CLASS_A_TARGET_PERCENT = 100.0  # seed: "> max(USER_USAGE_THRESHOLD_A/(# of user's running slots in hi-sites), 1)*100%"
+
+
+STEPS: tuple[Step, ...] = (
+    Step("user throttle", Reads(config=("CAP_RUNNING_USER_JOBS", "CAP_RUNNING_USER_CORES", "CAP_RUNNING_GROUP_JOBS",
+                                        "CAP_RUNNING_GROUP_CORES", "USER_USAGE_THRESHOLD_A", "USAGE_THROTTLE_CLASS_C",
+                                        "USAGE_THROTTLE_CLASS_B"))),
+)  # fmt: skip
+"""Step 1's task-level throttles and the gdpconfig keys they read (CAP_RUNNING_<USER|GROUP>_<JOBS|CORES>, ...)."""
 
 
 def _cap_totals(cache: GridCache) -> dict[str, pd.DataFrame]:

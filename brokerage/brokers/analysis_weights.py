@@ -11,11 +11,22 @@ import pandas as pd
 from brokerage.brokers.analysis_context import AnalContext
 from brokerage.brokers.analysis_throttle import USER_ANALYSIS
 from brokerage.checks.running import effective_running
+from brokerage.framework import Reads, Step
 from brokerage.model.gdpconfig import ConfigError
 
 EXPRESS_ANALYSIS = "Express Analysis"  # seed: W_s table "For jobs in User Analysis and Express Analysis"
 SITE_CLASS_SHARES = (USER_ANALYSIS, EXPRESS_ANALYSIS)
 W_Q_FLOOR = 0.001  # seed (W_s): "some small positive numbers ... to avoid dead zero"; the same guard for W_q
+
+
+STEPS: tuple[Step, ...] = (
+    Step("basic", Reads(config=("ANAL_BASIC_WEIGHT",)), "weight"),
+    Step("original", Reads(config=("BOOTSTRAP_NBATCHJOB_CAP",), facts=("counts",)), "weight"),
+    Step("new", kind="weight"),
+    Step("W_s", Reads(config=("SITE_CLASS_EPSILON_1", "SITE_CLASS_EPSILON_2")), "weight"),
+    Step("W_q", Reads(facts=("stab",)), "weight"),
+)
+"""Step 4's weight factors, in the decision's order, and the gdpconfig keys each reads."""
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from brokerage.brokers.nucleus_context import (
     task_rw_seconds,
 )
 from brokerage.brokers.nucleus_filters import FILTERS
+from brokerage.brokers.nucleus_weights import STEPS as WEIGHT_STEPS
 from brokerage.brokers.nucleus_weights import weights
 from brokerage.checks import placement
-from brokerage.framework import apply_filters
+from brokerage.framework import Reads, Step, apply_filters
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep
@@ -29,6 +30,8 @@ from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "task"
 LABEL = "nucleus"
+STEPS: tuple[Step, ...] = (*WEIGHT_STEPS, Step("pending", Reads(config=("NUCLEUS_PENDING_MINUTES",))))
+"""What the broker reads besides its filters: the weight factors, the pending time."""
 
 
 def _parent_info(cache: GridCache, task: dict[str, Any], assigned: dict[int, str]) -> dict[str, Any]:

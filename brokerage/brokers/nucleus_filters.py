@@ -18,7 +18,7 @@ from brokerage.brokers.nucleus_context import (
 )
 from brokerage.checks import production_queues
 from brokerage.checks.context import ProdContext
-from brokerage.framework import Filter, Verdict
+from brokerage.framework import Filter, Reads, Verdict, keys_of
 from brokerage.model.explain import Skip, fmt
 
 BARE_MODES = ("only", "allow")  # catchall bareNucleus=only|allow
@@ -279,13 +279,18 @@ FILTERS: tuple[Filter, ...] = (
     Filter("status check", ("-status",), "nuclei must be in the ACTIVE status", f_status),
     Filter("transfer backlog check", ("-transfer_backlog",),
            "skip nuclei with more than NQUEUED_NUC_CAP files queued to them unless t1Weight < 0",
-           f_transfer_backlog, temporary=True),
+           f_transfer_backlog, temporary=True, uses=Reads(config=("NQUEUED_NUC_CAP",))),
     Filter("storage endpoint check", ("-match",), "nuclei must have associated storages", f_match),
     Filter("space check", ("-space",),
-           "spaceFree + spaceExpired - normalizedExpOutSize x RW must exceed DISK_THRESHOLD", f_space),
+           "spaceFree + spaceExpired - normalizedExpOutSize x RW must exceed DISK_THRESHOLD", f_space,
+           uses=Reads(config=("DISK_THRESHOLD", "OUTPUT_GB_PER_CORE_DAY"))),
     Filter("data locality check", ("-insize", "-innum"),
-           "enough of the input size and files must be at the nucleus; the check may be dropped", f_data_locality),
-    Filter("job check", ("-job",), "the nucleus' own queues must be able to run the task's jobs", f_job),
+           "enough of the input size and files must be at the nucleus; the check may be dropped", f_data_locality,
+           uses=Reads(config=("INPUT_SIZE_FRACTION", "INPUT_NUM_FRACTION", "INPUT_SIZE_THRESHOLD", "INPUT_NUM_THRESHOLD",
+                              "MIN_IO_INTENSITY_WITH_LOCAL_DATA", "MIN_INPUT_SIZE_WITH_LOCAL_DATA",
+                              "MAX_TASK_PRIO_WITH_LOCAL_DATA"))),
+    Filter("job check", ("-job",), "the nucleus' own queues must be able to run the task's jobs", f_job,
+           uses=Reads(config=keys_of(production_queues.FILTERS, ProdContext))),
     Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain),
 )  # fmt: skip
 """Seed 000 step 2 in order, then the job check (seed 003) and the full-chain rules."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from brokerage.brokers.nucleus_context import SECONDS_PER_DAY, NucleusContext
+from brokerage.framework import Reads, Step
 
 # the weight's denominator never drops below one HS06 second, so RW_OFFSET=0 at an idle nucleus stays finite
 MIN_RW_DAYS = 1.0 / SECONDS_PER_DAY
@@ -22,6 +23,15 @@ class NucleusWeights:
     space: np.ndarray  # (spaceFree + spaceExpired) / spaceTotal
     weight: np.ndarray
     io_intensive: bool
+
+
+STEPS: tuple[Step, ...] = (
+    Step("rw", Reads(config=("RW_OFFSET",)), "weight"),
+    Step("local", Reads(config=("MIN_IO_INTENSITY_WITH_LOCAL_DATA",)), "weight"),
+    Step("tape", Reads(config=("TAPE_WEIGHT",)), "weight"),
+    Step("space", kind="weight"),
+)
+"""The weight's factors (step 3, in the decision's order) and the gdpconfig keys each reads."""
 
 
 def weights(ctx: NucleusContext) -> NucleusWeights:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from brokerage.checks.context import ProdContext
 from brokerage.checks.production_queues import FILTERS, make_context
 from brokerage.checks.running import effective_running
-from brokerage.framework import Derived, Filter, Reads, Verdict, apply_filters, rank_and_cut
+from brokerage.framework import BEST_CANDIDATES, Derived, Filter, Reads, Step, Verdict, apply_filters, rank_and_cut
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList, fmt
@@ -174,22 +175,30 @@ def _cap(what: str, queued: np.ndarray, ctx: ProdContext, terms: WeightTerms) ->
     )
 
 
+def _cap1(ctx: ProdContext, terms: WeightTerms) -> Verdict:
+    c = ctx.counts
+    return _cap("activated+starting", c["activated"] + c["starting"], ctx, terms)
+
+
+def _cap2(ctx: ProdContext, terms: WeightTerms) -> Verdict:
+    c = ctx.counts
+    queued = c["defined"] + c["activated"] + terms.assigned + c["starting"]
+    return _cap("defined+activated+assigned+starting", queued, ctx, terms)
+
+
+_CAP_READS = Reads(config=("QUEUED_RUNNING_RATIO_CAP",), facts=("counts",))
+CAPS: tuple[Filter, ...] = (
+    Filter("activated+starting cap", ("-cap",), "skip site if activated + starting > 2 x running", _cap1, True,
+           uses=_CAP_READS),
+    Filter("queued cap", ("-cap",), "skip site if defined+activated+assigned+starting > 2 x running", _cap2, True,
+           uses=_CAP_READS),
+)  # fmt: skip
+"""Step 4's caps; ``fn`` takes the weight terms too, bound per task by ``further_filters``."""
+
+
 def further_filters(terms: WeightTerms) -> tuple[Filter, ...]:
     """Step 4: skip queues with activated+starting or defined+activated+assigned+starting > 2 x running."""
-
-    def cap1(ctx: ProdContext) -> Verdict:
-        c = ctx.counts
-        return _cap("activated+starting", c["activated"] + c["starting"], ctx, terms)
-
-    def cap2(ctx: ProdContext) -> Verdict:
-        c = ctx.counts
-        queued = c["defined"] + c["activated"] + terms.assigned + c["starting"]
-        return _cap("defined+activated+assigned+starting", queued, ctx, terms)
-
-    return (
-        Filter("activated+starting cap", ("-cap",), "skip site if activated + starting > 2 x running", cap1, True),
-        Filter("queued cap", ("-cap",), "skip site if defined+activated+assigned+starting > 2 x running", cap2, True),
-    )
+    return tuple(replace(f, fn=partial(f.fn, terms=terms)) for f in CAPS)
 
 
 CAPPED_FALLBACK = "all capped: best weights kept"
@@ -212,7 +221,19 @@ def _capped_fallback(ctx: ProdContext, before: np.ndarray, terms: WeightTerms, s
 # --- the broker ---------------------------------------------------------------------------------
 
 
-_FACTORS = ("base", "data", "network", "t1")
+STEPS: tuple[Step, ...] = (
+    Step("base", RUNNING_TERMS.reads, "weight"),
+    Step("data", kind="weight"),
+    Step("network", Reads(config=("NW_ACTIVE",), facts=("nw",)), "weight"),
+    Step("t1", Reads(config=("T1_WEIGHT_IO_INTENSITY", "WORLD_NUCLEUS_WEIGHT", "T1_WEIGHT_HIGH_PRIO_MIN",
+                             "T1_WEIGHT_HIGH_PRIO"), facts=("priority", "nucleus", "at_nucleus")), "weight"),
+    Step(CAPPED_FALLBACK, Reads(config=("ALL_CAPPED_KEEP_BEST",))),
+    Step(BEST_CANDIDATES, Reads(config=("MAX_SITE_CANDIDATES",))),
+    Step("pending", Reads(config=("JOB_PENDING_MINUTES",))),
+)  # fmt: skip
+"""What the broker reads besides its filters (FILTERS, CAPS): the weight factors, in the decision's order, and the
+steps after them."""
+_FACTORS = tuple(s.name for s in STEPS if s.kind == "weight")
 
 
 def candidates_factors(

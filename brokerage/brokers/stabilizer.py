@@ -69,6 +69,17 @@ class StabilizerTable:
         return out
 
 
+# every gdpconfig key the Stabilizer reads (compute): the analysis context's "stab" is derived from these
+CONFIG_KEYS = (
+    "BASE_QUEUE_LENGTH_PER_PQ",
+    "BASE_EXPECTED_WAIT_HOUR_ON_PQ",
+    "STATIC_MAX_QUEUE_RUNNING_RATIO",
+    "MAX_EXPECTED_WAIT_HOUR",
+    "BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER",
+    "BASE_QUEUE_RATIO_ON_PQ",
+)
+
+
 def compute(
     nQ: np.ndarray,
     nR: np.ndarray,

@@ -109,6 +109,17 @@ class ProdContext(QueueContext):
         "wan_needed": Reads(facts=("nucleus",)),
         "nw": Reads(config=NETWORK_KEYS, facts=("nucleus", "express")),
     }
+    # what production_queues.make_context computes the scalar facts from: memo keys hold the facts' values, the
+    # declarations of the filters reading them reach these keys through here (framework.declared_keys)
+    MADE_FROM: ClassVar[dict[str, Reads]] = {
+        "priority": Reads(task=("currentpriority",)),
+        "scout": Reads(task=("is_scout",)),
+        "merge": Reads(task=("is_merge",)),
+        "express": Reads(config=("EXPRESS_PRIORITY",), task=("processingtype",), facts=("priority",)),
+        "any_core_needs_multi": Reads(config=("HIGH_PRIO_MULTICORE",), facts=("priority", "scout")),
+        "es_high": Reads(config=("ES_HIGH_PRIORITY",), facts=("priority", "scout")),
+        "preassigned": Reads(task=("site",)),
+    }
 
     nucleus: str | None = None
     preassigned: bool = False

@@ -41,6 +41,7 @@ DISKIO = Filter(
     "skip queues whose average diskIO per core is over their maxdiskio (or MAX_DISKIO_DEFAULT) "
     "when the task's diskIO is over it too",
     f_diskio,
+    uses=DISKIO_LIMITS.reads,
 )
 
 
@@ -65,4 +66,5 @@ IO = Filter(
     "IO-intensive tasks (ioIntensity > IO_INTENSITY_CUTOFF) skip queues that would need more than "
     "SIZE_CUTOFF_TO_MOVE_INPUT GB or NUM_CUTOFF_TO_MOVE_INPUT files of input moved",
     f_io,
+    uses=Reads(config=("IO_INTENSITY_CUTOFF", "SIZE_CUTOFF_TO_MOVE_INPUT", "NUM_CUTOFF_TO_MOVE_INPUT")),
 )

@@ -6,7 +6,7 @@ import numpy as np
 
 from brokerage.checks.context import QueueContext
 from brokerage.checks.limits import within_limits
-from brokerage.framework import Filter, Verdict
+from brokerage.framework import Filter, Reads, Verdict
 
 
 def expected_memory(ctx: QueueContext) -> np.ndarray:
@@ -40,4 +40,5 @@ MEMORY = Filter(
     ("-lowmemory", "-highmemory"),
     "(baseRamCount + ramCount x coreCount) x 0.9 (MBPerCore; without coreCount for MB) within [minrss, maxrss]",
     f_memory,
+    uses=Reads(config=("MEMORY_COMPENSATION",)),
 )

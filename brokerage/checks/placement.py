@@ -9,6 +9,8 @@ from brokerage.framework import Filter, Reads, Verdict
 from brokerage.model import views
 from brokerage.model.cache import GridCache
 
+HIGH_PRIORITY = Reads(config=("HIGH_PRIO_NUCLEUS_ONLY",), facts=("priority", "scout"))  # what high_priority reads
+
 
 def high_priority(ctx: ProdContext) -> bool:
     """Priority >= HIGH_PRIO_NUCLEUS_ONLY or scout jobs (the jobs kept at the nucleus and off inactive queues).
@@ -35,6 +37,7 @@ NUCLEUS_ONLY = Filter(
     ("-nucleus_only",),
     "if priority >= 800 or scout jobs, skip queues unless associated with the nucleus",
     f_nucleus_only,
+    uses=HIGH_PRIORITY + Reads(facts=("nucleus", "at_nucleus")),
 )
 
 

@@ -99,7 +99,8 @@ FILTERS: tuple[Filter, ...] = (
     placement.NUCLEUS_ONLY,
     Filter("inactive queue check", ("-inactive",),
            "for priority >= 800, scout or merge jobs, skip queues where no job started for INACTIVE_HOURS "
-           "although jobs were activated", f_inactive, temporary=True),
+           "although jobs were activated", f_inactive, temporary=True,
+           uses=INACTIVE_QUEUES.reads + placement.HIGH_PRIORITY + Reads(facts=("merge",))),
     ZEROSHARE,
     diskio.IO,
     replace(diskio.DISKIO, temporary=True),
@@ -109,7 +110,7 @@ FILTERS: tuple[Filter, ...] = (
     REMOTEIO,
     Filter("scratch disk check", ("-disk",),
            "maxwdir divided by coreCount must exceed inputDiskCount + max(0.5 GB, outDiskCount x ...) + workDiskCount",
-           f_scratch),
+           f_scratch, uses=Reads(config=("MIN_OUTPUT_DISK_GB",))),
     replace(STORAGE, temporary=True),
     BLACKLIST,
     SCOUT_WALLTIME,

@@ -49,6 +49,7 @@ WALLTIME = Filter(
     ("-shortwalltime", "-longwalltime"),
     "the expected walltime cpuTime x nEvents / (C x P x cpuEfficiency) + baseTime lies in [mintime, maxtime]",
     f_walltime,
+    uses=Reads(config=("DEFAULT_CORE_POWER",)),
 )
 
 
@@ -80,4 +81,5 @@ SCOUT_WALLTIME = Filter(
     ("-scout_walltime", "-min_walltime"),
     "scout or merge jobs: skip queues whose maxtime is less than 24 hours",
     f_scout_walltime,
+    uses=_SCOUT_WALLTIME.reads + Reads(facts=("merge",)),
 )

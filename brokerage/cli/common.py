@@ -73,15 +73,14 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
 
 
 def grid_overrides(snap: GridSnapshot, assignments: tuple[str, ...]) -> dict[str, Any]:
-    """Parse ``--set KEY=VALUE`` items and check that family keys (DISK_THRESHOLD_<gshare>) name one of SNAP's.
+    """Parse ``--set KEY=VALUE`` items and check that family keys (DISK_THRESHOLD_<gshare>) name one of SNAP's;
+    one ConfigError names every refused item.
 
     Usage: ``config.with_overrides(grid_overrides(snap, ("DISK_THRESHOLD_Analysis=50",)))``
     """
-    from brokerage.model.gdpconfig import check_family_members, parse_assignments
+    from brokerage.model.gdpconfig import parse_assignments
 
-    overrides = parse_assignments(assignments)
-    check_family_members(overrides, lambda table, column: set(snap.tables[table][column]))
-    return overrides
+    return parse_assignments(assignments, members=lambda table, column: set(snap.tables[table][column]))
 
 
 def print_decision(decision: Decision, as_json: bool, versions: dict[str, Any] | None = None) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.dirac.taskqueues import TaskQueues
+from brokerage.framework import Reads, Step
 from brokerage.model.gdpconfig import Config
 
 # Limiter attributes that become conditions on task queues: multi-valued ones test the task queue's list ...
@@ -18,6 +19,10 @@ MULTI_ATTRS: dict[str, str] = {
 SINGLE_ATTRS: tuple[str, ...] = ("Owner", "OwnerGroup", "CPUTime")
 RUNNING_LIMIT = "RunningLimit"
 MATCHING_DELAY = "MatchingDelay"
+
+
+STEPS: tuple[Step, ...] = (Step("limits", Reads(config=("DIRAC_CHECK_JOB_LIMITS", "DIRAC_CHECK_MATCHING_DELAY"))),)
+"""The gdpconfig keys the running limits and matching delays read (negative_conditions)."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from brokerage.dirac.result import DiracMatch
 from brokerage.dirac.rules import FILTERS, RULES, MatchContext
 from brokerage.dirac.selection import JobChoice, choose_job, draw_first, first_probabilities
 from brokerage.dirac.taskqueues import TaskQueues, build, build_key
-from brokerage.framework import apply_filters
+from brokerage.framework import Reads, Step, apply_filters
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import FunnelStep, SkipList
 from brokerage.model.gdpconfig import Config
@@ -24,6 +24,13 @@ __all__ = ["FILTERS", "RULES", "DiracMatch", "MatchContext", "match", "site_mask
 MASK_OK = ("Active", "Degraded")  # Matcher._checkMask: other RSS statuses take only Test jobs
 CPU_ORDER_STEP = "CPUTime order"
 SELECTION_STEP = "selection"
+
+
+STEPS: tuple[Step, ...] = (
+    Step("mask", Reads(config=("DIRAC_CHECK_SITE_MASK",))),
+    Step("selection", Reads(config=("DIRAC_CPU_ORDER", "DIRAC_JOB_WEIGHT", "DIRAC_JOBS_PER_TRY"))),
+)
+"""The gdpconfig keys the matcher reads itself: the site mask and the choice of a task queue and a job."""
 
 
 def task_queues(snap: GridSnapshot, config: Config | None = None, cache: GridCache | None = None) -> TaskQueues:

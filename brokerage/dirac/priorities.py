@@ -7,7 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from brokerage.framework import Reads, Step
 from brokerage.model.gdpconfig import Config
+
+STEPS: tuple[Step, ...] = (
+    Step("priority", Reads(config=("DIRAC_JOB_SHARE", "DIRAC_TQ_MIN_SHARE", "DIRAC_BACKGROUND_PRIORITY",
+                                   "DIRAC_TQ_PRIORITY"))),
+)  # fmt: skip
+"""The gdpconfig keys the task queue priorities read (DIRAC_JOB_SHARE_<group> members included)."""
 
 MIN_USER_PRIORITY = 0.001  # __hackJobPriority clamps the user priority to [0.001, 10] ...
 MAX_USER_PRIORITY = 10

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from brokerage.dirac.buckets import fit_cpu_time
+from brokerage.dirac.priorities import STEPS as PRIORITY_STEPS
 from brokerage.dirac.priorities import PriorityInputs, group_shares, real_priority, tq_priorities
+from brokerage.framework import Reads, Step, keys_of
 from brokerage.model.errors import UnknownIdError
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
@@ -235,10 +237,12 @@ def build_task_queues(
     )
 
 
-BUILD_KEYS = (
-    "DIRAC_CPU_BUCKETS", "DIRAC_MAX_JOBS_IN_TQ", "DIRAC_JOB_SHARE", "DIRAC_TQ_MIN_SHARE",
-    "DIRAC_BACKGROUND_PRIORITY", "DIRAC_TQ_PRIORITY",
-)  # fmt: skip
+STEPS: tuple[Step, ...] = (
+    Step("buckets", Reads(config=("DIRAC_CPU_BUCKETS",))),
+    Step("taskqueues", Reads(config=("DIRAC_MAX_JOBS_IN_TQ",))),
+)
+"""The gdpconfig keys building the task queues reads (build_task_queues); the priorities' are in priorities.STEPS."""
+BUILD_KEYS = keys_of((*STEPS, *PRIORITY_STEPS))  # a build is shared under the values of these
 
 
 def build_key(config: Config) -> tuple[object, ...]:

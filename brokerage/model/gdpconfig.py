@@ -49,7 +49,7 @@ class Param:
     nullable: bool = False
     in_panda_config: bool = True
     family: bool = False  # True: KEY_<suffix> variants (e.g. per gshare) fall back to KEY
-    used_by: tuple[str, ...] = ()
+    # which rules read it is not declared here: each rule declares the keys it reads (brokerage/sim/uses.py lists them)
 
     def allowed(self) -> str:
         """Describe the allowed values in one phrase, for error messages and the tuning page."""
@@ -99,7 +99,6 @@ PARAMS: tuple[Param, ...] = (
         minimum=0,
         maximum=100000,
         family=True,
-        used_by=("task:space",),
     ),
     _p(
         "INPUT_SIZE_THRESHOLD",
@@ -110,7 +109,6 @@ PARAMS: tuple[Param, ...] = (
         "Total input size above which the input-size locality fraction is required.",
         minimum=0,
         maximum=10**7,
-        used_by=("task:data_locality",),
     ),
     _p(
         "INPUT_NUM_THRESHOLD",
@@ -121,7 +119,6 @@ PARAMS: tuple[Param, ...] = (
         "Total number of input files above which the file-count locality fraction is required.",
         minimum=0,
         maximum=10**8,
-        used_by=("task:data_locality",),
     ),
     _p(
         "INPUT_SIZE_FRACTION",
@@ -132,7 +129,6 @@ PARAMS: tuple[Param, ...] = (
         "Share of the input size that must be available at the nucleus.",
         minimum=0,
         maximum=100,
-        used_by=("task:data_locality",),
     ),
     _p(
         "INPUT_NUM_FRACTION",
@@ -143,7 +139,6 @@ PARAMS: tuple[Param, ...] = (
         "Share of the input files that must be available at the nucleus.",
         minimum=0,
         maximum=100,
-        used_by=("task:data_locality",),
     ),
     _p(
         "MIN_IO_INTENSITY_WITH_LOCAL_DATA",
@@ -155,7 +150,6 @@ PARAMS: tuple[Param, ...] = (
         "nucleus weight uses the local input fraction.",
         minimum=0,
         maximum=10**7,
-        used_by=("task:data_locality", "task:weight"),
     ),
     _p(
         "MIN_INPUT_SIZE_WITH_LOCAL_DATA",
@@ -166,7 +160,6 @@ PARAMS: tuple[Param, ...] = (
         "Tasks with at most this much input (and low IO) may ignore data locality when no nucleus has the data.",
         minimum=0,
         maximum=10**8,
-        used_by=("task:data_locality",),
     ),
     _p(
         "MAX_TASK_PRIO_WITH_LOCAL_DATA",
@@ -177,7 +170,6 @@ PARAMS: tuple[Param, ...] = (
         "Tasks at or above this priority ignore data locality when no nucleus has the data.",
         minimum=0,
         maximum=100000,
-        used_by=("task:data_locality",),
     ),
     _p(
         "NQUEUED_NUC_CAP",
@@ -189,7 +181,6 @@ PARAMS: tuple[Param, ...] = (
         vo=None,
         minimum=0,
         maximum=10**8,
-        used_by=("task:transfer_backlog",),
     ),
     _p(
         "TAPE_WEIGHT",
@@ -200,7 +191,6 @@ PARAMS: tuple[Param, ...] = (
         "tapeWeight: nucleus weight factor when the input is only on tape there.",
         minimum=0,
         maximum=1,
-        used_by=("task:weight",),
         **_CONST,
     ),
     _p(
@@ -212,7 +202,6 @@ PARAMS: tuple[Param, ...] = (
         "rwOffset: lower bound of RW in the nucleus weight denominator max(rwOffset, RW).",
         minimum=0,
         maximum=10**9,
-        used_by=("task:weight",),
         **_CONST,
     ),
     _p(
@@ -224,7 +213,6 @@ PARAMS: tuple[Param, ...] = (
         "normalizedExpOutSize day factor: expected output per cpuTime x corePower x day.",
         minimum=0,
         maximum=1000,
-        used_by=("task:space",),
         **_CONST,
     ),
     _p(
@@ -236,7 +224,6 @@ PARAMS: tuple[Param, ...] = (
         "How long a task waits before task brokerage is retried when every nucleus is skipped.",
         minimum=1,
         maximum=10080,
-        used_by=("task:pending",),
         **_CONST,
     ),
     # --- production job brokerage, reference §3.1 ---
@@ -247,7 +234,6 @@ PARAMS: tuple[Param, ...] = (
         True,
         "",
         "Multiply the queue weight by the network weight (the seed applies it; PanDA's code default is off).",
-        used_by=("prod:weight_network",),
     ),
     _p(
         "NW_QUEUE_IMPORTANCE",
@@ -258,7 +244,6 @@ PARAMS: tuple[Param, ...] = (
         "Share of queuedWeight in the network weight; throughputWeight gets the rest.",
         minimum=0,
         maximum=1,
-        used_by=("network:weight",),
     ),
     _p(
         "NW_THRESHOLD",
@@ -269,7 +254,6 @@ PARAMS: tuple[Param, ...] = (
         "Urgent or priority >= 1000 tasks need networkWeight >= NW_THRESHOLD x NW_WEIGHT_MULTIPLIER.",
         minimum=0,
         maximum=10,
-        used_by=("prod:network_express",),
     ),
     _p(
         "NW_WEIGHT_MULTIPLIER",
@@ -280,7 +264,6 @@ PARAMS: tuple[Param, ...] = (
         "Multiplier of NW_THRESHOLD for urgent tasks.",
         minimum=0,
         maximum=100,
-        used_by=("prod:network_express",),
     ),
     _p(
         "NQUEUED_SAT_CAP",
@@ -292,7 +275,6 @@ PARAMS: tuple[Param, ...] = (
         "also the scale of queuedWeight.",
         minimum=1,
         maximum=10**7,
-        used_by=("prod:link_queued", "network:weight"),
     ),
     _p(
         "NQUEUED_NUC_CAP_FOR_JOBS",
@@ -303,7 +285,6 @@ PARAMS: tuple[Param, ...] = (
         "Files being aggregated to the nucleus above which every queue is skipped.",
         minimum=0,
         maximum=10**8,
-        used_by=("prod:links_full",),
     ),
     _p(
         "IO_INTENSITY_CUTOFF",
@@ -314,7 +295,6 @@ PARAMS: tuple[Param, ...] = (
         "Tasks above this IO intensity may not move much input to a queue.",
         minimum=0,
         maximum=10**7,
-        used_by=("prod:io",),
     ),
     _p(
         "SIZE_CUTOFF_TO_MOVE_INPUT",
@@ -325,7 +305,6 @@ PARAMS: tuple[Param, ...] = (
         "Largest total size of missing input an IO-intensive task may move to a queue.",
         minimum=0,
         maximum=10**7,
-        used_by=("prod:io",),
     ),
     _p(
         "NUM_CUTOFF_TO_MOVE_INPUT",
@@ -336,7 +315,6 @@ PARAMS: tuple[Param, ...] = (
         "Largest number of missing input files an IO-intensive task may move to a queue.",
         minimum=0,
         maximum=10**8,
-        used_by=("prod:io",),
     ),
     _p(
         "MAX_DISKIO_DEFAULT",
@@ -347,7 +325,6 @@ PARAMS: tuple[Param, ...] = (
         "Disk IO limit per core for queues that do not set maxdiskio.",
         minimum=0,
         maximum=10**12,
-        used_by=("prod:diskIO", "anal:diskIO"),
     ),
     _p(
         "STORAGE_MIN_FREE_SIZE",
@@ -359,7 +336,6 @@ PARAMS: tuple[Param, ...] = (
         vo="atlas",
         minimum=0,
         maximum=10**7,
-        used_by=("prod:storage", "anal:storage"),
     ),
     _p(
         "MEMORY_COMPENSATION",
@@ -370,7 +346,6 @@ PARAMS: tuple[Param, ...] = (
         "compensation in (baseRamCount + ramCount x coreCount) x compensation.",
         minimum=0.1,
         maximum=2,
-        used_by=("prod:memory", "anal:memory"),
         **_CONST,
     ),
     _p(
@@ -382,7 +357,6 @@ PARAMS: tuple[Param, ...] = (
         "Lower bound of the expected output size in the scratch-disk estimate.",
         minimum=0,
         maximum=1000,
-        used_by=("prod:scratch",),
         **_CONST,
     ),
     _p(
@@ -394,7 +368,6 @@ PARAMS: tuple[Param, ...] = (
         "A queue is inactive when no job started for this long although activated jobs were waiting.",
         minimum=0,
         maximum=720,
-        used_by=("prod:inactive",),
         **_CONST,
     ),
     _p(
@@ -406,7 +379,6 @@ PARAMS: tuple[Param, ...] = (
         "Queues whose last pilot (lastpilot) is older than this are skipped; npilot = 0 decides when unknown.",
         minimum=0,
         maximum=720,
-        used_by=("prod:pilot", "anal:pilot"),
         **_CONST,
     ),
     _p(
@@ -418,7 +390,6 @@ PARAMS: tuple[Param, ...] = (
         "Scout and merge jobs need queues whose maxtime is at least this long.",
         minimum=0,
         maximum=720,
-        used_by=("prod:scout_walltime",),
         **_CONST,
     ),
     _p(
@@ -430,7 +401,6 @@ PARAMS: tuple[Param, ...] = (
         "Jobs at or above this priority (and scouts) go only to the nucleus' queues and avoid inactive queues.",
         minimum=0,
         maximum=100000,
-        used_by=("prod:nucleus_only", "prod:inactive"),
         **_CONST,
     ),
     _p(
@@ -442,7 +412,6 @@ PARAMS: tuple[Param, ...] = (
         "Any-core tasks (corecount 0) at or above this priority (and scouts) need multi-core queues.",
         minimum=0,
         maximum=100000,
-        used_by=("prod:cpucore",),
         **_CONST,
     ),
     _p(
@@ -454,7 +423,6 @@ PARAMS: tuple[Param, ...] = (
         "Event service tasks at or above this priority (and scouts) may use jobseed=eshigh queues.",
         minimum=0,
         maximum=100000,
-        used_by=("prod:eventservice",),
         **_CONST,
     ),
     _p(
@@ -466,7 +434,6 @@ PARAMS: tuple[Param, ...] = (
         "Core power assumed for queues that publish none (walltime estimate).",
         minimum=0.1,
         maximum=1000,
-        used_by=("prod:walltime", "anal:walltime"),
         **_CONST,
     ),
     _p(
@@ -478,7 +445,6 @@ PARAMS: tuple[Param, ...] = (
         "Tasks at or above this priority (or processingType urgent) must meet the network threshold.",
         minimum=0,
         maximum=100000,
-        used_by=("prod:network_express",),
         **_CONST,
     ),
     _p(
@@ -490,7 +456,6 @@ PARAMS: tuple[Param, ...] = (
         "transferring_limit of queues that define none.",
         minimum=0,
         maximum=10**7,
-        used_by=("prod:transferring",),
         **_CONST,
     ),
     _p(
@@ -502,7 +467,6 @@ PARAMS: tuple[Param, ...] = (
         "min(nBatchJob, this) replaces nRunning when nRunning is below it (bootstrap).",
         minimum=0,
         maximum=10**6,
-        used_by=("prod:weight_base", "anal:weight_base"),
         **_CONST,
     ),
     _p(
@@ -514,7 +478,6 @@ PARAMS: tuple[Param, ...] = (
         "The +10 in (activated + assigned + starting + defined + 10).",
         minimum=0,
         maximum=10**6,
-        used_by=("prod:weight_base",),
         **_CONST,
     ),
     _p(
@@ -526,7 +489,6 @@ PARAMS: tuple[Param, ...] = (
         "Step 4: skip queues whose queued jobs exceed this times running.",
         minimum=0,
         maximum=1000,
-        used_by=("prod:cap",),
         **_CONST,
     ),
     _p(
@@ -538,7 +500,6 @@ PARAMS: tuple[Param, ...] = (
         "How many of the best candidates are taken.",
         minimum=1,
         maximum=1000,
-        used_by=("prod:top", "anal:top"),
         **_CONST,
     ),
     _p(
@@ -551,7 +512,6 @@ PARAMS: tuple[Param, ...] = (
         "0 lets the task wait as PanDA's code does.",
         minimum=0,
         maximum=1000,
-        used_by=("prod:cap",),
         **_CONST,
     ),
     _p(
@@ -563,7 +523,6 @@ PARAMS: tuple[Param, ...] = (
         "How long a production task is pending when every queue is skipped.",
         minimum=1,
         maximum=10080,
-        used_by=("prod:pending",),
         **_CONST,
     ),
     _p(
@@ -575,7 +534,6 @@ PARAMS: tuple[Param, ...] = (
         "Tasks with t1Weight=0 or unset and ioIntensity at or above this use the nucleus weight.",
         minimum=0,
         maximum=10**7,
-        used_by=("prod:weight_t1",),
         **_CONST,
     ),
     _p(
@@ -587,7 +545,6 @@ PARAMS: tuple[Param, ...] = (
         "The nucleus weight (cloudconfig.weight) used for IO-intensive tasks without t1Weight.",
         minimum=0,
         maximum=10**6,
-        used_by=("prod:weight_t1",),
         **_CONST,
     ),
     _p(
@@ -599,7 +556,6 @@ PARAMS: tuple[Param, ...] = (
         "t1Weight = max(t1Weight, this) for tasks at or above T1_WEIGHT_HIGH_PRIO_MIN priority.",
         minimum=0,
         maximum=10**6,
-        used_by=("prod:weight_t1",),
         **_CONST,
     ),
     _p(
@@ -611,7 +567,6 @@ PARAMS: tuple[Param, ...] = (
         "Priority from which the high-priority t1Weight applies.",
         minimum=0,
         maximum=100000,
-        used_by=("prod:weight_t1",),
         **_CONST,
     ),
     # --- network weight, reference §5 ---
@@ -624,7 +579,6 @@ PARAMS: tuple[Param, ...] = (
         "AGIS closeness of the worst link (0 is best).",
         minimum=1,
         maximum=1000,
-        used_by=("network:weight",),
         **_CONST,
     ),
     _p(
@@ -636,7 +590,6 @@ PARAMS: tuple[Param, ...] = (
         "A link without closeness is taken as this fraction of MAX_CLOSENESS.",
         minimum=0,
         maximum=1,
-        used_by=("network:weight",),
         **_CONST,
     ),
     _p(
@@ -648,7 +601,6 @@ PARAMS: tuple[Param, ...] = (
         "queuedWeight and throughputWeight of a queue at the nucleus itself.",
         minimum=0,
         maximum=100,
-        used_by=("network:weight",),
         **_CONST,
     ),
     # --- analysis job brokerage, reference §4.1 ---
@@ -661,7 +613,6 @@ PARAMS: tuple[Param, ...] = (
         "Window of finished/failed/closed job history of the task per queue.",
         minimum=1,
         maximum=720,
-        used_by=("anal:failed_closed",),
     ),
     _p(
         "MIN_BAD_JOBS_TO_SKIP_PQ",
@@ -672,7 +623,6 @@ PARAMS: tuple[Param, ...] = (
         "Queues with nFailed + nClosed >= max(2 x nFinished, this) are skipped for the task.",
         minimum=0,
         maximum=10**6,
-        used_by=("anal:failed_closed",),
     ),
     _p(
         "BASE_QUEUE_LENGTH_PER_PQ",
@@ -683,7 +633,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis Stabilizer: queues with fewer queued jobs are never throttled; floor of nQ_max.",
         minimum=0,
         maximum=10**6,
-        used_by=("anal:stabilizer",),
     ),
     _p(
         "BASE_EXPECTED_WAIT_HOUR_ON_PQ",
@@ -694,7 +643,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis Stabilizer: queues with nQ < this x trr are never throttled.",
         minimum=0,
         maximum=1000,
-        used_by=("anal:stabilizer",),
     ),
     _p(
         "BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER",
@@ -705,7 +653,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis Stabilizer: floor of max_q_len for any user.",
         minimum=0,
         maximum=10**6,
-        used_by=("anal:stabilizer",),
     ),
     _p(
         "BASE_QUEUE_RATIO_ON_PQ",
@@ -716,7 +663,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis Stabilizer: max_q_len is at least this x nR(PQ).",
         minimum=0,
         maximum=100,
-        used_by=("anal:stabilizer",),
     ),
     _p(
         "STATIC_MAX_QUEUE_RUNNING_RATIO",
@@ -727,7 +673,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis Stabilizer: nQ_max is at least this x nR(PQ).",
         minimum=0,
         maximum=100,
-        used_by=("anal:stabilizer",),
     ),
     _p(
         "MAX_EXPECTED_WAIT_HOUR",
@@ -738,7 +683,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis Stabilizer: nQ_max is at least this x trr(PQ).",
         minimum=0,
         maximum=1000,
-        used_by=("anal:stabilizer",),
     ),
     _p(
         "IO_INTENSITY_CUTOFF_USER",
@@ -750,7 +694,6 @@ PARAMS: tuple[Param, ...] = (
         nullable=True,
         minimum=0,
         maximum=10**7,
-        used_by=("anal:data_locality",),
     ),
     _p(
         "CAP_RUNNING_USER_JOBS",
@@ -764,7 +707,6 @@ PARAMS: tuple[Param, ...] = (
         nullable=True,
         minimum=0,
         maximum=10**7,
-        used_by=("anal:throttle",),
     ),
     _p(
         "CAP_RUNNING_USER_CORES",
@@ -778,7 +720,6 @@ PARAMS: tuple[Param, ...] = (
         nullable=True,
         minimum=0,
         maximum=10**8,
-        used_by=("anal:throttle",),
     ),
     _p(
         "CAP_RUNNING_GROUP_JOBS",
@@ -792,7 +733,6 @@ PARAMS: tuple[Param, ...] = (
         nullable=True,
         minimum=0,
         maximum=10**7,
-        used_by=("anal:throttle",),
     ),
     _p(
         "CAP_RUNNING_GROUP_CORES",
@@ -806,7 +746,6 @@ PARAMS: tuple[Param, ...] = (
         nullable=True,
         minimum=0,
         maximum=10**8,
-        used_by=("anal:throttle",),
     ),
     _p(
         "USER_USAGE_THRESHOLD_A",
@@ -818,7 +757,6 @@ PARAMS: tuple[Param, ...] = (
         app="pandaserver",
         minimum=1,
         maximum=10**7,
-        used_by=("anal:throttle",),
     ),
     _p(
         "USAGE_THROTTLE_CLASS_C",
@@ -829,7 +767,6 @@ PARAMS: tuple[Param, ...] = (
         "Class C User Analysis tasks are throttled above this share usage.",
         minimum=0,
         maximum=1000,
-        used_by=("anal:throttle",),
         **_CONST,
     ),
     _p(
@@ -841,7 +778,6 @@ PARAMS: tuple[Param, ...] = (
         "Class B User Analysis tasks are throttled above this share usage.",
         minimum=0,
         maximum=1000,
-        used_by=("anal:throttle",),
         **_CONST,
     ),
     _p(
@@ -853,7 +789,6 @@ PARAMS: tuple[Param, ...] = (
         "Analysis tasks at or above this priority skip the input data locality check.",
         minimum=0,
         maximum=100000,
-        used_by=("anal:data_locality",),
         **_CONST,
     ),
     _p(
@@ -865,7 +800,6 @@ PARAMS: tuple[Param, ...] = (
         "A queue is overloaded when more jobs than this are queued and queued/running exceeds the grid's ratio times OVERLOAD_RATIO_OFFSET.",
         minimum=0,
         maximum=10**6,
-        used_by=("anal:overloaded_vp",),
     ),
     _p(
         "OVERLOAD_RATIO_OFFSET",
@@ -876,7 +810,6 @@ PARAMS: tuple[Param, ...] = (
         "Factor on the grid's queued/running ratio above which a queue counts as overloaded.",
         minimum=0,
         maximum=100,
-        used_by=("anal:overloaded_vp",),
     ),
     _p(
         "ANAL_QUEUE_FLOOR",
@@ -887,7 +820,6 @@ PARAMS: tuple[Param, ...] = (
         "The 20 in defined + activated + assigned + starting > 2 x max(20, running).",
         minimum=0,
         maximum=10**6,
-        used_by=("anal:queue_cap",),
         **_CONST,
     ),
     _p(
@@ -899,7 +831,6 @@ PARAMS: tuple[Param, ...] = (
         "How long an analysis task is pending when every queue is skipped.",
         minimum=1,
         maximum=10080,
-        used_by=("anal:pending",),
         **_CONST,
     ),
     _p(
@@ -910,7 +841,6 @@ PARAMS: tuple[Param, ...] = (
         "",
         "Which basic weight ranks analysis queues; the seed says the original one is currently used.",
         choices=("original", "new"),
-        used_by=("anal:weight",),
         **_CONST,
     ),
     _p(
@@ -922,7 +852,6 @@ PARAMS: tuple[Param, ...] = (
         "epsilon_1 of the site-class weight table (must exceed epsilon_2).",
         minimum=0,
         maximum=1000,
-        used_by=("anal:weight",),
         **_CONST,
     ),
     _p(
@@ -934,7 +863,6 @@ PARAMS: tuple[Param, ...] = (
         "epsilon_2 of the site-class weight table.",
         minimum=0,
         maximum=1000,
-        used_by=("anal:weight",),
         **_CONST,
     ),
 )
@@ -956,7 +884,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "172800, 259200, 345600, 518400, 691200, 864000, 1080000].",
         minimum=1,
         maximum=10**8,
-        used_by=("dirac:buckets",),
         **_DIRAC,
     ),
     _p(
@@ -968,7 +895,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "A task queue holding this many jobs takes no more; further jobs of the same requirements open a new one.",
         minimum=1,
         maximum=10**7,
-        used_by=("dirac:taskqueues",),
         **_DIRAC,
     ),
     _p(
@@ -981,7 +907,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         minimum=0,
         maximum=10**9,
         family=True,
-        used_by=("dirac:priority",),
         **_DIRAC,
     ),
     _p(
@@ -993,7 +918,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "TQ_MIN_SHARE: the smallest task-queue Priority, also the Priority of background task queues.",
         minimum=0,
         maximum=10**6,
-        used_by=("dirac:priority",),
         **_DIRAC,
     ),
     _p(
@@ -1005,7 +929,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "A task queue whose mean job RealPriority is at most this is background (groups with AllowBackgroundTQs).",
         minimum=0,
         maximum=10**6,
-        used_by=("dirac:priority",),
         **_DIRAC,
     ),
     _p(
@@ -1017,7 +940,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "shares: Priority from group shares (TaskQueuesAgent); stuck: every task queue at 1, as DIRAC's insertJob "
         "leaves them until the agent runs.",
         choices=("shares", "stuck"),
-        used_by=("dirac:priority",),
         **_DIRAC,
     ),
     _p(
@@ -1028,7 +950,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "",
         "Seed: among matching task queues keep those of the highest CPUTime before the random draw. "
         "DIRAC's code dropped this ordering in 2009 (false).",
-        used_by=("dirac:selection",),
         **_DIRAC,
     ),
     _p(
@@ -1040,7 +961,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "Weight of the RAND()/weight draw of a job's priority inside the task queue: the seed's UserPriority or the "
         "code's RealPriority (0 -> 1e-5, 10 -> 1e6).",
         choices=("UserPriority", "RealPriority"),
-        used_by=("dirac:selection",),
         **_DIRAC,
     ),
     _p(
@@ -1052,7 +972,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         "How many of the lowest JobIDs of the winning priority the job is drawn from: the seed's ten, the code's 50.",
         minimum=1,
         maximum=10**6,
-        used_by=("dirac:selection",),
         **_DIRAC,
     ),
     _p(
@@ -1062,7 +981,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         True,
         "",
         "JobScheduling/CheckJobLimits: refuse task queues hitting a site's running limit.",
-        used_by=("dirac:limits",),
         **_DIRAC,
     ),
     _p(
@@ -1072,7 +990,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         True,
         "",
         "JobScheduling/CheckMatchingDelay: refuse task queues whose values were matched at the site too recently.",
-        used_by=("dirac:limits",),
         **_DIRAC,
     ),
     _p(
@@ -1082,7 +999,6 @@ DIRAC_PARAMS: tuple[Param, ...] = (
         True,
         "",
         "A pilot at a site outside the mask (not Active or Degraded) may only take Test jobs.",
-        used_by=("dirac:mask",),
         **_DIRAC,
     ),
 )
@@ -1096,88 +1012,88 @@ SIM_PARAMS: tuple[Param, ...] = (
     _p("THROTTLE_THRESHOLD", "prod_job_throttler", "float", 2.0, "ratio",
        "Job throttler: a work queue x resource type holding more than this many queued (not yet running) jobs per "
        "running job, and more than its queue limit, gets no new jobs this cycle.",
-       minimum=0.01, maximum=1000, used_by=("sim:throttler",), **_THROTTLER),
+       minimum=0.01, maximum=1000, **_THROTTLER),
     _p("NQUEUELIMIT", "prod_job_throttler", "int", 0, "jobs",
        "Job throttler: queued jobs (notRun + defined) a work queue x resource type may hold before the ratio test "
        "applies; 0 = four bunches (4 x clamp(nRunning x THROTTLE_THRESHOLD - nNotRun, 500, 600)). Per work queue: "
        "NQUEUELIMIT_<work queue>, per resource type NQUEUELIMIT_<work queue>_<resource type>, where a work queue "
        "is a global share or a Resource work queue.",
-       minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
+       minimum=0, maximum=10**8, family=True, **_THROTTLER),
     _p("NRUNNINGCAP", "prod_job_throttler", "int", 0, "jobs",
        "Job throttler: no new jobs while more than this many run (always, no high-priority exception); 0 = no cap.",
-       minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
+       minimum=0, maximum=10**8, family=True, **_THROTTLER),
     _p("NQUEUECAP", "prod_job_throttler", "int", 0, "jobs",
        "Job throttler: no new jobs while more than this many are queued; also sets the jobs per cycle to "
        "NQUEUECAP // 5; 0 = no cap.",
-       minimum=0, maximum=10**8, family=True, used_by=("sim:throttler",), **_THROTTLER),
+       minimum=0, maximum=10**8, family=True, **_THROTTLER),
     _p("TIMEOUT_defined", "job_timeout", "float", 4.0, "h",
        "copyArchive R6: a JEDI job of a managed/test task still defined after this long (modificationTime) is "
        "closed with kill code 51 and regenerated.",
-       minimum=0.1, maximum=10000, used_by=("sim:timeouts",), **_SERVER),
+       minimum=0.1, maximum=10000, **_SERVER),
     _p("TIMEOUT_holding", "job_timeout", "float", 48.0, "h",
        "copyArchive H6: a job in holding this long (modificationTime or endTime) fails.",
-       minimum=0.1, maximum=10000, used_by=("sim:timeouts",), **_SERVER),
+       minimum=0.1, maximum=10000, **_SERVER),
     _p("HEARTBEAT_TIMEOUT", "watcher", "float", 2.0, "h",
        "copyArchive H1/H8: a running job whose pilot has not sent a heartbeat for this long fails with "
        "jobDispatcherErrorCode 100 (lost heartbeat). Per workflow: HEARTBEAT_TIMEOUT_production, "
        "HEARTBEAT_TIMEOUT_analysis.",
-       minimum=0.1, maximum=10000, family=True, used_by=("sim:timeouts",), **_SERVER),
+       minimum=0.1, maximum=10000, family=True, **_SERVER),
     _p("ANALY_TIMEOUT", "rebroker", "float", 12.0, "h",
        "copyArchive A: analysis jobs activated this long at an online queue are closed with kill code 51 and "
        "brokered again (at an offline or test queue after 3 h).",
-       minimum=0.1, maximum=10000, family=True, used_by=("sim:timeouts",), **_SERVER),
+       minimum=0.1, maximum=10000, family=True, **_SERVER),
     _p("FAST_REBRO_THRESHOLD_NQNR_RATIO", "rebroker", "float", 3.0, "ratio",
        "Fast rebrokerage: a (queue, global share) is overshooting when queued > running x this.",
-       minimum=0.01, maximum=1000, used_by=("sim:fast_rebro",), app="pandaserver", vo=None),
+       minimum=0.01, maximum=1000, app="pandaserver", vo=None),
     _p("FAST_REBRO_THRESHOLD_NQUEUE_FRAC", "rebroker", "float", 0.3, "fraction",
        "Fast rebrokerage: ... and holds more than this fraction of the share's queued jobs.",
-       minimum=0, maximum=1, used_by=("sim:fast_rebro",), app="pandaserver", vo=None),
+       minimum=0, maximum=1, app="pandaserver", vo=None),
     _p("FAST_REBRO_THRESHOLD_NQUEUE", "rebroker", "int", None, "jobs",
        "Fast rebrokerage, per global share as FAST_REBRO_THRESHOLD_NQUEUE_<gshare>: ... and more than this many "
        "queued; the excess is closed with kill code 10 and brokered again. Unset for a share: a dry run that "
        "only logs the overshoot.",
-       minimum=1, maximum=10**8, nullable=True, family=True, used_by=("sim:fast_rebro",), app="pandaserver",
+       minimum=1, maximum=10**8, nullable=True, family=True, app="pandaserver",
        vo=None),
     _p("SLOPPY_DISPATCH_RATIO", "jobdispatch", "int", 10, "%",
        "Job dispatch: (this + 1) % of pilot requests take the oldest activated job instead of the most "
        "under-pledged global share's.",
-       minimum=0, maximum=99, used_by=("sim:dispatch",), **_SERVER),
+       minimum=0, maximum=99, **_SERVER),
     _p("COPYARCHIVE_PERIOD", "daemon", "int", 2400, "s",
        "Period of the server daemon copyArchive that applies the job timeout and reassignment rules in order.",
-       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+       minimum=60, maximum=86400, **_AGENT),
     _p("ADDER_PERIOD", "daemon", "int", 240, "s",
        "Period of the Adder that moves holding jobs to finished or failed.",
-       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+       minimum=60, maximum=86400, **_AGENT),
     _p("DATASETMANAGER_PERIOD", "daemon", "int", 2400, "s",
        "Period of datasetManager whose finisher moves transferring jobs to finished.",
-       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+       minimum=60, maximum=86400, **_AGENT),
     _p("TASKBROKER_PERIOD", "taskbroker", "int", 600, "s",
        "Period of JEDI's TaskBroker (assigning tasks get a nucleus).",
-       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+       minimum=60, maximum=86400, **_AGENT),
     _p("WATCHDOG_PERIOD", "watchdog", "int", 300, "s",
        "Period of JEDI's WatchDog (pending tasks reactivated, task throttling and its release).",
-       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+       minimum=60, maximum=86400, **_AGENT),
     _p("JOB_BROKERAGE_REFRESH", "jobgen", "int", 3600, "s",
        "How long the simulator reuses a task's job brokerage before brokering it again on the simulated job "
        "counts (JEDI brokers every chunk; a coarser clock keeps a day of the whole grid to minutes).",
-       minimum=60, maximum=86400, used_by=("sim:agents",), **_AGENT),
+       minimum=60, maximum=86400, **_AGENT),
     _p("SCOUT_RAMCOUNT_RANK", "dbproxy", "int", 75, "percentile",
        "Scouts: a task's new ramCount is this percentile of its scout jobs' memory (maxPSS) ...",
-       minimum=1, maximum=100, used_by=("sim:scouts",), app="jedi", vo=None),
+       minimum=1, maximum=100, app="jedi", vo=None),
     _p("SCOUT_RAMCOUNT_MARGIN", "dbproxy", "int", 10, "%",
        "Scouts: ... plus this margin.",
-       minimum=0, maximum=1000, used_by=("sim:scouts",), app="jedi", vo=None),
+       minimum=0, maximum=1000, app="jedi", vo=None),
     _p("SCOUT_CPUTIME_RANK", "dbproxy", "int", 95, "percentile",
        "Scouts: a task's new cpuTime is this percentile of its scout jobs' HS06 s per event, times 1.5.",
-       minimum=1, maximum=100, used_by=("sim:scouts",), app="jedi", vo=None),
+       minimum=1, maximum=100, app="jedi", vo=None),
     _p("MAX_JOB_FAILURE_RATE_TO_PAUSE", "watchdog", "float", None, "fraction",
        "WatchDog: a production task with at least 1000 jobs and 100 still to come is paused when this fraction of "
        "its ended jobs failed; unset = never. Per work queue: MAX_JOB_FAILURE_RATE_TO_PAUSE_<work queue>.",
-       minimum=0.01, maximum=1, nullable=True, family=True, used_by=("sim:watchdog",), app="jedi", vo="atlas"),
+       minimum=0.01, maximum=1, nullable=True, family=True, app="jedi", vo="atlas"),
     _p("PENDING_TIMEOUT", "watchdog", "float", 168.0, "hours",
        "WatchDog: a task pending this long since it first went pending (frozenTime) is exhausted; JEDI's "
        "timeoutForPending of 7 days when unset. Per label: PENDING_TIMEOUT_managed, PENDING_TIMEOUT_user.",
-       minimum=1, maximum=24 * 365, family=True, used_by=("sim:watchdog",), app="jedi", vo="atlas"),
+       minimum=1, maximum=24 * 365, family=True, app="jedi", vo="atlas"),
 )  # fmt: skip
 
 PARAMS = PARAMS + DIRAC_PARAMS + SIM_PARAMS
@@ -1502,16 +1418,97 @@ def _normalise(param: Param, key: str, value: Value) -> Value:
     return value
 
 
-def parse_assignments(items: Iterable[str]) -> dict[str, Value]:
-    """Parse CLI ``KEY=VALUE`` strings into validated overrides.
+# --- edits: what a person typed, parsed and checked once for the CLI's --set, the API and the tuning page ----------
 
+Members = Callable[[str, str], Collection[str]]  # (table, column) -> the grid's values there
+NOT_A_PARAMETER = "not a gdpconfig parameter of the brokers"
+
+
+@dataclass(frozen=True)
+class Edits:
+    """Edits checked against the registry all at once: the valid overrides and every refusal, by key.
+
+    Usage: ``parse_edits({"NQUEUED_SAT_CAP": "0", "NW_ACTIVE": "no"}).errors``  # both refused, each with its range
+    """
+
+    overrides: dict[str, Value]
+    refused: dict[str, ConfigError] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Each refused key's sentence: the key, what is wrong and what is allowed."""
+        return {k: str(e) for k, e in self.refused.items()}
+
+    def checked(self) -> dict[str, Value]:
+        """The overrides when nothing was refused, else one ConfigError listing every refused edit.
+
+        Usage: ``config.with_overrides(parse_edits(raw).checked())``
+        """
+        if not self.refused:
+            return dict(self.overrides)
+        first = next(iter(self.refused.values()))
+        problems = {k: m for e in self.refused.values() for k, m in e.problems.items()}
+        raise ConfigError(first.key, first.message, problems)
+
+
+def _typed_text(raw: Value) -> Value:
+    """What an editor control holds as the text a person would type: switches as true/false, whole floats as ints
+    (a number box gives 300.0 for 300); text as it is."""
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, float) and raw.is_integer():
+        return str(int(raw))
+    return str(raw) if isinstance(raw, int | float) else raw
+
+
+def parse_edits(
+    values: Mapping[str, Any], stored: Config | None = None, *, variants: bool = True, members: Members | None = None
+) -> Edits:
+    """Parse and check every edit of VALUES (key -> what was typed; None is no edit) at once.
+
+    With STORED, an edit equal to the value in force without edits (its stored row, else the default) changes nothing
+    and is dropped. VARIANTS false refuses family variants (KEY_<suffix>), as the tuning page does: its rows are the
+    registry's keys. With MEMBERS a family variant must name a member of the grid (``check_family_members``).
+    Usage: ``parse_edits({"NQUEUED_SAT_CAP": 300}, Config()).overrides == {"NQUEUED_SAT_CAP": 300}``
+    """
+    overrides: dict[str, Value] = {}
+    refused: dict[str, ConfigError] = {}
+    for key, raw in values.items():
+        if raw is None:
+            continue
+        try:
+            if not variants and key not in REGISTRY:
+                raise ConfigError(key, NOT_A_PARAMETER)
+            value = parse_value(key, _typed_text(raw))
+            if members is not None:
+                check_family_members([key], members)
+        except ConfigError as exc:
+            refused[key] = exc
+            continue
+        if stored is None or value != _stored_value(stored, key):
+            overrides[key] = value
+    return Edits(overrides, refused)
+
+
+def _stored_value(config: Config, key: str) -> Value:
+    if key in config.stored:
+        return config.stored[key]
+    return REGISTRY[key].default if key in REGISTRY else config.get(key)
+
+
+def parse_assignments(items: Iterable[str], members: Members | None = None) -> dict[str, Value]:
+    """Parse CLI ``KEY=VALUE`` strings into validated overrides: one ConfigError naming every refused one.
+
+    MEMBERS as in ``parse_edits``.
     Usage: ``parse_assignments(["NQUEUED_SAT_CAP=300"]) == {"NQUEUED_SAT_CAP": 300}``
     """
-    out: dict[str, Value] = {}
+    typed: dict[str, Value] = {}
+    malformed: dict[str, ConfigError] = {}
     for item in items:
         if "=" not in item:
-            raise ConfigError(item, "expected KEY=VALUE")
+            malformed[item] = ConfigError(item, "expected KEY=VALUE")
+            continue
         key, raw = item.split("=", 1)
-        key = key.strip()
-        out[key] = parse_value(key, raw)
-    return out
+        typed[key.strip()] = raw
+    edits = parse_edits(typed, members=members)
+    return Edits(edits.overrides, {**malformed, **edits.refused}).checked()

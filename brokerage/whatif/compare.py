@@ -8,43 +8,24 @@ from dataclasses import dataclass, field
 
 from brokerage.brokers import batch
 from brokerage.brokers.batch import TOP_N, shares
+from brokerage.brokers.uses import brokers_reading
 from brokerage.model.explain import Decision, Skip, SkipList
-from brokerage.model.gdpconfig import ConfigError, lookup_param
 
 FACTOR_TOLERANCE = 1e-9  # relative change below which a weight factor counts as unchanged
 
-# Which brokers read a parameter, from the family of its `used_by` tags. The nucleus (task) broker runs the
-# production job filters as its -job check and uses network weights, so production keys reach it too.
-FAMILY_BROKERS: dict[str, frozenset[str]] = {
-    "prod": frozenset({"production", "task"}),
-    "network": frozenset({"production", "task"}),
-    "task": frozenset({"task"}),
-    "anal": frozenset({"analysis"}),
-    "dirac": frozenset(),  # read by the DIRAC matcher only, never by a PanDA broker
-    "sim": frozenset(),  # read by the lifecycle simulator only
-}
 ALL_BROKERS = batch.ALL_BROKERS
 
 Progress = Callable[[int, int], None]
 
 
 def affected_brokers(keys: Iterable[str]) -> frozenset[str]:
-    """Brokers whose decisions may change when KEYS change (every broker for a key with no known family).
+    """Brokers whose decisions may change when KEYS change: those with a rule declaring one of them (the nucleus
+    broker's -job check runs the production filters, so their keys reach it too); every broker for an unknown key.
 
     Usage: ``affected_brokers(["NQUEUED_SAT_CAP"]) == {"production", "task"}``
     """
-    out: set[str] = set()
-    for key in keys:
-        try:
-            param = lookup_param(key)
-        except ConfigError:
-            return ALL_BROKERS
-        for tag in param.used_by or ("?",):
-            fam = FAMILY_BROKERS.get(tag.split(":", 1)[0])
-            if fam is None:
-                return ALL_BROKERS
-            out |= fam
-    return frozenset(out)
+    found = brokers_reading(keys)
+    return ALL_BROKERS if found is None else found
 
 
 # ---------------------------------------------------------------- one task

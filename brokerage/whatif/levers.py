@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.brokers import analysis_context, analysis_filters, analysis_weights, production
+from brokerage.brokers import analysis_context, analysis_filters
 from brokerage.brokers.router import ANALYSIS, route
+from brokerage.brokers.uses import stage_keys, weight_keys
 from brokerage.checks import production_queues
 from brokerage.checks.context import QueueContext
 from brokerage.framework import Filter
@@ -26,12 +26,6 @@ from brokerage.model.versions import config_version
 
 BISECTION_STEPS = 40  # enough to pin a float to 1e-12 of its range; ints stop when the interval closes
 TOP = 10  # "drops it out of the top 10": the candidates operators compare
-# stages that are not filter records (caps after the weight, the cut to the best): the keys that steer them
-STAGE_KEYS = {
-    "activated+starting cap": ("QUEUED_RUNNING_RATIO_CAP",),
-    "queued cap": ("QUEUED_RUNNING_RATIO_CAP",),
-    "queue length check": ("ANAL_QUEUE_FLOOR",),
-}
 BEST = "best candidates"
 
 
@@ -91,31 +85,6 @@ class Explanation:
             "snapshot_version": self.snapshot_version,
             "config_version": self.config_version,
         }
-
-
-class _ReadKeys:
-    """A Config stand-in that records the keys a filter reads."""
-
-    def __init__(self, config: Config) -> None:
-        self._config = config
-        self.read: list[str] = []
-
-    def _note(self, key: str) -> None:
-        if key not in self.read:
-            self.read.append(key)
-
-    def __getitem__(self, key: str) -> Any:
-        self._note(key)
-        return self._config[key]
-
-    def get(self, key: str) -> Any:
-        self._note(key)
-        return self._config.get(key)
-
-    def values(self, keys: tuple[str, ...]) -> tuple[Any, ...]:
-        for k in keys:
-            self._note(k)
-        return self._config.values(keys)
 
 
 def _context(snap: GridSnapshot, task: dict[str, Any], config: Config, cache: GridCache) -> QueueContext:
@@ -273,13 +242,10 @@ def _skipped_levers(
 ) -> list[Lever]:
     tid = int(task["jeditaskid"])
     f = _filters(task).get(stage)
+    keys = stage_keys(route(task).name, stage)  # the keys the stage declares it reads itself
     out: list[Lever] = []
     i = views.queue_arrays(cache).index[queue]
     if f is not None:
-        ctx = _context(snap, task, config, cache)
-        rec = _ReadKeys(config)
-        probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]
-        f.fn(probe)
 
         def passes_with(key: str) -> Callable[[float], bool]:
             def passes(v: float) -> bool:
@@ -291,7 +257,7 @@ def _skipped_levers(
 
             return passes
 
-        for key in rec.read:
+        for key in keys:  # the filter alone passes at the value, then the whole brokerage verifies it
             for value in _turning_values(config, key, passes_with(key)):
                 after = _broker(snap, tid, config.with_overrides({key: value}), cache)
                 fate = _fate(after, queue)
@@ -305,9 +271,9 @@ def _skipped_levers(
         place = _fate(wide, queue)[0]
         if place is not None:
             out.append(Lever("gdpconfig", f"kept as candidate {place}", place, key="MAX_SITE_CANDIDATES", value=place))
-    for key in STAGE_KEYS.get(stage, ()):
+    for key in () if f is not None else keys:  # a stage that is no filter record here (caps, the cut): broker again
         if any(lv.key == key for lv in out):
-            continue  # the filter itself reads it: its lever is already there
+            continue  # the cut's lever is already there
 
         def clears(v: float, k: str = key) -> bool:
             try:
@@ -464,15 +430,6 @@ def _ranked_levers(
 
 
 def _weight_keys(snap: GridSnapshot, task_id: int, config: Config, cache: GridCache) -> list[str]:
-    """gdpconfig keys the task's weights read (recorded), numeric ones only."""
-    task = views.task_row(cache, task_id)
-    rec = _ReadKeys(config)
-    if route(task) is ANALYSIS:
-        ctx = analysis_context.make_context(task, config, cache)
-        probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]
-        analysis_weights.weights(probe, np.arange(ctx.n))
-    else:
-        ctx = production_queues.make_context(task, config, cache)
-        probe = dataclasses.replace(ctx, config=rec)  # type: ignore[arg-type]
-        production.weights(probe)
-    return [k for k in rec.read if _numeric(k) is not None and k != "MAX_SITE_CANDIDATES"]
+    """gdpconfig keys the task's weight factors declare they read, numeric ones only."""
+    broker = route(views.task_row(cache, task_id)).name
+    return [k for k in weight_keys(broker) if _numeric(k) is not None and k != "MAX_SITE_CANDIDATES"]

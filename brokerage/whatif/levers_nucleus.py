@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from brokerage.brokers import nucleus_context as nuc
+from brokerage.brokers.nucleus import BROKER as NUCLEUS
 from brokerage.brokers.router import run_nucleus_brokerage
+from brokerage.brokers.uses import stage_keys, weight_keys
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for, derived_cache
 from brokerage.model.errors import UnknownIdError
@@ -19,21 +21,8 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.versions import config_version
 from brokerage.whatif.levers import Explanation, Lever, _effect, _fate, _turning_values, _with_input
 
-# gdpconfig keys each nucleus filter compares with (brokers/nucleus.py f_transfer_backlog, f_space, f_data_locality)
-STAGE_KEYS: dict[str, tuple[str, ...]] = {
-    "transfer backlog check": ("NQUEUED_NUC_CAP",),
-    "space check": ("DISK_THRESHOLD", "OUTPUT_GB_PER_CORE_DAY"),
-    "data locality check": (
-        "INPUT_SIZE_FRACTION",
-        "INPUT_NUM_FRACTION",
-        "INPUT_SIZE_THRESHOLD",
-        "INPUT_NUM_THRESHOLD",
-        "MIN_IO_INTENSITY_WITH_LOCAL_DATA",
-        "MIN_INPUT_SIZE_WITH_LOCAL_DATA",
-        "MAX_TASK_PRIO_WITH_LOCAL_DATA",
-    ),
-}
-WEIGHT_KEYS = ("RW_OFFSET", "TAPE_WEIGHT", "MIN_IO_INTENSITY_WITH_LOCAL_DATA")  # read by nucleus_weights.weights
+# the -job check declares every production filter's keys: its levers are the queues' own (explain --queue)
+NO_KEY_LEVERS = ("job check",)
 SPACE_TRIES = 4  # free-space guesses (each doubling the last) verified before giving up
 
 
@@ -85,10 +74,11 @@ def explain_nucleus(
 
 
 def _keys(stage: str, config: Config, task: dict[str, Any]) -> tuple[str, ...]:
-    keys = STAGE_KEYS.get(stage, ())
-    if stage == "space check":  # DISK_THRESHOLD_<gshare> when the share has its own threshold
-        keys = (nuc.disk_threshold(config, task.get("gshare"))[0], *keys[1:])
-    return keys
+    """The keys the nucleus filter STAGE declares it reads; DISK_THRESHOLD_<gshare> when the share has its own."""
+    if stage in NO_KEY_LEVERS:
+        return ()
+    threshold = nuc.disk_threshold(config, task.get("gshare"))[0]
+    return tuple(threshold if k == "DISK_THRESHOLD" else k for k in stage_keys(NUCLEUS, stage))
 
 
 def _skipped(
@@ -186,7 +176,7 @@ def _ranked(
             return None
 
     found: list[tuple[float, Lever]] = []
-    for key in WEIGHT_KEYS:
+    for key in weight_keys(NUCLEUS):
         if config[key] is None:
             continue
         current = float(config[key])

@@ -18,7 +18,7 @@ import pytest
 
 from app.viewmodels import tuning as vm
 from brokerage.model.explain import Candidate, Decision, Skip
-from brokerage.model.gdpconfig import REGISTRY, Config
+from brokerage.model.gdpconfig import REGISTRY, Config, parse_edits
 from brokerage.whatif.compare import compare
 
 
@@ -78,14 +78,16 @@ def test_headline_without_change() -> None:
 def test_parse_edits_keeps_real_changes_and_refuses_bad_values_with_the_range() -> None:
     """Values equal to the stored one are no edit; out-of-range values are refused naming the allowed range."""
     cfg = Config(stored={"NQUEUED_SAT_CAP": 200})
-    e = vm.parse_edits(cfg, {"NQUEUED_SAT_CAP": 200, "MAX_SITE_CANDIDATES": 5, "NW_ACTIVE": False, "RW_OFFSET": None})
+    e = parse_edits(
+        {"NQUEUED_SAT_CAP": 200, "MAX_SITE_CANDIDATES": 5, "NW_ACTIVE": False, "RW_OFFSET": None}, cfg, variants=False
+    )
     assert e.overrides == {"MAX_SITE_CANDIDATES": 5, "NW_ACTIVE": False} and not e.errors
-    bad = vm.parse_edits(cfg, {"NQUEUED_SAT_CAP": -5, "NOT_A_KEY": 1})
+    bad = parse_edits({"NQUEUED_SAT_CAP": -5, "NOT_A_KEY": 1}, cfg, variants=False)
     assert not bad.overrides
     assert "NQUEUED_SAT_CAP" in bad.errors["NQUEUED_SAT_CAP"] and "[1, 10000000]" in bad.errors["NQUEUED_SAT_CAP"]
     assert "not a gdpconfig parameter" in bad.errors["NOT_A_KEY"]
     # an emptied box (or a number the browser could not hold, e.g. 1e999) is refused, not silently ignored
-    empty = vm.parse_edits(cfg, {"NW_THRESHOLD": "", "MAX_SITE_CANDIDATES": 2.5})
+    empty = parse_edits({"NW_THRESHOLD": "", "MAX_SITE_CANDIDATES": 2.5}, cfg, variants=False)
     assert not empty.overrides
     assert empty.errors["NW_THRESHOLD"] == "NW_THRESHOLD: a value is required: a number in [0, 10]"
     assert "expected an integer in [1, 1000]" in empty.errors["MAX_SITE_CANDIDATES"]
@@ -99,7 +101,7 @@ def test_permalink_round_trips_task_and_edits() -> None:
     url = vm.permalink(42, {"NQUEUED_SAT_CAP": 300, "NW_ACTIVE": False})
     query = dict(parse_qsl(urlsplit(url).query))
     assert query["task"] == "42"
-    assert vm.parse_edits(Config(), vm.edits_from_query(query)).overrides == {
+    assert parse_edits(vm.edits_from_query(query), Config(), variants=False).overrides == {
         "NQUEUED_SAT_CAP": 300,
         "NW_ACTIVE": False,
     }
@@ -114,9 +116,15 @@ def test_param_rows_cover_every_broker_parameter_with_its_users() -> None:
     assert sorted(keys) == sorted(REGISTRY)
     row = vm.param_row(REGISTRY["NQUEUED_SAT_CAP"], Config(), {"NQUEUED_SAT_CAP": 20})
     assert row["default"] == "150" and row["edited"] and row["value"] == 20
-    assert row["used_by"] == ["production: link_queued", "network: weight"]
-    assert vm.matches(REGISTRY["NQUEUED_SAT_CAP"], "link_queued") and not vm.matches(
-        REGISTRY["RW_OFFSET"], "link_queued"
+    # who reads it comes from the rules' declarations: the filter comparing with it, those reading the network
+    # weights made from it, the network weight factor, and the nucleus broker's -job check running those filters
+    assert row["used_by"] == [
+        "production: link check, satellite link queue check, nucleus transfer queue check, express network check, "
+        "weight network",
+        "nucleus: job check",
+    ]
+    assert vm.matches(REGISTRY["NQUEUED_SAT_CAP"], "satellite link") and not vm.matches(
+        REGISTRY["RW_OFFSET"], "satellite link"
     )
 
 
@@ -166,7 +174,7 @@ def test_save_is_refused_while_an_edit_is_invalid(app_client) -> None:
 def test_editor_rows_carry_value_kind_and_refusal() -> None:
     """Each editor row has the raw value, the stored value, the control kind and the refusal message."""
     cfg = Config()
-    edits = vm.parse_edits(cfg, {"NW_ACTIVE": False, "NQUEUED_SAT_CAP": 0})
+    edits = parse_edits({"NW_ACTIVE": False, "NQUEUED_SAT_CAP": 0}, cfg, variants=False)
     rows = {r["key"]: r for r in vm.editor_rows(cfg, {"NW_ACTIVE": False, "NQUEUED_SAT_CAP": 0}, edits)}
     assert len(rows) == len(REGISTRY)
     assert (rows["NW_ACTIVE"]["kind"], rows["NW_ACTIVE"]["value"], rows["NW_ACTIVE"]["edited"]) == (
@@ -175,9 +183,8 @@ def test_editor_rows_carry_value_kind_and_refusal() -> None:
         True,
     )
     assert rows["NQUEUED_SAT_CAP"]["kind"] == "number" and rows["NQUEUED_SAT_CAP"]["error"]
-    assert (
-        rows["NQUEUED_SAT_CAP"]["stored"] == 150
-        and rows["NQUEUED_SAT_CAP"]["used_by"] == "production: link_queued, network: weight"
+    assert rows["NQUEUED_SAT_CAP"]["stored"] == 150 and rows["NQUEUED_SAT_CAP"]["used_by"].startswith(
+        "production: link check, satellite link queue check"
     )
 
 
