@@ -7,7 +7,45 @@ from typing import Any
 from flask import Flask, abort, jsonify, request
 
 from app.services import Services
+from brokerage.model.errors import (
+    BrokerageError,
+    Cancelled,
+    ConfigError,
+    ConflictError,
+    InputError,
+    SimulationError,
+    StoreError,
+    UnknownIdError,
+    status_of,
+)
 from brokerage.model.versions import stamp
+
+# the HTTP status of each error of the core's tree (brokerage/model/errors.py), nearest class first
+STATUS: dict[type[BaseException], int] = {
+    UnknownIdError: 404,  # an unknown task, queue, nucleus, ...
+    InputError: 400,  # a malformed request, snapshot, pilot, ...
+    ConfigError: 400,  # a gdpconfig key or value refused (every problem listed)
+    SimulationError: 400,  # a simulation refused: a command its task's status does not allow, ...
+    ConflictError: 409,  # someone saved first
+    Cancelled: 409,
+    StoreError: 503,  # the database is missing, replaced, busy or failing
+    BrokerageError: 400,
+}
+
+
+def error_body(exc: BrokerageError) -> dict[str, Any]:
+    """The JSON an API answers for EXC: its one line, the field it names, and every problem when there are several.
+
+    Usage: ``error_body(ConfigError("NW_THRESHOLD", "a value is required"))["field"] == "NW_THRESHOLD"``
+    """
+    body: dict[str, Any] = {"error": exc.line()}
+    field = getattr(exc, "key", None) or getattr(exc, "field", None)
+    if isinstance(field, str):
+        body["field"] = field
+    problems = getattr(exc, "problems", None)
+    if problems is not None and len(problems) > 1:
+        body["problems"] = problems
+    return body
 
 
 def register(server: Flask, services: Services) -> None:
@@ -58,17 +96,11 @@ def register(server: Flask, services: Services) -> None:
 
     @server.get("/api/tasks/<int:task_id>/jobs")
     def api_task_jobs(task_id: int) -> Any:
-        try:
-            return jsonify({**meta(), **state.job_decision(task_id).to_dict()})
-        except KeyError as exc:
-            abort(404, str(exc).strip("'\""))
+        return jsonify({**meta(), **state.job_decision(task_id).to_dict()})  # an unknown id: 404 (STATUS)
 
     @server.get("/api/tasks/<int:task_id>/nucleus")
     def api_task_nucleus(task_id: int) -> Any:
-        try:
-            return jsonify({**meta(), **state.nucleus_decision(task_id).to_dict()})
-        except KeyError as exc:
-            abort(404, str(exc).strip("'\""))
+        return jsonify({**meta(), **state.nucleus_decision(task_id).to_dict()})
 
     @server.get("/api/nuclei")
     def api_nuclei() -> Any:
@@ -131,6 +163,13 @@ def register(server: Flask, services: Services) -> None:
             if request.path.startswith("/api/"):
                 return jsonify({"error": getattr(exc, "description", str(exc))}), getattr(exc, "code", 500)
             return exc
+
+    @server.errorhandler(BrokerageError)
+    def api_core_error(exc: BrokerageError) -> Any:
+        # the core's errors are said with the status of their class (STATUS); elsewhere they stay unhandled errors
+        if not request.path.startswith("/api/"):
+            raise exc
+        return jsonify(error_body(exc)), status_of(exc, STATUS, 400)
 
     @server.errorhandler(500)
     def api_internal_error(exc: Any) -> Any:

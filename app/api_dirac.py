@@ -8,15 +8,11 @@ from flask import Flask, jsonify, request
 
 from app.services import Services
 from app.viewmodels import dirac as vm
-from brokerage.dirac.pilot import PilotError
-from brokerage.model.gdpconfig import ConfigError
 
 
 def _overrides() -> dict[str, Any]:
-    overrides, problems = vm.overrides_from_query(request.args)
-    if problems:
-        raise ConfigError(problems[0].split(":", 1)[0], problems[0].split(":", 1)[-1].strip())
-    return overrides
+    """The DIRAC_ what-if overrides of the query; one ConfigError naming every refused one (400, app/api.py STATUS)."""
+    return vm.query_edits(request.args).checked()
 
 
 def register(server: Flask, services: Services) -> None:
@@ -28,10 +24,7 @@ def register(server: Flask, services: Services) -> None:
 
     @server.get("/api/dirac/taskqueues")
     def api_dirac_taskqueues() -> Any:
-        try:
-            tqs = services.dirac.queues(_overrides())
-        except ConfigError as exc:
-            return jsonify({"error": str(exc), "field": exc.key}), 400
+        tqs = services.dirac.queues(_overrides())
         rows = [tqs.definition(i) for i in range(len(tqs))]
         return jsonify({**meta(), "buckets": list(tqs.buckets), "taskqueues": rows})
 
@@ -42,12 +35,7 @@ def register(server: Flask, services: Services) -> None:
             seed = int(request.args.get("seed", "0"))
         except ValueError:
             return jsonify({"error": "seed: expected an integer", "field": "seed"}), 400
-        try:
-            result = services.dirac.run_match(pilot, _overrides(), seed)
-        except PilotError as exc:
-            return jsonify({"error": f"bad pilot field {exc}", "field": exc.field}), 400
-        except ConfigError as exc:
-            return jsonify({"error": str(exc), "field": exc.key}), 400
+        result = services.dirac.run_match(pilot, _overrides(), seed)  # a bad pilot or edit: 400 naming the field
         return jsonify({**meta(), **result.to_dict()})
 
     @server.get("/api/dirac/ces")

@@ -79,10 +79,8 @@ def _content(pilot: str, seed: int, overrides: dict[str, Any], problems: list[st
     alerts = [dbc.Alert(p, color="danger", className="py-1 small mb-2") for p in problems]
     try:
         result = services.dirac.run_match(pilot, overrides, seed)
-    except PilotError as exc:
-        return html.Div([*alerts, dbc.Alert(f"bad pilot field {exc}", color="danger", className="py-1 small")])
-    except ConfigError as exc:
-        return html.Div([*alerts, dbc.Alert(str(exc), color="danger", className="py-1 small")])
+    except (PilotError, ConfigError) as exc:  # the pilot or an edit refused: its own sentence, naming the field
+        return html.Div([*alerts, dbc.Alert(exc.line(), color="danger", className="py-1 small")])
     out = result.to_dict()
     tqs = result.tqs
     rows = vm.tq_rows(out, [tqs.definition(i) for i in range(len(tqs))])

@@ -15,6 +15,7 @@ from app.components.levers import levers_hint, levers_view
 from app.ids_levers import LEVERS_GRID, LEVERS_PICK, NUCLEI_LEVERS, QUEUES_LEVERS, TUNE_LEVERS
 from app.main import services
 from app.viewmodels import queues as qvm
+from brokerage.model.errors import BrokerageError
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ def levers_box(task: Any, name: str | None, kind: str, edits: Mapping[str, Any] 
         return levers_hint(kind)
     try:
         return levers_view(services.levers.explain(tid, name, kind, edits), edits)
-    except KeyError as exc:
+    except BrokerageError as exc:  # an unknown task or queue, a refused edit: said in its own sentence
         return error_alert("Levers", exc)
     except Exception as exc:  # error boundary: one candidate's levers must not break the page
         log.exception("levers of %s for task %s failed", name, task)

@@ -9,6 +9,14 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids
+from brokerage.model.errors import (
+    BrokerageError,
+    ConfigError,
+    InputError,
+    SimulationError,
+    StoreError,
+    status_of,
+)
 
 NAV = [
     ("Overview", "/"),
@@ -62,14 +70,26 @@ def page_header(title: str, subtitle: str = "") -> html.Div:
     )
 
 
+# how a page says each error of the core's tree (brokerage/model/errors.py), nearest class first: what the person
+# gave or asked for is a warning they can act on; a database that cannot answer is an error of the deployment
+ALERT_COLORS: dict[type[BaseException], str] = {
+    InputError: "warning",  # an unknown task or queue, a malformed request
+    ConfigError: "warning",  # a refused gdpconfig edit, with the allowed range
+    SimulationError: "warning",
+    StoreError: "danger",
+    BrokerageError: "warning",
+}
+
+
 def error_alert(where: str, exc: BaseException) -> dbc.Alert:
     """An inline error naming what failed and the message, never a traceback.
 
-    A KeyError is an unknown id (task, queue, user): said plainly, as a warning, without the exception's name.
+    An error of the core's tree is said plainly in its own sentence, coloured by its class (ALERT_COLORS); anything
+    else is a failure, said with the exception's name.
     """
-    if isinstance(exc, KeyError):
-        text = str(exc.args[0]) if exc.args else "not found"  # str() of a KeyError adds quotes
-        return dbc.Alert([html.Strong(f"{where}: "), html.Span(text)], color="warning", className="py-2 small")
+    if isinstance(exc, BrokerageError):
+        color = status_of(exc, ALERT_COLORS, "warning")
+        return dbc.Alert([html.Strong(f"{where}: "), html.Span(exc.line())], color=color, className="py-2 small")
     text = str(exc)
     return dbc.Alert(
         [html.Strong(f"{where} failed: "), html.Span(f"{type(exc).__name__}: {text}")],

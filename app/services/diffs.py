@@ -9,11 +9,12 @@ from app.services.admission import Admission
 from app.services.roles import client_address
 from app.services.runs import GridRuns
 from app.state import AppState
+from brokerage.model.errors import InputError
 
 DIFF_TTL_S = 24 * 3600  # a diff is keyed on both grids' identities and the config: the TTL only bounds disk use
 
 
-class DiffError(ValueError):
+class DiffError(InputError, ValueError):
     """A diff request names something the database does not hold (the message says what is allowed)."""
 
 

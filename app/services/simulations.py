@@ -11,6 +11,7 @@ from typing import Any
 from app.services.admission import Admission
 from app.services.jobs import Jobs, JobState
 from app.state import AppState
+from brokerage.model.errors import InputError
 from brokerage.model.gdpconfig import Value, parse_edits
 
 MAX_HOURS = 48  # the dashboard's longest run; `brokerage simulate` goes further
@@ -21,7 +22,7 @@ DEFAULT_HOURS = 6
 REQUEST_KEYS = ("hours", "seed", "compare", "cmd", "job")  # every other query key is a gdpconfig edit
 
 
-class SimulationRequestError(ValueError):
+class SimulationRequestError(InputError, ValueError):
     """A simulation asked for with a bad parameter (named in the message)."""
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from app.viewmodels.common import plain, records
 from app.viewmodels.queues import queue_rows
+from brokerage.model.errors import UnknownIdError
 from brokerage.model.snapshot import GridSnapshot
 
 
@@ -17,7 +18,7 @@ def task_attributes(snap: GridSnapshot, task_id: int) -> list[tuple[str, Any]]:
     """(field, value) pairs of one task; KeyError when unknown."""
     t = snap.tasks[snap.tasks["jeditaskid"] == task_id]
     if t.empty:
-        raise KeyError(f"unknown task {task_id}")
+        raise UnknownIdError(f"unknown task {task_id}")
     return [(k, plain(v)) for k, v in t.iloc[0].items() if plain(v) not in (None, "", [])]
 
 
@@ -25,7 +26,7 @@ def queue_attributes(snap: GridSnapshot, name: str) -> list[tuple[str, Any]]:
     """(field, value) pairs of one queue; KeyError when unknown."""
     q = snap.queues[snap.queues["panda_queue"] == name]
     if q.empty:
-        raise KeyError(f"unknown queue {name!r}: {unknown_queue_text(snap, name)}")
+        raise UnknownIdError(f"unknown queue {name!r}: {unknown_queue_text(snap, name)}")
     return [(k, plain(v)) for k, v in q.iloc[0].items() if plain(v) not in (None, "", [])]
 
 

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from app.viewmodels.common import PALETTE, empty_figure, style
 from brokerage.dirac.buckets import DIRAC_BUCKETS, SEED_BUCKETS
 from brokerage.dirac.pilot import format_pilot
-from brokerage.model.gdpconfig import Config, ConfigError, lookup_param
+from brokerage.model.gdpconfig import Config, ConfigError, Edits, lookup_param, parse_edits
 
 PATH = "/dirac"
 DEFAULT_PILOT = "Site=LCG.CERN.cern,CPUTime=86400,Platform=x86_64-el9"
@@ -48,18 +48,15 @@ def ce_options(ces: pd.DataFrame) -> list[dict[str, str]]:
     return out
 
 
+def query_edits(query: Mapping[str, str]) -> Edits:
+    """The DIRAC_ gdpconfig edits of a page URL or API query, parsed and checked (every other parameter ignored)."""
+    return parse_edits({k: v for k, v in query.items() if k not in RESERVED and k.startswith("DIRAC_")})
+
+
 def overrides_from_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     """The DIRAC_ gdpconfig overrides of a page URL, and a sentence per refused one."""
-    out: dict[str, Any] = {}
-    problems = []
-    for key, raw in query.items():
-        if key in RESERVED or not key.startswith("DIRAC_"):
-            continue
-        try:
-            out[key] = Config().with_overrides({key: raw}).get(key)
-        except ConfigError as exc:
-            problems.append(str(exc))
-    return out, problems
+    parsed = query_edits(query)
+    return parsed.overrides, list(parsed.errors.values())
 
 
 def edits(
@@ -78,19 +75,9 @@ def edits(
         "DIRAC_JOB_WEIGHT": job_weight,
         **{SHARE_PREFIX + g: v for g, v in shares.items()},
     }
-    out: dict[str, Any] = {}
-    problems = []
-    for key, raw in wanted.items():
-        if raw is None or raw == "":
-            continue
-        try:
-            value = base.with_overrides({key: str(raw) if isinstance(raw, str) else raw}).get(key)
-        except ConfigError as exc:
-            problems.append(str(exc))
-            continue
-        if key.startswith(SHARE_PREFIX) or value != base.get(key):
-            out[key] = value
-    return out, problems
+    parsed = parse_edits({k: v for k, v in wanted.items() if v is not None and not (isinstance(v, str) and v == "")})
+    out = {k: v for k, v in parsed.overrides.items() if k.startswith(SHARE_PREFIX) or v != base.get(k)}
+    return out, list(parsed.errors.values())
 
 
 def group_share_rows(shares: pd.DataFrame, config: Config) -> list[dict[str, Any]]:

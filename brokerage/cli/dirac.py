@@ -64,7 +64,7 @@ def match_cmd(snapshot_path: str | None, pilot: str, assignments: tuple[str, ...
     try:
         result = match(snap, pilot, config, seed=seed)
     except PilotError as exc:
-        fail(f"bad pilot field {exc}")
+        fail(exc.line())
     out = result.to_dict()
     if as_json:
         click.echo(json.dumps(out, indent=1))

@@ -42,6 +42,10 @@ class PilotError(InputError, ValueError):
         super().__init__(f"{field_name}: {message}")
         self.field = field_name
 
+    def line(self) -> str:
+        """The one line a command or page says."""
+        return f"bad pilot field {self}"
+
 
 @dataclass(frozen=True)
 class Resource:

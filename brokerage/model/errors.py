@@ -2,12 +2,13 @@
 
     BrokerageError
     ├── InputError          what the caller gave is malformed or names nothing
-    │   ├── UnknownIdError  (KeyError) an unknown task, queue, nucleus, task queue or job
+    │   ├── UnknownIdError  (KeyError) an unknown task, queue, nucleus or task queue: UnknownTaskError
     │   └── SnapshotError, ArchitectureError, CriteriaError, PilotError, ImportFileError, PandaSchemaError,
-    │       ReportFormatError (ValueError)
+    │       ReportFormatError (ValueError); the app's SimulationRequestError and DiffError
     ├── ConfigError         (ValueError) a gdpconfig key is unknown, or a value mistyped or out of range
-    ├── StoreError          (ValueError) the database cannot do what was asked: missing, replaced, busy, conflict
-    │   └── DatabaseFileError, StoreBusyError, ConfigConflictError
+    ├── StoreError          (ValueError) the database cannot do what was asked: missing, replaced, busy, failed
+    │   ├── ConflictError   someone else saved first: ConfigConflictError
+    │   └── DatabaseFileError, StoreBusyError, DatabaseError
     ├── SimulationError     the simulator refuses its input or a step: SimInputError, CommandRefused,
     │                       TransitionError, UnknownJob (ValueError)
     └── Cancelled        (RuntimeError) the caller cancelled a grid run
@@ -80,6 +81,10 @@ UNKNOWN_KEY = "unknown gdpconfig key"
 
 class StoreError(BrokerageError, ValueError):
     """A store operation refers to something the database does not hold, or the database cannot do it."""
+
+
+class ConflictError(StoreError):
+    """What is being saved was changed by someone else since the version it started from: nothing was written."""
 
 
 class SimulationError(BrokerageError):

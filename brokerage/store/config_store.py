@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
-from brokerage.model.errors import StoreError
+from brokerage.model.errors import ConflictError
 from brokerage.model.gdpconfig import (
     Config,
     ConfigError,
@@ -28,7 +28,7 @@ from brokerage.store.models import ConfigEntry, ConfigHistory, ConfigVersion, ta
 Coord = tuple[str, str, str, str]  # app, component, key, vo ('' = no VO)
 
 
-class ConfigConflictError(StoreError):
+class ConfigConflictError(ConflictError):
     """Keys being saved were changed by someone else after the version the editor started from."""
 
     def __init__(self, conflicts: Mapping[str, int], base_version: int) -> None:
