@@ -374,3 +374,17 @@ def test_grid_impact_runs_on_an_external_cluster(app_client, monkeypatch: pytest
             assert "tune-grid-impact" in str(view)
         finally:
             runs.close()
+
+
+def test_edits_are_parsed_in_the_core_not_in_the_viewmodel() -> None:
+    """The services and pages take parsed edits from the core (gdpconfig.parse_edits); the viewmodel only formats."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "app"
+    importers = [
+        p.name
+        for p in (*root.joinpath("services").glob("*.py"), *root.joinpath("pages").glob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "app.viewmodels.tuning"
+    ]
+    assert importers == [] and not hasattr(vm, "parse_edits")

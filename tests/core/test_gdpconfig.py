@@ -196,3 +196,28 @@ def test_unknown_key_suggests_the_closest_known_keys() -> None:
         lookup_param("ZZZ")
     assert "keys are known" in str(far.value) and "NQUEUED_SAT_CAP" not in str(far.value)
     assert Config().with_overrides({}).get("NQUEUED_SAT_CAP") == 150
+
+
+def test_a_bad_set_of_edits_gives_every_problem_at_once() -> None:
+    """Edits are parsed once, in the core: a bad set is refused whole, naming each refused key with its allowed range."""
+    from brokerage.model.gdpconfig import parse_edits
+
+    with pytest.raises(ConfigError) as err:
+        parse_assignments(["NQUEUED_SAT_CAP=-1", "NW_ACTIVE=maybe", "NQUEUED_SATCAP=3", "junk", "NW_THRESHOLD=1.5"])
+    problems = err.value.problems
+    assert list(problems) == ["junk", "NQUEUED_SAT_CAP", "NW_ACTIVE", "NQUEUED_SATCAP"]
+    assert "[1, 10000000]" in problems["NQUEUED_SAT_CAP"] and "true or false" in problems["NW_ACTIVE"]
+    assert "did you mean NQUEUED_SAT_CAP" in problems["NQUEUED_SATCAP"] and problems["junk"] == "expected KEY=VALUE"
+    line = err.value.line()  # the CLI's one line says all four
+    assert line.count("bad gdpconfig value") == 3 and "NQUEUED_SATCAP: unknown gdpconfig key" in line
+
+    # the tuning page's rows: the same parser, dropping edits equal to the stored value, refusing family variants
+    page = parse_edits({"NQUEUED_SAT_CAP": 150.0, "NW_ACTIVE": False, "DISK_THRESHOLD_Analysis": "5"}, Config(),
+                       variants=False)  # fmt: skip
+    assert page.overrides == {"NW_ACTIVE": False} and list(page.errors) == ["DISK_THRESHOLD_Analysis"]
+    # with the grid's members a family variant must name one of them
+    grid = parse_edits({"DISK_THRESHOLD_Nope": "5", "DISK_THRESHOLD_Analysis": "5"}, members=lambda t, c: {"Analysis"})
+    assert (
+        grid.overrides == {"DISK_THRESHOLD_Analysis": 5}
+        and "is not a gshare of the grid" in grid.errors["DISK_THRESHOLD_Nope"]
+    )
