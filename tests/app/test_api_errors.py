@@ -9,7 +9,7 @@ import pytest
 from app.api import STATUS, error_body
 from app.components.layout import error_alert
 from brokerage.model.errors import BrokerageError, status_of
-from tests.core.test_errors import IDS, SAMPLES
+from tests.core.model.test_errors import IDS, SAMPLES
 
 # the status every sample of the tree answers with: 404 unknown ids, 400 bad input or edits or a refused simulation,
 # 409 a conflict or a cancelled run, 503 a database that cannot answer

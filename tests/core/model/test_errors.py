@@ -37,7 +37,7 @@ from brokerage.store.importer import ImportFileError
 from brokerage.store.panda_db import PandaSchemaError
 from brokerage.store.repository import DatabaseError, DatabaseFileError, StoreBusyError, make_engine
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # one instance of every error class the core defines, with the branch of the tree it belongs to
 SAMPLES: list[tuple[BrokerageError, type[BrokerageError]]] = [
