@@ -33,9 +33,10 @@ from brokerage.sim.replay import UnknownJob
 from brokerage.sim.setup import SimInputError
 from brokerage.sim.task_states import TransitionError
 from brokerage.store.config_store import ConfigConflictError
+from brokerage.store.database import make_engine
+from brokerage.store.errors import DatabaseError, DatabaseFileError, StoreBusyError
 from brokerage.store.importer import ImportFileError
 from brokerage.store.panda_db import PandaSchemaError
-from brokerage.store.repository import DatabaseError, DatabaseFileError, StoreBusyError, make_engine
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -136,10 +137,10 @@ def test_a_database_that_fails_is_a_store_error_at_the_store_boundary(tmp_path: 
     path = tmp_path / "grid.sqlite"
     path.write_bytes(b"this is not a database" * 100)
     engine = make_engine(f"sqlite:///{path}", create=False)
-    from brokerage.store.repository import is_empty
+    from brokerage.store.database import schema_ready
 
     with pytest.raises(StoreError, match="database error: file is not a database"):
-        is_empty(engine)
+        schema_ready(engine)
 
 
 def test_the_cli_says_a_database_failure_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -192,5 +193,5 @@ def test_only_the_store_imports_sqlalchemy() -> None:
 def test_error_classes_import_from_their_modules() -> None:
     """The tree's classes are the ones the old import paths give (gdpconfig.ConfigError, repository.StoreError)."""
     assert importlib.import_module("brokerage.model.gdpconfig").ConfigError is ConfigError
-    assert importlib.import_module("brokerage.store.repository").StoreError is StoreError
+    assert importlib.import_module("brokerage.store.errors").StoreError is StoreError
     assert importlib.import_module("brokerage.runs.chunks").Cancelled is Cancelled
