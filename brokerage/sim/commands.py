@@ -12,11 +12,13 @@ import pandas as pd
 from brokerage.sim.jobs import FINAL, UNDISPATCHED, S
 from brokerage.sim.propagate import end_jobs
 from brokerage.sim.state import TICK_S, SimState
-from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE
+from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE, is_allowed
 from brokerage.sim.watchdog import throttle_paused
 
-RETRYABLE = frozenset({"finished", "failed", "aborted", "exhausted"})  # retryTask_JEDI; done is refused (§4.6)
-INCEXECABLE = RETRYABLE | {"done"}  # incexec also from done
+# the server's command check (reference §7.3): retry from finished, failed, exhausted (JEDI's statusToRetry also lists
+# aborted, but the server refuses it first; done is refused, §4.6); incexec from those and done, aborted
+RETRYABLE = frozenset({"finished", "failed", "exhausted"})
+INCEXECABLE = RETRYABLE | {"done", "aborted"}
 RETRY_EXTRA_ATTEMPTS = 5  # a retry gives files at their limit 5 more attempts (and failures)
 ALLOWED: dict[str, frozenset[str]] = {
     "kill": KILLABLE, "finish": FINISHABLE, "pause": PAUSABLE, "resume": frozenset({"paused"}),
@@ -146,6 +148,9 @@ def _pause(sim: SimState, tid: int, status: str) -> str:
 
 def _resume(sim: SimState, tid: int, status: str) -> str:
     back = str(sim.tasks.at[tid, "oldStatus"])
+    if not is_allowed(status, back):  # paused in the snapshot: the status it was paused in is not known
+        raise CommandRefused(f"task {tid}: resume needs the status the task was paused in, which the snapshot "
+                             f"does not hold (oldStatus {back})")  # fmt: skip
     rows = _task_jobs(sim, tid, [S["throttled"]])
     sim.log.add(sim.now, sim.jobs["PandaID"][rows], "throttled", "activated", "command", np.zeros(len(rows)))
     sim.move_jobs(rows, "activated")

@@ -76,7 +76,9 @@ _CHART: dict[str, set[str]] = {
     "preprocessing": {"registered", "tobroken"},
     "defined": {"pending", "ready", "assigning", "tobroken", "staging"},
     "assigning": {"ready", "exhausted"},
-    "ready": {"pending", "assigning", "tobroken", "scouting", "running"},
+    # ready -> prepared: PostProcessor's prepareTasksToBeFinished also takes a ready task whose inputs are all done
+    # (e.g. after an incexec brought no new input), reference §5.2 (jedi-lifecycle.md)
+    "ready": {"pending", "assigning", "tobroken", "scouting", "running", "prepared"},
     "pending": set(PENDABLE) | {"finishing", "exhausted"},
     "scouting": {"tobroken", "pending", "scouted", "exhausted"},
     "scouted": {"running"},
@@ -84,7 +86,9 @@ _CHART: dict[str, set[str]] = {
     "throttled": {"running"},
     "tobroken": {"broken"},
     "prepared": {"done", "finished", "failed", "exhausted"},
-    "exhausted": {"finishing", "toretry", "passed", "running"},
+    # retry of an exhausted task back to its old status running or scouting, and incexec (the server's command
+    # check accepts it from exhausted), reference §7.3
+    "exhausted": {"finishing", "toretry", "passed", "running", "scouting", "toincexec"},
     "finishing": {"passed"},
     "passed": {"done", "finished", "failed"},
     "done": {"toretry", "toincexec"},
@@ -124,8 +128,9 @@ def _build() -> dict[str, frozenset[str]]:
 TRANSITIONS: dict[str, frozenset[str]] = _build()
 """Status -> statuses it may change to: the official chart (reference §7.2), the code-enforced command paths
 (§7.3: kill -> aborting -> [toabort ->] aborted, finish -> finishing -> passed, retry -> toretry -> ready,
-incexec -> toincexec -> rerefine -> defined, reassign -> toreassign -> reassigning, pause/resume, retry of an
-exhausted task straight back to running), the seed's exhausted cases and the data carousel (staging -> staged)."""
+incexec -> toincexec -> rerefine -> defined (also from exhausted), reassign -> toreassign -> reassigning,
+pause/resume, retry of an exhausted task straight back to running or scouting), the seed's exhausted cases and the
+data carousel (staging -> staged). The simulator's moves are checked against it (brokerage.sim.machines)."""
 
 INITIAL_STATUS = "registered"
 
