@@ -73,6 +73,8 @@ def _pending(m: _Moves, config: Config) -> None:
     waitForPending (sooner for urgent production tasks)."""
     t, now = m.t, m.now
     pending = t["status"] == "pending"
+    if not pending.any():
+        return
     frozen_h = (now - t["frozenTime"]) / 3600.0
     labels = t["prodSourceLabel"].fillna("managed").astype(str)
     limit_h = labels.map({x: float(config.get(f"PENDING_TIMEOUT_{x}")) for x in set(labels)})
@@ -102,6 +104,8 @@ def _exhausted(m: _Moves) -> None:
     """kickExhaustedTasks: an exhausted task left alone for waitForExhausted is finished."""
     t = m.t
     kick = (t["status"] == "exhausted") & (m.now - t["modificationTime"] >= WAIT_FOR_EXHAUSTED_S)
+    if not kick.any():
+        return
     m.move(kick, "finishing", "exhausted timeout",
            lambda: pd.Series(f"exhausted for >= {WAIT_FOR_EXHAUSTED_S / 3600:.0f} h (waitForExhausted): finished",
                              index=t.index))  # fmt: skip
@@ -113,6 +117,8 @@ def _throttling(m: _Moves, files: pd.DataFrame) -> None:
     t, now = m.t, m.now
     release = (t["status"] == "throttled") & (t["throttledTime"] < now)
     m.move(release, "running", "throttle released", lambda: pd.Series("throttledTime passed: released", index=t.index))
+    if not ((t["status"] == "running") & (t["numThrottled"] >= 0)).any():
+        return  # no task the rule could throttle
     live = files[files["status"].isin(["ready", "running"])]
     failed = live.groupby("jediTaskID")["failedAttempt"].sum().reindex(t.index, fill_value=0)
     unpicked = (t["nFiles"] - t["nFilesUsed"]).clip(lower=0)
