@@ -69,6 +69,8 @@ REASSIGNABLE: frozenset[str] = frozenset(
 # Statuses JEDI may write again while already in them: re-brokerage every 30 min (assigning), a new hold
 # reason (pending), the avalanche command (scouting) and the throttle period being renewed (throttled).
 REFRESHABLE: frozenset[str] = frozenset({"assigning", "pending", "scouting", "throttled"})
+# Leaving paused by kill or finish is a command, not a resume: the task need not return to its old status first.
+PAUSE_COMMAND_EXITS: frozenset[str] = frozenset({"aborting", "finishing"})
 
 _CHART: dict[str, set[str]] = {
     "registered": {"topreprocess", "tobroken", "pending", "defined"},
@@ -193,7 +195,8 @@ def check_transition(old: str | None, new: str) -> None:
 def history_problems(statuses: Iterable[str], label: str = "task") -> list[str]:
     """Every problem in one task's status sequence (oldest first), as sentences; empty if the log is valid.
 
-    Beyond the pairwise rule, a resume must return to the status the task had before it was paused.
+    Beyond the pairwise rule, a resume must return to the status the task had before it was paused (a kill or
+    finish of a paused task is no resume).
     Usage: ``history_problems(["registered", "defined", "paused", "defined"]) == []``
     """
     problems = []
@@ -202,7 +205,7 @@ def history_problems(statuses: Iterable[str], label: str = "task") -> list[str]:
     for i, status in enumerate(seq):
         if not is_allowed(prev, status):
             problems.append(f"{label} entry {i}: {describe_transition_error(prev, status)}")
-        elif prev == "paused" and i >= 2 and status != seq[i - 2]:
+        elif prev == "paused" and i >= 2 and status != seq[i - 2] and status not in PAUSE_COMMAND_EXITS:
             problems.append(
                 f"{label} entry {i}: a resumed task returns to {seq[i - 2]!r}, the status it was paused in, "
                 f"not {status!r}"
