@@ -18,12 +18,13 @@ TASK_CHANGES = 50_000  # task status changes kept in the output, oldest first (a
 SAMPLE_S = 600.0  # time series resolution
 
 
-def sample(sim: SimState, now: float) -> None:
+def sample(state: SimState, now: float) -> None:
     """One sample of the time series at NOW: activated and running jobs per queue, share, work queue and nucleus,
     the jobs ended so far, and the work queues the throttler holds back.
 
     Usage: ``sample(state, state.now)``
     """
+    sim = state
     j, nq, ns = sim.jobs, len(sim.g.queues), len(sim.g.shares)
     s = sim.series
     for name in ("activated", "running"):

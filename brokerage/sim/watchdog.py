@@ -30,12 +30,14 @@ def tick(state: SimState, now: float) -> None:
     tids = tids[(tids >= 0) & ~np.isin(state.jobs["jobStatus"][state.live], FINAL)]
     ids, n = np.unique(tids, return_counts=True)
     tasks, changes = task_agent.step(state.tasks, files, pd.Series(n, index=ids), now, state.config)
-    for row in changes.itertuples(index=False):
-        machines.check_task_moves([(row.jediTaskID, row._1, row.to)], f"{row.rule}: {row.cause}")
+    moves = [(int(tid), old, new, f"{rule}: {cause}") for tid, old, new, rule, cause in zip(
+        changes["jediTaskID"], changes["from"], changes["to"], changes["rule"], changes["cause"], strict=True)]  # fmt: skip
+    for tid, old, new, why in moves:
+        machines.check_task_moves([(tid, old, new)], why)
     state.tasks = tasks
-    for row in changes.itertuples(index=False):
-        state.log.add(now, np.array([row.jediTaskID]), row._1, row.to, "task")
-        state.task_causes.append((now, int(row.jediTaskID), row._1, row.to, f"{row.rule}: {row.cause}"))
+    for tid, old, new, why in moves:
+        state.log.add(now, np.array([tid]), old, new, "task")
+        state.task_causes.append((now, tid, old, new, why))
     progress_actions(state, now)
     throttle_paused(state, now)
 
