@@ -5,22 +5,22 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from brokerage.model.errors import SimulationError
-from brokerage.sim.jobs import FINAL, S
-from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE
+from brokerage.sim.jobs import FINAL, UNDISPATCHED, S
+from brokerage.sim.propagate import end_jobs
+from brokerage.sim.state import TICK_S, SimState
+from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE, is_allowed
+from brokerage.sim.watchdog import throttle_paused
 
-if TYPE_CHECKING:
-    from brokerage.sim.engine import Simulation
-
-RETRYABLE = frozenset({"finished", "failed", "aborted", "exhausted"})  # retryTask_JEDI; done is refused (§4.6)
-INCEXECABLE = RETRYABLE | {"done"}  # incexec also from done
+# the server's command check (reference §7.3): retry from finished, failed, exhausted (JEDI's statusToRetry also lists
+# aborted, but the server refuses it first; done is refused, §4.6); incexec from those and done, aborted
+RETRYABLE = frozenset({"finished", "failed", "exhausted"})
+INCEXECABLE = RETRYABLE | {"done", "aborted"}
 RETRY_EXTRA_ATTEMPTS = 5  # a retry gives files at their limit 5 more attempts (and failures)
-QUEUED = [S["defined"], S["assigned"], S["activated"], S["throttled"]]
 ALLOWED: dict[str, frozenset[str]] = {
     "kill": KILLABLE, "finish": FINISHABLE, "pause": PAUSABLE, "resume": frozenset({"paused"}),
     "retry": RETRYABLE, "incexec": INCEXECABLE, "reassign": REASSIGNABLE,
@@ -79,7 +79,24 @@ def parse_commands(
     return out
 
 
-def apply(sim: Simulation, cmd: TaskCommand) -> str:
+def tick(state: SimState, now: float) -> None:
+    """TaskCommando: the commands due in this tick (``state.todo_commands``, by time) are applied; each outcome is
+    kept (time, task, command, applied or refused, the sentence of its cause or its rule).
+
+    Usage: ``commands.tick(state, state.now)``
+    """
+    todo = state.todo_commands
+    while todo and todo[0].at_s < now + TICK_S:
+        cmd = todo.pop(0)
+        try:
+            why = apply(state, cmd)
+        except CommandRefused as exc:
+            state.commands.append((now, cmd.task, cmd.command, "refused", str(exc)))
+            continue
+        state.commands.append((now, cmd.task, cmd.command, "applied", why))
+
+
+def apply(sim: SimState, cmd: TaskCommand) -> str:
     """Carry out CMD on SIM now; the sentence logged as its cause. CommandRefused when the task is unknown or its
     status does not allow the command (the rule of ``brokerage.sim.task_states``).
 
@@ -97,50 +114,53 @@ def apply(sim: Simulation, cmd: TaskCommand) -> str:
     return _DO[cmd.command](sim, cmd.task, status)
 
 
-def _move(sim: Simulation, tid: int, *steps: str, why: str) -> None:
+def _move(sim: SimState, tid: int, *steps: str, why: str) -> None:
     for new in steps:
-        sim._task_move(pd.Index([tid]), new, why)
+        sim.move_tasks(pd.Index([tid]), new, why)
 
 
-def _task_jobs(sim: Simulation, tid: int, statuses: list[int]) -> np.ndarray:
+def _task_jobs(sim: SimState, tid: int, statuses: list[int] | np.ndarray) -> np.ndarray:
     rows = sim.live[sim.jobs["jediTaskID"][sim.live] == tid]
     return rows[np.isin(sim.jobs["jobStatus"][rows], statuses)]
 
 
-def _kill(sim: Simulation, tid: int, status: str) -> str:
+def _kill(sim: SimState, tid: int, status: str) -> str:
     rows = _task_jobs(sim, tid, [s for s in range(len(S)) if s not in FINAL])
     sim.jobs.cols["errorCode"][rows] = 9  # killed by the task's command
     sim.log.add(sim.now, sim.jobs["PandaID"][rows], "-", "cancelled", "command", np.full(len(rows), 9.0))
-    sim._end(rows, "cancelled")
+    end_jobs(sim, rows, "cancelled")
     why = f"command kill: {len(rows)} jobs cancelled"
     _move(sim, tid, "aborting", "aborted", why=why)
     return why
 
 
-def _finish(sim: Simulation, tid: int, status: str) -> str:
+def _finish(sim: SimState, tid: int, status: str) -> str:
     why = "command finish: no new jobs, queued ones killed (code 52); running ones end, then the final status"
     _move(sim, tid, "finishing", why=why)
     return why
 
 
-def _pause(sim: Simulation, tid: int, status: str) -> str:
+def _pause(sim: SimState, tid: int, status: str) -> str:
     why = f"command pause in {status}: no new jobs, activated ones throttled"
     _move(sim, tid, "paused", why=why)  # the task keeps its old status to resume to
-    sim._throttle_paused()
+    throttle_paused(sim, sim.now)
     return why
 
 
-def _resume(sim: Simulation, tid: int, status: str) -> str:
+def _resume(sim: SimState, tid: int, status: str) -> str:
     back = str(sim.tasks.at[tid, "oldStatus"])
+    if not is_allowed(status, back):  # paused in the snapshot: the status it was paused in is not known
+        raise CommandRefused(f"task {tid}: resume needs the status the task was paused in, which the snapshot "
+                             f"does not hold (oldStatus {back})")  # fmt: skip
     rows = _task_jobs(sim, tid, [S["throttled"]])
     sim.log.add(sim.now, sim.jobs["PandaID"][rows], "throttled", "activated", "command", np.zeros(len(rows)))
-    sim._set(rows, "activated")
+    sim.move_jobs(rows, "activated")
     why = f"command resume: back to {back}, {len(rows)} throttled jobs activated"
     _move(sim, tid, back, why=why)
     return why
 
 
-def _retry(sim: Simulation, tid: int, status: str) -> str:
+def _retry(sim: SimState, tid: int, status: str) -> str:
     t = sim.tasks
     if status == "exhausted" and t.at[tid, "oldStatus"] in ("running", "scouting"):
         old = str(t.at[tid, "oldStatus"])
@@ -156,14 +176,14 @@ def _retry(sim: Simulation, tid: int, status: str) -> str:
     return why
 
 
-def _incexec(sim: Simulation, tid: int, status: str) -> str:
+def _incexec(sim: SimState, tid: int, status: str) -> str:
     revived = _revive_failed(sim, tid)
     why = f"command incexec: re-refined, {revived} failed inputs to run again"
     _move(sim, tid, "toincexec", "rerefine", "defined", why=why)
     return why
 
 
-def _revive_failed(sim: Simulation, tid: int) -> int:
+def _revive_failed(sim: SimState, tid: int) -> int:
     """Files of TID at their attempt or failure limit get RETRY_EXTRA_ATTEMPTS more and go back to ready."""
     f = sim.files
     dead = np.flatnonzero((f.task == tid) & (f.status == f.FAILED))
@@ -175,11 +195,11 @@ def _revive_failed(sim: Simulation, tid: int) -> int:
     return len(dead)
 
 
-def _reassign(sim: Simulation, tid: int, status: str) -> str:
-    rows = _task_jobs(sim, tid, QUEUED)
+def _reassign(sim: SimState, tid: int, status: str) -> str:
+    rows = _task_jobs(sim, tid, UNDISPATCHED)
     sim.jobs.cols["errorCode"][rows] = 51
     sim.log.add(sim.now, sim.jobs["PandaID"][rows], "-", "closed", "command", np.full(len(rows), 51.0))
-    sim._end(rows, "closed")
+    end_jobs(sim, rows, "closed")
     sim.forget_brokerage(tid)
     why = f"command reassign: {len(rows)} queued jobs closed (code 51) to be brokered again"
     _move(sim, tid, "toreassign", "reassigning", status, why=why)

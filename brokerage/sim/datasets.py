@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 
 from brokerage.sim.jobs import STATUSES, S
-
-if TYPE_CHECKING:
-    from brokerage.sim.engine import Simulation
+from brokerage.sim.state import SimState
 
 INPUT_FILE_STATUSES = ("ready", "running", "finished", "failed")  # picked lasts no time here: jobs are made at once
 OUTPUT_FILE_STATUSES = ("defined", "running", "prepared", "finished", "failed")
@@ -55,7 +51,7 @@ def output_status(task_status: str, jobs_made: int) -> str:
     return "running" if jobs_made else "ready"
 
 
-def dataset_counts(sim: Simulation) -> pd.DataFrame:
+def dataset_counts(sim: SimState) -> pd.DataFrame:
     """Per task: its input dataset's status and files per status, its output dataset's status and files per
     status, and for event service tasks the events per status; each group adds up to its dataset's nFiles (nEvents).
 
@@ -90,7 +86,7 @@ def dataset_counts(sim: Simulation) -> pd.DataFrame:
     return out
 
 
-def _holder_status(sim: Simulation) -> np.ndarray:
+def _holder_status(sim: SimState) -> np.ndarray:
     """Per picked input unit, the status code of the live job that holds it (-1: none)."""
     j = sim.jobs
     holder = np.full(sim.files.n, -1, np.int64)
@@ -99,7 +95,7 @@ def _holder_status(sim: Simulation) -> np.ndarray:
     return holder
 
 
-def _events(sim: Simulation, out: pd.DataFrame, pos_f: np.ndarray, holder: np.ndarray) -> None:
+def _events(sim: SimState, out: pd.DataFrame, pos_f: np.ndarray, holder: np.ndarray) -> None:
     """Events per status for event service tasks: a unit's events follow the job that holds it (running ->
     running, holding -> finished, transferring/merging -> done), are done once it finished and fatal once it failed
     for good; everything else (not picked, back for a retry, in a queued job) is ready."""

@@ -15,7 +15,10 @@ STATUSES: tuple[str, ...] = (
 )  # fmt: skip
 S = {name: i for i, name in enumerate(STATUSES)}
 FINAL = np.array([S["finished"], S["failed"], S["cancelled"], S["closed"]])
-QUEUED = np.array([S["defined"], S["assigned"], S["activated"], S["starting"]])  # fast rebrokerage's nq
+# queued as the brokers count it (brokers.analysis.QUEUED), and fast rebrokerage's nq
+QUEUED = np.array([S["defined"], S["assigned"], S["activated"], S["starting"]])
+# not taken by a pilot yet: what a task command cancels or closes (a throttled job waits too; starting is taken)
+UNDISPATCHED = np.array([S["defined"], S["assigned"], S["activated"], S["throttled"]])
 NOT_RUN = np.array([S["assigned"], S["activated"], S["starting"]])  # the throttler's nNotRun
 DEFINED_TABLE = np.array([S["defined"], S["assigned"]])  # jobsDefined4 (pending/waiting are not simulated)
 ACTIVE_TABLE = np.array([S[s] for s in ("activated", "throttled", "sent", "starting", "running", "holding",

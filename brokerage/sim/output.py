@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,16 +10,37 @@ import pandas as pd
 from brokerage.sim.datasets import dataset_counts
 from brokerage.sim.events import aggregate
 from brokerage.sim.jobs import S
-
-if TYPE_CHECKING:
-    from brokerage.sim.engine import Simulation
+from brokerage.sim.state import TICK_S, SimState
 
 TOP_QUEUES = 50  # queues kept in the output's series: the largest change of queued + running over the run
 NO_NUCLEUS = "(no nucleus: analysis, or jobs from the snapshot)"
 TASK_CHANGES = 50_000  # task status changes kept in the output, oldest first (a 24 h demo run makes about 11,000)
+SAMPLE_S = 600.0  # time series resolution
 
 
-def headline(sim: Simulation) -> dict[str, Any]:
+def sample(state: SimState, now: float) -> None:
+    """One sample of the time series at NOW: activated and running jobs per queue, share, work queue and nucleus,
+    the jobs ended so far, and the work queues the throttler holds back.
+
+    Usage: ``sample(state, state.now)``
+    """
+    sim = state
+    j, nq, ns = sim.jobs, len(sim.g.queues), len(sim.g.shares)
+    s = sim.series
+    for name in ("activated", "running"):
+        rows = sim.live_rows(name)
+        s.queue.setdefault(name, []).append(np.bincount(j["computingSite"][rows], minlength=nq))
+        s.share.setdefault(name, []).append(np.bincount(j["gshare"][rows], minlength=ns))
+        s.work_queue.setdefault(name, []).append(np.bincount(j["workQueue"][rows], minlength=len(sim.g.work_queues)))
+        s.nucleus.setdefault(name, []).append(np.bincount(j["nucleus"][rows], minlength=len(sim.nuclei) + 1))
+    for name, (by_queue, by_share) in sim.ended.items():
+        s.queue.setdefault(name, []).append(by_queue.copy())
+        s.share.setdefault(name, []).append(by_share.copy())
+    s.times.append(now)
+    s.throttled.append(sorted((sh, r, v.rule) for (sh, r), v in sim.verdicts.items() if v.throttled))
+
+
+def headline(sim: SimState) -> dict[str, Any]:
     """The figures two runs are compared by.
 
     Usage: ``headline(sim)["jobs_finished"]``
@@ -50,7 +71,7 @@ def headline(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def series_frames(sim: Simulation) -> dict[str, pd.DataFrame]:
+def series_frames(sim: SimState) -> dict[str, pd.DataFrame]:
     """Time series as long DataFrames: ``queue`` and ``share`` (time_h, name, metric, value).
 
     Usage: ``series_frames(sim)["share"].query("metric == 'running'")``
@@ -69,7 +90,7 @@ def series_frames(sim: Simulation) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _top_queues(sim: Simulation) -> list[int]:
+def _top_queues(sim: SimState) -> list[int]:
     act, run = np.vstack(sim.series.queue["activated"]), np.vstack(sim.series.queue["running"])
     load = act + run
     change = np.abs(load[-1] - load[0])  # change over the run
@@ -85,7 +106,7 @@ def _named(samples_by_metric: dict[str, list[np.ndarray]], names: list[str]) -> 
     return {names[i]: {m: [int(x) for x in a[:, i]] for m, a in stacked.items()} for i in busy}
 
 
-def build_result(sim: Simulation) -> dict[str, Any]:
+def build_result(sim: SimState) -> dict[str, Any]:
     """Everything a run reports, JSON-ready.
 
     Usage: ``json.dumps(build_result(sim))``
@@ -113,7 +134,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
     events["from"] = events["from"].astype(str)
     return {
         "meta": {"snapshot": sim.snap.key, "seed": sim.seed, "config_changed": sim.config.changed(),
-                 "tick_s": 60, "sample_s": 600},
+                 "tick_s": int(TICK_S), "sample_s": int(SAMPLE_S)},
         "headline": headline(sim),
         "times_h": times,
         "queues": queues,

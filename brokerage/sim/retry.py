@@ -15,6 +15,7 @@ WHOLE_TASK_FRACTION = 0.3  # more than 30 % of the inputs above the task's ramCo
 INCREASE_ACTIONS = ("increase_memory", "increase_memory_xtimes", "increase_cputime", "reduce_input_per_job")
 LIMIT_ACTIONS = ("limit_retry", "no_retry")
 SOURCES = ("pilot", "exe", "ddm", "jobdispatcher", "taskbuffer", "sup")
+SOURCE_CODE = {name: i + 1 for i, name in enumerate(SOURCES)}  # errorSource codes of the job table (0: no error)
 # pilot error codes the simulator's failure model produces (pilot3 ErrorCodes)
 PAYLOADEXCEEDMAXMEM, STAGEINFAILED, TRANSFORM_FAILED, REACHEDMAXTIME = 1235, 1099, 65, 1213
 CPUTIME_MARGIN, CPUTIME_SAFETY = 1.5, 1.1  # initialize_cpu_time_task's factors

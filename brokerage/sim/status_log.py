@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from brokerage.sim.task_states import ALLOWED_PAIRS, describe_transition_error
+from brokerage.sim.task_states import ALLOWED_PAIRS, PAUSE_COMMAND_EXITS, describe_transition_error
 
 
 def sort_log(log: pd.DataFrame) -> pd.DataFrame:
@@ -47,7 +47,9 @@ def log_problems(log: pd.DataFrame, tasks: pd.DataFrame | None = None) -> list[s
     before_pause[2:] = status[:-2]
     two_back_same = np.zeros(len(ids), dtype=bool)
     two_back_same[2:] = same_task[2:] & same_task[1:-1]
-    resumed = ok & (prev == "paused") & two_back_same & (status != before_pause)
+    resumed = (
+        ok & (prev == "paused") & two_back_same & (status != before_pause) & ~np.isin(status, list(PAUSE_COMMAND_EXITS))
+    )
     for i in np.flatnonzero(resumed):
         problems.append(
             f"task_status_log: task {ids[i]} at {_when(times.iloc[i])}: a resumed task returns to "

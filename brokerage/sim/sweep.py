@@ -12,6 +12,7 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import chunks, engine
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import TICK_S, Simulation
+from brokerage.sim.replay import replay_job
 
 Progress = Callable[[int, int], None]  # (simulated minutes done over all runs, total)
 Cancel = Callable[[], bool]
@@ -25,8 +26,6 @@ def _one_run(
 ) -> dict[str, Any]:  # fmt: skip
     """One run's result, or with PANDA_ID the replayed history of that job (brokerage.sim.replay)."""
     if panda_id is not None:
-        from brokerage.sim.replay import replay_job
-
         return replay_job(snap, config, seed, hours, panda_id, commands, progress)
     return Simulation(snap, config, seed=seed).run(hours, progress=progress, commands=commands).result()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -23,6 +25,30 @@ def final_status(n_files: np.ndarray, finished: np.ndarray) -> np.ndarray:
     return np.where((finished >= n_files) & (n_files > 0), "done", np.where(finished == 0, "failed", "finished"))
 
 
+Why = Callable[[], pd.Series]  # the sentences of a rule's moves, per task; built only when the rule moves a task
+
+
+class _Moves:
+    """The task table being changed at NOW and the changes made so far (jediTaskID, from, to, rule, cause)."""
+
+    def __init__(self, tasks: pd.DataFrame, now: float) -> None:
+        self.t, self.now = tasks, now
+        self.rows: list[tuple[int, str, str, str, str]] = []
+
+    def move(self, mask: pd.Series, new: str, rule: str, why: Why) -> None:
+        t = self.t
+        ids = t.index[mask.to_numpy()]
+        if len(ids) == 0:
+            return
+        old = t.loc[ids, "status"].to_numpy(object)
+        self.rows.extend(zip(ids.tolist(), old.tolist(), [new] * len(ids), [rule] * len(ids), why()[ids].tolist(),
+                             strict=True))  # fmt: skip
+        t.loc[ids, "oldStatus"] = np.where(new in ("pending", "throttled"), old, t.loc[ids, "oldStatus"])
+        t.loc[ids, "status"] = new
+        t.loc[ids, "modificationTime"] = self.now
+        t.loc[ids, "stateChangeTime"] = self.now
+
+
 def step(
     tasks: pd.DataFrame, files: pd.DataFrame, active_jobs: pd.Series, now: float, config: Config
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -34,30 +60,28 @@ def step(
     picked input units (jediTaskID, status ready/running/finished/failed, failedAttempt); ACTIVE_JOBS the live jobs
     per task. Usage: ``tasks, changes = step(tasks, files, active, 3600.0, Config())``
     """
-    t = tasks.copy()
-    rows: list[tuple[int, str, str, str, str]] = []
+    m = _Moves(tasks.copy(), now)
+    _pending(m, config)
+    _exhausted(m)
+    _throttling(m, files)
+    _final(m, active_jobs)
+    return m.t, pd.DataFrame(m.rows, columns=["jediTaskID", "from", "to", "rule", "cause"])
 
-    def move(mask: pd.Series, new: str, rule: str, why: pd.Series) -> None:
-        ids = t.index[mask.to_numpy()]
-        if len(ids) == 0:
-            return
-        old = t.loc[ids, "status"].to_numpy(object)
-        rows.extend(zip(ids.tolist(), old.tolist(), [new] * len(ids), [rule] * len(ids), why[ids].tolist(),
-                        strict=True))  # fmt: skip
-        t.loc[ids, "oldStatus"] = np.where(new in ("pending", "throttled"), old, t.loc[ids, "oldStatus"])
-        t.loc[ids, "status"] = new
-        t.loc[ids, "modificationTime"] = now
-        t.loc[ids, "stateChangeTime"] = now
 
-    status = t["status"]
-    pending = status == "pending"
+def _pending(m: _Moves, config: Config) -> None:
+    """reactivatePendingTasks: exhausted after PENDING_TIMEOUT_<label> hours since frozenTime, else retried after
+    waitForPending (sooner for urgent production tasks)."""
+    t, now = m.t, m.now
+    pending = t["status"] == "pending"
+    if not pending.any():
+        return
     frozen_h = (now - t["frozenTime"]) / 3600.0
     labels = t["prodSourceLabel"].fillna("managed").astype(str)
     limit_h = labels.map({x: float(config.get(f"PENDING_TIMEOUT_{x}")) for x in set(labels)})
     expired = pending & (frozen_h > limit_h)
-    move(expired, "exhausted", "pending timeout",
-         "timeout while in pending since " + frozen_h.round(2).astype(str) + " h ago > PENDING_TIMEOUT_" + labels
-         + " " + limit_h.map("{:g}".format) + " h")  # fmt: skip
+    m.move(expired, "exhausted", "pending timeout",
+           lambda: "timeout while in pending since " + frozen_h.round(2).astype(str) + " h ago > PENDING_TIMEOUT_"
+           + labels + " " + limit_h.map("{:g}".format) + " h")  # fmt: skip
     wait = pd.Series(WAIT_FOR_PENDING_S, index=t.index)
     prod = labels != "user"
     for priority, seconds in reversed(URGENT_PENDING_S):
@@ -65,25 +89,36 @@ def step(
     retry = (t["status"] == "pending") & (now - t["modificationTime"] >= wait)
     back = t["oldStatus"].where(t["oldStatus"].isin(ACTIVE_STATUSES), "ready")
     for target in ("ready", "running", "scouting"):
-        move(
+        m.move(
             retry & (back == target),
             target,
             "pending retried",
-            "pending for >= " + (wait / 60).map("{:.0f}".format) + " min (waitForPending; production at priority "
-            ">= 950: 10 min, >= 900: 30 min): retried",
+            lambda: (
+                "pending for >= " + (wait / 60).map("{:.0f}".format) + " min (waitForPending; production at "
+                "priority >= 950: 10 min, >= 900: 30 min): retried"
+            ),
         )
 
-    # kickExhaustedTasks: an exhausted task left alone for waitForExhausted is finished
-    kick = (t["status"] == "exhausted") & (now - t["modificationTime"] >= WAIT_FOR_EXHAUSTED_S)
-    move(kick, "finishing", "exhausted timeout",
-         pd.Series(f"exhausted for >= {WAIT_FOR_EXHAUSTED_S / 3600:.0f} h (waitForExhausted): finished", index=t.index))  # fmt: skip
 
-    # release before throttling, as AtlasProdWatchDog does
+def _exhausted(m: _Moves) -> None:
+    """kickExhaustedTasks: an exhausted task left alone for waitForExhausted is finished."""
+    t = m.t
+    kick = (t["status"] == "exhausted") & (m.now - t["modificationTime"] >= WAIT_FOR_EXHAUSTED_S)
+    if not kick.any():
+        return
+    m.move(kick, "finishing", "exhausted timeout",
+           lambda: pd.Series(f"exhausted for >= {WAIT_FOR_EXHAUSTED_S / 3600:.0f} h (waitForExhausted): finished",
+                             index=t.index))  # fmt: skip
+
+
+def _throttling(m: _Moves, files: pd.DataFrame) -> None:
+    """Release before throttling, as AtlasProdWatchDog does; throttle for many attempts: int(avg failedAttempt over
+    ready/running master files / 5) > numThrottled."""
+    t, now = m.t, m.now
     release = (t["status"] == "throttled") & (t["throttledTime"] < now)
-    move(release, "running", "throttle released",
-         pd.Series("throttledTime passed: released", index=t.index))  # fmt: skip
-
-    # throttle for many attempts: int(avg failedAttempt over ready/running master files / 5) > numThrottled
+    m.move(release, "running", "throttle released", lambda: pd.Series("throttledTime passed: released", index=t.index))
+    if not ((t["status"] == "running") & (t["numThrottled"] >= 0)).any():
+        return  # no task the rule could throttle
     live = files[files["status"].isin(["ready", "running"])]
     failed = live.groupby("jediTaskID")["failedAttempt"].sum().reindex(t.index, fill_value=0)
     unpicked = (t["nFiles"] - t["nFilesUsed"]).clip(lower=0)
@@ -93,18 +128,24 @@ def step(
     n = t["numThrottled"] + 1
     t.loc[due, "throttledTime"] = now + WAIT_FOR_THROTTLED_MIN * 60.0 * n[due] ** 2
     t.loc[due, "numThrottled"] = n[due]
-    move(due, "throttled", "many attempts",
-         "reason=many_attempts " + avg.round(2).astype(str) + " > " + n.astype(int).astype(str)
-         + "x5 until +" + (WAIT_FOR_THROTTLED_MIN * n**2).astype(int).astype(str) + " min")  # fmt: skip
+    m.move(due, "throttled", "many attempts",
+           lambda: "reason=many_attempts " + avg.round(2).astype(str) + " > " + n.astype(int).astype(str)
+           + "x5 until +" + (WAIT_FOR_THROTTLED_MIN * n**2).astype(int).astype(str) + " min")  # fmt: skip
 
-    # final status once every input unit is finished or failed and no job is left (§6.2)
+
+def _final(m: _Moves, active_jobs: pd.Series) -> None:
+    """Once every input unit is finished or failed and no job is left (§6.2): prepared, then the final status."""
+    t = m.t
     active = active_jobs.reindex(t.index, fill_value=0)
     over = t["status"].isin(ACTIVE_STATUSES) & (t["nFiles"] > 0) & (active == 0) & (
         t["nFilesFinished"] + t["nFilesFailed"] >= t["nFiles"])  # fmt: skip
+    if not over.any():
+        return
     final = pd.Series(final_status(t["nFiles"].to_numpy(), t["nFilesFinished"].to_numpy()), index=t.index)
     counts = t["nFilesFinished"].astype(str) + " of " + t["nFiles"].astype(str) + " inputs finished"
-    move(over & (final == "done"), "done", "final status", counts)
-    move(over & (final == "failed"), "failed", "final status", "no input was processed successfully: " + counts)
-    move(over & (final == "finished"), "finished", "final status", counts)
-    changes = pd.DataFrame(rows, columns=["jediTaskID", "from", "to", "rule", "cause"])
-    return t, changes
+    m.move(over, "prepared", "prepared", lambda: "every input processed: " + counts)
+    m.move(over & (final == "done"), "done", "final status", lambda: counts)
+    m.move(
+        over & (final == "failed"), "failed", "final status", lambda: "no input was processed successfully: " + counts
+    )
+    m.move(over & (final == "finished"), "finished", "final status", lambda: counts)

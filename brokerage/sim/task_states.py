@@ -71,6 +71,8 @@ REASSIGNABLE: frozenset[str] = frozenset(
 # Statuses JEDI may write again while already in them: re-brokerage every 30 min (assigning), a new hold
 # reason (pending), the avalanche command (scouting) and the throttle period being renewed (throttled).
 REFRESHABLE: frozenset[str] = frozenset({"assigning", "pending", "scouting", "throttled"})
+# Leaving paused by kill or finish is a command, not a resume: the task need not return to its old status first.
+PAUSE_COMMAND_EXITS: frozenset[str] = frozenset({"aborting", "finishing"})
 
 _CHART: dict[str, set[str]] = {
     "registered": {"topreprocess", "tobroken", "pending", "defined"},
@@ -78,7 +80,9 @@ _CHART: dict[str, set[str]] = {
     "preprocessing": {"registered", "tobroken"},
     "defined": {"pending", "ready", "assigning", "tobroken", "staging"},
     "assigning": {"ready", "exhausted"},
-    "ready": {"pending", "assigning", "tobroken", "scouting", "running"},
+    # ready -> prepared: PostProcessor's prepareTasksToBeFinished also takes a ready task whose inputs are all done
+    # (e.g. after an incexec brought no new input), reference §5.2 (jedi-lifecycle.md)
+    "ready": {"pending", "assigning", "tobroken", "scouting", "running", "prepared"},
     "pending": set(PENDABLE) | {"finishing", "exhausted"},
     "scouting": {"tobroken", "pending", "scouted", "exhausted"},
     "scouted": {"running"},
@@ -86,7 +90,9 @@ _CHART: dict[str, set[str]] = {
     "throttled": {"running"},
     "tobroken": {"broken"},
     "prepared": {"done", "finished", "failed", "exhausted"},
-    "exhausted": {"finishing", "toretry", "passed", "running"},
+    # retry of an exhausted task back to its old status running or scouting, and incexec (the server's command
+    # check accepts it from exhausted), reference §7.3
+    "exhausted": {"finishing", "toretry", "passed", "running", "scouting", "toincexec"},
     "finishing": {"passed"},
     "passed": {"done", "finished", "failed"},
     "done": {"toretry", "toincexec"},
@@ -126,8 +132,9 @@ def _build() -> dict[str, frozenset[str]]:
 TRANSITIONS: dict[str, frozenset[str]] = _build()
 """Status -> statuses it may change to: the official chart (reference §7.2), the code-enforced command paths
 (§7.3: kill -> aborting -> [toabort ->] aborted, finish -> finishing -> passed, retry -> toretry -> ready,
-incexec -> toincexec -> rerefine -> defined, reassign -> toreassign -> reassigning, pause/resume, retry of an
-exhausted task straight back to running), the seed's exhausted cases and the data carousel (staging -> staged)."""
+incexec -> toincexec -> rerefine -> defined (also from exhausted), reassign -> toreassign -> reassigning,
+pause/resume, retry of an exhausted task straight back to running or scouting), the seed's exhausted cases and the
+data carousel (staging -> staged). The simulator's moves are checked against it (brokerage.sim.machines)."""
 
 INITIAL_STATUS = "registered"
 
@@ -190,7 +197,8 @@ def check_transition(old: str | None, new: str) -> None:
 def history_problems(statuses: Iterable[str], label: str = "task") -> list[str]:
     """Every problem in one task's status sequence (oldest first), as sentences; empty if the log is valid.
 
-    Beyond the pairwise rule, a resume must return to the status the task had before it was paused.
+    Beyond the pairwise rule, a resume must return to the status the task had before it was paused (a kill or
+    finish of a paused task is no resume).
     Usage: ``history_problems(["registered", "defined", "paused", "defined"]) == []``
     """
     problems = []
@@ -199,7 +207,7 @@ def history_problems(statuses: Iterable[str], label: str = "task") -> list[str]:
     for i, status in enumerate(seq):
         if not is_allowed(prev, status):
             problems.append(f"{label} entry {i}: {describe_transition_error(prev, status)}")
-        elif prev == "paused" and i >= 2 and status != seq[i - 2]:
+        elif prev == "paused" and i >= 2 and status != seq[i - 2] and status not in PAUSE_COMMAND_EXITS:
             problems.append(
                 f"{label} entry {i}: a resumed task returns to {seq[i - 2]!r}, the status it was paused in, "
                 f"not {status!r}"

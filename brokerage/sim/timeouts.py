@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from brokerage.sim.jobs import ACTIVE_TABLE, DEFINED_TABLE, QUEUED, S
+from brokerage.sim.jobs import ACTIVE_TABLE, DEFINED_TABLE, QUEUED, SUB_TOREASSIGN, S
+from brokerage.sim.propagate import end_jobs
+from brokerage.sim.retry import SOURCE_CODE
 from brokerage.sim.setup import NO_PILOT_STATUSES
-
-if TYPE_CHECKING:
-    from brokerage.sim.engine import Simulation
+from brokerage.sim.state import SimState
 
 H, D = 3600.0, 86400.0
 HEARTBEAT_S = 1800.0  # pilot heartbeat period
@@ -22,9 +21,32 @@ ANALY_OFFLINE_H = 3.0  # analysis rebrokerage at an offline or test queue
 F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHOLD_NQUEUE_<gshare>
 
 Hit = tuple[str, np.ndarray, str, np.ndarray, float]  # rule, rows, new status, value compared, threshold
+# error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
+# taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
+ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
+               "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
 
 
-def _last_heartbeat(sim: Simulation, rows: np.ndarray) -> np.ndarray:
+def tick(state: SimState, now: float) -> None:
+    """One copyArchive pass: each rule's hits end (failed or closed, with the rule's error code and source) before
+    the next rule looks.
+
+    Usage: ``timeouts.tick(state, state.now)``
+    """
+    c = state.jobs.cols
+    for rule, rows, new, value, threshold in copy_archive(state):
+        if len(rows) == 0:
+            continue
+        state.log.add(now, c["PandaID"][rows], c["jobStatus"][rows], new, rule, value, threshold)
+        if new == "closed":
+            c["jobSubStatus"][rows] = SUB_TOREASSIGN
+        if rule != "F":
+            c["errorCode"][rows] = ERROR_CODES.get(rule, 0)
+        c["errorSource"][rows] = SOURCE_CODE["jobdispatcher" if new == "failed" else "taskbuffer"]
+        end_jobs(state, rows, new)
+
+
+def _last_heartbeat(sim: SimState, rows: np.ndarray) -> np.ndarray:
     """When each running job's pilot last reported: every HEARTBEAT_S since its start; at a queue without pilots
     (offline) the heartbeats stopped when the run began."""
     j = sim.jobs
@@ -35,27 +57,30 @@ def _last_heartbeat(sim: Simulation, rows: np.ndarray) -> np.ndarray:
     return start + beats * HEARTBEAT_S
 
 
-def copy_archive(sim: Simulation) -> Iterator[Hit]:
+def copy_archive(sim: SimState) -> Iterator[Hit]:
     """Each rule's hits, computed after the previous rule's were applied (the caller applies them as they come).
 
     Usage: ``for rule, rows, new, value, threshold in copy_archive(sim): ...``
     """
-    j, cfg, now = sim.jobs, sim.config, sim.now
-    st, q, prio = j["jobStatus"], j["computingSite"], j["currentPriority"]  # views: later rules see earlier changes
     live = sim.live  # non-final rows at the start of the pass; every rule filters by status again
+    user = sim.jobs["prodSourceLabel"][live] == 1
+    yield from _watchers(sim, live, user)
+    yield from _fast_rebrokerage(sim)
+    yield from _reassignments(sim, live, user)
+    yield from _analysis_and_expiry(sim, live, user)
 
-    def where(mask: np.ndarray) -> np.ndarray:
-        return live[mask]
 
-    user = j["prodSourceLabel"][live] == 1
-
+def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
+    """H1/H8 (lost heartbeat), H6 (holding too long), K1/K2 (expired in the defined table or activated)."""
+    j, cfg, now = sim.jobs, sim.config, sim.now
+    st, q = j["jobStatus"], j["computingSite"]  # views: later rules see earlier changes
     # H1 analysis heartbeat, H8 production (paused queues skipped for H8 only)
     for rule, is_user, key in (
         ("H1", True, "HEARTBEAT_TIMEOUT_analysis"),
         ("H8", False, "HEARTBEAT_TIMEOUT_production"),
     ):
         limit = float(cfg.get(key))
-        rows = where(np.isin(st[live], [S["running"], S["starting"]]) & (user == is_user))
+        rows = live[np.isin(st[live], [S["running"], S["starting"]]) & (user == is_user)]
         if rule == "H8":
             rows = rows[sim.g.queue_status[q[rows]] != "paused"]
         silence = (now - _last_heartbeat(sim, rows)) / H
@@ -63,65 +88,73 @@ def copy_archive(sim: Simulation) -> Iterator[Hit]:
         yield rule, rows[hit], "failed", silence[hit], limit
 
     limit = float(cfg["TIMEOUT_holding"])
-    rows = where(st[live] == S["holding"])
+    rows = live[st[live] == S["holding"]]
     age = (now - j["modificationTime"][rows]) / H
     yield "H6", rows[age > limit], "failed", age[age > limit], limit
 
     for rule, statuses, days in (("K1", DEFINED_TABLE, 7.0), ("K2", np.array([S["activated"]]), 7.0)):
-        rows = where(np.isin(st[live], statuses))
+        rows = live[np.isin(st[live], statuses)]
         age = (now - j["creationTime"][rows]) / D
         yield rule, rows[age > days], "closed", age[age > days], days
 
-    yield from _fast_rebrokerage(sim)
 
+def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
+    """R5 (inactive site), R6/R7 (defined too long), R8 (activated), R9 (starting): managed jobs closed, code 51."""
+    j, cfg, now = sim.jobs, sim.config, sim.now
+    st, q, prio = j["jobStatus"], j["computingSite"], j["currentPriority"]
     # R5 inactive site: priority >= 800 managed jobs idle 4 h at a queue whose pilots stopped starting 2 h ago
     site_age = sim.g.laststart_age_h + now / H
     inactive = (site_age > INACTIVE_SITE_H) | np.isin(sim.g.queue_status, ("offline", "test"))
     cand = np.isin(st[live], [S["activated"], S["starting"]]) & ~user & (prio[live] >= INACTIVE_PRIO)
-    rows = where(cand & inactive[q[live]])
+    rows = live[cand & inactive[q[live]]]
     idle = (now - np.minimum(j["modificationTime"][rows], j["stateChangeTime"][rows])) / H
     yield "R5", rows[idle > INACTIVE_JOB_H], "closed", idle[idle > INACTIVE_JOB_H], INACTIVE_JOB_H
 
     limit = float(cfg["TIMEOUT_defined"])
-    rows = where((st[live] == S["defined"]) & ~user)
+    rows = live[(st[live] == S["defined"]) & ~user]
     age = (now - j["modificationTime"][rows]) / H
     yield "R6", rows[age > limit], "closed", age[age > limit], limit
 
-    rows = where(np.isin(st[live], DEFINED_TABLE) & ~user)
+    rows = live[np.isin(st[live], DEFINED_TABLE) & ~user]
     age = (now - j["modificationTime"][rows]) / H
     yield "R7", rows[age > R7_H], "closed", age[age > R7_H], R7_H
 
-    rows = where((st[live] == S["activated"]) & ~user)
+    rows = live[(st[live] == S["activated"]) & ~user]
     age = (now - j["modificationTime"][rows]) / H
     yield "R8", rows[age > R8_H], "closed", age[age > R8_H], R8_H
 
-    rows = where((st[live] == S["starting"]) & ~user)
+    rows = live[(st[live] == S["starting"]) & ~user]
     age = (now - j["stateChangeTime"][rows]) / H
     yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
 
+
+def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
+    """K3 (analysis jobs unchanged 7 d), A (analysis rebrokerage), K9 (21 d in the active table), K10 (throttled)."""
+    j, cfg, now = sim.jobs, sim.config, sim.now
+    st, q = j["jobStatus"], j["computingSite"]
     # K3: analysis jobs of the active table (running ones only get "tobekilled": left to the pilot)
-    rows = where(np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"]) & user)
+    rows = live[np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"]) & user]
     age = (now - j["modificationTime"][rows]) / D
     yield "K3", rows[age > 7.0], "closed", age[age > 7.0], 7.0
 
     # A: analysis rebrokerage after ANALY_TIMEOUT at an online queue, 3 h at an offline or test one
     limit = float(cfg["ANALY_TIMEOUT"])
-    rows = where((st[live] == S["activated"]) & user)
+    rows = live[(st[live] == S["activated"]) & user]
     down = np.isin(sim.g.queue_status[q[rows]], ("offline", "test"))
     age = (now - j["activationTime"][rows]) / H
     over = np.where(down, age > ANALY_OFFLINE_H, age > limit)
     yield "A", rows[over], "closed", age[over], limit
 
-    rows = where(np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"]))
+    rows = live[np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"])]
     age = (now - j["creationTime"][rows]) / D
     yield "K9", rows[age > 21.0], "closed", age[age > 21.0], 21.0
 
-    rows = where(st[live] == S["throttled"])
+    rows = live[st[live] == S["throttled"]]
     age = (now - j["creationTime"][rows]) / D
     yield "K10", rows[age > 7.0], "closed", age[age > 7.0], 7.0
 
 
-def _fast_rebrokerage(sim: Simulation) -> Iterator[Hit]:
+def _fast_rebrokerage(sim: SimState) -> Iterator[Hit]:
     """Rule F (§3.4): per (queue, global share) with nr x ratio < nq, nq > limit and nq > nq_tot x frac, the
     oldest excess - 1 queued jobs are closed with kill code 10; a share without FAST_REBRO_THRESHOLD_NQUEUE_<share>
     is a dry run (limit 10) that kills nothing."""

@@ -160,3 +160,15 @@ def test_log_problems_checks_a_whole_table() -> None:
     assert any("task 2 last logged 'done' but tasks.status is 'running'" in p for p in problems)
     assert any("task 3 is not in tasks" in p for p in problems)
     assert len(problems) == 4
+
+
+def test_a_kill_or_finish_of_a_paused_task_is_no_resume() -> None:
+    """paused -> aborting (kill) and paused -> finishing (finish) are commands, not resumes: the task need not go back
+    to the status it was paused in first, in a history and in a whole log table."""
+    assert ts.history_problems(["registered", "defined", "ready", "paused", "aborting", "aborted"]) == []
+    assert ts.history_problems(["registered", "defined", "ready", "paused", "finishing", "passed", "failed"]) == []
+    rows = [("registered", "2026-01-01T00:00:00Z"), ("defined", "2026-01-01T00:01:00Z"),
+            ("paused", "2026-01-01T00:02:00Z"), ("aborting", "2026-01-01T00:03:00Z"),
+            ("aborted", "2026-01-01T00:04:00Z")]  # fmt: skip
+    log = frame("task_status_log", [{"status": s, "jeditaskid": 1, "modificationtime": w} for s, w in rows])
+    assert log_problems(log, frame("tasks", [{"jeditaskid": 1, "status": "aborted"}])) == []

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from brokerage.cli.main import main
-from brokerage.sim import commands
+from brokerage.sim import commands, postprocessor
 from brokerage.sim.commands import CommandRefused, TaskCommand, apply, parse_command
+from brokerage.sim.propagate import end_jobs
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 
 
@@ -55,11 +56,12 @@ def test_finish_kills_queued_jobs_and_ends_when_running_ones_are_done() -> None:
     queued = add_jobs(sim, n=2, jediTaskID=1)
     running = add_jobs(sim, status="running", jediTaskID=1, startTime=0.0)
     _do(sim, "finish")
-    sim._post_process()
+    postprocessor.tick(sim, sim.now)
     assert status_of(sim, np.r_[queued, running]) == ["cancelled", "cancelled", "running"]
     assert sim.tasks.at[1, "status"] == "finishing"
-    sim._end(running, "finished")
-    sim._post_process()
+    sim.move_jobs(running, "holding")  # the payload ended, the Adder then finishes the job
+    end_jobs(sim, running, "finished")
+    postprocessor.tick(sim, sim.now)
     assert sim.tasks.at[1, "status"] == "finished"
     assert [to for _, tid, _, to, _ in sim.task_causes if tid == 1][-2:] == ["passed", "finished"]
 

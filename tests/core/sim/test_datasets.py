@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.model.gdpconfig import Config
+from brokerage.sim import jobgen
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.datasets import (
     EVENT_STATUSES,
@@ -69,8 +70,8 @@ def test_events_of_a_running_job_are_running_and_of_a_queued_one_ready() -> None
                     job_counts=counts("A", running=20) + counts("B", running=20))  # fmt: skip
     sim.jobs.n = 0
     sim.live = sim.live[:0]
-    sim._generate()
-    sim.live = np.concatenate([sim.live, *sim._new_rows]) if sim._new_rows else sim.live
+    jobgen.tick(sim, sim.now)
+    sim.live = np.concatenate([sim.live, *sim.new_rows]) if sim.new_rows else sim.live
     sim.jobs.cols["jobStatus"][:3] = S["running"]
     row = dataset_counts(sim).loc[1]
     assert (row["ev_running"], row["ev_ready"], row["out_running"], row["out_defined"]) == (30, 70, 3, 7)

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from brokerage.cli.main import main
 from brokerage.model.gdpconfig import Config
-from brokerage.sim import task_agent
+from brokerage.sim import jobgen, pilots, task_agent, timeouts
 from brokerage.sim.engine import Files, Simulation
 from brokerage.sim.jobs import FINAL, S
+from brokerage.sim.propagate import end_jobs
 from tests.builders import counts, dataset, queue, sim_grid_snapshot, task
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 
@@ -36,7 +37,7 @@ def test_dispatch_fills_free_slots_by_priority_then_age() -> None:
             return np.ones(n)  # no queue takes by age this tick (the SLOPPY_DISPATCH_RATIO draw)
 
     sim.rng = NoSloppy()  # type: ignore[assignment]
-    sim._dispatch()
+    pilots.dispatch(sim, sim.now)
     assert status_of(sim, np.r_[a, b, c]) == ["running", "activated", "running"]
 
 
@@ -48,14 +49,14 @@ def test_a_closed_job_uses_an_attempt_but_is_not_a_failure() -> None:
     fid = sim.files.add(1, 1, 3, 10**6)
     sim.tasks.loc[1, "nFilesUsed"] = 1
     r1 = add_jobs(sim, jediTaskID=1, fileID=fid[0])
-    sim._end(r1, "closed")
+    end_jobs(sim, r1, "closed")
     assert (sim.files.attemptNr[0], sim.files.failedAttempt[0], sim.files.status[0]) == (1, 0, Files.READY)
     assert sim.retry_pool[1] == [0]
     r2 = add_jobs(sim, jediTaskID=1, fileID=fid[0])
-    sim._end(r2, "failed")
+    end_jobs(sim, r2, "failed")
     assert (sim.files.attemptNr[0], sim.files.failedAttempt[0]) == (2, 1)
     r3 = add_jobs(sim, jediTaskID=1, fileID=fid[0])
-    sim._end(r3, "closed")
+    end_jobs(sim, r3, "closed")
     assert sim.files.status[0] == Files.FAILED and sim.tasks.loc[1, "nFilesFailed"] == 1
 
 
@@ -195,7 +196,7 @@ def test_no_jobs_for_tasks_that_may_not_generate() -> None:
     snap = sim_grid_snapshot(qs, tasks, datasets=[dataset(i, i, nfiles=5, nevents=50) for i in (1, 2)], job_counts=[])
     sim = Simulation(snap, Config().with_overrides({"TASKBROKER_PERIOD": 86400}), seed=0)
     sim.now = 0.0
-    sim._generate()
+    jobgen.tick(sim, sim.now)
     assert sim.jobs.n == 0
 
 
@@ -291,7 +292,7 @@ def test_a_resource_work_queue_is_throttled_on_its_own() -> None:
                              job_counts=counts("A", running=5), work_queues=wqs)  # fmt: skip
     sim = Simulation(snap, Config(), seed=0)
     assert sim.tasks["workQueue"].to_dict() == {1: "Reprocessing default", 2: "MC Simulation"}
-    sim._generate()
+    jobgen.tick(sim, sim.now)
     assert set(sim.verdicts) == {("Reprocessing default", "SCORE"), ("MC Simulation", "SCORE")}
     made = pd.Series(sim.jobs["workQueue"]).map(dict(enumerate(sim.g.work_queues)))
     by_task = {t: w for t, w in zip(sim.jobs["jediTaskID"], made, strict=True) if t > 0}
@@ -310,9 +311,9 @@ def test_no_job_is_generated_for_a_task_that_may_not_generate(status: str, seed:
     sim = Simulation(snap, Config(), seed=seed)
     for minute in range(30):
         sim.now = 60.0 * minute
-        sim._generate()
-        sim._end_payloads()
-        sim._dispatch()
+        jobgen.tick(sim, sim.now)
+        pilots.end_payloads(sim, sim.now)
+        pilots.dispatch(sim, sim.now)
     made = set(sim.jobs["jediTaskID"].tolist())
     assert 1 not in made and 2 in made
 
@@ -331,7 +332,7 @@ def test_fast_rebrokerage_fires_only_for_a_share_with_its_threshold_key(seed: in
         add_jobs(sim, n=queued, queue=str(rng.choice(["A", "B"])), gshare=sim.si[share],
                  creationTime=-rng.uniform(0, 3600, queued), modificationTime=0.0)  # fmt: skip
     sim.now = 600.0
-    sim._copy_archive()
+    timeouts.tick(sim, sim.now)
     ev = sim.log.frame()
     closed = ev[ev["rule"] == "F"]
     shares = {sim.g.shares[s] for s in sim.jobs["gshare"][np.isin(sim.jobs["PandaID"], closed["id"])]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.model.gdpconfig import Config
+from brokerage.sim import watchdog
 from brokerage.sim.jobs import S
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 
@@ -30,7 +31,7 @@ def test_a_task_near_completion_goes_to_priority_900_and_express() -> None:
     add_jobs(sim, n=96, status="finished", jediTaskID=1)
     live = add_jobs(sim, n=4, status="activated", jediTaskID=1)
     _count_jobs(sim, 100, 96, 0)
-    sim._progress_actions()
+    watchdog.progress_actions(sim, sim.now)
     assert sim.tasks.at[1, "currentPriority"] == 900 and sim.tasks.at[1, "gshare"] == "Express"
     assert (sim.jobs["currentPriority"][live] == 900).all()
     assert {sim.g.shares[s] for s in sim.jobs["gshare"][live]} == {"Express"}
@@ -38,7 +39,7 @@ def test_a_task_near_completion_goes_to_priority_900_and_express() -> None:
 
     other = small_sim()
     _running_task(other, 100, 90)
-    other._progress_actions()
+    watchdog.progress_actions(other, other.now)
     assert other.tasks.at[1, "currentPriority"] == 500 and other.tasks.at[1, "gshare"] == "MC Simulation"
 
 
@@ -56,8 +57,8 @@ def test_a_big_task_failing_at_the_pause_rate_is_paused_and_its_jobs_throttled()
         add_jobs(sim, n=490, status="finished", jediTaskID=1)
         queued = add_jobs(sim, n=10, status="activated", jediTaskID=1)
         _count_jobs(sim, 1200, 490, 700)
-        sim._progress_actions()
-        sim._throttle_paused()
+        watchdog.progress_actions(sim, sim.now)
+        watchdog.throttle_paused(sim, sim.now)
         assert sim.tasks.at[1, "status"] == expected
         want = "throttled" if expected == "paused" else "activated"
         assert status_of(sim, queued) == [want] * 10
@@ -69,5 +70,5 @@ def test_analysis_tasks_get_no_boost() -> None:
     sim = small_sim()
     sim.tasks.at[1, "prodSourceLabel"] = "user"
     _running_task(sim, 100, 99)
-    sim._progress_actions()
+    watchdog.progress_actions(sim, sim.now)
     assert sim.tasks.at[1, "currentPriority"] == 500

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage.sim import retry
+from brokerage.sim import brokering, jobgen, retry
 from brokerage.sim.jobs import S
 from brokerage.sim.retry import ErrorClass, RetryRule, error_class, increase_ram, preprocess_rules
 from tests.builders import counts, dataset, queue, task
@@ -129,12 +129,12 @@ def test_a_raised_task_ramcount_reaches_the_next_brokerage_at_once() -> None:
     """JEDI reads the task each cycle: once the task's ramCount is 3000 MB (2700 x 0.9 > A's maxrss 2000), its very
     next brokerage, before the brokers' snapshot is refreshed, leaves only B; at 1500 MB both queues were chosen."""
     sim = _memory_grid()
-    before, _p = sim._choices(1)
+    before, _p = brokering.choices(sim, 1)
     assert sorted(sim.g.queues[i] for i in before) == ["A", "B"]
-    sim._estimates_changed(1, {"ramcount": 3000.0})
-    after, _p = sim._choices(1)
+    sim.estimates_changed(1, {"ramcount": 3000.0})
+    after, _p = brokering.choices(sim, 1)
     assert [sim.g.queues[i] for i in after] == ["B"]
-    assert "-lowmemory" in str(sim._decision(1).to_dict())
+    assert "-lowmemory" in str(brokering.decision(sim, 1).to_dict())
 
 
 def test_a_task_asking_any_core_count_runs_with_the_queues_cores_and_memory() -> None:
@@ -150,7 +150,7 @@ def test_a_task_asking_any_core_count_runs_with_the_queues_cores_and_memory() ->
     sim.jobs.n = 0
     sim.live = sim.live[:0]
     sim.true_ram_mb[1] = 8000.0
-    sim._generate()
+    jobgen.tick(sim, sim.now)
     j = sim.jobs
     at_a = j["computingSite"][: j.n] == sim.qi["A"]
     assert at_a.any() and (~at_a).any()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from brokerage.model.gdpconfig import Config
+from brokerage.sim import jobgen
 from brokerage.sim.scouts import N_SCOUT_JOBS, assess, scout_priority
 from tests.builders import counts, dataset, task
 from tests.core.sim.conftest import small_sim
@@ -47,7 +48,7 @@ def test_scout_jobs_come_first_at_priority_901_then_the_task_runs_on_their_estim
     sim.live = sim.live[:0]
     sim.g.failure_rate[:] = 0.0
     sim.now = 0.0
-    sim._generate()
+    jobgen.tick(sim, sim.now)
     j = sim.jobs
     assert j.n == N_SCOUT_JOBS and j["isScout"].all() and (j["currentPriority"] == scout_priority(500)).all()
     assert scout_priority(950) == 951 and sim.tasks.at[1, "status"] == "scouting"

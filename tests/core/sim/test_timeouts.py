@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from brokerage.model.gdpconfig import Config
+from brokerage.sim import timeouts
 from brokerage.sim.jobs import SUB_TOREASSIGN
 from tests.builders import queue
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
@@ -15,7 +16,7 @@ H = 3600.0
 
 def _pass(sim, now: float) -> None:  # type: ignore[no-untyped-def]
     sim.now = now
-    sim._copy_archive()
+    timeouts.tick(sim, sim.now)
 
 
 def test_r6_closes_jobs_defined_longer_than_timeout_defined() -> None:

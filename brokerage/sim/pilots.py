@@ -1,0 +1,98 @@
+"""Pilots (jedi-lifecycle.md §7.3, §11): getJob takes activated jobs into each queue's free slots, and a payload
+that reached its walltime ends (running -> holding, the job output report sent)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from brokerage.model.workqueues import sorted_leaves
+from brokerage.sim import machines, retry
+from brokerage.sim.jobs import S
+from brokerage.sim.setup import NO_PILOT_STATUSES
+from brokerage.sim.state import SimState
+
+MAX_PRIORITY = 2**14 - 1  # currentPriority is below it (merge jobs 5000, boosted tasks 900, scouts 901)
+
+
+def pack(*keys: np.ndarray) -> np.ndarray:
+    """One int64 sort key from non-negative integer KEYS, most significant first (np.lexsort over 4 keys costs
+    several times one argsort); falls back to lexsort ranks when they do not fit in 63 bits.
+
+    Usage: ``order = np.argsort(pack(queue, rank, priority, panda_id), kind="stable")``
+    """
+    bits = [max(1, int(k.max()).bit_length()) if len(k) else 1 for k in keys]
+    if sum(bits) > 63:
+        order = np.lexsort(tuple(reversed(keys)))
+        out = np.empty(len(order), np.int64)
+        out[order] = np.arange(len(order))
+        return out
+    packed = np.zeros(len(keys[0]), np.int64)
+    for k, b in zip(keys, bits, strict=True):
+        packed = (packed << b) | k.astype(np.int64)
+    return packed
+
+
+def dispatch(state: SimState, now: float) -> None:
+    """Pilots take activated jobs up to each queue's free slots: the most under-pledged share first, then
+    priority, then age; SLOPPY_DISPATCH_RATIO+1 % of queues take by age only this tick (§7.3). getJob (sent) and
+    the first heartbeat (running) fall in the same tick.
+
+    Usage: ``pilots.dispatch(state, state.now)``
+    """
+    j, g = state.jobs, state.g
+    q = j["computingSite"]
+    st = j["jobStatus"][state.live]
+    busy_rows = state.live[(st == S["sent"]) | (st == S["starting"]) | (st == S["running"])]
+    busy = np.bincount(q[busy_rows], minlength=len(g.queues))
+    free = g.slots - busy
+    free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0
+    cand = state.live[st == S["activated"]]
+    cand = cand[free[q[cand]] > 0]
+    if len(cand) == 0:
+        return
+    share_rank = _share_rank(state, state.live[st == S["running"]])
+    sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
+    cq = q[cand]
+    by_age = sloppy[cq]
+    rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
+    prio = np.where(by_age, 0, MAX_PRIORITY - np.clip(j["currentPriority"][cand], 0, MAX_PRIORITY)).astype(np.int64)
+    order = np.argsort(pack(cq, rank, prio, j["PandaID"][cand]), kind="stable")
+    cand, cq = cand[order], cq[order]
+    first = np.r_[0, np.flatnonzero(np.diff(cq)) + 1]
+    pos = np.arange(len(cand)) - np.repeat(first, np.diff(np.r_[first, len(cand)]))
+    take = cand[pos < free[cq]]
+    if len(take) == 0:
+        return
+    state.log.add(now, j["PandaID"][take], "activated", "running", "dispatch", free[q[take]])
+    state.move_jobs(take, "running", via=machines.DISPATCHED_VIA)
+    j.cols["startTime"][take] = now
+
+
+def _share_rank(state: SimState, running_rows: np.ndarray) -> np.ndarray:
+    """Per share, its place in JEDI's sorted leaves (0 first); shares outside the tree after every leaf."""
+    g = state.g
+    running = np.bincount(state.jobs["gshare"][running_rows], minlength=len(g.shares))
+    n_tree = len(g.tree.names)
+    rank = np.arange(len(g.shares), dtype=np.int64)
+    rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float))
+    return rank
+
+
+def end_payloads(state: SimState, now: float) -> None:
+    """Payloads that reached their walltime (failing ones part-way) end: running -> holding.
+
+    Usage: ``pilots.end_payloads(state, state.now)``
+    """
+    j = state.jobs
+    run = state.live_rows("running")
+    # a failing payload fails half-way, one killed at the queue's maxtime at its end
+    part = j["willFail"][run] & (j["errorCode"][run] != retry.REACHEDMAXTIME)
+    length = np.where(part, 0.5 * j["runSeconds"][run], j["runSeconds"][run])
+    ended = run[j["startTime"][run] + length <= now]
+    alive = ~np.isin(state.g.queue_status[j["computingSite"][ended]], NO_PILOT_STATUSES)
+    ended = ended[alive]  # a queue without pilots reports nothing: its jobs are left to the heartbeat rules
+    if len(ended):
+        hours = (now - j["startTime"][ended]) / 3600.0
+        state.log.add(now, j["PandaID"][ended], "running", "holding", "pilot_end", hours)
+        state.move_jobs(ended, "holding")
+        j.cols["endTime"][ended] = now

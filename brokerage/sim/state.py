@@ -1,0 +1,332 @@
+"""What a simulated grid holds between two agent cycles: the job, file and task tables, the clock and the counters.
+
+Agents (``brokerage.sim.jobgen``, ``pilots``, ``adder``, ``finisher``, ``timeouts``, ``retrymodule``,
+``postprocessor``, ``watchdog``, ``commands``, ``taskbroker``, ``brokering``) each have ``tick(state, now)`` and
+change the state only through its public fields and the shared moves below, which check every job and task
+transition against the state machines (``brokerage.sim.machines``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from brokerage.model.cache import GridCache
+from brokerage.model.explain import Decision
+from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
+from brokerage.sim import machines, retry
+from brokerage.sim.events import EventLog
+from brokerage.sim.jobs import DEFINED_TABLE, FINAL, JobTable, S
+from brokerage.sim.setup import SimGrid, sim_grid
+from brokerage.sim.throttler import Limits, Verdict
+
+TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
+BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
+MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
+DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
+FILE_TYPES = {"status": np.int8, "ramCount": np.float64}
+# per task status change: time, jediTaskID, from, to, the sentence of its cause
+TaskCause = tuple[float, int, str, str, str]
+
+
+class Files:
+    """Input units picked at least once (one job's input each), PanDA's per-file counters (§4.1), in growable
+    columns: ``task``, ``attemptNr``, ``failedAttempt``, ``maxAttempt``, ``maxFailure``, ``status`` and ``ramCount``
+    (MB, or MB per core; 0 until the retry module raises it for the next attempt)."""
+
+    READY, RUNNING, FINISHED, FAILED = 0, 1, 2, 3
+    _COLUMNS = ("task", "attemptNr", "failedAttempt", "maxAttempt", "maxFailure", "status", "ramCount")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._cols = {c: np.zeros(1024, FILE_TYPES.get(c, np.int64)) for c in self._COLUMNS}
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        cols = self.__dict__.get("_cols")
+        if cols is None or name not in cols:
+            raise AttributeError(name)
+        return cols[name][: self.n]
+
+    def add(self, task: int, n: int, max_attempt: int, max_failure: int) -> np.ndarray:
+        """N new units of TASK, status running (picked by a job at once); their ids.
+
+        Usage: ``ids = files.add(42, 10, 3, 10**6)``
+        """
+        if self.n + n > len(self._cols["task"]):
+            cap = max(2 * len(self._cols["task"]), self.n + n)
+            for c, col in self._cols.items():
+                grown = np.zeros(cap, col.dtype)
+                grown[: self.n] = col[: self.n]
+                self._cols[c] = grown
+        ids = np.arange(self.n, self.n + n)
+        values = {"task": task, "attemptNr": 0, "failedAttempt": 0, "maxAttempt": max_attempt,
+                  "maxFailure": max_failure, "status": self.RUNNING, "ramCount": 0.0}  # fmt: skip
+        for c, v in values.items():
+            self._cols[c][ids] = v
+        self.n += n
+        return ids
+
+
+@dataclass
+class Series:
+    """Samples every SAMPLE_S: per queue, share and nucleus, and the throttler's verdicts."""
+
+    times: list[float] = field(default_factory=list)
+    queue: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    share: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    nucleus: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    work_queue: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    throttled: list[list[tuple[str, str, str]]] = field(default_factory=list)
+
+
+class SimState:
+    """One run's tables and clock: SNAP moved forward under CONFIG, randomness from one generator seeded with SEED.
+
+    Usage: ``state = SimState(snap, Config(), seed=1); state.live_rows("running")``
+    """
+
+    def __init__(
+        self, snap: GridSnapshot, config: Config, seed: int = 0, retry_rules: Sequence[retry.RetryRule] | None = None,
+        error_classes: Sequence[retry.ErrorClass] | None = None,
+    ) -> None:  # fmt: skip
+        self.snap, self.config, self.seed = snap, config, seed
+        self.retry_rules = tuple(retry.DEFAULT_RULES if retry_rules is None else retry_rules)
+        self.error_classes = tuple(retry.DEFAULT_CLASSES if error_classes is None else error_classes)
+        self.retries: dict[tuple[str, int, str], int] = {}  # (error source, code, what the retry module did) -> jobs
+        self.raised_ram: dict[int, dict[int, float]] = {}  # task -> its inputs the retry module gave more memory
+        self.rng = np.random.default_rng(seed)
+        self.g: SimGrid = sim_grid(snap)
+        self.qi = {n: i for i, n in enumerate(self.g.queues)}
+        self.si = {n: i for i, n in enumerate(self.g.shares)}
+        self.wi = {n: i for i, n in enumerate(self.g.work_queues)}
+        self.ri = {n: i for i, n in enumerate(self.g.rtypes)}
+        self.tasks = self.g.tasks.copy()
+        self.jobs = JobTable.empty(1 << 20)
+        self.files = Files()
+        self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
+        self.log = EventLog()
+        self.task_causes: list[TaskCause] = []
+        self.dry_runs: list[tuple[float, str, str, int]] = []  # fast rebrokerage dry runs: time, queue, share, jobs
+        self.commands: list[tuple[float, int, str, str, str]] = []  # task commands: time, task, command, outcome, why
+        self.todo_commands: list[Any] = []  # task commands still to apply, by time (brokerage.sim.commands)
+        self.series = Series()
+        self.now = 0.0
+        self.next_run: dict[str, float] = {}  # agent -> when it runs next
+        self._brokerage_state(snap)
+        self._task_state()
+        self._truth(seed)
+        nq, ns = len(self.g.queues), len(self.g.shares)
+        # jobs that ended, counted as they end: per final status, per queue and per share
+        self.ended = {
+            name: (np.zeros(nq, np.int64), np.zeros(ns, np.int64)) for name in ("finished", "failed", "closed")
+        }
+        self._seed_jobs()
+        self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
+        self.new_rows: list[np.ndarray] = []  # rows JobGenerator made this cycle, live from its end
+
+    def _brokerage_state(self, snap: GridSnapshot) -> None:
+        """The brokers' view (refreshed by brokerage.sim.brokering) and the decisions kept until the next refresh."""
+        self.cache = GridCache(snap)
+        self.base_cache = self.cache
+        self.brokerage_snap = snap
+        self.decisions: dict[int, Decision] = {}
+        self.choices: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # per task (and chunk ramCount): queues, probs
+        self.verdicts: dict[tuple[str, str], Verdict] = {}
+        self.limits: dict[tuple[str, str], Limits] = {}
+        # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
+        # ramcount), given to the brokers at their next refresh
+        self.scouted: dict[int, dict[str, float]] = {}
+        self.fresh: dict[int, dict[str, float]] = {}  # of those, the ones the brokers' snapshot does not hold yet
+
+    def _task_state(self) -> None:
+        """Per task: the fields JobGenerator reads, its aligned indices, nucleus and counters."""
+        t = self.tasks
+        # fields JobGenerator reads for every chunk that do not change during a run (plain values: no pandas lookup)
+        self.static = {
+            int(tid): (float(b), float(c), int(k), str(lab), float(p))
+            for tid, b, c, k, lab, p in zip(t.index, t["basewalltime"], t["cpu_hs06s_per_job"], t["coreCount"],
+                                            t["prodSourceLabel"], t["currentPriority"], strict=True)
+        }  # fmt: skip
+        # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
+        self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
+        self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
+        self.task_s = t["gshare"].map(self.si).fillna(-1).to_numpy(np.int64).copy()
+        self.task_chunk = t["chunk_njobs"].to_numpy(np.int64)
+        sites = self.snap.tables["sites"]
+        self.nuclei = sorted(set(sites.loc[sites["role"] == "nucleus", "site_name"].astype(str))
+                             | set(t["nucleus"].dropna().astype(str)))  # fmt: skip
+        self.nucleus_code = {n: i + 1 for i, n in enumerate(self.nuclei)}  # 0: no nucleus
+        self.task_nucleus = {  # task -> the code of its nucleus (0: none yet, or analysis)
+            int(tid): self.nucleus_code.get(n, 0) if isinstance(n, str) else 0
+            for tid, n in zip(t.index, t["nucleus"], strict=True)
+        }
+        self.task_ram = dict(zip(t.index.tolist(), t["ramCount"].astype(float).tolist(), strict=True))  # ramCount now
+        self.any_cores = set(t.index[t["anyCores"].to_numpy(bool)].tolist())
+        self.per_core = set(t.index[t["ramPerCore"].to_numpy(bool)].tolist())
+        self.scout_rows: dict[int, list[np.ndarray]] = {}  # task -> rows of its scout jobs
+        # per task row, counted as jobs are made and end (the WatchDog's progress actions read them)
+        self.task_ids = t.index.to_numpy(np.int64)
+        self.task_order = np.argsort(self.task_ids, kind="stable")
+        self.jobs_made = np.zeros(len(t), np.int64)
+        self.jobs_finished = np.zeros(len(t), np.int64)
+        self.jobs_failed = np.zeros(len(t), np.int64)
+
+    def _truth(self, seed: int) -> None:
+        """What scouts measure: each task's true memory per job (MB) and CPU factor against its estimate, from a
+        generator of its own so the run's other draws do not depend on them."""
+        t = self.tasks
+        truth = np.random.default_rng([seed, 1])
+        est_mb = np.where(t["ramPerCore"], t["ramCount"] * t["coreCount"], t["ramCount"]).astype(float)
+        est_mb = np.where(est_mb > 0, est_mb, DEFAULT_RAM_MB)
+        self.true_ram_mb = dict(
+            zip(t.index.tolist(), (est_mb * truth.lognormal(0.1, 0.3, len(t))).tolist(), strict=True)
+        )
+        self.true_cpu = dict(zip(t.index.tolist(), truth.lognormal(0.0, 0.3, len(t)).tolist(), strict=True))
+
+    def _seed_jobs(self) -> None:
+        """The jobs the snapshot holds (job_counts), with ages drawn so the clocks of the rules start plausibly."""
+        jc = self.snap.tables["job_counts"]
+        jc = jc[jc["jobstatus"].isin([s for s in S if s in set(jc["jobstatus"])]) & (jc["njobs"] > 0)]
+        jc = jc[jc["panda_queue"].isin(self.qi)]
+        n = jc["njobs"].to_numpy(np.int64)
+        rep = lambda col: np.repeat(col, n)  # noqa: E731
+        q = rep(jc["panda_queue"].map(self.qi).to_numpy(np.int64))
+        status = rep(jc["jobstatus"].map(S).to_numpy(np.int64))
+        k = int(n.sum())
+        r = self.rng
+        wall = np.clip(r.lognormal(np.log(BACKGROUND_WALL_H * 3600), 0.6, k), MIN_WALL_S, MAX_WALL_S)
+        created = -r.uniform(0, 12 * 3600, k)
+        start = np.where(status == S["running"], -r.uniform(0, 1, k) * wall, np.nan)
+        mod = np.where(np.isin(status, DEFINED_TABLE), -r.uniform(0, 6 * 3600, k), created)
+        mod = np.where(status == S["transferring"], -r.uniform(0, 2 * 3600, k), mod)
+        mod = np.where(status == S["running"], start, mod)
+        self.jobs.append(
+            jediTaskID=-1, computingSite=q, jobStatus=status,
+            gshare=rep(jc["gshare"].map(self.si).to_numpy(np.int64)),
+            workQueue=rep(jc["gshare"].map(self.si).to_numpy(np.int64)),  # a share's own work queue has its index
+            resource_type=rep(jc["resource_type"].map(self.ri).fillna(0).to_numpy(np.int64)),
+            prodSourceLabel=self.g.queue_is_analysis[q].astype(np.int8), currentPriority=r.choice([500.0, 900.0], k),
+            attemptNr=1, coreCount=1, creationTime=created, modificationTime=mod,
+            stateChangeTime=np.where(status == S["running"], start, mod),
+            activationTime=np.where(status == S["activated"], created, np.nan), startTime=start,
+            runSeconds=wall, willFail=r.random(k) < self.g.failure_rate[q],
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ clock and indices
+
+    def due(self, agent: str, period: float) -> bool:
+        """Whether AGENT runs this tick (first at the run's start, then every PERIOD).
+
+        Usage: ``if state.due("adder", 240.0): adder.tick(state, state.now)``
+        """
+        if self.now + 1e-9 >= self.next_run.get(agent, 0.0):
+            self.next_run[agent] = self.now + period
+            return True
+        return False
+
+    def prune_live(self) -> None:
+        """Drop the rows that became final from the index of live jobs."""
+        self.live = self.live[~np.isin(self.jobs["jobStatus"][self.live], FINAL)]
+
+    def live_rows(self, *statuses: str) -> np.ndarray:
+        """Rows of live jobs in one of STATUSES, in PandaID order.
+
+        Usage: ``state.live_rows("activated", "throttled")``
+        """
+        st = self.jobs["jobStatus"][self.live]
+        if len(statuses) == 1:
+            return self.live[st == S[statuses[0]]]
+        wanted = np.zeros(len(S), bool)
+        wanted[[S[x] for x in statuses]] = True
+        return self.live[wanted[st]]
+
+    def task_rows(self, tids: np.ndarray) -> np.ndarray:
+        """Row positions in the task table of task ids TIDS (all known).
+
+        Usage: ``state.jobs_made[state.task_rows(np.array([42]))]``
+        """
+        return self.task_order[np.searchsorted(self.task_ids, tids, sorter=self.task_order)]
+
+    def add_live(self) -> None:
+        """The rows made this cycle (``new_rows``) join the live index, after the older ones."""
+        if self.new_rows:
+            self.live = np.concatenate([self.live, *self.new_rows])
+            self.new_rows = []
+
+    # ------------------------------------------------------------------ moves (checked against the machines)
+
+    def move_jobs(self, rows: np.ndarray, status: str, via: Sequence[str] = ()) -> None:
+        """Jobs ROWS to STATUS now (through the statuses VIA, taken within this tick), checked against the job
+        machine: SimulationError names the first job that may not move so.
+
+        Usage: ``state.move_jobs(rows, "running", via=machines.DISPATCHED_VIA)``
+        """
+        c = self.jobs.cols
+        machines.check_job_moves(c["jobStatus"][rows], status, c["PandaID"][rows], via)
+        c["jobStatus"][rows] = S[status]
+        c["modificationTime"][rows] = self.now
+        c["stateChangeTime"][rows] = self.now
+
+    def move_tasks(self, ids: pd.Index, new: str, why: str) -> None:
+        """Tasks IDS to status NEW now, logged with the sentence WHY; checked against the task machine.
+
+        Usage: ``state.move_tasks(pd.Index([42]), "ready", "TaskBroker: nucleus chosen")``
+        """
+        if len(ids) == 0:
+            return
+        t = self.tasks
+        old = t.loc[ids, "status"].to_numpy(object)
+        machines.check_task_moves(zip(ids.tolist(), old.tolist(), [new] * len(ids), strict=True), why)
+        t.loc[ids, "oldStatus"] = old
+        t.loc[ids, "status"] = new
+        t.loc[ids, "stateChangeTime"] = self.now
+        t.loc[ids, "modificationTime"] = self.now
+        self.log.add(self.now, ids.to_numpy(np.int64), old, new, "task")
+        self.task_causes.extend((self.now, int(i), str(o), new, why) for i, o in zip(ids, old, strict=True))
+
+    def note_task(self, tid: int, why: str) -> None:
+        """A change to task TID that keeps its status (priority, share, estimates), kept with the status changes.
+
+        Usage: ``state.note_task(42, "WatchDog: priority -> 900")``
+        """
+        status = str(self.tasks.at[tid, "status"])
+        self.task_causes.append((self.now, tid, status, status, why))
+
+    # ------------------------------------------------------------------ counters and estimates
+
+    def count_files(self, tids: np.ndarray, column: str) -> None:
+        """Add one to the task table's COLUMN per occurrence of a task in TIDS.
+
+        Usage: ``state.count_files(np.array([42, 42]), "nFilesFinished")``
+        """
+        if len(tids):
+            ids, n = np.unique(tids, return_counts=True)
+            self.tasks.loc[ids, column] = self.tasks.loc[ids, column].to_numpy() + n
+
+    def estimates_changed(self, tid: int, fields: dict[str, float]) -> None:
+        """Task TID's estimates (ramcount, cputime) changed: the task table takes them, its next brokerage uses them
+        at once, as JEDI reads the task each cycle, and the brokers' snapshot takes them at its next refresh.
+
+        Usage: ``state.estimates_changed(42, {"ramcount": 3000.0})``
+        """
+        if "ramcount" in fields:
+            self.tasks.at[tid, "ramCount"] = self.task_ram[tid] = float(fields["ramcount"])
+        if "cputime" in fields:
+            self.tasks.at[tid, "cpuTime"] = float(fields["cputime"])
+        self.scouted.setdefault(tid, {}).update(fields)
+        self.fresh.setdefault(tid, {}).update(fields)
+        self.forget_brokerage(tid)
+
+    def forget_brokerage(self, tid: int) -> None:
+        """Drop task TID's kept brokerage (its decision and every chunk's choices): its next chunk is brokered anew.
+
+        Usage: ``state.forget_brokerage(4242)``
+        """
+        self.decisions.pop(tid, None)
+        for key in [k for k in self.choices if k == tid or (isinstance(k, tuple) and k[0] == tid)]:
+            del self.choices[key]
