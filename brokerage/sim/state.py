@@ -23,7 +23,7 @@ from brokerage.sim import machines, retry
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, JobTable, S
 from brokerage.sim.setup import SimGrid, sim_grid
-from brokerage.sim.throttler import Limits, Verdict
+from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
 BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
@@ -136,7 +136,7 @@ class SimState:
         self.brokerage_snap = snap
         self.decisions: dict[int, Decision] = {}
         self.choices: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # per task (and chunk ramCount): queues, probs
-        self.verdicts: dict[tuple[str, str], Verdict] = {}
+        self.verdicts: dict[tuple[str, str], ThrottleVerdict] = {}
         self.limits: dict[tuple[str, str], Limits] = {}
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
         # ramcount), given to the brokers at their next refresh

@@ -16,7 +16,7 @@ UNTHROTTLED_JOBS = 10**9  # a work queue the throttler leaves alone: no limit on
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ThrottleVerdict:
     """The throttler's answer for one work queue x resource type."""
 
     throttled: bool
@@ -59,7 +59,7 @@ def throttle(
     n_define: int,
     limits: Limits | None = None,
     throttled: bool = True,
-) -> Verdict:
+) -> ThrottleVerdict:
     """The job throttler for work queue SHARE x resource type RTYPE from its running, notRun and defined counts.
 
     A work queue with throttled False (its share's throttled='N') passes with no limit. The walltime test
@@ -67,7 +67,9 @@ def throttle(
     Usage: ``throttle(Config(), "MC Simulation", "SCORE", 1000, 2500, 0).throttled``
     """
     if not throttled:
-        return Verdict(False, UNTHROTTLED_JOBS, "not throttled", "work queue not throttled (throttled='N'): no limit")
+        return ThrottleVerdict(
+            False, UNTHROTTLED_JOBS, "not throttled", "work queue not throttled (throttled='N'): no limit"
+        )
     threshold, queue_limit_key, running_cap, queue_cap = limits or limits_of(config, share, rtype)
     bunch = int(np.clip(int(n_running * threshold - n_not_run), N_BUNCH_MIN, N_BUNCH_MAX))
     queue_limit = queue_limit_key or QUEUE_BUNCHES * bunch
@@ -76,18 +78,18 @@ def throttle(
         bunch = min(max(bunch, queue_limit - queued), N_BUNCH_MAX)
     max_jobs = queue_cap // 5 if queue_cap else bunch // 2
     if n_running == 0 and queued > queue_limit:
-        return Verdict(True, 0, "a", f"no running and enough queued: {queued} > queue limit {queue_limit}")
+        return ThrottleVerdict(True, 0, "a", f"no running and enough queued: {queued} > queue limit {queue_limit}")
     if n_running and n_not_run + n_define > threshold * n_running and queued > queue_limit:
-        return Verdict(True, 0, "c", f"queued/running {queued / n_running:.2f} > THROTTLE_THRESHOLD {threshold:g} "
+        return ThrottleVerdict(True, 0, "c", f"queued/running {queued / n_running:.2f} > THROTTLE_THRESHOLD {threshold:g} "
                                      f"and {queued} queued > queue limit {queue_limit}")  # fmt: skip
     if n_define > queue_limit:
-        return Verdict(True, 0, "e", f"too many defined: {n_define} > queue limit {queue_limit}")
+        return ThrottleVerdict(True, 0, "e", f"too many defined: {n_define} > queue limit {queue_limit}")
     if running_cap and n_running > running_cap:
-        return Verdict(True, 0, "g", f"{n_running} running > NRUNNINGCAP {running_cap}")
+        return ThrottleVerdict(True, 0, "g", f"{n_running} running > NRUNNINGCAP {running_cap}")
     if queue_cap and queued > queue_cap:
-        return Verdict(True, 0, "h", f"{queued} queued > NQUEUECAP {queue_cap}")
+        return ThrottleVerdict(True, 0, "h", f"{queued} queued > NQUEUECAP {queue_cap}")
     if queued < LACK_FRACTION * queue_limit or queued < n_running:
         max_jobs = max(max_jobs, queue_limit // 20)
-        return Verdict(False, max_jobs, "pass lack of jobs", f"{queued} queued < 0.9 x queue limit {queue_limit} "
+        return ThrottleVerdict(False, max_jobs, "pass lack of jobs", f"{queued} queued < 0.9 x queue limit {queue_limit} "
                                                                f"or < {n_running} running: up to {max_jobs} jobs")  # fmt: skip
-    return Verdict(False, max_jobs, "pass", f"up to {max_jobs} jobs ({queued} queued, {n_running} running)")
+    return ThrottleVerdict(False, max_jobs, "pass", f"up to {max_jobs} jobs ({queued} queued, {n_running} running)")
