@@ -17,9 +17,9 @@ STEPS: dict[str, tuple[Step, ...]] = {
     "brokerage.sim.engine": (
         Step("agents", Reads(config=("JOB_BROKERAGE_REFRESH", "TASKBROKER_PERIOD", "ADDER_PERIOD",
                                      "DATASETMANAGER_PERIOD", "COPYARCHIVE_PERIOD", "WATCHDOG_PERIOD"))),
-        Step("dispatch", Reads(config=("SLOPPY_DISPATCH_RATIO",))),
-        Step("watchdog", Reads(config=("MAX_JOB_FAILURE_RATE_TO_PAUSE",))),
     ),
+    "brokerage.sim.pilots": (Step("dispatch", Reads(config=("SLOPPY_DISPATCH_RATIO",))),),
+    "brokerage.sim.watchdog": (Step("watchdog", Reads(config=("MAX_JOB_FAILURE_RATE_TO_PAUSE",))),),
     "brokerage.sim.task_agent": (Step("watchdog", Reads(config=("PENDING_TIMEOUT",))),),
     "brokerage.sim.throttler": (
         Step("throttler", Reads(config=("THROTTLE_THRESHOLD", "NQUEUELIMIT", "NRUNNINGCAP", "NQUEUECAP"))),

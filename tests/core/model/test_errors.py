@@ -29,6 +29,7 @@ from brokerage.model.workqueues import CriteriaError
 from brokerage.report.build import UnknownTaskError
 from brokerage.report.export import ReportFormatError
 from brokerage.sim.commands import CommandRefused
+from brokerage.sim.machines import IllegalMove
 from brokerage.sim.replay import UnknownJob
 from brokerage.sim.setup import SimInputError
 from brokerage.sim.task_states import TransitionError
@@ -61,6 +62,7 @@ SAMPLES: list[tuple[BrokerageError, type[BrokerageError]]] = [
     (CommandRefused("task 7 is done: finish is not allowed"), SimulationError),
     (TransitionError("task 7: done -> running is not allowed"), SimulationError),
     (UnknownJob("no job 12 in this run"), SimulationError),
+    (IllegalMove("job", [12], "finished", "running"), SimulationError),
     (Cancelled("cancelled after 2 of 5 items"), BrokerageError),
 ]
 IDS = [type(e).__name__ for e, _ in SAMPLES]
@@ -97,7 +99,7 @@ def test_each_error_keeps_the_builtin_base_callers_caught() -> None:
     for exc, _ in SAMPLES:
         if isinstance(exc, UnknownIdError):
             assert isinstance(exc, KeyError)
-        elif isinstance(exc, Cancelled):
+        elif isinstance(exc, Cancelled | IllegalMove):
             assert isinstance(exc, RuntimeError)
         else:
             assert isinstance(exc, ValueError), type(exc).__name__
