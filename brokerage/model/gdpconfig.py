@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from brokerage.model.profiles import PROFILE_NAMES, SEED
+
 Value = Any
 
 TYPES = ("int", "float", "bool", "str", "json")
@@ -557,6 +559,18 @@ PARAMS: tuple[Param, ...] = (
         minimum=1,
         maximum=1000,
         used_by=("prod:top", "anal:top"),
+        **_CONST,
+    ),
+    _p(
+        "RULES",
+        "brokerage",
+        "str",
+        SEED,
+        "",
+        "Rule profile: 'seed' follows the seed documents, 'panda-1.0.4' PanDA's code at that version, switch by "
+        "switch (docs/crosscheck.md).",
+        choices=PROFILE_NAMES,
+        used_by=("prod:rules", "nucleus:rules", "anal:rules"),
         **_CONST,
     ),
     _p(

@@ -1,0 +1,69 @@
+"""Rule profiles: where the seeds and PanDA's code differ, which rule a brokerage follows.
+
+A profile is chosen like a gdpconfig key, ``RULES`` (``--set RULES=panda-1.0.4``, the tuning page, the API):
+``seed`` (the default) follows the seed documents, ``panda-1.0.4`` follows PanDA's code at that version (the one
+``brokerage crosscheck`` runs). Every difference is one named ``Switch`` with the seed's sentence, the code's
+behaviour and the JEDI line; a check asks ``rule(config, NAME)`` and declares ``Reads(config=("RULES",))`` when
+it is memoised. The table of switches is docs/crosscheck.md's (``switch_table`` writes it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SEED = "seed"
+PANDA_104 = "panda-1.0.4"
+PROFILE_KEY = "RULES"
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One difference between the seeds and PanDA's code: on in a profile means "follow the code"."""
+
+    name: str
+    broker: str  # production, nucleus, analysis, all
+    seed: str  # what the seed says (the default profile's rule)
+    code: str  # what PanDA's code does at the profile's version
+    where: str  # JEDI file:line (panda-server 1.0.4)
+
+
+SWITCHES: tuple[Switch, ...] = (
+    Switch("no_test_name_rule", "production", "queues with 'test' in the name are not preliminary candidates",
+           "every production/unified queue is a candidate (no name rule)", "AtlasProdJobBroker.py:296 (WORLD list)"),
+    Switch("standby_is_online", "production", "the queue status must be online",
+           "online and standby pass", "AtlasProdJobBroker.py:401"),
+    Switch("no_nucleus_only", "production", "priority >= 800 or scouts: only the nucleus' queues",
+           "no such filter (the opportunistic check instead)", "AtlasProdJobBroker.py:509"),
+    Switch("temporary_deferred", "production",
+           "a temporary problem removes the queue where it is found",
+           "temporary problems are recorded and applied by a final 'temporary problem check', so a later "
+           "permanent filter names the queue's skip", "AtlasProdJobBroker.py:1574"),
+)  # fmt: skip
+"""Every difference between the seed and panda-1.0.4 profiles, each a switch."""
+
+PROFILES: dict[str, frozenset[str]] = {
+    SEED: frozenset(),
+    PANDA_104: frozenset(s.name for s in SWITCHES),
+}
+PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
+BY_NAME: dict[str, Switch] = {s.name: s for s in SWITCHES}
+
+
+def rule(config: Mapping[str, Any] | Any, name: str) -> bool:
+    """True when CONFIG's profile (gdpconfig ``RULES``) follows PanDA's code for switch NAME.
+
+    Usage: ``if rule(ctx.config, "standby_is_online"): ...``
+    """
+    if name not in BY_NAME:
+        raise KeyError(f"unknown rule switch {name!r}; known: {', '.join(BY_NAME)}")
+    return name in PROFILES[str(config[PROFILE_KEY])]
+
+
+def switch_table() -> list[str]:
+    """The switches as a Markdown table (docs/crosscheck.md)."""
+    rows = ["| switch | broker | seed (profile `seed`) | PanDA 1.0.4 (profile `panda-1.0.4`) | JEDI line |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    rows += [f"| `{s.name}` | {s.broker} | {s.seed} | {s.code} | {s.where} |" for s in SWITCHES]
+    return rows
