@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.checks.context import ProdContext
-from brokerage.checks.production_queues import FILTERS, make_context
+from brokerage.checks.production_queues import FILTERS, PANDA_FILTERS, make_context
 from brokerage.checks.running import effective_running
 from brokerage.framework import Derived, Filter, Reads, Verdict, apply_filters, rank_and_cut
 from brokerage.model import views
@@ -17,6 +17,7 @@ from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList, fmt
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "production"
@@ -44,6 +45,8 @@ def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, SkipList, lis
                 mask[i] = True
         return mask, np.zeros(qa.n, dtype=bool), SkipList(), unknown
     candidates, test, test_idx = ctx.cache.get("production:preliminary", lambda: _preliminary_masks(qa))
+    if rule(ctx.config, "no_test_name_rule"):
+        candidates, test, test_idx = candidates | test, test & False, test_idx[:0]
     skips = SkipList()
     skips.add(qa.name, test_idx, "-test", "name contains 'test': not a preliminary candidate", "preliminary candidates")
     return candidates.copy(), test.copy(), skips, []
@@ -290,7 +293,8 @@ def run(ctx: ProdContext) -> Decision:
     cfg = ctx.config
     alive, test_mask, skips, unknown = preliminary(ctx)
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, FILTERS, ctx, skips, funnel)
+    filters = PANDA_FILTERS if rule(cfg, "io_check_late") else FILTERS
+    alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, rule(cfg, "temporary_deferred"))
     terms = weights(ctx)
     capped = alive
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)

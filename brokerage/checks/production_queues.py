@@ -25,6 +25,7 @@ from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 from brokerage.model.network import network_weights
+from brokerage.model.profiles import rule
 
 
 def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mode: bool = False) -> ProdContext:
@@ -59,7 +60,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
 
 def f_status(ctx: ProdContext) -> Verdict | None:
     """The queue status must be online unless the queues are pre-assigned."""
-    return None if ctx.preassigned else status_verdict(ctx.qa)
+    return None if ctx.preassigned else status_verdict(ctx.qa, standby=rule(ctx.config, "standby_is_online"))
 
 
 def f_inactive(ctx: ProdContext) -> Verdict | None:
@@ -92,7 +93,7 @@ def f_scratch(ctx: ProdContext) -> Verdict:
 
 FILTERS: tuple[Filter, ...] = (
     Filter("status check", ("-status",), "the queue status must be online unless the queues are pre-assigned",
-           f_status, reads=Reads(facts=("preassigned",))),
+           f_status, reads=Reads(config=("RULES",), facts=("preassigned",))),
     links.LINK_BLOCKED,
     links.LINK_QUEUED,
     links.LINKS_FULL,
@@ -123,3 +124,8 @@ FILTERS: tuple[Filter, ...] = (
     links.NETWORK_EXPRESS,
 )  # fmt: skip
 """Step 2 of the seed, in order (the full-chain rules before the pilot check)."""
+PANDA_FILTERS: tuple[Filter, ...] = tuple(f for f in FILTERS if f is not diskio.IO and f is not links.NETWORK_EXPRESS) + (
+    diskio.IO,
+    links.NETWORK_EXPRESS,
+)
+"""PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check."""

@@ -25,14 +25,13 @@ ANALYSIS_LABEL = "user"
 
 
 def brokers_of(task: dict[str, Any], wanted: Sequence[str]) -> list[str]:
-    """Which brokers a task goes through: analysis tasks the analysis broker; production tasks the job broker, and
-    the nucleus broker when they have no nucleus yet (JEDI's task broker takes only those)."""
+    """Which brokers a task goes through: analysis tasks the analysis broker; production tasks with a nucleus the
+    job broker, without one the nucleus broker (JEDI's task broker takes only those)."""
     if task.get("prodsourcelabel") == ANALYSIS_LABEL:
         return [b for b in ("anal",) if b in wanted]
-    out = ["prod"] if "prod" in wanted else []
-    if "nucleus" in wanted and not task.get("nucleus"):
-        out.append("nucleus")
-    return out
+    if task.get("nucleus"):  # JEDI's job generator only brokers WORLD tasks that have a nucleus
+        return [b for b in ("prod",) if b in wanted]
+    return [b for b in ("nucleus",) if b in wanted]
 
 
 def select_tasks(cache: GridCache, wanted: Sequence[str], limit: int | None = None) -> list[dict[str, Any]]:

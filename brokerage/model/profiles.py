@@ -40,6 +40,9 @@ SWITCHES: tuple[Switch, ...] = (
            "a temporary problem removes the queue where it is found",
            "temporary problems are recorded and applied by a final 'temporary problem check', so a later "
            "permanent filter names the queue's skip", "AtlasProdJobBroker.py:1574"),
+    Switch("io_check_late", "production", "the IO check comes right after the zero share check (seed order)",
+           "the IO check runs after the pilot check, just before the temporary problem check",
+           "AtlasProdJobBroker.py:1602"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
