@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.checks import diskio, links, placement
+from brokerage.checks import diskio, links, panda_rules, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
 from brokerage.checks.context import ProdContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
@@ -124,8 +124,8 @@ FILTERS: tuple[Filter, ...] = (
     links.NETWORK_EXPRESS,
 )  # fmt: skip
 """Step 2 of the seed, in order (the full-chain rules before the pilot check)."""
-PANDA_FILTERS: tuple[Filter, ...] = tuple(f for f in FILTERS if f is not diskio.IO and f is not links.NETWORK_EXPRESS) + (
-    diskio.IO,
-    links.NETWORK_EXPRESS,
-)
-"""PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check."""
+PANDA_FILTERS: tuple[Filter, ...] = tuple(
+    panda_rules.software(f) if f is SOFTWARE else f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)
+) + (diskio.IO, links.NETWORK_EXPRESS)
+"""PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the release check with
+PanDA's rules where its switches say so (``checks/panda_rules.py``)."""

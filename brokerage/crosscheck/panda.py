@@ -60,7 +60,9 @@ def find_panda(version: str = PANDA_VERSION) -> PandaEnv:
     return PandaEnv(src, python, version)
 
 
-def run_jedi(env: PandaEnv, grids: list[dict[str, Any]], timeout: float = 3600.0) -> dict[str, Any]:
+def run_jedi(
+    env: PandaEnv, grids: list[dict[str, Any]], timeout: float = 3600.0, debug: bool = False
+) -> dict[str, Any]:
     """PanDA's brokers on GRIDS (``convert.grid_document`` outputs), in one subprocess of PanDA's venv.
 
     Returns ``{"panda_version", "grids": [{"tasks": {tid: {broker: result}}, "seconds"}]}``.
@@ -70,7 +72,7 @@ def run_jedi(env: PandaEnv, grids: list[dict[str, Any]], timeout: float = 3600.0
         environ = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
         environ.pop("PYTHONPATH", None)
         proc = subprocess.run(
-            [str(env.python), str(DRIVER), "--src", str(env.src), "--work", work],
+            [str(env.python), str(DRIVER), "--src", str(env.src), "--work", work, *(["--debug"] if debug else [])],
             input=json.dumps({"grids": grids}),
             capture_output=True,
             text=True,

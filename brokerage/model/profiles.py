@@ -43,6 +43,15 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("io_check_late", "production", "the IO check comes right after the zero share check (seed order)",
            "the IO check runs after the pilot check, just before the temporary problem check",
            "AtlasProdJobBroker.py:1602"),
+    Switch("sw_check_needs_transhome", "production", "every task's architecture and container are checked",
+           "the SW/HW check runs only for tasks with a transHome", "AtlasProdJobBroker.py:773"),
+    Switch("no_auto_queues", "production",
+           "releases=ANY skips the check; an explicit list passes when it names the task's release",
+           "queues without AUTO pass only with releases=['ANY'] and no CPU/GPU spec; explicit lists always fail",
+           "AtlasBrokerUtils.py:1127 (no_auto_sites), AtlasProdJobBroker.py:836"),
+    Switch("hw_spec_needs_cpu_entry", "production", "a queue without a cpu architecture entry accepts any CPU",
+           "the task's architecture gives a CPU spec (its first '-' part), and an AUTO queue describing no cpu "
+           "architecture fails it", "AtlasBrokerUtils.py:996, JediTaskSpec.py:1380"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

@@ -68,6 +68,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--debug", action="store_true", help="keep the brokers' DEBUG lines too")
     args = ap.parse_args()
     endpoints = setup_env(args.src, args.work)
     import logging
@@ -87,7 +88,7 @@ def main():
             out["grids"].append({"error": traceback.format_exc(), "tasks": {}})
             continue
         for task in grid["tasks"]:
-            results[str(task["jediTaskID"])] = runner.run_task(env, task, capture, logging.INFO)
+            results[str(task["jediTaskID"])] = runner.run_task(env, task, capture, logging.DEBUG if args.debug else logging.INFO)
         out["grids"].append({"tasks": results, "seconds": time.perf_counter() - started, "fake_calls": sorted(set(env.tb.calls))})
     json.dump(out, sys.stdout, default=str)
 
