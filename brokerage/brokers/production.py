@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.checks import panda_rules
 from brokerage.checks.context import ProdContext
 from brokerage.checks.production_queues import FILTERS, PANDA_FILTERS, make_context
 from brokerage.checks.running import effective_running
@@ -17,7 +18,7 @@ from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList, fmt
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.gdpconfig import Config
-from brokerage.model.profiles import rule
+from brokerage.model.profiles import rule as profile_rule
 from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "production"
@@ -45,7 +46,7 @@ def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, SkipList, lis
                 mask[i] = True
         return mask, np.zeros(qa.n, dtype=bool), SkipList(), unknown
     candidates, test, test_idx = ctx.cache.get("production:preliminary", lambda: _preliminary_masks(qa))
-    if rule(ctx.config, "no_test_name_rule"):
+    if profile_rule(ctx.config, "no_test_name_rule"):
         candidates, test, test_idx = candidates | test, test & False, test_idx[:0]
     skips = SkipList()
     skips.add(qa.name, test_idx, "-test", "name contains 'test': not a preliminary candidate", "preliminary candidates")
@@ -125,14 +126,17 @@ def _running_terms(ctx: ProdContext) -> _Running:
         ctx.qa["numslots"].astype(float, copy=False),
         c["starting"],
         float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
-    )
+    ) if not profile_rule(cfg, "running_as_jedi") else panda_rules.running(ctx, c)
     zeros, ones = np.zeros(ctx.n), np.ones(ctx.n)
     base = _base(nrun, c, zeros, ones, float(cfg["WEIGHT_QUEUE_OFFSET"]))
     return _Running(*(views.frozen(a) for a in (nrun, rule, zeros, ones, base)))
 
 
 RUNNING_TERMS = Derived(
-    "running terms", Reads(config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET"), facts=("counts",)), _running_terms
+    "running terms",
+    Reads(config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET", "RULES", "MAX_PRIO_TO_BOOTSTRAP", "NO_PILOT_HOURS"),
+          facts=("counts", "priority")),
+    _running_terms,
 )
 
 
@@ -293,8 +297,9 @@ def run(ctx: ProdContext) -> Decision:
     cfg = ctx.config
     alive, test_mask, skips, unknown = preliminary(ctx)
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
-    filters = PANDA_FILTERS if rule(cfg, "io_check_late") else FILTERS
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, rule(cfg, "temporary_deferred"))
+    filters = PANDA_FILTERS if profile_rule(cfg, "io_check_late") else FILTERS
+    defer = profile_rule(cfg, "temporary_deferred")
+    alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, defer)
     terms = weights(ctx)
     capped = alive
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)

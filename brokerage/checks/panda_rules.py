@@ -13,6 +13,7 @@ import numpy as np
 
 from brokerage.checks.software import ALL_QUEUE, RELEASES_ANY, RELEASES_AUTO, describe, software_index
 from brokerage.framework import Filter, Verdict
+from brokerage.model import views
 from brokerage.model.architecture import parse_architecture
 from brokerage.model.profiles import rule
 
@@ -70,3 +71,35 @@ def software(base: Filter) -> Filter:
         return Verdict(passed, crit, reasons, v.temporary)
 
     return replace(base, fn=fn, reads=None)
+
+
+NWORKERS_CUTOFF = 20  # AtlasProdJobBroker nWorkersCutoff
+RUNNING_RULES = np.array(["running", "nWorkers bootstrap (UPS)", "numSlots/coreCount", "running+starting (numSlots=0)"],
+                         dtype=object)  # fmt: skip
+
+
+def running(ctx: Any, counts: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """JEDI's nRunning (switch ``running_as_jedi``): Harvester workers replace a low nRunning only at unified (UPS)
+    queues with pilots for tasks at priority <= MAX_PRIO_TO_BOOTSTRAP; numSlots is ignored above that priority, 0
+    adds the starting jobs, > 0 gives max(int(numSlots / coreCount), nRunning). Returns (nRunning, rule names)."""
+    qa, cfg = ctx.qa, ctx.config
+    nrun = counts["running"].astype(float).copy()
+    which = np.zeros(ctx.n, dtype=np.intp)
+    low_prio = ctx.priority <= int(cfg["MAX_PRIO_TO_BOOTSTRAP"])
+    pilots = ~views.without_pilots(qa, float(cfg["NO_PILOT_HOURS"]))
+    workers = np.minimum(qa["nbatchjob"].astype(float), NWORKERS_CUTOFF)
+    ups = qa["capability"] == "ucore"
+    boot = pilots & (nrun < NWORKERS_CUTOFF) & (workers > nrun) & ups & low_prio
+    nrun = np.where(boot, workers, nrun)
+    which[boot] = 1
+    slots = qa["numslots"].astype(float)
+    if low_prio:
+        zero = slots == 0
+        nrun = np.where(zero, nrun + counts["starting"], nrun)
+        which[zero] = 3
+        pos = slots > 0
+        per_core = np.floor(slots / np.maximum(qa["corecount"].astype(float), 1.0))
+        nrun = np.where(pos, np.maximum(per_core, nrun), nrun)
+        which[pos & (per_core > counts["running"])] = 2
+    return nrun, RUNNING_RULES[which]
+

@@ -562,6 +562,18 @@ PARAMS: tuple[Param, ...] = (
         **_CONST,
     ),
     _p(
+        "MAX_PRIO_TO_BOOTSTRAP",
+        _JB,
+        "int",
+        150,
+        "priority",
+        "Tasks at or below this currentPriority may bootstrap queues with Harvester workers and use numSlots "
+        "(PanDA's code; read under the rule switch running_as_jedi).",
+        minimum=0,
+        maximum=100000,
+        used_by=("prod:weight",),
+    ),
+    _p(
         "RULES",
         "brokerage",
         "str",

@@ -52,6 +52,12 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("hw_spec_needs_cpu_entry", "production", "a queue without a cpu architecture entry accepts any CPU",
            "the task's architecture gives a CPU spec (its first '-' part), and an AUTO queue describing no cpu "
            "architecture fails it", "AtlasBrokerUtils.py:996, JediTaskSpec.py:1380"),
+    Switch("running_as_jedi", "production",
+           "nRunning = the largest of running, min(nBatchJob, 20) when running < 20, numSlots > 0, starting "
+           "when numSlots = 0",
+           "Harvester workers (<= 20) replace nRunning only at UPS queues with pilots for priority <= "
+           "MAX_PRIO_TO_BOOTSTRAP; numSlots ignored above it, 0 adds starting, > 0 gives max(int(numSlots / "
+           "coreCount), nRunning)", "AtlasProdJobBroker.py:1777-1803"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
