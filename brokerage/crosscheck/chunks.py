@@ -18,7 +18,7 @@ import pandas as pd
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 
-MAX_FILES = 2000  # a larger dataset is described by this many files (same bytes, events, fractions per endpoint)
+MAX_FILES = 20000  # a larger dataset is described by this many files (same bytes, events, fractions per endpoint)
 OUTPUT_TOKENS = (("output", "ATLASDATADISK"), ("log", "ATLASDATADISK"))
 FULLCHAIN_CODES = {"only": "1", "require": "2", "capable": "3"}
 INPUT_LAN_CODES = {"use": "1", "only": "2"}
