@@ -103,3 +103,33 @@ def running(ctx: Any, counts: dict[str, np.ndarray]) -> tuple[np.ndarray, np.nda
         which[pos & (per_core > counts["running"])] = 2
     return nrun, RUNNING_RULES[which]
 
+
+
+BAD_STATUS = ("OFF", "TEST")  # DOWNTIME_STATUSES of PanDA's endpoint activities
+
+
+def incomplete_input(ctx: Any) -> str | None:
+    """JEDI's input pre-check (switch ``input_completeness_precheck``): every input dataset needs a replica that is
+    complete, or nearly so (at most MAX_MISSING_INPUT_FILES missing or at least MIN_INPUT_COMPLETENESS %), at an
+    endpoint readable over LAN or WAN; else the whole brokerage fails before any filter. The message, or None."""
+    snap, cfg = ctx.cache.snap, ctx.config
+    tid = int(ctx.task["jeditaskid"])
+    ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"] > 0)]
+    if ds.empty or ctx.task.get("inputprestaging"):
+        return None
+    reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
+    ep = snap.ddm_endpoints.set_index("ddm_endpoint_name")
+    readable = {n for n, lan, wan in zip(ep.index, ep["read_lan"], ep["read_wan"], strict=True)
+                if lan not in BAD_STATUS or wan not in BAD_STATUS}  # fmt: skip
+    max_missing = int(cfg["MAX_MISSING_INPUT_FILES"])
+    min_complete = float(cfg["MIN_INPUT_COMPLETENESS"])
+    for d in ds.to_dict("records"):
+        total = int(d["nfiles"])
+        rows = reps[reps["datasetid"] == d["datasetid"]]
+        ok = [
+            e for e, n in zip(rows["ddm_endpoint_name"], rows["nfiles"], strict=True)
+            if e in readable and (total - int(n) <= max_missing or 100.0 * int(n) / total >= min_complete)
+        ]  # fmt: skip
+        if not ok:
+            return f"{d['datasetname']} is incomplete at any online storage"
+    return None

@@ -58,6 +58,9 @@ SWITCHES: tuple[Switch, ...] = (
            "Harvester workers (<= 20) replace nRunning only at UPS queues with pilots for priority <= "
            "MAX_PRIO_TO_BOOTSTRAP; numSlots ignored above it, 0 adds starting, > 0 gives max(int(numSlots / "
            "coreCount), nRunning)", "AtlasProdJobBroker.py:1777-1803"),
+    Switch("input_completeness_precheck", "production", "(the seed has no input pre-check)",
+           "before any filter, every input dataset needs a (nearly) complete replica at a readable endpoint, else "
+           "the brokerage fails: '<ds> is incomplete at any online storage'", "AtlasProdJobBroker.py:185-290"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
