@@ -120,13 +120,17 @@ class _Running:
 
 def _running_terms(ctx: ProdContext) -> _Running:
     c, cfg = ctx.counts, ctx.config
-    nrun, rule = effective_running(
-        c["running"],
-        ctx.qa["nbatchjob"].astype(float, copy=False),
-        ctx.qa["numslots"].astype(float, copy=False),
-        c["starting"],
-        float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
-    ) if not profile_rule(cfg, "running_as_jedi") else panda_rules.running(ctx, c)
+    nrun, rule = (
+        effective_running(
+            c["running"],
+            ctx.qa["nbatchjob"].astype(float, copy=False),
+            ctx.qa["numslots"].astype(float, copy=False),
+            c["starting"],
+            float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
+        )
+        if not profile_rule(cfg, "running_as_jedi")
+        else panda_rules.running(ctx, c)
+    )
     zeros, ones = np.zeros(ctx.n), np.ones(ctx.n)
     base = _base(nrun, c, zeros, ones, float(cfg["WEIGHT_QUEUE_OFFSET"]))
     return _Running(*(views.frozen(a) for a in (nrun, rule, zeros, ones, base)))
@@ -134,8 +138,10 @@ def _running_terms(ctx: ProdContext) -> _Running:
 
 RUNNING_TERMS = Derived(
     "running terms",
-    Reads(config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET", "RULES", "MAX_PRIO_TO_BOOTSTRAP", "NO_PILOT_HOURS"),
-          facts=("counts", "priority")),
+    Reads(
+        config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET", "RULES", "MAX_PRIO_TO_BOOTSTRAP", "NO_PILOT_HOURS"),
+        facts=("counts", "priority"),
+    ),
     _running_terms,
 )
 

@@ -104,7 +104,6 @@ def running(ctx: Any, counts: dict[str, np.ndarray]) -> tuple[np.ndarray, np.nda
     return nrun, RUNNING_RULES[which]
 
 
-
 BAD_STATUS = ("OFF", "TEST")  # DOWNTIME_STATUSES of PanDA's endpoint activities
 
 

@@ -124,8 +124,10 @@ FILTERS: tuple[Filter, ...] = (
     links.NETWORK_EXPRESS,
 )  # fmt: skip
 """Step 2 of the seed, in order (the full-chain rules before the pilot check)."""
-PANDA_FILTERS: tuple[Filter, ...] = tuple(
-    panda_rules.software(f) if f is SOFTWARE else f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)
-) + (diskio.IO, links.NETWORK_EXPRESS)
+PANDA_FILTERS: tuple[Filter, ...] = (
+    *(panda_rules.software(f) if f is SOFTWARE else f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),
+    diskio.IO,
+    links.NETWORK_EXPRESS,
+)
 """PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the release check with
 PanDA's rules where its switches say so (``checks/panda_rules.py``)."""

@@ -26,7 +26,6 @@ def crosscheck(
     Needs PanDA's code, set up by scripts/panda.sh outside the repository; exits 2 saying so when it is missing.
     """
     from brokerage.cli.common import fail, guarded
-
     from brokerage.crosscheck.panda import PandaFailed, PandaMissing, find_panda
 
     wanted = tuple(b.strip() for b in brokers.split(",") if b.strip())

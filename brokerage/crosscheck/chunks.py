@@ -114,7 +114,13 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
         base = str(d["datasetname"] or f"data.{d['datasetid']}")
         if int(d["nfiles"]) == 0:  # no real input (evgen): JEDI's pseudo dataset, one job's events, no bytes
             nev = int(_v(task.get("chunk_nevents")) or 0)
-            files = [{"lfn": f"pseudo.{tid}", "fsize": 0, **({"nEvents": nev, "startEvent": 0, "endEvent": nev - 1} if nev else {})}]
+            files = [
+                {
+                    "lfn": f"pseudo.{tid}",
+                    "fsize": 0,
+                    **({"nEvents": nev, "startEvent": 0, "endEvent": nev - 1} if nev else {}),
+                }
+            ]
             out.append({"datasetID": int(d["datasetid"]), "datasetName": PSEUDO, "scope": "pseudo", "files": files})
             continue
         name = f"{base}_t{tid}_d{int(d['datasetid'])}"
@@ -126,7 +132,7 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
         rucio["rules"][name] = [{"grouping": "DATASET"}]
         rows = []
         for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
-            k = min(n, int(round(int(r["nfiles"]) * scale)))
+            k = min(n, round(int(r["nfiles"]) * scale))
             rows.append({"rse": r["ddm_endpoint_name"], "length": n, "available_length": k, "bytes": total_bytes,
                          "available_bytes": int(float(r["size_gb"]) * BYTES_PER_GB)})  # fmt: skip
             for f in files[:k]:

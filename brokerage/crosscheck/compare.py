@@ -135,7 +135,7 @@ class Totals:
                 self.weights += 1
                 self.weights_agree += r.differs not in ("weight", "probability")
             if r.differs:
-                self.kinds[(r.differs, r.ours, r.jedi if r.differs == "verdict" else r.jedi)] += 1
+                self.kinds[(r.differs, r.ours, r.jedi)] += 1
 
     def to_dict(self) -> dict[str, Any]:
         def pct(a: int, b: int) -> float | None:

@@ -181,14 +181,18 @@ def rw_maps(cache: GridCache, tasks: list[dict[str, Any]]) -> tuple[dict[str, An
     t = cache.snap.tasks
     rw = task_rw_seconds(cache).reindex(t["jeditaskid"].astype(np.int64).to_numpy()).fillna(0.0).to_numpy()
     counted = t["status"].isin(RW_STATUSES).to_numpy() & t["nucleus"].notna().to_numpy()
-    frame = pd.DataFrame({"nucleus": t["nucleus"], "gshare": t["gshare"], "prio": t["currentpriority"], "rw": rw})[counted]
+    frame = pd.DataFrame({"nucleus": t["nucleus"], "gshare": t["gshare"], "prio": t["currentpriority"], "rw": rw})[
+        counted
+    ]
     out: dict[str, Any] = {"full": frame.groupby("nucleus")["rw"].sum().to_dict()}
     for task in tasks:
         key = f"{task['gshare']}:{int(task['currentpriority'] or 0)}"
         if key not in out:
             sel = frame[(frame["gshare"] == task["gshare"]) & (frame["prio"] >= int(task["currentpriority"] or 0))]
             out[key] = sel.groupby("nucleus")["rw"].sum().to_dict()
-    own = {str(int(task["jeditaskid"])): float(task_rw_seconds(cache).get(int(task["jeditaskid"]), 0.0)) for task in tasks}
+    own = {
+        str(int(task["jeditaskid"])): float(task_rw_seconds(cache).get(int(task["jeditaskid"]), 0.0)) for task in tasks
+    }
     return out, own
 
 

@@ -98,11 +98,29 @@ def _network(r: random.Random, sites: list[dict[str, Any]]) -> list[dict[str, An
     for dst in (s["site_name"] for s in sites if s["role"] == "nucleus"):
         for src in (s["site_name"] for s in sites if s["site_name"] != dst):
             ts = _ago(r, 0.5) if r.random() < 0.9 else _ago(r, 3) if r.random() < 0.5 else _ago(r, 0.9)
-            rows.append({"src": src, "dst": dst, "key": "AGIS_closeness", "value": r.choice((0, 3, 7, 11, -1)), "ts": ts})
-            rows.append({"src": src, "dst": dst, "key": "Production Output_queued", "value": r.choice((0, 40, 160, 2500)), "ts": ts})
+            rows.append(
+                {"src": src, "dst": dst, "key": "AGIS_closeness", "value": r.choice((0, 3, 7, 11, -1)), "ts": ts}
+            )
+            rows.append(
+                {
+                    "src": src,
+                    "dst": dst,
+                    "key": "Production Output_queued",
+                    "value": r.choice((0, 40, 160, 2500)),
+                    "ts": ts,
+                }
+            )
             for key in ("dashb_mbps_1w", "dashb_mbps_1d", "dashb_mbps_1h"):
                 if r.random() < 0.6:
-                    rows.append({"src": src, "dst": dst, "key": key, "value": r.choice((0.5, 15.0, 60.0, 150.0, 250.0)), "ts": ts})
+                    rows.append(
+                        {
+                            "src": src,
+                            "dst": dst,
+                            "key": key,
+                            "value": r.choice((0.5, 15.0, 60.0, 150.0, 250.0)),
+                            "ts": ts,
+                        }
+                    )
     return rows
 
 
@@ -129,7 +147,9 @@ def _task(r: random.Random, tid: int, nuclei: list[str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _datasets(r: random.Random, task: dict[str, Any], endpoints: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _datasets(
+    r: random.Random, task: dict[str, Any], endpoints: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     tid = task["jeditaskid"]
     nfiles = r.choice((0, 5, 20, 120))
     size_per_file = r.choice((0.5, 2.0))
@@ -140,7 +160,15 @@ def _datasets(r: random.Random, task: dict[str, Any], endpoints: list[str]) -> t
     reps = []
     for ep in r.sample(endpoints, k=min(len(endpoints), r.choice((0, 1, 2, 3)))) if nfiles else []:
         k = r.choice((nfiles, nfiles, nfiles // 2, 1))
-        reps.append({"jeditaskid": tid, "datasetid": tid * 10, "ddm_endpoint_name": ep, "nfiles": k, "size_gb": k * size_per_file})
+        reps.append(
+            {
+                "jeditaskid": tid,
+                "datasetid": tid * 10,
+                "ddm_endpoint_name": ep,
+                "nfiles": k,
+                "size_gb": k * size_per_file,
+            }
+        )
     return ds, reps
 
 
@@ -153,8 +181,12 @@ def random_grid(seed: int) -> GridSnapshot:
     relations = []
     for q in queues:
         site = q["atlas_site"]
-        relations.append({"panda_queue": q["panda_queue"], "ddm_endpoint_name": f"{site}_DATADISK", "default_write": True})
-        relations.append({"panda_queue": q["panda_queue"], "ddm_endpoint_name": f"{site}_DATATAPE", "default_write": False})
+        relations.append(
+            {"panda_queue": q["panda_queue"], "ddm_endpoint_name": f"{site}_DATADISK", "default_write": True}
+        )
+        relations.append(
+            {"panda_queue": q["panda_queue"], "ddm_endpoint_name": f"{site}_DATATAPE", "default_write": False}
+        )
     counts = [
         {"panda_queue": q["panda_queue"], "gshare": g, "resource_type": rt, "jobstatus": st, "njobs": r.choice((0, 1, 5, 40, 300))}
         for q in queues for g in GSHARES for rt in r.sample(RTYPES, 2) for st in JOB_STATES if r.random() < 0.5

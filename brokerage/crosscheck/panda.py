@@ -54,9 +54,7 @@ def find_panda(version: str = PANDA_VERSION) -> PandaEnv:
     src = base / f"panda-server-{version}"
     python = base / "venv" / "bin" / "python"
     if not (src / "pandajedi" / "jedibrokerage").is_dir() or not python.exists():
-        raise PandaMissing(
-            f"PanDA {version}'s source is not at {src}: " + HOW_TO_GET.format(v=version, d=base) + "."
-        )
+        raise PandaMissing(f"PanDA {version}'s source is not at {src}: " + HOW_TO_GET.format(v=version, d=base) + ".")
     return PandaEnv(src, python, version)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brokerage.crosscheck import verdicts
-from brokerage.crosscheck.compare import Totals, TaskComparison, compare
+from brokerage.crosscheck.compare import TaskComparison, Totals, compare
 from brokerage.crosscheck.convert import grid_document
 from brokerage.crosscheck.panda import PandaEnv, run_jedi
 from brokerage.model import views

@@ -53,6 +53,21 @@ NOT_MODELLED: dict[str, str] = {
     "-fileunavailable": "analysis: use_only_local_data queues lacking files (not modelled)",
 }
 
+# every criteria token the brokers of panda-server 1.0.4 write (grep "criteria=[-+]..." in pandajedi/jedibrokerage/,
+# plus the link check's variable ones); tests/core/crosscheck checks each is mapped or listed as not modelled
+JEDI_104_TOKENS: tuple[str, ...] = (
+    "-badsite", "-below_min_weight", "-blacklist", "-cache", "-cap", "-cap_rt", "-closed", "-cloudmismatch",
+    "-cpucore", "-dest_blacklisted", "-destination_blacklist", "-disk", "-diskIO", "-es", "-es_ucore", "-eshigh",
+    "-excluded", "-fewevents", "-fileunavailable", "-full_chain", "-highmemory", "-hospital", "-inactive", "-innum",
+    "-insize", "-io", "-job", "-jumbo", "-link_unusable", "-links_full", "-local_quota", "-lock", "-longwalltime",
+    "-lowNetworkWeight", "-low_weight", "-lowmemory", "-match", "-max_cpucore", "-max_io_intensity", "-min_walltime",
+    "-network", "-non_local", "-non_pledged", "-nones", "-nonpreassigned", "-nopilot", "-not_full_chain",
+    "-notincluded", "-opportunistic", "-others_bootstrap", "-over_pledged", "-overloaded", "-overloaded_vp",
+    "-read_lan_blacklist", "-read_wan_blacklist", "-regexpcmtconfig", "-remoteio", "-scout_walltime",
+    "-shortwalltime", "-source_blacklist", "-space", "-status", "-t1_weight", "-t1weight", "-tmp_user_problem",
+    "-transfer_backlog", "-transferring", "-write_lan_blacklist", "-write_wan_blacklist", "-zeroshare", "avoid VP",
+)  # fmt: skip
+
 SKIP_SITE = re.compile(r"^\s*skip site[= ](?P<name>\S+)\s(?P<msg>.*?)\s*:?\s*criteria=(?P<token>[-+][A-Za-z_0-9]+)\s*$")
 AVOID_VP = re.compile(r"^\s*skip site=(?P<name>\S+) to avoid VP\s*$")
 USE_SITE = re.compile(r"^\s*use site=(?P<name>\S+) (?:for jumbo jobs )?with (?:weight=(?P<w>\S+) )?")

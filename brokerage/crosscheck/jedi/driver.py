@@ -51,7 +51,9 @@ class Capture:
     def __init__(self, logging):
         self.records = []
         handler = logging.Handler(logging.DEBUG)
-        handler.emit = lambda record: self.records.append((record.name.split(".")[-1], record.levelno, record.getMessage()))
+        handler.emit = lambda record: self.records.append(
+            (record.name.split(".")[-1], record.levelno, record.getMessage())
+        )
         for n in BROKER_LOGGERS:
             logging.getLogger(f"panda.log.{n}").addHandler(handler)
 
@@ -73,7 +75,7 @@ def main():
     endpoints = setup_env(args.src, args.work)
     import logging
 
-    import runner  # noqa: E402  (imports PanDA; after setup_env)
+    import runner
 
     doc = json.load(sys.stdin)
     capture = Capture(logging)
@@ -88,8 +90,12 @@ def main():
             out["grids"].append({"error": traceback.format_exc(), "tasks": {}})
             continue
         for task in grid["tasks"]:
-            results[str(task["jediTaskID"])] = runner.run_task(env, task, capture, logging.DEBUG if args.debug else logging.INFO)
-        out["grids"].append({"tasks": results, "seconds": time.perf_counter() - started, "fake_calls": sorted(set(env.tb.calls))})
+            results[str(task["jediTaskID"])] = runner.run_task(
+                env, task, capture, logging.DEBUG if args.debug else logging.INFO
+            )
+        out["grids"].append(
+            {"tasks": results, "seconds": time.perf_counter() - started, "fake_calls": sorted(set(env.tb.calls))}
+        )
     json.dump(out, sys.stdout, default=str)
 
 

@@ -350,7 +350,11 @@ class FakeRucioClient:
         for did in dids:
             rses = fr.get(did["name"])
             if rses:
-                yield {"scope": did["scope"], "name": did["name"], "rses": {r: [f"root://{r}/{did['name']}"] for r in rses}}
+                yield {
+                    "scope": did["scope"],
+                    "name": did["name"],
+                    "rses": {r: [f"root://{r}/{did['name']}"] for r in rses},
+                }
 
     def list_did_rules(self, scope, name):
         return iter(self._r().get("rules", {}).get(name, []))
@@ -400,7 +404,7 @@ class OfflineDDMIF:
             try:
                 ret = fn(*args, **kwargs)
             except Exception as e:
-                raise Interaction.JEDIFatalError(f"type={type(e).__name__} : {name} : {e}")
+                raise Interaction.JEDIFatalError(f"type={type(e).__name__} : {name} : {e}") from e
             if isinstance(ret, Interaction.StatusCode):
                 status, value = ret, None
             elif isinstance(ret, (tuple, list)) and ret and isinstance(ret[0], Interaction.StatusCode):
