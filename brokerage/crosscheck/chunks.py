@@ -25,6 +25,7 @@ INPUT_LAN_CODES = {"use": "1", "only": "2"}
 IP_CODES = {"full": "1", "http": "2"}
 IPSTACK_CODES = {"IPv4": "4", "IPv6": "6"}
 BYTES_PER_GB = 1024**3
+ANALYSIS_TRANSFORMS = "AnalysisTransforms"
 PSEUDO = "pseudo_dataset"  # JediDatasetSpec.isPseudo() knows it by this name
 
 
@@ -66,6 +67,14 @@ def split_rule(task: dict[str, Any]) -> str:
     return ",".join(rules)
 
 
+def analysis_transhome(transhome: str | None) -> str | None:
+    """An analysis task's release as JEDI stores it: ``AnalysisTransforms-<project>_<version>`` (the analysis broker
+    strips the first ``word-`` and reads ``_`` as ``-``); ``Project-1.2.3`` becomes ``AnalysisTransforms-Project_1.2.3``."""
+    if not transhome:
+        return None
+    return f"{ANALYSIS_TRANSFORMS}-{transhome.replace('-', '_', 1)}"
+
+
 def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     """JediTaskSpec attributes of the task row."""
     user = task.get("prodsourcelabel") == "user"
@@ -84,7 +93,7 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
         "ioIntensity": _v(task.get("iointensity")), "ioIntensityUnit": "kBPerS", "diskIO": _v(task.get("diskio")),
         "diskIOUnit": "kBPerS", "nucleus": task.get("nucleus") or None, "cloud": None if user else "WORLD",
         "site": task.get("site") or None, "architecture": task.get("architecture") or None,
-        "transHome": task.get("transhome") or None, "container_name": task.get("container_name") or None,
+        "transHome": analysis_transhome(task.get("transhome")) if user else (task.get("transhome") or None), "container_name": task.get("container_name") or None,
         "parent_tid": _v(task.get("parent_tid")), "eventService": 1 if task.get("eventservice") else 0,
         "splitRule": split_rule(task), "walltime": None, "walltimeUnit": None,
     }  # fmt: skip

@@ -196,6 +196,34 @@ def rw_maps(cache: GridCache, tasks: list[dict[str, Any]]) -> tuple[dict[str, An
     return out, own
 
 
+def analysis_rows(snap: GridSnapshot, config: Config) -> dict[str, Any]:
+    """What the analysis broker reads besides the grid: per-user jobs, the task's finished/failed/closed jobs,
+    to-running rates, and the Metrics rows (site classes, global-share usage, user and task evaluation)."""
+    u = snap.user_job_counts
+    user_jobs = [
+        {"site": q, "gshare": g, "user": p, "wg": w or None, "status": s, "n": int(n), "cores": int(c)}
+        for q, g, p, w, s, n, c in zip(u["panda_queue"], u["gshare"], u["produsername"], u["workinggroup"],
+                                       u["jobstatus"], u["njobs"], u["ncores"], strict=True)
+    ]  # fmt: skip
+    tj = snap.task_job_counts
+    ages = _ages(pd.Timestamp(snap.taken_at), tj["modificationtime"])
+    task_jobs: dict[str, list[dict[str, Any]]] = {}
+    for t, q, s, n, a in zip(tj["jeditaskid"], tj["panda_queue"], tj["jobstatus"], tj["njobs"], ages, strict=True):
+        task_jobs.setdefault(str(int(t)), []).append({"site": q, "status": s, "n": int(n), "age": a or 0.0})
+    q = snap.queues
+    threshold_a = int(config["USER_USAGE_THRESHOLD_A"]) if "USER_USAGE_THRESHOLD_A" in config.effective() else 1000
+    users = snap.users
+    metrics = {
+        "site_class": {n: int(c) for n, c in zip(q["panda_queue"], q["site_class"], strict=True) if c == c},
+        "gshare_usage": {g: {"usage_perc": float(p) / 100.0} for g, p in zip(snap.gshares["gshare"], snap.gshares["usage_perc"], strict=True)},
+        "user_eval": {p: {"rem_slots_A": max(threshold_a - int(h), 0), "rem_slots_B": max(threshold_a - int(h), 0)}
+                      for p, h in zip(users["produsername"], users["running_slots_hi"], strict=True)},
+        "task_eval": {str(int(t)): {"class": int(c)} for t, c in zip(snap.tasks["jeditaskid"], snap.tasks["task_class"], strict=True) if c == c},
+    }  # fmt: skip
+    trr = {n: float(r) for n, r in zip(q["panda_queue"], q["trr"], strict=True)}
+    return {"user_jobs": user_jobs, "task_jobs": task_jobs, "trr": trr, "metrics": metrics}
+
+
 def grid_document(cache: GridCache, config: Config, tasks: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
     """One grid of the driver's input: every table PanDA's fakes answer from, and the TASKS to broker there.
 
@@ -205,7 +233,15 @@ def grid_document(cache: GridCache, config: Config, tasks: list[dict[str, Any]],
     snap = cache.snap
     workers, slots = harvester_rows(snap)
     world_rw, task_rw = rw_maps(cache, tasks)
-    rucio: dict[str, Any] = {"dids": {}, "dataset_replicas": {}, "file_replicas": {}, "rules": {}}
+    users = snap.users
+    over = [p for p, x in zip(users["produsername"], users["disk_quota_exceeded"], strict=True) if x]
+    rucio: dict[str, Any] = {
+        "dids": {},
+        "dataset_replicas": {},
+        "file_replicas": {},
+        "rules": {},
+        "quota_exceeded": over,
+    }
     docs = [task_document(cache, t, config, rucio, seed) for t in tasks]
     return {
         "seed": seed, "queues": queue_rows(snap), "ddm_endpoints": endpoint_rows(snap),
@@ -215,5 +251,5 @@ def grid_document(cache: GridCache, config: Config, tasks: list[dict[str, Any]],
         "worker_stats": workers, "harvester_slots": slots, "sw_tags": software_rows(snap),
         "config": config_rows(config), "gshares": share_rows(snap), "work_queues": [],
         "world_rw": world_rw, "task_rw": task_rw, "task_params": {d["spec"]["jediTaskID"]: d["task_params"] for d in docs},
-        "rucio": rucio, "tasks": docs,
+        "rucio": rucio, "tasks": docs, **analysis_rows(snap, config),
     }  # fmt: skip

@@ -12,6 +12,7 @@ import json
 import logging
 
 import rucio.client  # the stub in shim/
+from fakes_anal import AnalysisFakes
 from pandacommon.pandautils.PandaUtils import naive_utcnow
 from pandajedi.jedicore import Interaction
 from pandajedi.jediddm.AtlasDDMClient import AtlasDDMClient
@@ -111,7 +112,7 @@ class OfflineSiteDB:
         pass
 
 
-class FakeTaskBuffer:
+class FakeTaskBuffer(AnalysisFakes):
     """taskBufferIF for the brokers: every method returns what JediTaskBuffer/TaskBuffer would."""
 
     def __init__(self, grid):
@@ -362,14 +363,20 @@ class FakeRucioClient:
     def list_content(self, scope, name):
         return iter({"scope": scope, "name": n} for n in self._r().get("contents", {}).get(name, []))
 
-    def get_account_usage(self, *args, **kwargs):
-        return iter([])
+    def list_accounts(self, account_type=None, identity=None, **kwargs):
+        """Every user has a rucio account named like the user (the finger lookup of check_global_quota)."""
+        if account_type == "USER" and identity:
+            yield {"account": identity, "email": ""}
+
+    def get_account(self, account):
+        return {"account": account, "email": ""}
 
     def get_local_account_usage(self, *args, **kwargs):
         return iter([])
 
-    def get_global_account_usage(self, *args, **kwargs):
-        return iter([])
+    def get_global_account_usage(self, account, *args, **kwargs):
+        if account in self._r().get("quota_exceeded", ()):
+            yield {"bytes": 2 * 1000**4, "bytes_limit": 1000**4, "rse_expression": "type=SCRATCHDISK"}
 
 
 def install_fake_rucio(grid, endpoints_json):

@@ -117,7 +117,9 @@ def run_prod(env, doc, capture, level):
     t = task_spec(doc)
     chunk = input_chunk(t, doc)
     started = time.perf_counter()
-    st, chunk = AtlasProdJobBroker(env.ddm, env.tb).doBrokerage(t, "WORLD", chunk, doc.get("task_params", {}))
+    broker = AtlasProdJobBroker(env.ddm, env.tb)
+    broker.set_task_common_dict({})
+    st, chunk = broker.doBrokerage(t, "WORLD", chunk, doc.get("task_params", {}))
     cands = {name: c.weight for name, c in chunk.siteCandidates.items()} if chunk is not None else {}
     return _result(st, capture, level, started, {"candidates": cands, "errorDialog": t.errorDialog})
 
@@ -126,7 +128,9 @@ def run_anal(env, doc, capture, level):
     t = task_spec(doc)
     chunk = input_chunk(t, doc)
     started = time.perf_counter()
-    st, chunk = AtlasAnalJobBroker(env.ddm, env.tb).doBrokerage(t, t.cloud, chunk, doc.get("task_params", {}))
+    broker = AtlasAnalJobBroker(env.ddm, env.tb)
+    broker.set_task_common_dict({})  # JobGenerator gives each task one dict shared by its chunks
+    st, chunk = broker.doBrokerage(t, t.cloud, chunk, doc.get("task_params", {}))
     cands = {name: c.weight for name, c in chunk.siteCandidates.items()} if chunk is not None else {}
     return _result(st, capture, level, started, {"candidates": cands, "errorDialog": t.errorDialog})
 
