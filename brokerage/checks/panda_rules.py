@@ -6,6 +6,7 @@ seed checks stay as they are and the ``seed`` profile never reaches this code.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -132,3 +133,57 @@ def incomplete_input(ctx: Any) -> str | None:
         if not ok:
             return f"{d['datasetname']} is incomplete at any online storage"
     return None
+
+
+# ProcessGroups.processGroups of panda-server 1.0.4 (evgen and simul apart; 'evgensimul' is commented out there)
+JEDI_PROCESS_GROUPS = {"evgen": "evgen", "simul": "simul", "reprocessing": "reprocessing", "prod_test": "test",
+                       "validation": "test", "mcore": "mcore", "group": "group", "deriv": "deriv", "pile": "pile",
+                       "merge": "merge"}  # fmt: skip
+_JEDI_PRIO = re.compile(r"^(<=|>=|<|>|==|!=)\s*(-?\d+)$")
+
+
+def _jedi_match(pattern: str, value: str) -> bool:
+    try:
+        return re.search(f"^{pattern.replace('*', '.*')}$", value) is not None
+    except re.error:
+        return False
+
+
+def jedi_zero_share(policy: str, task: dict[str, Any], priority: int, merge: bool) -> bool:
+    """AtlasBrokerUtils.hasZeroShare (switch ``zeroshare_as_jedi``): the first sub-policy whose type (processing
+    group), group (working group), gshare and priority all match decides; no match allows the queue."""
+    group = JEDI_PROCESS_GROUPS.get(str(task.get("processingtype") or ""), "others")
+    if not policy or group == "test":
+        return False
+    for sub in policy.split(","):
+        fields = sub.split(":")
+        share = fields[-1]
+        ok = True
+        for f in fields:
+            if f.startswith("type=") and f[5:] not in ("any",):
+                ok = ok and _jedi_match(f[5:], group)
+            elif f.startswith("group=") and f[6:] not in ("any",):
+                ok = ok and _jedi_match(f[6:], str(task.get("workinggroup") or ""))
+            elif f.startswith("gshare=") and f[7:] not in ("any",) and task.get("gshare") is not None:
+                ok = ok and _jedi_match(f[7:], str(task.get("gshare") or ""))
+            elif f.startswith("priority") and not merge and (m := _JEDI_PRIO.match(f[8:].strip())):
+                n = int(m.group(2))
+                ok = ok and {"<": priority < n, ">": priority > n, "<=": priority <= n, ">=": priority >= n,
+                             "==": priority == n, "!=": priority != n}[m.group(1)]  # fmt: skip
+        if ok:
+            return share in ("0", "0%")
+    return False
+
+
+def zeroshare(base: Filter) -> Filter:
+    """The zero share check as JEDI codes it (switch ``zeroshare_as_jedi``)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "zeroshare_as_jedi"):
+            return base.run(ctx)
+        policies = [str(p or "") for p in ctx.qa["fairsharepolicy"]]
+        memo: dict[str, bool] = {}
+        zero = np.array([memo.setdefault(p, jedi_zero_share(p, ctx.task, ctx.priority, ctx.merge)) for p in policies])
+        return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
+
+    return replace(base, fn=fn, reads=None)

@@ -61,6 +61,12 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("input_completeness_precheck", "production", "(the seed has no input pre-check)",
            "before any filter, every input dataset needs a (nearly) complete replica at a readable endpoint, else "
            "the brokerage fails: '<ds> is incomplete at any online storage'", "AtlasProdJobBroker.py:185-290"),
+    Switch("zeroshare_as_jedi", "production",
+           "fairsharepolicy by processing group (evgen and simul one group 'evgensimul'); group= names the "
+           "processing group; a policy sharing out types zero-shares the others; urgent tasks ignore it",
+           "evgen and simul are separate groups; group= matches the task's working group; no matching sub-policy "
+           "allows the queue; urgent tasks are checked too; merge jobs skip the priority fields",
+           "AtlasBrokerUtils.py:365-470, ProcessGroups.py:3"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
