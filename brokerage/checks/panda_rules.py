@@ -187,3 +187,16 @@ def zeroshare(base: Filter) -> Filter:
         return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
 
     return replace(base, fn=fn, reads=None)
+
+
+def blacklist(base: Filter) -> Filter:
+    """The endpoint blacklist check as part of JEDI's storage check, whose skips are temporary (switch
+    ``blacklist_temporary``)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        v = base.run(ctx)
+        if v is None or not rule(ctx.config, "blacklist_temporary"):
+            return v
+        return Verdict(v.passed, v.criteria, v.reasons, True)
+
+    return replace(base, fn=fn, reads=None)

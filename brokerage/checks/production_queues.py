@@ -124,7 +124,11 @@ FILTERS: tuple[Filter, ...] = (
     links.NETWORK_EXPRESS,
 )  # fmt: skip
 """Step 2 of the seed, in order (the full-chain rules before the pilot check)."""
-PANDA_VERSIONS = {SOFTWARE.name: panda_rules.software, ZEROSHARE.name: panda_rules.zeroshare}
+PANDA_VERSIONS = {
+    SOFTWARE.name: panda_rules.software,
+    ZEROSHARE.name: panda_rules.zeroshare,
+    BLACKLIST.name: panda_rules.blacklist,
+}
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),
     diskio.IO,

@@ -67,6 +67,9 @@ SWITCHES: tuple[Switch, ...] = (
            "evgen and simul are separate groups; group= matches the task's working group; no matching sub-policy "
            "allows the queue; urgent tasks are checked too; merge jobs skip the priority fields",
            "AtlasBrokerUtils.py:365-470, ProcessGroups.py:3"),
+    Switch("blacklist_temporary", "production", "an endpoint blacklisted for the job's activity removes the queue",
+           "the blacklist test is part of the storage check, a temporary problem (applied at the end)",
+           "AtlasProdJobBroker.py:1014-1021"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
