@@ -16,6 +16,7 @@ from brokerage.checks.software import ALL_QUEUE, RELEASES_ANY, RELEASES_AUTO, de
 from brokerage.framework import Filter, Verdict
 from brokerage.model import views
 from brokerage.model.architecture import parse_architecture
+from brokerage.model.network import link_table
 from brokerage.model.profiles import rule
 
 JEDI_NO_AUTO = "without AUTO: only releases=['ANY'] queues pass and only for tasks without a CPU/GPU spec"
@@ -198,5 +199,78 @@ def blacklist(base: Filter) -> Filter:
         if v is None or not rule(ctx.config, "blacklist_temporary"):
             return v
         return Verdict(v.passed, v.criteria, v.reasons, True)
+
+    return replace(base, fn=fn, reads=None)
+
+
+BLOCKED_LINK = -1.0
+
+
+def _link_chain(ctx: Any) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """JEDI's link check per queue (first matching condition): (blocked, temporary code or '', messages)."""
+    nucleus, cfg, qa = ctx.nucleus, ctx.config, ctx.qa
+    links = link_table(ctx.cache, nucleus)
+    row = links.lookup(qa["atlas_site"])
+    total = links.total_queued_express if ctx.express else links.total_queued
+    queued_all = links.queued_express if ctx.express else links.queued
+    ep = ctx.cache.snap.ddm_endpoints
+    bad = ep["write_wan"].isin(BAD_STATUS) & (ep["site_name"] == nucleus) & (ep["type"] == "DATADISK")
+    unwritable = bool(bad.any())
+    blocked = np.zeros(ctx.n, dtype=bool)
+    temp = np.full(ctx.n, "", dtype=object)
+    msgs = [""] * ctx.n
+    has_output = qa.out_endpoint >= 0
+    for i in range(ctx.n):
+        if not has_output[i] or qa["atlas_site"][i] == nucleus:
+            continue
+        if unwritable:
+            temp[i], msgs[i] = "-dest_blacklisted", f"nucleus={nucleus} unwritable over WAN"
+        elif total >= float(cfg["NQUEUED_NUC_CAP_FOR_JOBS"]):
+            temp[i], msgs[i] = "-links_full", f"too many output files being transferred to the nucleus {total}"
+        elif row[i] < 0:
+            continue
+        elif links.closeness[row[i]] == BLOCKED_LINK:
+            blocked[i], msgs[i] = True, f"agis_closeness=-1 from satellite={qa['atlas_site'][i]} to nucleus={nucleus}"
+        elif queued_all[row[i]] >= float(cfg["NQUEUED_SAT_CAP"]):
+            temp[i], msgs[i] = "-link_unusable", f"too many output files queued in the channel {queued_all[row[i]]}"
+    return blocked, temp, msgs
+
+
+def links(base: Filter) -> Filter:
+    """JEDI's one link check (switch ``links_as_jedi``): an unwritable nucleus (-dest_blacklisted, temporary) or a
+    full nucleus (-links_full, temporary) stops the chain before the closeness test; a blocked link (-link_unusable)
+    removes the queue; a long link queue (>= NQUEUED_SAT_CAP) is temporary. Replaces the three seed link filters."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "links_as_jedi"):
+            return base.run(ctx)
+        if ctx.nucleus is None:
+            return None
+        blocked, _temp, msgs = _link_chain(ctx)
+        return Verdict(~blocked, "-link_unusable", lambda idx: [msgs[i] for i in idx.tolist()])
+
+    return replace(base, fn=fn, reads=None)
+
+
+def links_temporary(base: Filter) -> Filter:
+    """The temporary half of JEDI's link check (see ``links``)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "links_as_jedi"):
+            return base.run(ctx)
+        if ctx.nucleus is None:
+            return None
+        _blocked, temp, msgs = _link_chain(ctx)
+        crit = np.where(temp == "", "-link_unusable", temp)
+        return Verdict(temp == "", crit, lambda idx: [msgs[i] for i in idx.tolist()], temporary=True)
+
+    return replace(base, fn=fn, reads=None)
+
+
+def dropped(base: Filter) -> Filter:
+    """A seed filter that the panda profile replaces by another (here: the third seed link filter)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        return None if rule(ctx.config, "links_as_jedi") else base.run(ctx)
 
     return replace(base, fn=fn, reads=None)

@@ -128,6 +128,9 @@ PANDA_VERSIONS = {
     SOFTWARE.name: panda_rules.software,
     ZEROSHARE.name: panda_rules.zeroshare,
     BLACKLIST.name: panda_rules.blacklist,
+    links.LINK_BLOCKED.name: panda_rules.links,
+    links.LINK_QUEUED.name: panda_rules.links_temporary,
+    links.LINKS_FULL.name: panda_rules.dropped,
 }
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),

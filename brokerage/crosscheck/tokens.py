@@ -23,13 +23,13 @@ MAPPED: dict[str, str] = {
         "-nonpreassigned", "-overloaded", "-overloaded_vp", "-tmp_user_problem", "-badsite",
     )
 } | {
+    "-dest_blacklisted": "-dest_blacklisted",  # switch links_as_jedi (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
     "avoid VP": "-avoid_vp",  # "  skip site=S to avoid VP" carries no criteria token
 }  # fmt: skip
 
 # token -> why there is no code of ours (the rule is not modelled, or cannot happen offline)
 NOT_MODELLED: dict[str, str] = {
-    "-dest_blacklisted": "link check: the nucleus' default output endpoint is unwritable over WAN (not modelled)",
     "-opportunistic": "pledgedcpu = -1 queues for high priority: the snapshot has no pledgedcpu",
     "-jumbo": "jumbo jobs: the snapshot has no useJumboJobs queues nor jumbo tasks",
     "-fewevents": "jumbo jobs: the snapshot has no ready-event counts",

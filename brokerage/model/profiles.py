@@ -70,6 +70,13 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("blacklist_temporary", "production", "an endpoint blacklisted for the job's activity removes the queue",
            "the blacklist test is part of the storage check, a temporary problem (applied at the end)",
            "AtlasProdJobBroker.py:1014-1021"),
+    Switch("links_as_jedi", "production",
+           "three link filters: blocked link (-link_unusable), files queued on the link > NQUEUED_SAT_CAP "
+           "(temporary), files queued to the nucleus > NQUEUED_NUC_CAP_FOR_JOBS (temporary, every queue)",
+           "one chain per satellite queue: nucleus unwritable over WAN (-dest_blacklisted, temporary), total queued "
+           ">= NQUEUED_NUC_CAP_FOR_JOBS (-links_full, temporary), no network data (pass), closeness -1 "
+           "(-link_unusable), link queued >= NQUEUED_SAT_CAP (temporary); the nucleus' own queues pass",
+           "AtlasProdJobBroker.py:444-515"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
