@@ -301,7 +301,7 @@ def broker_many(
 def run(ctx: ProdContext) -> Decision:
     """Run steps 1-5 on a prepared context."""
     cfg = ctx.config
-    if profile_rule(cfg, "input_completeness_precheck") and (why := panda_rules.incomplete_input(ctx)):
+    if why := panda_rules.task_failure(ctx):
         return Decision(BROKER, int(ctx.task["jeditaskid"]), "pending", [], SkipList(), [], cfg.changed(),
                         pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=why)  # fmt: skip
     alive, test_mask, skips, unknown = preliminary(ctx)

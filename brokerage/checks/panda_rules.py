@@ -274,3 +274,20 @@ def dropped(base: Filter) -> Filter:
         return None if rule(ctx.config, "links_as_jedi") else base.run(ctx)
 
     return replace(base, fn=fn, reads=None)
+
+
+def task_failure(ctx: Any) -> str | None:
+    """Why PanDA's job broker fails the whole task before any filter, under the switches that model it: an
+    unknown nucleus (``nucleus_needs_production_queue``: SiteMapper knows a nucleus only through a production or
+    unified queue of its site), an incomplete input (``input_completeness_precheck``). None when it goes on."""
+    cfg = ctx.config
+    if ctx.nucleus and rule(cfg, "nucleus_needs_production_queue"):
+        prod = np.isin(views.queue_arrays(ctx.cache)["type"], PRODUCTION_TYPES)
+        if not (prod & ctx.at_nucleus).any():
+            return f"unknown nucleus {ctx.nucleus}"
+    if rule(cfg, "input_completeness_precheck"):
+        return incomplete_input(ctx)
+    return None
+
+
+PRODUCTION_TYPES = ("production", "unified")

@@ -77,6 +77,9 @@ SWITCHES: tuple[Switch, ...] = (
            ">= NQUEUED_NUC_CAP_FOR_JOBS (-links_full, temporary), no network data (pass), closeness -1 "
            "(-link_unusable), link queued >= NQUEUED_SAT_CAP (temporary); the nucleus' own queues pass",
            "AtlasProdJobBroker.py:444-515"),
+    Switch("nucleus_needs_production_queue", "production", "a site with role nucleus is a nucleus",
+           "SiteMapper knows a nucleus only through a production or unified queue of its site; a task whose "
+           "nucleus has none fails ('unknown nucleus')", "SiteMapper.py:202-243, AtlasProdJobBroker.py:176"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
