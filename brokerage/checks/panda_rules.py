@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.checks.limits import within_limits
 from brokerage.checks.software import ALL_QUEUE, RELEASES_ANY, RELEASES_AUTO, describe, software_index
 from brokerage.framework import Filter, Verdict
 from brokerage.model import views
@@ -291,3 +292,32 @@ def task_failure(ctx: Any) -> str | None:
 
 
 PRODUCTION_TYPES = ("production", "unified")
+
+
+JEDI_MEMORY_COMPENSATION = 0.9  # JobUtils.MEMORY_COMPENSATION
+
+
+def memory(base: Filter) -> Filter:
+    """JEDI's memory check (switch ``memory_as_jedi``): ramCount x the queue's coreCount + baseRamCount for per-core
+    units, ramCount alone for MB, int(x 0.9); merge jobs (no mergeRamCount in the snapshot) are not checked."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "memory_as_jedi"):
+            return base.run(ctx)
+        t = ctx.task
+        ram = float(t.get("ramcount") or 0)
+        if ctx.merge or ram == 0:
+            return None
+        if str(t.get("ramunit") or "") in ("MBPerCore", "MBPerCoreFixed"):
+            cores = ctx.qa["corecount"].astype(float)
+            need = np.where(cores > 0, ram * cores, ram) + float(t.get("baseramcount") or 0)
+        else:
+            need = np.full(ctx.n, ram)
+        need = np.floor(need * JEDI_MEMORY_COMPENSATION)
+        return within_limits(
+            need, ctx.qa, ("minrss", "maxrss"),
+            ("-lowmemory", lambda m, hi: f"job's core-scaled requirement {m} MB > maxrss={hi} MB"),
+            ("-highmemory", lambda m, lo: f"job's core-scaled requirement {m} MB < minrss={lo} MB"),
+        )  # fmt: skip
+
+    return replace(base, fn=fn, reads=None)

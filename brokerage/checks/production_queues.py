@@ -131,6 +131,7 @@ PANDA_VERSIONS = {
     links.LINK_BLOCKED.name: panda_rules.links,
     links.LINK_QUEUED.name: panda_rules.links_temporary,
     links.LINKS_FULL.name: panda_rules.dropped,
+    MEMORY.name: panda_rules.memory,
 }
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),

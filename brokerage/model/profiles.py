@@ -80,6 +80,10 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("nucleus_needs_production_queue", "production", "a site with role nucleus is a nucleus",
            "SiteMapper knows a nucleus only through a production or unified queue of its site; a task whose "
            "nucleus has none fails ('unknown nucleus')", "SiteMapper.py:202-243, AtlasProdJobBroker.py:176"),
+    Switch("memory_as_jedi", "production",
+           "(baseRamCount + ramCount x coreCount) x 0.9 (MBPerCore; ramCount alone for MB) within [minrss, maxrss]",
+           "baseRamCount is added only for per-core units; int(x 0.9); merge jobs are checked against mergeRamCount "
+           "(none in the snapshot: not checked)", "AtlasProdJobBroker.py:872-920, InputChunk.py:1027"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
