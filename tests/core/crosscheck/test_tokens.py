@@ -68,3 +68,15 @@ def test_the_panda_profile_holds_every_switch_and_the_seed_profile_none() -> Non
     assert PROFILES["seed"] == frozenset()
     assert PROFILES[PANDA_104] == {s.name for s in SWITCHES}
     assert all(s.seed and s.code and s.where for s in SWITCHES)
+
+
+def test_docs_list_every_switch_and_every_not_modelled_token() -> None:
+    """docs/crosscheck.md holds the switch table as profiles.switch_table() writes it, and every token without code."""
+    from pathlib import Path
+
+    from brokerage.model.profiles import switch_table
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "crosscheck.md").read_text()
+    table = text.split("<!-- switches -->\n", 1)[1].split("\n<!-- /switches -->", 1)[0]
+    assert table.splitlines() == switch_table()
+    assert all(f"| `{tok}` |" in text for tok in tokens.NOT_MODELLED)
