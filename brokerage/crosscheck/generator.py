@@ -20,7 +20,7 @@ from brokerage.model.snapshot import GridSnapshot
 TAKEN_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 GSHARES = ("MC Simulation", "Data Derivations", "User Analysis")
 RTYPES = ("SCORE", "MCORE", "SCORE_HIMEM", "MCORE_HIMEM")
-STATUSES = ("online",) * 8 + ("offline", "brokeroff", "test", "standby")
+STATUSES = ("online",) * 14 + ("offline", "brokeroff", "test", "standby")
 RELEASE = ("Athena", "24.0.53")
 CMTCONFIG = "x86_64-el9-gcc13-opt"
 PROCESSING = ("simul", "evgen", "reprocessing", "deriv", "pile", "urgent")
@@ -54,18 +54,18 @@ def _queue(r: random.Random, site: dict[str, Any], k: int) -> dict[str, Any]:
         "panda_queue": f"{site['site_name']}_{'ANALY' if analysis else 'Q'}{k}", "atlas_site": site["site_name"],
         "cloud": site["cloud"], "type": "unified" if unified else ("analysis" if analysis else "production"),
         "status": r.choice(STATUSES), "corecount": cores, "corepower": r.choice((8.0, 10.0, 12.5)),
-        "maxrss": r.choice((0, 2000, 4000, 16000, 32000, 64000)), "minrss": r.choice((0, 0, 0, 1000)),
-        "maxtime": r.choice((0, 86400, 172800, 345600, 864000)), "mintime": r.choice((0, 0, 0, 3600)),
-        "maxwdir": r.choice((0, 10000, 40000, 160000)), "direct_access_lan": r.random() < 0.5,
+        "maxrss": r.choice((0, 4000, 32000, 64000, 64000, 128000)), "minrss": r.choice((0, 0, 0, 0, 0, 1000)),
+        "maxtime": r.choice((0, 172800, 345600, 864000, 864000)), "mintime": r.choice((0, 0, 0, 0, 0, 3600)),
+        "maxwdir": r.choice((0, 40000, 160000, 160000)), "direct_access_lan": r.random() < 0.5,
         "transferringlimit": r.choice((0, 0, 50)),
         "releases": r.choice((["AUTO"], ["AUTO"], ["AUTO"], ["ANY"], ["Athena-24.0.53"])),
-        "jobseed": r.choice(("std", "std", "std", "es", "eshigh", "all")),
+        "jobseed": r.choice(("std",) * 8 + ("es", "eshigh", "all")),
         "capability": "ucore" if unified else ("mcore" if cores > 1 else "score"),
-        "catchall": r.choice(("", "", "", "use_only_local_data")) if not unified else "",
-        "fairsharepolicy": r.choice(("", "", "", "type=simul:0%", "type=evgen:100%,type=any:0%", "priority>=900:0")),
-        "wnconnectivity": r.choice(("full#IPv4", "full#IPv4", "http#IPv4", "full#IPv6", "")),
-        "maxdiskio": r.choice((0, 0, 2000, 5000)), "diskio_avg": round(r.uniform(0, 6000), 1),
-        "laststart": _ago(r, 4), "npilot": r.choice((0, 3, 30, 300)),
+        "catchall": r.choice(("",) * 7 + ("use_only_local_data",)) if not unified else "",
+        "fairsharepolicy": r.choice(("",) * 6 + ("type=simul:0%", "type=evgen:100%,type=any:0%", "priority>=900:0")),
+        "wnconnectivity": r.choice(("full#IPv4",) * 5 + ("http#IPv4", "full#IPv6", "")),
+        "maxdiskio": r.choice((0, 0, 0, 2000, 5000)), "diskio_avg": round(r.uniform(0, 6000), 1),
+        "laststart": _ago(r, 4), "npilot": r.choice((0, 3, 30, 300, 300)),
         "lastpilot": r.choice((None, None, _ago(r, 1), _ago(r, 6))), "nbatchjob": r.choice((0, 0, 5, 50)),
         "numslots": r.choice((None, None, None, 0, 400)), "site_class": r.choice((None, -1, 0, 1)),
         "trr": round(r.uniform(0, 100), 1),
@@ -76,8 +76,8 @@ def _endpoints(r: random.Random, site: dict[str, Any]) -> list[dict[str, Any]]:
     name = site["site_name"]
     total = r.choice((50_000.0, 300_000.0, 2_000_000.0))
     disk = {"ddm_endpoint_name": f"{name}_DATADISK", "site_name": name, "type": "DATADISK", "space_total": total,
-            "space_free": round(total * r.choice((0.0005, 0.05, 0.3)), 1), "space_expired": round(r.uniform(0, 0.05) * total, 1),
-            **{a: r.choice(("ON",) * 9 + ("OFF", "TEST")) for a in ACTIVITIES}}  # fmt: skip
+            "space_free": round(total * r.choice((0.0005, 0.05, 0.3, 0.3)), 1), "space_expired": round(r.uniform(0, 0.05) * total, 1),
+            **{a: r.choice(("ON",) * 19 + ("OFF", "TEST")) for a in ACTIVITIES}}  # fmt: skip
     tape = {"ddm_endpoint_name": f"{name}_DATATAPE", "site_name": name, "type": "DATATAPE", "is_tape": True,
             "space_total": 9e6, "space_free": 5e6, "space_expired": 0.0}  # fmt: skip
     return [disk, tape]
@@ -126,7 +126,7 @@ def _network(r: random.Random, sites: list[dict[str, Any]]) -> list[dict[str, An
 
 def _task(r: random.Random, tid: int, nuclei: list[str]) -> dict[str, Any]:
     user = r.random() < 0.25
-    nucleus = None if user or r.random() < 0.4 else r.choice(nuclei)
+    nucleus = None if user or r.random() < 0.35 else r.choice(nuclei)
     prio = r.choice((100, 500, 800, 900, 1001, 2000))
     cores = r.choice((1, 8, 0))
     return {
@@ -138,8 +138,8 @@ def _task(r: random.Random, tid: int, nuclei: list[str]) -> dict[str, Any]:
         "baseramcount": r.choice((0, 0, 500)), "cputime": r.choice((0.0, 30.0, 300.0)), "cputimeunit": "HS06sPerEvent",
         "cpuefficiency": 90, "outdiskcount": r.choice((0.0, 500.0)), "outdiskunit": "kBPerEvent",
         "workdiskcount": r.choice((0, 1000)), "iointensity": r.choice((None, 100.0, 600.0)),
-        "diskio": r.choice((None, 1000.0, 8000.0)), "ipconnectivity": r.choice(("", "", "full#IPv4", "http#IPv6")),
-        "allowinputlan": r.choice(("", "", "only")), "eventservice": r.random() < 0.1, "nucleus": nucleus,
+        "diskio": r.choice((None, 1000.0, 8000.0)), "ipconnectivity": r.choice(("", "", "", "full#IPv4", "http#IPv6")),
+        "allowinputlan": r.choice(("", "", "", "only")), "eventservice": r.random() < 0.05, "nucleus": nucleus,
         "architecture": r.choice(("", CMTCONFIG, CMTCONFIG)), "transhome": r.choice(("", "Athena-24.0.53", "Athena-24.0.53")),
         "fullchain": r.choice(("", "", "", "only", "require")), "t1weight": r.choice((None, None, -1, 2)),
         "is_scout": r.random() < 0.15, "is_merge": r.random() < 0.1, "chunk_nevents": r.choice((100, 1000)),
@@ -159,7 +159,7 @@ def _datasets(
     task["chunk_input_mb"] = round(size_per_file * 1024 * task["chunk_nevents"] / nev_per_file, 3) if nfiles else 0.0
     reps = []
     for ep in r.sample(endpoints, k=min(len(endpoints), r.choice((0, 1, 2, 3)))) if nfiles else []:
-        k = r.choice((nfiles, nfiles, nfiles // 2, 1))
+        k = r.choice((nfiles, nfiles, nfiles, nfiles // 2, 1))
         reps.append(
             {
                 "jeditaskid": tid,
@@ -176,7 +176,12 @@ def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
     sites = _sites(r)
-    queues = [_queue(r, s, k) for s in sites for k in range(r.randint(2, 4))]
+    queues = [_queue(r, s, k) for s in sites for k in range(r.randint(2, 5))]
+    for s in sites:  # a nucleus is known to PanDA through a production queue of its site
+        if s["role"] == "nucleus" and not any(
+            q["atlas_site"] == s["site_name"] and q["type"] != "analysis" for q in queues
+        ):
+            queues.append(dict(_queue(r, s, 9), type="production", panda_queue=f"{s['site_name']}_Q9"))
     endpoints = [e for s in sites for e in _endpoints(r, s)]
     relations = []
     for q in queues:
