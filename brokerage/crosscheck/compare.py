@@ -21,6 +21,13 @@ ABS_TOL = 1e-9
 USE = "+use"
 ABSENT = "absent"
 
+KNOWN_PANDA_BUGS: dict[str, str] = {
+    "nRunning = max(int(numStandby / tmpSiteSpec.coreCount), nRunning)": "AtlasProdJobBroker.py:1801 divides numSlots "
+    "by the queue's coreCount: a queue with corecount 0 (any) and numSlots > 0 raises ZeroDivisionError and the "
+    "whole brokerage of the task fails",
+}
+"""PanDA 1.0.4 crashes the crosscheck met, by a line of the traceback: reported apart, never counted as agreement."""
+
 ALLOWED: dict[str, str] = {}
 """Allowed differences: key ``broker:field:ours:jedi`` (e.g. ``prod:verdict:-disk:-status``) -> the JEDI line and why."""
 
@@ -60,9 +67,15 @@ class TaskComparison:
     def differing(self) -> list[QueueRow]:
         return [r for r in self.rows if r.differs]
 
+    @property
+    def panda_bug(self) -> str:
+        """The known PanDA crash behind the JEDI side's error ('' when none or unknown)."""
+        return next((why for line, why in KNOWN_PANDA_BUGS.items() if line in self.jedi.error), "")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task, "broker": self.broker, "identical": self.identical,
+            **({"panda_bug": self.panda_bug} if self.panda_bug else {}),
             "ours": {"ok": self.ours.ok, "ms": round(self.ours.ms, 3), "candidates": self.ours.candidates},
             "jedi": {"ok": self.jedi.ok, "ms": round(self.jedi.ms, 3), "candidates": self.jedi.candidates,
                      "unmapped": sorted(self.jedi.unmapped), **({"error": self.jedi.error} if self.jedi.error else {})},
@@ -116,6 +129,7 @@ class Totals:
     weights: int = 0
     weights_agree: int = 0
     errors: int = 0
+    panda_bugs: Counter = field(default_factory=Counter)
     ours_ms: float = 0.0
     jedi_ms: float = 0.0
     kinds: Counter = field(default_factory=Counter)  # (field, ours, jedi) -> count
@@ -124,7 +138,9 @@ class Totals:
     def add(self, c: TaskComparison) -> None:
         self.tasks += 1
         self.identical += c.identical
-        self.errors += bool(c.jedi.error)
+        self.errors += bool(c.jedi.error) and not c.panda_bug
+        if c.panda_bug:
+            self.panda_bugs[c.panda_bug] += 1
         self.ours_ms += c.ours.ms
         self.jedi_ms += c.jedi.ms
         self.unmapped.update(c.jedi.unmapped)
@@ -146,7 +162,7 @@ class Totals:
             "verdicts": self.verdicts, "verdicts_agree": self.verdicts_agree,
             "verdicts_agree_pct": pct(self.verdicts_agree, self.verdicts), "weights": self.weights,
             "weights_agree": self.weights_agree, "weights_agree_pct": pct(self.weights_agree, self.weights),
-            "jedi_errors": self.errors, "ours_ms_per_task": round(self.ours_ms / self.tasks, 3) if self.tasks else None,
+            "jedi_errors": self.errors, "panda_bugs": dict(self.panda_bugs), "ours_ms_per_task": round(self.ours_ms / self.tasks, 3) if self.tasks else None,
             "jedi_ms_per_task": round(self.jedi_ms / self.tasks, 3) if self.tasks else None,
             "differences": [{"field": k[0], "ours": k[1], "jedi": k[2], "count": n} for k, n in self.kinds.most_common()],
             "unmapped_tokens": dict(self.unmapped),

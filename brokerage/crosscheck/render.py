@@ -31,6 +31,8 @@ def text(report: Report) -> list[str]:
             f"  per task: ours {t['ours_ms_per_task']} ms, PanDA {t['jedi_ms_per_task']} ms;"
             f" PanDA errors {t['jedi_errors']}",
         ]
+        for why, n in t["panda_bugs"].items():
+            lines.append(f"  PanDA bug met {n} times: {why}")
         for x in t["differences"][:TOP]:
             lines.append(f"  {x['count']:>6}  {x['field']:<11} ours {x['ours']:<22} PanDA {x['jedi']}")
         if len(t["differences"]) > TOP:

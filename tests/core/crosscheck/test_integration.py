@@ -24,7 +24,7 @@ def report(panda: PandaEnv):
 def test_panda_ran_every_task_without_error(report) -> None:
     assert report.panda_version == "1.0.4"
     assert report.comparisons
-    assert [c.task for c in report.comparisons if c.jedi.error] == []
+    assert [c.task for c in report.comparisons if c.jedi.error and not c.panda_bug] == []
 
 
 def test_no_crosscheck_meets_an_unmapped_token(report) -> None:
