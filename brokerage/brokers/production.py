@@ -310,8 +310,11 @@ def run(ctx: ProdContext) -> Decision:
     defer = profile_rule(cfg, "temporary_deferred")
     alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, defer)
     terms = weights(ctx)
-    capped = alive
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)
+    capped, weight = alive, terms.weight
+    if jedi_final := profile_rule(cfg, "final_stage_as_jedi"):
+        alive, weight = panda_rules.final_stage(ctx, terms, alive, skips, funnel)
+    else:
+        alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)
     if not alive.any() and capped.any():
         alive = _capped_fallback(ctx, capped, terms, skips)
         if alive.any():
@@ -325,9 +328,9 @@ def run(ctx: ProdContext) -> Decision:
             BROKER, tid, "pending", [], skips, funnel, changed,
             pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=message or "no candidates",
         )  # fmt: skip
-    keep, kept_weights = rank_and_cut(
-        ctx.qa.name, idx, terms.weight[idx], int(cfg["MAX_SITE_CANDIDATES"]), skips, funnel
-    )
+    rank_by = np.where(weight[idx] == 0, np.inf, weight[idx]) if jedi_final else weight[idx]  # bootstrap first
+    keep, _ = rank_and_cut(ctx.qa.name, idx, rank_by, int(cfg["MAX_SITE_CANDIDATES"]), skips, funnel)
+    kept_weights = weight[idx][keep]
     chosen = idx[keep]
     candidates = [
         Candidate(str(name), rank, weight, factors, details)

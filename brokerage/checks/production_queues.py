@@ -136,7 +136,7 @@ PANDA_VERSIONS = {
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),
     diskio.IO,
-    links.NETWORK_EXPRESS,
 )
-"""PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the release check with
-PanDA's rules where its switches say so (``checks/panda_rules.py``)."""
+"""PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the express network check
+moves to the weight stage (``final_stage_as_jedi``); checks with PanDA's rules where switches say so
+(``checks/panda_rules.py``)."""

@@ -597,6 +597,19 @@ PARAMS: tuple[Param, ...] = (
         used_by=("prod:input",),
     ),
     _p(
+        "NQUEUELIMITSITE",
+        _JB,
+        "int",
+        20,
+        "jobs",
+        "Lower limit of a queue's cap on queued jobs, max(NQUEUELIMITSITE_<gshare>, 2 x nRunning) (PanDA's code; "
+        "read under the rule switch final_stage_as_jedi; 0 means 20).",
+        minimum=0,
+        maximum=10**7,
+        family=True,
+        used_by=("prod:cap",),
+    ),
+    _p(
         "RULES",
         "brokerage",
         "str",

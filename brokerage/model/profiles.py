@@ -84,6 +84,13 @@ SWITCHES: tuple[Switch, ...] = (
            "(baseRamCount + ramCount x coreCount) x 0.9 (MBPerCore; ramCount alone for MB) within [minrss, maxrss]",
            "baseRamCount is added only for per-core units; int(x 0.9); merge jobs are checked against mergeRamCount "
            "(none in the snapshot: not checked)", "AtlasProdJobBroker.py:872-920, InputChunk.py:1027"),
+    Switch("final_stage_as_jedi", "production",
+           "skip (temporary) when activated+starting or defined+activated+assigned+starting > 2 x running; the "
+           "best 10 by weight",
+           "after the temporary problem check: non-unified queues with activated+starting(+assigned when input "
+           "moves) > max(NQUEUELIMITSITE_<gshare> (20), 2 nRunning) (-cap), express network threshold "
+           "(-lowNetworkWeight), resource-type cap (-cap_rt); queues with no job at all get weight 0 for priority "
+           "<= MAX_PRIO_TO_BOOTSTRAP and come first; then the best 10", "AtlasProdJobBroker.py:1725-2110"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
