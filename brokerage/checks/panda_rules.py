@@ -16,8 +16,8 @@ from brokerage.checks.limits import within_limits
 from brokerage.checks.software import ALL_QUEUE, RELEASES_ANY, RELEASES_AUTO, describe, software_index
 from brokerage.framework import Filter, Verdict
 from brokerage.model import views
-from brokerage.model.explain import FunnelStep
 from brokerage.model.architecture import parse_architecture
+from brokerage.model.explain import FunnelStep
 from brokerage.model.network import link_table
 from brokerage.model.profiles import rule
 
@@ -343,7 +343,9 @@ def _rt_counts(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return has, per["running"], np.vstack([per["defined"] + per["activated"] + per["starting"], per["assigned"]])
 
 
-def final_stage(ctx: Any, terms: Any, alive: np.ndarray, skips: Any, funnel: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+def final_stage(
+    ctx: Any, terms: Any, alive: np.ndarray, skips: Any, funnel: list[Any]
+) -> tuple[np.ndarray, np.ndarray]:
     """JEDI's weight-stage classification (switch ``final_stage_as_jedi``), in its order: the queue cap
     activated+starting(+assigned when input moves) > max(NQUEUELIMITSITE_<gshare>, 2 nRunning) for non-unified
     queues (-cap), the express network threshold (-lowNetworkWeight), the resource-type cap (-cap_rt, here -cap),

@@ -91,6 +91,10 @@ SWITCHES: tuple[Switch, ...] = (
            "moves) > max(NQUEUELIMITSITE_<gshare> (20), 2 nRunning) (-cap), express network threshold "
            "(-lowNetworkWeight), resource-type cap (-cap_rt); queues with no job at all get weight 0 for priority "
            "<= MAX_PRIO_TO_BOOTSTRAP and come first; then the best 10", "AtlasProdJobBroker.py:1725-2110"),
+    Switch("network_as_jedi", "production",
+           "throughput of 1 h, else 1 d, else 1 w; 1.7 on (50, 75] MB/s (the seed's plot)",
+           "1 w, overwritten by 1 d, then 1 h, stopping at the first missing key (no 1 w: no throughput at all); "
+           "1.6 on (50, 75] MB/s", "AtlasProdJobBroker.py:1880-1905, convertMBpsToWeight"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
