@@ -269,13 +269,19 @@ def links_temporary(base: Filter) -> Filter:
     return replace(base, fn=fn, reads=None)
 
 
-def dropped(base: Filter) -> Filter:
-    """A seed filter that the panda profile replaces by another (here: the third seed link filter)."""
+def dropped_by(switch: str) -> Any:
+    """A seed filter that switch SWITCH replaces by another one (it then gives no verdict)."""
 
-    def fn(ctx: Any) -> Verdict | None:
-        return None if rule(ctx.config, "links_as_jedi") else base.run(ctx)
+    def wrap(base: Filter) -> Filter:
+        def fn(ctx: Any) -> Verdict | None:
+            return None if rule(ctx.config, switch) else base.run(ctx)
 
-    return replace(base, fn=fn, reads=None)
+        return replace(base, fn=fn, reads=None)
+
+    return wrap
+
+
+dropped = dropped_by("links_as_jedi")
 
 
 def task_failure(ctx: Any) -> str | None:
@@ -376,3 +382,52 @@ def final_stage(
     none = (nrun + c["activated"] + c["assigned"] + c["starting"] + c["defined"]) == 0
     boot = none & (ctx.priority <= int(cfg["MAX_PRIO_TO_BOOTSTRAP"])) & (not ctx.merge) & (not ctx.express)
     return left, np.where(boot, 0.0, terms.weight)
+
+
+ZERO_WALLTIME_HS06_S = 24 * 3600 * 10  # minTimeForZeroWalltime: 24 h at 10 HS06 per core
+
+
+def _scaled(ctx: Any, seconds: np.ndarray, hs06: bool) -> np.ndarray:
+    """A queue time limit as JEDI scales it: (t - baseWalltime) x coreCount [x corepower x cpuEfficiency, int]."""
+    t = ctx.task
+    cores = ctx.qa["corecount"].astype(float)
+    out = seconds - (float(t.get("basewalltime") or 0) if hs06 else 0.0)
+    out = np.where((out != 0) & (cores > 0), out * cores, out)
+    if hs06:
+        out = np.where(out != 0, out * ctx.qa["corepower"].astype(float), out)
+        out = np.floor(out * float(t.get("cpuefficiency") or 0) / 100.0)
+    return out
+
+
+def walltime(base: Filter) -> Filter:
+    """JEDI's walltime check in one pass (switch ``walltime_as_jedi``), replacing the seed's scout and walltime
+    filters: cpuTime x events (HS06 units) above the scaled maxtime (-shortwalltime); scouts, merges and tasks
+    without a walltime estimate need a scaled maxtime of 24 h x 10 HS06 x cores (-scout_walltime, -min_walltime);
+    a job below the scaled mintime, or without an estimate at a queue with a mintime (-longwalltime)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "walltime_as_jedi"):
+            return base.run(ctx)
+        t, qa = ctx.task, ctx.qa
+        unit = str(t.get("cputimeunit") or "")
+        hs06 = unit in ("HS06sPerEvent", "HS06sPerEventFixed", "mHS06sPerEvent", "mHS06sPerEventFixed")
+        cpu = float(t.get("cputime") or 0) / (1000.0 if unit.startswith("m") else 1.0) if hs06 else 0.0
+        need = cpu * float(t.get("chunk_nevents") or 0) if hs06 and cpu else None
+        maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
+        site_max, site_min = _scaled(ctx, maxtime, hs06), _scaled(ctx, mintime, hs06)
+        code = np.full(ctx.n, "", dtype=object)
+        if need:
+            code[(maxtime != 0) & (need > site_max)] = "-shortwalltime"
+        if (ctx.scout and not ctx.preassigned) or ctx.merge or not unit or (hs06 and not cpu):
+            cores = qa["corecount"].astype(float)
+            floor = ZERO_WALLTIME_HS06_S * np.where(cores > 0, cores, 1.0)
+            short = (code == "") & (site_max != 0) & (site_max < floor)
+            code[short] = "-scout_walltime" if ctx.scout else "-min_walltime"
+        low = (mintime != 0) & ((need is None) or (need < site_min))
+        code[(code == "") & low] = "-longwalltime"
+        shown = need if need is not None else "None"
+        return Verdict(code == "", np.where(code == "", "-shortwalltime", code).astype(object),
+                       lambda idx: [f"job walltime {shown} against site limits [{site_min[i]:g}, {site_max[i]:g}]"
+                                    for i in idx.tolist()])  # fmt: skip
+
+    return replace(base, fn=fn, reads=None)

@@ -132,6 +132,8 @@ PANDA_VERSIONS = {
     links.LINK_QUEUED.name: panda_rules.links_temporary,
     links.LINKS_FULL.name: panda_rules.dropped,
     MEMORY.name: panda_rules.memory,
+    SCOUT_WALLTIME.name: panda_rules.dropped_by("walltime_as_jedi"),
+    WALLTIME.name: panda_rules.walltime,
 }
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),

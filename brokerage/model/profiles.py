@@ -95,6 +95,12 @@ SWITCHES: tuple[Switch, ...] = (
            "throughput of 1 h, else 1 d, else 1 w; 1.7 on (50, 75] MB/s (the seed's plot)",
            "1 w, overwritten by 1 d, then 1 h, stopping at the first missing key (no 1 w: no throughput at all); "
            "1.6 on (50, 75] MB/s", "AtlasProdJobBroker.py:1880-1905, convertMBpsToWeight"),
+    Switch("walltime_as_jedi", "production",
+           "cpuTime x nEvents / (C x P x cpuEfficiency) + baseTime within [mintime, maxtime]; scouts and merges "
+           "need maxtime >= 24 h", "one pass: (maxtime - baseWalltime) x cores x corepower x cpuEfficiency (int) "
+           "against cpuTime x events; scouts, merges and tasks without cpuTime need that scaled maxtime >= 24 h x 10 "
+           "HS06 x cores; a task without an estimate fails every queue with a mintime (-longwalltime)",
+           "AtlasProdJobBroker.py:1034-1190"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
