@@ -431,3 +431,19 @@ def walltime(base: Filter) -> Filter:
                                     for i in idx.tolist()])  # fmt: skip
 
     return replace(base, fn=fn, reads=None)
+
+
+def nopilot(base: Filter) -> Filter:
+    """JEDI's pilot check (switch ``nopilot_as_jedi``): a queue with numSlots defined never fails it, nor does any
+    queue for a test-label task (unless express) or a pre-assigned task."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        v = base.run(ctx)
+        if v is None or not rule(ctx.config, "nopilot_as_jedi"):
+            return v
+        if ctx.preassigned or ("test" in str(ctx.task.get("prodsourcelabel") or "") and not ctx.express):
+            return None
+        slots = ~np.isnan(ctx.qa["numslots"].astype(float))
+        return Verdict(v.passed | slots, v.criteria, v.reasons, v.temporary)
+
+    return replace(base, fn=fn, reads=None)

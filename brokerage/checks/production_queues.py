@@ -134,6 +134,7 @@ PANDA_VERSIONS = {
     MEMORY.name: panda_rules.memory,
     SCOUT_WALLTIME.name: panda_rules.dropped_by("walltime_as_jedi"),
     WALLTIME.name: panda_rules.walltime,
+    NOPILOT.name: panda_rules.nopilot,
 }
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),

@@ -101,6 +101,9 @@ SWITCHES: tuple[Switch, ...] = (
            "against cpuTime x events; scouts, merges and tasks without cpuTime need that scaled maxtime >= 24 h x 10 "
            "HS06 x cores; a task without an estimate fails every queue with a mintime (-longwalltime)",
            "AtlasProdJobBroker.py:1034-1190"),
+    Switch("nopilot_as_jedi", "production", "skip queues without pilots for the last NO_PILOT_HOURS",
+           "queues with numSlots defined are exempt, and so are test-label (not express) and pre-assigned tasks",
+           "AtlasProdJobBroker.py:1483-1505"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
