@@ -25,6 +25,9 @@ KNOWN_PANDA_BUGS: dict[str, str] = {
     "nRunning = max(int(numStandby / tmpSiteSpec.coreCount), nRunning)": "AtlasProdJobBroker.py:1801 divides numSlots "
     "by the queue's coreCount: a queue with corecount 0 (any) and numSlots > 0 raises ZeroDivisionError and the "
     "whole brokerage of the task fails",
+    "weight = bw_map[_basic_weight_version]": "AtlasAnalJobBroker.py:2193 reads the new basic weight that a swallowed "
+    "exception left unset: InputChunk.getSubChunk (InputChunk.py:605) divides by the task's coreCount, so an "
+    "analysis task with corecount 0 raises ZeroDivisionError inside the weight block, then KeyError 'new'",
 }
 """PanDA 1.0.4 crashes the crosscheck met, by a line of the traceback: reported apart, never counted as agreement."""
 
