@@ -22,8 +22,8 @@ USE = "+use"
 ABSENT = "absent"
 
 KNOWN_PANDA_BUGS: dict[str, str] = {
-    "nRunning = max(int(numStandby / tmpSiteSpec.coreCount), nRunning)": "AtlasProdJobBroker.py:1801 divides numSlots "
-    "by the queue's coreCount: a queue with corecount 0 (any) and numSlots > 0 raises ZeroDivisionError and the "
+    "nRunning = max(int(numStandby / tmpSiteSpec.coreCount), nRunning)": "AtlasProdJobBroker.py:1801 (and AtlasAnalJobBroker.py:1884) "
+    "divides numSlots by the queue's coreCount: a queue with corecount 0 (any) and numSlots > 0 raises ZeroDivisionError and the "
     "whole brokerage of the task fails",
     "weight = bw_map[_basic_weight_version]": "AtlasAnalJobBroker.py:2193 reads the new basic weight that a swallowed "
     "exception left unset: InputChunk.getSubChunk (InputChunk.py:605) divides by the task's coreCount, so an "
