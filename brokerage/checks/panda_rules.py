@@ -447,3 +447,19 @@ def nopilot(base: Filter) -> Filter:
         return Verdict(v.passed | slots, v.criteria, v.reasons, v.temporary)
 
     return replace(base, fn=fn, reads=None)
+
+
+def _jumbo_queue(catchall: Any) -> bool:
+    return any(re.search("^useJumboJobs(=|)*", item) for item in str(catchall or "").split(","))
+
+
+def f_jumbo(ctx: Any) -> Verdict | None:
+    """JEDI's jumbo job check (switch ``jumbo_check``): a task without jumbo jobs (none in the snapshot) skips queues
+    whose catchall holds useJumboJobs (-jumbo); pre-assigned tasks are not checked."""
+    if not rule(ctx.config, "jumbo_check") or ctx.preassigned:
+        return None
+    jumbo = np.array([_jumbo_queue(c) for c in ctx.qa["catchall"]], dtype=bool)
+    return Verdict(~jumbo, "-jumbo", "since it is only for jumbo jobs (catchall useJumboJobs)")
+
+
+JUMBO = Filter("jumbo job check", ("-jumbo",), "a task without jumbo jobs avoids queues only for jumbo jobs", f_jumbo)

@@ -136,8 +136,10 @@ PANDA_VERSIONS = {
     WALLTIME.name: panda_rules.walltime,
     NOPILOT.name: panda_rules.nopilot,
 }
+_PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
+_PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)
 PANDA_FILTERS: tuple[Filter, ...] = (
-    *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)),
+    *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in _PANDA_ORDER),
     diskio.IO,
 )
 """PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the express network check

@@ -24,6 +24,7 @@ MAPPED: dict[str, str] = {
     )
 } | {
     "-dest_blacklisted": "-dest_blacklisted",  # switch links_as_jedi (checks/panda_rules.py)
+    "-jumbo": "-jumbo",  # switch jumbo_check (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
     "avoid VP": "-avoid_vp",  # "  skip site=S to avoid VP" carries no criteria token
 }  # fmt: skip
@@ -31,7 +32,6 @@ MAPPED: dict[str, str] = {
 # token -> why there is no code of ours (the rule is not modelled, or cannot happen offline)
 NOT_MODELLED: dict[str, str] = {
     "-opportunistic": "pledgedcpu = -1 queues for high priority: the snapshot has no pledgedcpu",
-    "-jumbo": "jumbo jobs: the snapshot has no useJumboJobs queues nor jumbo tasks",
     "-fewevents": "jumbo jobs: the snapshot has no ready-event counts",
     "-es_ucore": "event service on single-core pseudo queues of unified queues (not modelled)",
     "-non_pledged": "WORK_SHORTAGE pledge check: the snapshot has no pledgedcpu",

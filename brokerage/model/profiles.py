@@ -104,6 +104,9 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("nopilot_as_jedi", "production", "skip queues without pilots for the last NO_PILOT_HOURS",
            "queues with numSlots defined are exempt, and so are test-label (not express) and pre-assigned tasks",
            "AtlasProdJobBroker.py:1483-1505"),
+    Switch("jumbo_check", "production", "(the seed has no jumbo rule)",
+           "a task without jumbo jobs skips queues whose catchall holds useJumboJobs (-jumbo)",
+           "AtlasProdJobBroker.py:617-632"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
