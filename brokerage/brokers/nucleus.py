@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from brokerage.brokers import nucleus_panda
 from brokerage.checks import placement, production_queues
 from brokerage.checks.context import ProdContext
 from brokerage.framework import Filter, Verdict, apply_filters
@@ -473,7 +474,8 @@ def run_job_filters(pctx: ProdContext, qmask: np.ndarray) -> JobCheck:
     alive = qmask.copy()
     removed_by = np.full(len(qmask), -1, dtype=np.int64)
     verdicts: list[tuple[Filter, Verdict]] = []
-    for f in production_queues.FILTERS:
+    jedi = nucleus_panda.on(pctx)
+    for f in production_queues.PANDA_HINT_FILTERS if jedi else production_queues.FILTERS:
         if not alive.any():
             break
         pctx.alive = alive
@@ -573,6 +575,13 @@ FILTERS: tuple[Filter, ...] = (
     Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain),
 )  # fmt: skip
 """Seed 000 step 2 in order, then the job check (seed 003) and the full-chain rules."""
+PANDA_FILTERS: tuple[Filter, ...] = (
+    FILTERS[0], FILTERS[1],
+    Filter("storage endpoint check", ("-match", "-source_blacklist", "-destination_blacklist", "-space"),
+           "JEDI's endpoint check: WAN blacklists and space with the full RW", nucleus_panda.f_endpoint),
+    FILTERS[5], FILTERS[4], FILTERS[6],
+)  # fmt: skip
+"""PanDA 1.0.4's order (switch nucleus_as_jedi): status, backlog, endpoint, job, data, full chain."""
 
 
 # --- weight ---------------------------------------------------------------------------------------
@@ -659,8 +668,11 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, An
     """Run the filters and the weighted draw for one task; return the decision and the chosen nucleus row."""
     na, cfg = ctx.na, ctx.config
     ctx.locality = {"checked": False}
+    if (jedi := nucleus_panda.on(ctx)) and (why := nucleus_panda.wan_unreadable_input(ctx)):
+        return Decision(BROKER, int(ctx.task["jeditaskid"]), "pending", [], [], [], dict(changed), label=LABEL,
+                        message=why, extra={"chosen": None}), None  # fmt: skip
     # each filter sees which nuclei are still alive (the locality and job checks need it)
-    alive, skips, funnel = apply_filters(na.name, np.ones(na.n, dtype=bool), FILTERS, ctx)
+    alive, skips, funnel = apply_filters(na.name, np.ones(na.n, dtype=bool), PANDA_FILTERS if jedi else FILTERS, ctx)
     extra: dict[str, Any] = {"data_locality": ctx.locality, "rw_unit": RW_UNIT}
     if ctx.job_check:
         extra["job_check"] = ctx.job_check
@@ -673,6 +685,9 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, An
             pending_minutes=int(cfg["NUCLEUS_PENDING_MINUTES"]), message="no candidates", extra=extra,
         ), None  # fmt: skip
     w = weights(ctx)
+    if jedi:
+        jw, f = nucleus_panda.weights(ctx)
+        w = NucleusWeights(f["rw"], f["local"], f["tape"], f["space"], jw, w.io_intensive)
     order = idx[np.lexsort((na.name[idx].astype(str), -w.weight[idx]))]
     total = float(w.weight[order].sum())
     # all weights 0: every candidate is equally likely

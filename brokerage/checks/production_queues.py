@@ -145,3 +145,5 @@ PANDA_FILTERS: tuple[Filter, ...] = (
 """PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the express network check
 moves to the weight stage (``final_stage_as_jedi``); checks with PanDA's rules where switches say so
 (``checks/panda_rules.py``)."""
+PANDA_HINT_FILTERS: tuple[Filter, ...] = tuple(f for f in PANDA_FILTERS if f is not diskio.IO)
+"""What PanDA's job broker runs in hint mode for the task broker: everything up to the pilot check (no IO check)."""

@@ -105,6 +105,8 @@ def compare(task: int, broker: str, ours: Verdicts, jedi: Verdicts) -> TaskCompa
     p_ours, p_jedi = (ours.probabilities(), jedi.probabilities()) if broker == "nucleus" else ({}, {})
     for name in names:
         row = QueueRow(name, _verdict(ours, name), _verdict(jedi, name))
+        if row.jedi == ABSENT and jedi.all_failed and row.ours == jedi.all_failed:
+            row.jedi = jedi.all_failed  # JEDI failed every nucleus left at that check in one error line
         row.ours_reason = ours.skips.get(name, ("", ""))[1]
         row.jedi_reason = jedi.skips.get(name, ("", ""))[1]
         if row.ours != row.jedi:

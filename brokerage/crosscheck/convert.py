@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage.brokers.nucleus import RW_STATUSES, task_rw_seconds
+from brokerage.brokers.nucleus import task_rw_seconds
+from brokerage.brokers.nucleus_panda import jedi_rw
 from brokerage.crosscheck.chunks import task_document
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import REGISTRY, Config
@@ -178,18 +179,11 @@ def share_rows(snap: GridSnapshot) -> list[dict[str, Any]]:
 
 def rw_maps(cache: GridCache, tasks: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, float]]:
     """calculateWorldRWwithPrio_JEDI answers: full RW per nucleus, and per (gshare, priority) of the brokered tasks."""
-    t = cache.snap.tasks
-    rw = task_rw_seconds(cache).reindex(t["jeditaskid"].astype(np.int64).to_numpy()).fillna(0.0).to_numpy()
-    counted = t["status"].isin(RW_STATUSES).to_numpy() & t["nucleus"].notna().to_numpy()
-    frame = pd.DataFrame({"nucleus": t["nucleus"], "gshare": t["gshare"], "prio": t["currentpriority"], "rw": rw})[
-        counted
-    ]
-    out: dict[str, Any] = {"full": frame.groupby("nucleus")["rw"].sum().to_dict()}
-    for task in tasks:
-        key = f"{task['gshare']}:{int(task['currentpriority'] or 0)}"
-        if key not in out:
-            sel = frame[(frame["gshare"] == task["gshare"]) & (frame["prio"] >= int(task["currentpriority"] or 0))]
-            out[key] = sel.groupby("nucleus")["rw"].sum().to_dict()
+    out: dict[str, Any] = {"full": {}}
+    for task in tasks:  # JEDI's own sums (brokers/nucleus_panda.py): full RW, and per share at the priority and above
+        full, prio = jedi_rw(cache, task)
+        out["full"] = full
+        out[f"{task['gshare']}:{int(task['currentpriority'] or 0)}"] = prio
     own = {
         str(int(task["jeditaskid"])): float(task_rw_seconds(cache).get(int(task["jeditaskid"]), 0.0)) for task in tasks
     }

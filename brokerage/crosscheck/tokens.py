@@ -24,7 +24,9 @@ MAPPED: dict[str, str] = {
     )
 } | {
     "-dest_blacklisted": "-dest_blacklisted",  # switch links_as_jedi (checks/panda_rules.py)
-    "-jumbo": "-jumbo",  # switch jumbo_check (checks/panda_rules.py)
+    "-jumbo": "-jumbo",
+    "-source_blacklist": "-source_blacklist",  # switch nucleus_as_jedi (brokers/nucleus_panda.py)
+    "-destination_blacklist": "-destination_blacklist",  # switch jumbo_check (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
     "avoid VP": "-avoid_vp",  # "  skip site=S to avoid VP" carries no criteria token
 }  # fmt: skip
@@ -42,8 +44,6 @@ NOT_MODELLED: dict[str, str] = {
     "-others_bootstrap": "final selection: a bootstrap (weight 0) site while others exist (not modelled)",
     "-below_min_weight": "MIN_WEIGHT_<label> is off by default (not modelled)",
     "-t1_weight": "final selection with negative t1Weight keeps the largest-nRunningAll site only (not modelled)",
-    "-source_blacklist": "WAN source blacklist of a satellite / a nucleus (newest checks, not modelled)",
-    "-destination_blacklist": "nucleus output endpoint write_wan OFF/TEST (newest checks, not modelled)",
     "-full_chain_parent": "full-chain parent ran elsewhere",
     "-blacklist": "analysis: the storage blacklist test (generic message) (not modelled)",
     "-local_quota": "rucio local quota: the snapshot has no quotas per endpoint",

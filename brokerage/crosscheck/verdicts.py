@@ -31,6 +31,7 @@ class Verdicts:
     skips: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (our code, message)
     tokens: dict[str, str] = field(default_factory=dict)  # name -> JEDI token (jedi side only)
     unmapped: set[str] = field(default_factory=set)
+    all_failed: str = ""  # a code every remaining name got at once (JEDI's "no sites can run jobs": -job)
     ms: float = 0.0
     error: str = ""
 
@@ -75,6 +76,8 @@ def jedi(result: dict[str, Any], broker: str) -> Verdicts:
         for name, w in (result.get("candidates") or {}).items():
             out.candidates.setdefault(unified(name), float(w))
     out.ok = bool(out.candidates)
+    if broker == "nucleus" and any("no sites can run jobs" in line for line in lines):
+        out.all_failed = "-job"  # the hint-mode job broker found no queue: every nucleus still in the race fails
     for name, (code, token, msg) in parsed.skips.items():
         if name not in out.candidates:
             out.skips[name] = (code, msg)

@@ -107,6 +107,14 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("jumbo_check", "production", "(the seed has no jumbo rule)",
            "a task without jumbo jobs skips queues whose catchall holds useJumboJobs (-jumbo)",
            "AtlasProdJobBroker.py:617-632"),
+    Switch("nucleus_as_jedi", "nucleus",
+           "status, backlog, storages, space (free + expired - output of the RW), locality, job, full chain; "
+           "weight = [local/total x] tape x (free+expired)/total / max(rwOffset, RW)",
+           "a task whose input has no complete WAN-readable replica fails; the endpoint check adds read_wan / "
+           "write_wan blacklists and uses usable - int(fullRW/10/24/3600 x 0.25) (full RW, all work queues); the "
+           "job check (PanDA's filters, hint mode) comes before the data check; weight = (1/RW if RW >= 50 HS06 s "
+           "else 1) x [ava/tot] x [0.001 tape] x usable/total x min(FREE_DISK_CUTOFF, usable TB), RW of the task's "
+           "share at its priority and above", "AtlasProdTaskBroker.py:240-590"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
