@@ -463,3 +463,47 @@ def f_jumbo(ctx: Any) -> Verdict | None:
 
 
 JUMBO = Filter("jumbo job check", ("-jumbo",), "a task without jumbo jobs avoids queues only for jumbo jobs", f_jumbo)
+
+
+MIB = 1024.0 * 1024.0
+DEFAULT_OUTPUT_BYTES = 1500 * MIB  # InputChunk.defaultOutputSize
+WORK_DISK_MARGIN = 300 * MIB  # JediTaskSpec.getWorkDiskSize safety margin
+
+
+def _master_file(ctx: Any) -> tuple[float, float]:
+    """(bytes, events) of one file of the task's master dataset, as the crosscheck's converter splits it."""
+    snap = ctx.cache.snap
+    ds = snap.datasets[(snap.datasets["jeditaskid"] == int(ctx.task["jeditaskid"])) & snap.datasets["is_master"]]
+    if ds.empty or int(ds["nfiles"].iloc[0]) == 0:
+        return 0.0, 0.0
+    n = float(ds["nfiles"].iloc[0])
+    return float(ds["size_gb"].iloc[0]) * 1024**3 / n, float(ds["nevents"].iloc[0]) // n
+
+
+def scratch(base: Filter) -> Filter:
+    """JEDI's scratch disk check (switch ``scratch_as_jedi``): max(outDisk x events (or x effective input bytes),
+    1.5 GiB) + workDisk + 300 MiB, plus the whole input files for copy-to-scratch queues, against maxwdir x task
+    cores / queue cores (a single-core task: maxwdir / queue cores)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "scratch_as_jedi"):
+            return base.run(ctx)
+        t, qa = ctx.task, ctx.qa
+        events = float(t.get("chunk_nevents") or 0)
+        effective = float(t.get("chunk_input_mb") or 0) * MIB
+        out_unit = str(t.get("outdiskunit") or "")
+        out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective)
+        need = max(out, DEFAULT_OUTPUT_BYTES) + float(t.get("workdiskcount") or 0) * MIB + WORK_DISK_MARGIN
+        fsize, fev = _master_file(ctx)
+        files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+        direct = np.asarray(qa["direct_access_lan"], dtype=bool) & bool(t.get("allowinputlan")) & (not ctx.merge)
+        need_mb = np.where(direct, need // MIB, (need + fsize * files) // MIB)
+        cores = qa["corecount"].astype(float)
+        site_cc = np.where(cores > 1, cores, 1.0)
+        single = int(t.get("corecount") or 0) in (0, 1) and not t.get("eventservice")
+        scaled = qa["maxwdir"].astype(float) * (1.0 if single else site_cc) / site_cc
+        ok = (qa["maxwdir"].astype(float) == 0) | ~(need_mb > scaled)
+        return Verdict(ok, "-disk", lambda idx: [f"small scratch disk {scaled[i]:g} MB less than {need_mb[i]:g} MB"
+                                                 for i in idx.tolist()])  # fmt: skip
+
+    return replace(base, fn=fn, reads=None)

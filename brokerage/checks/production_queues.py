@@ -135,6 +135,7 @@ PANDA_VERSIONS = {
     SCOUT_WALLTIME.name: panda_rules.dropped_by("walltime_as_jedi"),
     WALLTIME.name: panda_rules.walltime,
     NOPILOT.name: panda_rules.nopilot,
+    "scratch disk check": panda_rules.scratch,
 }
 _PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
 _PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)

@@ -115,6 +115,11 @@ SWITCHES: tuple[Switch, ...] = (
            "job check (PanDA's filters, hint mode) comes before the data check; weight = (1/RW if RW >= 50 HS06 s "
            "else 1) x [ava/tot] x [0.001 tape] x usable/total x min(FREE_DISK_CUTOFF, usable TB), RW of the task's "
            "share at its priority and above", "AtlasProdTaskBroker.py:240-590"),
+    Switch("scratch_as_jedi", "production",
+           "inputDiskCount + max(0.5 GB, outDiskCount x nEvents) + workDiskCount < maxwdir / coreCount",
+           "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files unless the job reads "
+           "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores",
+           "AtlasProdJobBroker.py:927-985, JediTaskSpec.getWorkDiskSize"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
