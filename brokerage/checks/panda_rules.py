@@ -481,7 +481,7 @@ def _master_file(ctx: Any) -> tuple[float, float]:
 
 
 def scratch(base: Filter) -> Filter:
-    """JEDI's scratch disk check (switch ``scratch_as_jedi``): max(outDisk x events (or x effective input bytes),
+    """JEDI's scratch disk check (switch ``scratch_as_jedi``): max(outDisk x events (or x effective input MB),
     1.5 GiB) + workDisk + 300 MiB, plus the whole input files for copy-to-scratch queues, against maxwdir x task
     cores / queue cores (a single-core task: maxwdir / queue cores)."""
 
@@ -489,13 +489,17 @@ def scratch(base: Filter) -> Filter:
         if not rule(ctx.config, "scratch_as_jedi"):
             return base.run(ctx)
         t, qa = ctx.task, ctx.qa
-        events = float(t.get("chunk_nevents") or 0)
-        effective = float(t.get("chunk_input_mb") or 0) * MIB
-        out_unit = str(t.get("outdiskunit") or "")
-        out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective)
-        need = max(out, DEFAULT_OUTPUT_BYTES) + float(t.get("workdiskcount") or 0) * MIB + WORK_DISK_MARGIN
         fsize, fev = _master_file(ctx)
-        files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+        if ctx.merge:  # a merge job takes one file (no nFilesPerMergeJob in the snapshot)
+            events, effective_mb, files = fev, fsize / MIB, 1.0
+        else:
+            events = float(t.get("chunk_nevents") or 0)
+            effective_mb = float(t.get("chunk_input_mb") or 0)
+            files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+        effective_mb = effective_mb or 1.0  # CoreUtils.getEffectiveFileSize: in MB, 1 MB for pseudo input
+        out_unit = str(t.get("outdiskunit") or "")
+        out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective_mb)
+        need = max(out, DEFAULT_OUTPUT_BYTES) + float(t.get("workdiskcount") or 0) * MIB + WORK_DISK_MARGIN
         direct = np.asarray(qa["direct_access_lan"], dtype=bool) & bool(t.get("allowinputlan")) & (not ctx.merge)
         need_mb = np.where(direct, need // MIB, (need + fsize * files) // MIB)
         cores = qa["corecount"].astype(float)
