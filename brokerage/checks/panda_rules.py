@@ -511,3 +511,28 @@ def scratch(base: Filter) -> Filter:
                                                  for i in idx.tolist()])  # fmt: skip
 
     return replace(base, fn=fn, reads=None)
+
+
+JEDI_CONNECTIVITY = ("full", "http")  # task_split_rules.enum_ipConnectivity: 'none' is not a value JEDI stores
+
+
+def connectivity(base: Filter) -> Filter:
+    """JEDI's network check (switch ``connectivity_as_jedi``): a task connectivity full/http needs a 'full' queue,
+    or 'http' for http; a task IP stack must equal the queue's; a task without a stack (or with connectivity 'none',
+    which JEDI cannot store) is not checked on that part; pre-assigned tasks are not checked."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "connectivity_as_jedi"):
+            return base.run(ctx)
+        conn, _, stack = str(ctx.task.get("ipconnectivity") or "").partition("#")
+        conn = conn if conn in JEDI_CONNECTIVITY else ""
+        if ctx.preassigned or not (conn or stack):
+            return None
+        parts = [str(w or "").partition("#") for w in ctx.qa["wnconnectivity"]]
+        ok_conn = np.array([not conn or (c or None) == "full" or (c == "http" and conn == "http") for c, _, _ in parts])
+        ok_stack = np.array([not stack or stack == (s or None) for _, _, s in parts])
+        return Verdict(ok_conn & ok_stack, "-network", lambda idx: [
+            f"connectivity or IP stack of wnconnectivity={ctx.qa['wnconnectivity'][i]!r} vs task={conn}#{stack}"
+            for i in idx.tolist()])  # fmt: skip
+
+    return replace(base, fn=fn, reads=None)

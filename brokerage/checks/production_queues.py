@@ -136,6 +136,7 @@ PANDA_VERSIONS = {
     WALLTIME.name: panda_rules.walltime,
     NOPILOT.name: panda_rules.nopilot,
     "scratch disk check": panda_rules.scratch,
+    WNCONNECTIVITY.name: panda_rules.connectivity,
 }
 _PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
 _PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)

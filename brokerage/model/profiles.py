@@ -120,6 +120,11 @@ SWITCHES: tuple[Switch, ...] = (
            "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files unless the job reads "
            "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores",
            "AtlasProdJobBroker.py:927-985, JediTaskSpec.getWorkDiskSize"),
+    Switch("connectivity_as_jedi", "production",
+           "network_connectivity full > http > none; ip_stack IPv4 / IPv6 accept only that stack, unset accepts "
+           "only tasks without one", "a full/http task needs a 'full' queue ('http' for http); a task stack must "
+           "equal the queue's, a task without one is not checked; 'none' is no value JEDI stores (no check)",
+           "AtlasProdJobBroker.py:1213-1250, task_split_rules.enum_ipConnectivity"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
