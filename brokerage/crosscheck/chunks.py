@@ -18,6 +18,7 @@ import pandas as pd
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 
+MAX_RECORDS = 50000  # file records (event ranges) per dataset
 MAX_FILES = 20000  # a larger dataset is described by this many files (same bytes, events, fractions per endpoint)
 OUTPUT_TOKENS = (("output", "ATLASDATADISK"), ("log", "ATLASDATADISK"))
 FULLCHAIN_CODES = {"only": "1", "require": "2", "capable": "3"}
@@ -99,16 +100,24 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _files(name: str, nfiles: int, size_gb: float, nevents: int) -> list[dict[str, Any]]:
+def _files(name: str, nfiles: int, size_gb: float, nevents: int, per_job: int = 0) -> list[dict[str, Any]]:
+    """The dataset's files; with PER_JOB events per job each file is cut into event ranges of that size, as JEDI's
+    contents feeder records them (one record per range, same LFN), unless that makes over MAX_RECORDS records."""
     n = max(1, min(int(nfiles), MAX_FILES))
     fsize = int(size_gb * BYTES_PER_GB / n)
     nev = int(nevents // n) if nevents else 0
+    pieces = -(-nev // per_job) if nev and 0 < per_job < nev else 1
+    if n * pieces > MAX_RECORDS:
+        pieces = 1
     out = []
     for i in range(n):
-        f: dict[str, Any] = {"lfn": f"{name}._{i:06d}.root", "fsize": fsize}
-        if nev:
-            f.update(nEvents=nev, startEvent=0, endEvent=nev - 1)
-        out.append(f)
+        for k in range(pieces):
+            f: dict[str, Any] = {"lfn": f"{name}._{i:06d}.root", "fsize": fsize}
+            if nev:
+                first = k * per_job if pieces > 1 else 0
+                last = min(nev, first + per_job) - 1 if pieces > 1 else nev - 1
+                f.update(nEvents=nev, startEvent=first, endEvent=last)
+            out.append(f)
     return out
 
 
@@ -133,10 +142,11 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
             out.append({"datasetID": int(d["datasetid"]), "datasetName": PSEUDO, "scope": "pseudo", "files": files})
             continue
         name = f"{base}_t{tid}_d{int(d['datasetid'])}"
-        files = _files(name, int(d["nfiles"]), float(d["size_gb"]), int(d["nevents"]))
-        n = len(files)
+        per_job = int(_v(task.get("chunk_nevents")) or 0) if d["is_master"] else 0
+        files = _files(name, int(d["nfiles"]), float(d["size_gb"]), int(d["nevents"]), per_job)
+        n = len({f["lfn"] for f in files})
         scale = n / max(int(d["nfiles"]), 1)
-        total_bytes = sum(f["fsize"] for f in files)
+        total_bytes = sum({f["lfn"]: f["fsize"] for f in files}.values())
         rucio["dids"][name] = {"length": n, "bytes": total_bytes}
         rucio["rules"][name] = [{"grouping": "DATASET"}]
         rows = []
@@ -144,8 +154,8 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
             k = min(n, round(int(r["nfiles"]) * scale))
             rows.append({"rse": r["ddm_endpoint_name"], "length": n, "available_length": k, "bytes": total_bytes,
                          "available_bytes": int(float(r["size_gb"]) * BYTES_PER_GB)})  # fmt: skip
-            for f in files[:k]:
-                rucio["file_replicas"].setdefault(f["lfn"], []).append(r["ddm_endpoint_name"])
+            for lfn in list(dict.fromkeys(f["lfn"] for f in files))[:k]:
+                rucio["file_replicas"].setdefault(lfn, []).append(r["ddm_endpoint_name"])
         rucio["dataset_replicas"][name] = rows
         scope = base.split(".")[0] if "." in base else "data"
         out.append({"datasetID": int(d["datasetid"]), "datasetName": name, "scope": scope, "files": files})
