@@ -266,17 +266,21 @@ def apply_filters(
     ctx: Any,
     skips: SkipList | None = None,
     funnel: list[FunnelStep] | None = None,
+    defer_temporary: bool = False,
 ) -> tuple[np.ndarray, SkipList, list[FunnelStep]]:
     """Run FILTERS in order over the rows still ALIVE; return the survivors, the skips and the funnel.
 
     Each filter sees the rows still alive as ``ctx.alive``. Its removed rows are kept as indices with their
-    codes; Skip objects and sentences are built only when the skips are read (see SkipList).
+    codes; Skip objects and sentences are built only when the skips are read (see SkipList). With DEFER_TEMPORARY
+    (rule switch ``temporary_deferred``) a temporary verdict only marks its rows; they stay for the later filters and
+    are removed at the end by a "temporary problem check" step with their last temporary skip, as JEDI does.
     Usage: ``alive, skips, funnel = apply_filters(names, alive, FILTERS, ctx)``
     """
     skips = SkipList() if skips is None else skips
     funnel = [] if funnel is None else funnel
     alive = alive.copy()
     left = int(np.count_nonzero(alive))
+    deferred = _Deferred(len(alive)) if defer_temporary else None
     for f in filters:
         before = left
         if before == 0:
@@ -290,15 +294,46 @@ def apply_filters(
                 crit = verdict.criteria
                 codes = crit if isinstance(crit, str) else crit[idx]
                 reasons = verdict.reasons
-                if isinstance(reasons, str):
-                    texts: str | LazyTexts = reasons
-                else:
-                    texts = LazyTexts(reasons if f.reads is None else verdict.shared_texts, idx)
+                build = reasons if isinstance(reasons, str) or f.reads is None else verdict.shared_texts
+                if deferred is not None and (verdict.temporary or f.temporary):
+                    deferred.mark(idx, crit, build, f.name)
+                    funnel.append(FunnelStep(f.name, before, left))
+                    continue
+                texts: str | LazyTexts = build if isinstance(build, str) else LazyTexts(build, idx)
                 skips.add(names, idx, codes, texts, f.name, verdict.temporary or f.temporary)
                 alive[idx] = False
                 left -= len(idx)
         funnel.append(FunnelStep(f.name, before, left))
+    if deferred is not None:
+        left = deferred.apply(names, alive, skips, funnel, left)
     return alive, skips, funnel
+
+
+TEMPORARY_CHECK = "temporary problem check"
+
+
+class _Deferred:
+    """Temporary skips waiting for JEDI's final temporary problem check: each row's last one (as JEDI keeps it)."""
+
+    def __init__(self, n: int) -> None:
+        self.last = np.full(n, -1, dtype=np.int64)
+        self.entries: list[tuple[str | np.ndarray, ReasonFn | str, str]] = []
+
+    def mark(self, idx: np.ndarray, crit: str | np.ndarray, build: ReasonFn | str, stage: str) -> None:
+        self.last[idx] = len(self.entries)
+        self.entries.append((crit, build, stage))
+
+    def apply(self, names: np.ndarray, alive: np.ndarray, skips: SkipList, funnel: list[FunnelStep], left: int) -> int:
+        rows = np.flatnonzero(alive & (self.last >= 0))
+        for e, (crit, build, _stage) in enumerate(self.entries):
+            idx = rows[self.last[rows] == e]
+            if len(idx):
+                codes = crit if isinstance(crit, str) else crit[idx]
+                texts: str | LazyTexts = build if isinstance(build, str) else LazyTexts(build, idx)
+                skips.add(names, idx, codes, texts, TEMPORARY_CHECK, True)
+        alive[rows] = False
+        funnel.append(FunnelStep(TEMPORARY_CHECK, left, left - len(rows)))
+        return left - len(rows)
 
 
 LOW_WEIGHT = "-low_weight"

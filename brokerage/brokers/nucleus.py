@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.brokers import nucleus_panda
 from brokerage.brokers.nucleus_context import (
     RW_UNIT,
     NucleusContext,
@@ -16,9 +17,9 @@ from brokerage.brokers.nucleus_context import (
     projected_output_gb,
     task_rw_seconds,
 )
-from brokerage.brokers.nucleus_filters import FILTERS
+from brokerage.brokers.nucleus_filters import FILTERS, PANDA_FILTERS
 from brokerage.brokers.nucleus_weights import STEPS as WEIGHT_STEPS
-from brokerage.brokers.nucleus_weights import weights
+from brokerage.brokers.nucleus_weights import NucleusWeights, weights
 from brokerage.checks import placement
 from brokerage.framework import Reads, Step, apply_filters
 from brokerage.model import views
@@ -80,8 +81,11 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, An
     """Run the filters and the weighted draw for one task; return the decision and the chosen nucleus row."""
     na, cfg = ctx.na, ctx.config
     ctx.locality = {"checked": False}
+    if (jedi := nucleus_panda.on(ctx)) and (why := nucleus_panda.wan_unreadable_input(ctx)):
+        return Decision(BROKER, int(ctx.task["jeditaskid"]), "pending", [], [], [], dict(changed), label=LABEL,
+                        message=why, extra={"chosen": None}), None  # fmt: skip
     # each filter sees which nuclei are still alive (the locality and job checks need it)
-    alive, skips, funnel = apply_filters(na.name, np.ones(na.n, dtype=bool), FILTERS, ctx)
+    alive, skips, funnel = apply_filters(na.name, np.ones(na.n, dtype=bool), PANDA_FILTERS if jedi else FILTERS, ctx)
     extra: dict[str, Any] = {"data_locality": ctx.locality, "rw_unit": RW_UNIT}
     if ctx.job_check:
         extra["job_check"] = ctx.job_check
@@ -94,6 +98,9 @@ def _decide(ctx: NucleusContext, rng: np.random.Generator, changed: dict[str, An
             pending_minutes=int(cfg["NUCLEUS_PENDING_MINUTES"]), message="no candidates", extra=extra,
         ), None  # fmt: skip
     w = weights(ctx)
+    if jedi:
+        jw, f = nucleus_panda.weights(ctx)
+        w = NucleusWeights(f["rw"], f["local"], f["tape"], f["space"], jw, w.io_intensive)
     order = idx[np.lexsort((na.name[idx].astype(str), -w.weight[idx]))]
     total = float(w.weight[order].sum())
     # all weights 0: every candidate is equally likely

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.brokers import nucleus_panda
 from brokerage.brokers.nucleus_context import (
     ACTIVE,
     GB_PER_TB,
@@ -189,7 +190,8 @@ def run_job_filters(pctx: ProdContext, qmask: np.ndarray) -> JobCheck:
     alive = qmask.copy()
     removed_by = np.full(len(qmask), -1, dtype=np.int64)
     verdicts: list[tuple[Filter, Verdict]] = []
-    for f in production_queues.FILTERS:
+    jedi = nucleus_panda.on(pctx)
+    for f in production_queues.PANDA_HINT_FILTERS if jedi else production_queues.FILTERS:
         if not alive.any():
             break
         pctx.alive = alive
@@ -294,3 +296,10 @@ FILTERS: tuple[Filter, ...] = (
     Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain),
 )  # fmt: skip
 """Seed 000 step 2 in order, then the job check (seed 003) and the full-chain rules."""
+PANDA_FILTERS: tuple[Filter, ...] = (
+    FILTERS[0], FILTERS[1],
+    Filter("storage endpoint check", ("-match", "-source_blacklist", "-destination_blacklist", "-space"),
+           "JEDI's endpoint check: WAN blacklists and space with the full RW", nucleus_panda.f_endpoint),
+    FILTERS[5], FILTERS[4], FILTERS[6],
+)  # fmt: skip
+"""PanDA 1.0.4's order (switch nucleus_as_jedi): status, backlog, endpoint, job, data, full chain."""

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.checks import panda_rules
 from brokerage.checks.context import ProdContext
-from brokerage.checks.production_queues import FILTERS, make_context
+from brokerage.checks.production_queues import FILTERS, PANDA_FILTERS, make_context
 from brokerage.checks.running import effective_running
 from brokerage.framework import BEST_CANDIDATES, Derived, Filter, Reads, Step, Verdict, apply_filters, rank_and_cut
 from brokerage.model import views
@@ -18,6 +19,7 @@ from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList, fmt
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule as profile_rule
 from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "production"
@@ -45,6 +47,8 @@ def preliminary(ctx: ProdContext) -> tuple[np.ndarray, np.ndarray, SkipList, lis
                 mask[i] = True
         return mask, np.zeros(qa.n, dtype=bool), SkipList(), unknown
     candidates, test, test_idx = ctx.cache.get("production:preliminary", lambda: _preliminary_masks(qa))
+    if profile_rule(ctx.config, "no_test_name_rule"):
+        candidates, test, test_idx = candidates | test, test & False, test_idx[:0]
     skips = SkipList()
     skips.add(qa.name, test_idx, "-test", "name contains 'test': not a preliminary candidate", "preliminary candidates")
     return candidates.copy(), test.copy(), skips, []
@@ -117,12 +121,16 @@ class _Running:
 
 def _running_terms(ctx: ProdContext) -> _Running:
     c, cfg = ctx.counts, ctx.config
-    nrun, rule = effective_running(
-        c["running"],
-        ctx.qa["nbatchjob"].astype(float, copy=False),
-        ctx.qa["numslots"].astype(float, copy=False),
-        c["starting"],
-        float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
+    nrun, rule = (
+        effective_running(
+            c["running"],
+            ctx.qa["nbatchjob"].astype(float, copy=False),
+            ctx.qa["numslots"].astype(float, copy=False),
+            c["starting"],
+            float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
+        )
+        if not profile_rule(cfg, "running_as_jedi")
+        else panda_rules.running(ctx, c)
     )
     zeros, ones = np.zeros(ctx.n), np.ones(ctx.n)
     base = _base(nrun, c, zeros, ones, float(cfg["WEIGHT_QUEUE_OFFSET"]))
@@ -130,7 +138,12 @@ def _running_terms(ctx: ProdContext) -> _Running:
 
 
 RUNNING_TERMS = Derived(
-    "running terms", Reads(config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET"), facts=("counts",)), _running_terms
+    "running terms",
+    Reads(
+        config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET", "RULES", "MAX_PRIO_TO_BOOTSTRAP", "NO_PILOT_HOURS"),
+        facts=("counts", "priority"),
+    ),
+    _running_terms,
 )
 
 
@@ -309,12 +322,20 @@ def broker_many(
 def run(ctx: ProdContext) -> Decision:
     """Run steps 1-5 on a prepared context."""
     cfg = ctx.config
+    if why := panda_rules.task_failure(ctx):
+        return Decision(BROKER, int(ctx.task["jeditaskid"]), "pending", [], SkipList(), [], cfg.changed(),
+                        pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=why)  # fmt: skip
     alive, test_mask, skips, unknown = preliminary(ctx)
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, FILTERS, ctx, skips, funnel)
+    filters = PANDA_FILTERS if profile_rule(cfg, "io_check_late") else FILTERS
+    defer = profile_rule(cfg, "temporary_deferred")
+    alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, defer)
     terms = weights(ctx)
-    capped = alive
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)
+    capped, weight = alive, terms.weight
+    if jedi_final := profile_rule(cfg, "final_stage_as_jedi"):
+        alive, weight = panda_rules.final_stage(ctx, terms, alive, skips, funnel)
+    else:
+        alive, skips, funnel = apply_filters(ctx.qa.name, alive, further_filters(terms), ctx, skips, funnel)
     if not alive.any() and capped.any():
         alive = _capped_fallback(ctx, capped, terms, skips)
         if alive.any():
@@ -328,9 +349,9 @@ def run(ctx: ProdContext) -> Decision:
             BROKER, tid, "pending", [], skips, funnel, changed,
             pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=message or "no candidates",
         )  # fmt: skip
-    keep, kept_weights = rank_and_cut(
-        ctx.qa.name, idx, terms.weight[idx], int(cfg["MAX_SITE_CANDIDATES"]), skips, funnel
-    )
+    rank_by = np.where(weight[idx] == 0, np.inf, weight[idx]) if jedi_final else weight[idx]  # bootstrap first
+    keep, _ = rank_and_cut(ctx.qa.name, idx, rank_by, int(cfg["MAX_SITE_CANDIDATES"]), skips, funnel)
+    kept_weights = weight[idx][keep]
     chosen = idx[keep]
     candidates = [
         Candidate(str(name), rank, weight, factors, details)

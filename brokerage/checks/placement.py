@@ -8,6 +8,7 @@ from brokerage.checks.context import ProdContext
 from brokerage.framework import Filter, Reads, Verdict
 from brokerage.model import views
 from brokerage.model.cache import GridCache
+from brokerage.model.profiles import rule
 
 HIGH_PRIORITY = Reads(config=("HIGH_PRIO_NUCLEUS_ONLY",), facts=("priority", "scout"))  # what high_priority reads
 
@@ -26,7 +27,7 @@ def _nucleus_queues_only(ctx: ProdContext, code: str, why: str) -> Verdict:
 
 def f_nucleus_only(ctx: ProdContext) -> Verdict | None:
     """If priority >= 800 or scout jobs, skip queues unless associated with the nucleus."""
-    if ctx.nw is None or not high_priority(ctx):
+    if ctx.nw is None or not high_priority(ctx) or rule(ctx.config, "no_nucleus_only"):
         return None
     why = "scout jobs" if ctx.scout else f"priority {ctx.priority} >= {ctx.config['HIGH_PRIO_NUCLEUS_ONLY']}"
     return _nucleus_queues_only(ctx, "-nucleus_only", why)

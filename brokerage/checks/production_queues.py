@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.checks import diskio, links, placement
+from brokerage.checks import diskio, links, panda_rules, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
 from brokerage.checks.context import ProdContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
@@ -25,6 +25,7 @@ from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 from brokerage.model.network import network_weights
+from brokerage.model.profiles import rule
 
 
 def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mode: bool = False) -> ProdContext:
@@ -59,7 +60,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
 
 def f_status(ctx: ProdContext) -> Verdict | None:
     """The queue status must be online unless the queues are pre-assigned."""
-    return None if ctx.preassigned else status_verdict(ctx.qa)
+    return None if ctx.preassigned else status_verdict(ctx.qa, standby=rule(ctx.config, "standby_is_online"))
 
 
 def f_inactive(ctx: ProdContext) -> Verdict | None:
@@ -92,7 +93,7 @@ def f_scratch(ctx: ProdContext) -> Verdict:
 
 FILTERS: tuple[Filter, ...] = (
     Filter("status check", ("-status",), "the queue status must be online unless the queues are pre-assigned",
-           f_status, reads=Reads(facts=("preassigned",))),
+           f_status, reads=Reads(config=("RULES",), facts=("preassigned",))),
     links.LINK_BLOCKED,
     links.LINK_QUEUED,
     links.LINKS_FULL,
@@ -124,3 +125,28 @@ FILTERS: tuple[Filter, ...] = (
     links.NETWORK_EXPRESS,
 )  # fmt: skip
 """Step 2 of the seed, in order (the full-chain rules before the pilot check)."""
+PANDA_VERSIONS = {
+    SOFTWARE.name: panda_rules.software,
+    ZEROSHARE.name: panda_rules.zeroshare,
+    BLACKLIST.name: panda_rules.blacklist,
+    links.LINK_BLOCKED.name: panda_rules.links,
+    links.LINK_QUEUED.name: panda_rules.links_temporary,
+    links.LINKS_FULL.name: panda_rules.dropped,
+    MEMORY.name: panda_rules.memory,
+    SCOUT_WALLTIME.name: panda_rules.dropped_by("walltime_as_jedi"),
+    WALLTIME.name: panda_rules.walltime,
+    NOPILOT.name: panda_rules.nopilot,
+    "scratch disk check": panda_rules.scratch,
+    WNCONNECTIVITY.name: panda_rules.connectivity,
+}
+_PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
+_PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)
+PANDA_FILTERS: tuple[Filter, ...] = (
+    *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in _PANDA_ORDER),
+    diskio.IO,
+)
+"""PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the express network check
+moves to the weight stage (``final_stage_as_jedi``); checks with PanDA's rules where switches say so
+(``checks/panda_rules.py``)."""
+PANDA_HINT_FILTERS: tuple[Filter, ...] = tuple(f for f in PANDA_FILTERS if f is not diskio.IO)
+"""What PanDA's job broker runs in hint mode for the task broker: everything up to the pilot check (no IO check)."""

@@ -30,6 +30,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sim-runs": ("brokerage.cli.simulate:sim_runs", "List the simulation runs stored in the database, or show one."),
     "tasks": ("brokerage.cli.tasks:tasks", "List tasks by status, label, user or name (find ids for jobs/explain)."),
+    "crosscheck": ("brokerage.cli.crosscheck:crosscheck", "Run PanDA's own brokers and ours on one grid; compare."),
 }
 """The core's subcommands by name, with their one-line help; each module is imported when its command is used (a
 broken one fails that command loudly, never silently vanishes), so `brokerage --help` stays light."""

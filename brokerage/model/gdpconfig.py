@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from brokerage.model.errors import UNKNOWN_KEY, ConfigError
+from brokerage.model.profiles import PROFILE_NAMES, SEED
 
 Value = Any
 
@@ -500,6 +501,66 @@ PARAMS: tuple[Param, ...] = (
         "How many of the best candidates are taken.",
         minimum=1,
         maximum=1000,
+        **_CONST,
+    ),
+    _p(
+        "MAX_PRIO_TO_BOOTSTRAP",
+        _JB,
+        "int",
+        150,
+        "priority",
+        "Tasks at or below this currentPriority may bootstrap queues with Harvester workers and use numSlots "
+        "(PanDA's code; read under the rule switch running_as_jedi).",
+        minimum=0,
+        maximum=100000,
+        used_by=("prod:weight",),
+    ),
+    _p(
+        "MAX_MISSING_INPUT_FILES",
+        _JB,
+        "int",
+        10,
+        "files",
+        "A replica missing at most this many files counts as complete (PanDA's input pre-check; read under the "
+        "rule switch input_completeness_precheck).",
+        minimum=0,
+        maximum=10**7,
+        used_by=("prod:input",),
+    ),
+    _p(
+        "MIN_INPUT_COMPLETENESS",
+        _JB,
+        "int",
+        90,
+        "%",
+        "A replica holding at least this share of the files counts as complete (PanDA's input pre-check).",
+        minimum=0,
+        maximum=100,
+        used_by=("prod:input",),
+    ),
+    _p(
+        "NQUEUELIMITSITE",
+        _JB,
+        "int",
+        20,
+        "jobs",
+        "Lower limit of a queue's cap on queued jobs, max(NQUEUELIMITSITE_<gshare>, 2 x nRunning) (PanDA's code; "
+        "read under the rule switch final_stage_as_jedi; 0 means 20).",
+        minimum=0,
+        maximum=10**7,
+        family=True,
+        used_by=("prod:cap",),
+    ),
+    _p(
+        "RULES",
+        "brokerage",
+        "str",
+        SEED,
+        "",
+        "Rule profile: 'seed' follows the seed documents, 'panda-1.0.4' PanDA's code at that version, switch by "
+        "switch (docs/crosscheck.md).",
+        choices=PROFILE_NAMES,
+        used_by=("prod:rules", "nucleus:rules", "anal:rules"),
         **_CONST,
     ),
     _p(

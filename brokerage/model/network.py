@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule as profile_rule
 from brokerage.model.views import queue_arrays
 
 CLOSENESS = "AGIS_closeness"
@@ -25,6 +27,7 @@ NETWORK_KEYS = (
     "NQUEUED_SAT_CAP",
     "SAME_SITE_NETWORK_WEIGHT",
     "NW_QUEUE_IMPORTANCE",
+    "RULES",
 )
 
 # throughputWeight step function (strict '>' thresholds, first match). The seed shows it as a plot;
@@ -40,6 +43,7 @@ THROUGHPUT_STEPS: tuple[tuple[float, float], ...] = (
     (1, 1.1),
 )
 THROUGHPUT_FLOOR = 1.0
+JEDI_THROUGHPUT_STEPS = tuple((t, 1.6 if t == 50 else w) for t, w in THROUGHPUT_STEPS)  # rule switch network_as_jedi
 
 RULE_SAME_SITE = "same site as the nucleus"
 RULE_BLOCKED = "blocked link (closeness -1)"
@@ -67,14 +71,16 @@ def over_sat_cap(nqueued: np.ndarray, cap: float, at_nucleus: np.ndarray) -> np.
     return over & ~at_nucleus
 
 
-def throughput_weight(mbps: np.ndarray | float) -> np.ndarray:
+def throughput_weight(
+    mbps: np.ndarray | float, steps: tuple[tuple[float, float], ...] = THROUGHPUT_STEPS
+) -> np.ndarray:
     """throughputWeight from FTS MB/s by the step table THROUGHPUT_STEPS.
 
     Usage: ``throughput_weight(120.0) == 1.9``
     """
     m = np.asarray(mbps, dtype=float)
     out = np.full(m.shape, THROUGHPUT_FLOOR)
-    for threshold, weight in reversed(THROUGHPUT_STEPS):
+    for threshold, weight in reversed(steps):
         out = np.where(m > threshold, weight, out)
     return out
 
@@ -101,6 +107,7 @@ class LinkTable:
     mbps_source: np.ndarray  # which key gave mbps ('' when none)
     total_queued: float
     total_queued_express: float
+    mbps_jedi: np.ndarray | None = None  # PanDA's nested lookup: 1w, then 1d, then 1h, stopping at the first missing
 
     def lookup(self, sites: np.ndarray) -> np.ndarray:
         """Row index of each site in SITES (-1 when the link has no data)."""
@@ -158,7 +165,14 @@ def _build_link_table(cache: GridCache, nucleus: str) -> LinkTable:
         mbps_source=source,
         total_queued=float(np.nansum(queued)),
         total_queued_express=float(np.nansum(queued_x)),
+        mbps_jedi=_nested_mbps(col),
     )
+
+
+def _nested_mbps(col: Any) -> np.ndarray:
+    """AtlasProdJobBroker's mbps: 1w, overwritten by 1d, then by 1h, stopping at the first missing key."""
+    w, d, h = (col(k) for k in reversed(MBPS_KEYS))
+    return np.where(np.isnan(w), np.nan, np.where(np.isnan(d), w, np.where(np.isnan(h), d, h)))
 
 
 @dataclass(frozen=True)
@@ -210,12 +224,14 @@ def _network_weights(
     closeness = pick(links.closeness)
     closeness_used = np.where(np.isnan(closeness), config["MISSING_CLOSENESS_FRACTION"] * max_c, closeness)
     nqueued = np.nan_to_num(pick(links.queued_express if express else links.queued), nan=0.0)
-    mbps = pick(links.mbps)
+    jedi = profile_rule(config, "network_as_jedi")
+    mbps = pick(links.mbps_jedi if jedi and links.mbps_jedi is not None else links.mbps)
     mbps_src = np.where(have, links.mbps_source[safe] if len(links.src) else "", "")
 
     qw = queued_weight(nqueued, config["NQUEUED_SAT_CAP"])
     has_mbps = ~np.isnan(mbps)
-    tw = np.where(has_mbps, throughput_weight(np.nan_to_num(mbps)), closeness_weight(closeness_used, max_c))
+    steps = JEDI_THROUGHPUT_STEPS if jedi else THROUGHPUT_STEPS
+    tw = np.where(has_mbps, throughput_weight(np.nan_to_num(mbps), steps), closeness_weight(closeness_used, max_c))
     rule = np.where(has_mbps, np.char.add("throughput dashb_mbps_", mbps_src.astype(str)), RULE_CLOSENESS)
     same = np.asarray(sites, dtype=object) == nucleus
     same_w = float(config["SAME_SITE_NETWORK_WEIGHT"])

@@ -18,7 +18,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("brokerage.framework", "brokerage.checks"),
     ("brokerage.brokers", "brokerage.dirac"),
     ("brokerage.runs",),
-    ("brokerage.whatif", "brokerage.diff", "brokerage.report"),
+    ("brokerage.whatif", "brokerage.diff", "brokerage.report", "brokerage.crosscheck"),
     ("brokerage.sim",),
     ("brokerage.synth",),
     ("brokerage.store",),

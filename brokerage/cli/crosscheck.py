@@ -1,0 +1,69 @@
+"""The ``brokerage crosscheck`` command: the same grid through PanDA's own brokers and ours, compared."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.command("crosscheck")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
+@click.option("--random-grids", "random_grids", type=click.IntRange(1, 100000), help="N random grids instead")
+@click.option("--seed", default=1, show_default=True, type=int, help="seed of the first random grid")
+@click.option("--brokers", default="prod,nucleus,anal", show_default=True, help="which brokers to compare")
+@click.option("--max-tasks", type=click.IntRange(1), default=None, help="at most this many tasks per grid")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="gdpconfig override (both sides)")
+@click.option("--json", "as_json", is_flag=True, help="print the whole report as JSON (per task and per queue)")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="also write an HTML report here")
+def crosscheck(
+    snapshot_path: str | None, random_grids: int | None, seed: int, brokers: str, max_tasks: int | None,
+    assignments: tuple[str, ...], as_json: bool, html_path: str | None,
+) -> None:  # fmt: skip
+    """Run PanDA's own brokers (panda-server 1.0.4, offline) and ours on the same grid and compare every verdict.
+
+    Needs PanDA's code, set up by scripts/panda.sh outside the repository; exits 2 saying so when it is missing.
+    """
+    from brokerage.cli.common import fail, guarded
+    from brokerage.crosscheck.panda import PandaFailed, PandaMissing, find_panda
+
+    wanted = tuple(b.strip() for b in brokers.split(",") if b.strip())
+    unknown = [b for b in wanted if b not in ("prod", "nucleus", "anal")]
+    if unknown:
+        fail(f"unknown broker {', '.join(unknown)}; choose from prod, nucleus, anal")
+    try:
+        env = find_panda()
+    except PandaMissing as exc:
+        fail(str(exc))
+    try:
+        guarded(_run)(env, snapshot_path, random_grids, seed, wanted, max_tasks, assignments, as_json, html_path)
+    except PandaFailed as exc:
+        fail(str(exc))
+
+
+def _run(
+    env: object, snapshot_path: str | None, random_grids: int | None, seed: int, wanted: tuple[str, ...],
+    max_tasks: int | None, assignments: tuple[str, ...], as_json: bool, html_path: str | None,
+) -> None:  # fmt: skip
+    from brokerage.cli.common import grid_overrides, load_grid
+    from brokerage.crosscheck.generator import random_grid
+    from brokerage.crosscheck.render import page, text
+    from brokerage.crosscheck.run import crosscheck as run_crosscheck
+    from brokerage.model.gdpconfig import Config, parse_assignments
+
+    parse_assignments(assignments)
+    if random_grids:
+        snaps = [random_grid(seed + i) for i in range(random_grids)]
+        grids = [(s, Config().with_overrides(grid_overrides(s, assignments))) for s in snaps]
+    else:
+        snap, config = load_grid(snapshot_path)
+        grids = [(snap, config.with_overrides(grid_overrides(snap, assignments)))]
+    report = run_crosscheck(grids, env, wanted, max_tasks)  # type: ignore[arg-type]
+    if html_path:
+        Path(html_path).write_text(page(report))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1, default=str))
+    else:
+        for line in text(report):
+            click.echo(line)

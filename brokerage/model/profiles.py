@@ -1,0 +1,154 @@
+"""Rule profiles: where the seeds and PanDA's code differ, which rule a brokerage follows.
+
+A profile is chosen like a gdpconfig key, ``RULES`` (``--set RULES=panda-1.0.4``, the tuning page, the API):
+``seed`` (the default) follows the seed documents, ``panda-1.0.4`` follows PanDA's code at that version (the one
+``brokerage crosscheck`` runs). Every difference is one named ``Switch`` with the seed's sentence, the code's
+behaviour and the JEDI line; a check asks ``rule(config, NAME)`` and declares ``Reads(config=("RULES",))`` when
+it is memoised. The table of switches is docs/crosscheck.md's (``switch_table`` writes it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SEED = "seed"
+PANDA_104 = "panda-1.0.4"
+PROFILE_KEY = "RULES"
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One difference between the seeds and PanDA's code: on in a profile means "follow the code"."""
+
+    name: str
+    broker: str  # production, nucleus, analysis, all
+    seed: str  # what the seed says (the default profile's rule)
+    code: str  # what PanDA's code does at the profile's version
+    where: str  # JEDI file:line (panda-server 1.0.4)
+
+
+SWITCHES: tuple[Switch, ...] = (
+    Switch("no_test_name_rule", "production", "queues with 'test' in the name are not preliminary candidates",
+           "every production/unified queue is a candidate (no name rule)", "AtlasProdJobBroker.py:296 (WORLD list)"),
+    Switch("standby_is_online", "production", "the queue status must be online",
+           "online and standby pass", "AtlasProdJobBroker.py:401"),
+    Switch("no_nucleus_only", "production", "priority >= 800 or scouts: only the nucleus' queues",
+           "no such filter (the opportunistic check instead)", "AtlasProdJobBroker.py:509"),
+    Switch("temporary_deferred", "production",
+           "a temporary problem removes the queue where it is found",
+           "temporary problems are recorded and applied by a final 'temporary problem check', so a later "
+           "permanent filter names the queue's skip", "AtlasProdJobBroker.py:1574"),
+    Switch("io_check_late", "production", "the IO check comes right after the zero share check (seed order)",
+           "the IO check runs after the pilot check, just before the temporary problem check",
+           "AtlasProdJobBroker.py:1602"),
+    Switch("sw_check_needs_transhome", "production", "every task's architecture and container are checked",
+           "the SW/HW check runs only for tasks with a transHome", "AtlasProdJobBroker.py:773"),
+    Switch("no_auto_queues", "production",
+           "releases=ANY skips the check; an explicit list passes when it names the task's release",
+           "queues without AUTO pass only with releases=['ANY'] and no CPU/GPU spec; explicit lists always fail",
+           "AtlasBrokerUtils.py:1127 (no_auto_sites), AtlasProdJobBroker.py:836"),
+    Switch("hw_spec_needs_cpu_entry", "production", "a queue without a cpu architecture entry accepts any CPU",
+           "the task's architecture gives a CPU spec (its first '-' part), and an AUTO queue describing no cpu "
+           "architecture fails it", "AtlasBrokerUtils.py:996, JediTaskSpec.py:1380"),
+    Switch("running_as_jedi", "production",
+           "nRunning = the largest of running, min(nBatchJob, 20) when running < 20, numSlots > 0, starting "
+           "when numSlots = 0",
+           "Harvester workers (<= 20) replace nRunning only at UPS queues with pilots for priority <= "
+           "MAX_PRIO_TO_BOOTSTRAP; numSlots ignored above it, 0 adds starting, > 0 gives max(int(numSlots / "
+           "coreCount), nRunning)", "AtlasProdJobBroker.py:1777-1803"),
+    Switch("input_completeness_precheck", "production", "(the seed has no input pre-check)",
+           "before any filter, every input dataset needs a (nearly) complete replica at a readable endpoint, else "
+           "the brokerage fails: '<ds> is incomplete at any online storage'", "AtlasProdJobBroker.py:185-290"),
+    Switch("zeroshare_as_jedi", "production",
+           "fairsharepolicy by processing group (evgen and simul one group 'evgensimul'); group= names the "
+           "processing group; a policy sharing out types zero-shares the others; urgent tasks ignore it",
+           "evgen and simul are separate groups; group= matches the task's working group; no matching sub-policy "
+           "allows the queue; urgent tasks are checked too; merge jobs skip the priority fields",
+           "AtlasBrokerUtils.py:365-470, ProcessGroups.py:3"),
+    Switch("blacklist_temporary", "production", "an endpoint blacklisted for the job's activity removes the queue",
+           "the blacklist test is part of the storage check, a temporary problem (applied at the end)",
+           "AtlasProdJobBroker.py:1014-1021"),
+    Switch("links_as_jedi", "production",
+           "three link filters: blocked link (-link_unusable), files queued on the link > NQUEUED_SAT_CAP "
+           "(temporary), files queued to the nucleus > NQUEUED_NUC_CAP_FOR_JOBS (temporary, every queue)",
+           "one chain per satellite queue: nucleus unwritable over WAN (-dest_blacklisted, temporary), total queued "
+           ">= NQUEUED_NUC_CAP_FOR_JOBS (-links_full, temporary), no network data (pass), closeness -1 "
+           "(-link_unusable), link queued >= NQUEUED_SAT_CAP (temporary); the nucleus' own queues pass",
+           "AtlasProdJobBroker.py:444-515"),
+    Switch("nucleus_needs_production_queue", "production", "a site with role nucleus is a nucleus",
+           "SiteMapper knows a nucleus only through a production or unified queue of its site; a task whose "
+           "nucleus has none fails ('unknown nucleus')", "SiteMapper.py:202-243, AtlasProdJobBroker.py:176"),
+    Switch("memory_as_jedi", "production",
+           "(baseRamCount + ramCount x coreCount) x 0.9 (MBPerCore; ramCount alone for MB) within [minrss, maxrss]",
+           "baseRamCount is added only for per-core units; int(x 0.9); merge jobs are checked against mergeRamCount "
+           "(none in the snapshot: not checked)", "AtlasProdJobBroker.py:872-920, InputChunk.py:1027"),
+    Switch("final_stage_as_jedi", "production",
+           "skip (temporary) when activated+starting or defined+activated+assigned+starting > 2 x running; the "
+           "best 10 by weight",
+           "after the temporary problem check: non-unified queues with activated+starting(+assigned when input "
+           "moves) > max(NQUEUELIMITSITE_<gshare> (20), 2 nRunning) (-cap), express network threshold "
+           "(-lowNetworkWeight), resource-type cap (-cap_rt); queues with no job at all get weight 0 for priority "
+           "<= MAX_PRIO_TO_BOOTSTRAP and come first; then the best 10", "AtlasProdJobBroker.py:1725-2110"),
+    Switch("network_as_jedi", "production",
+           "throughput of 1 h, else 1 d, else 1 w; 1.7 on (50, 75] MB/s (the seed's plot)",
+           "1 w, overwritten by 1 d, then 1 h, stopping at the first missing key (no 1 w: no throughput at all); "
+           "1.6 on (50, 75] MB/s", "AtlasProdJobBroker.py:1880-1905, convertMBpsToWeight"),
+    Switch("walltime_as_jedi", "production",
+           "cpuTime x nEvents / (C x P x cpuEfficiency) + baseTime within [mintime, maxtime]; scouts and merges "
+           "need maxtime >= 24 h", "one pass: (maxtime - baseWalltime) x cores x corepower x cpuEfficiency (int) "
+           "against cpuTime x events; scouts, merges and tasks without cpuTime need that scaled maxtime >= 24 h x 10 "
+           "HS06 x cores; a task without an estimate fails every queue with a mintime (-longwalltime)",
+           "AtlasProdJobBroker.py:1034-1190"),
+    Switch("nopilot_as_jedi", "production", "skip queues without pilots for the last NO_PILOT_HOURS",
+           "queues with numSlots defined are exempt, and so are test-label (not express) and pre-assigned tasks",
+           "AtlasProdJobBroker.py:1483-1505"),
+    Switch("jumbo_check", "production", "(the seed has no jumbo rule)",
+           "a task without jumbo jobs skips queues whose catchall holds useJumboJobs (-jumbo)",
+           "AtlasProdJobBroker.py:617-632"),
+    Switch("nucleus_as_jedi", "nucleus",
+           "status, backlog, storages, space (free + expired - output of the RW), locality, job, full chain; "
+           "weight = [local/total x] tape x (free+expired)/total / max(rwOffset, RW)",
+           "a task whose input has no complete WAN-readable replica fails; the endpoint check adds read_wan / "
+           "write_wan blacklists and uses usable - int(fullRW/10/24/3600 x 0.25) (full RW, all work queues); the "
+           "job check (PanDA's filters, hint mode) comes before the data check; weight = (1/RW if RW >= 50 HS06 s "
+           "else 1) x [ava/tot] x [0.001 tape] x usable/total x min(FREE_DISK_CUTOFF, usable TB), RW of the task's "
+           "share at its priority and above", "AtlasProdTaskBroker.py:240-590"),
+    Switch("scratch_as_jedi", "production",
+           "inputDiskCount + max(0.5 GB, outDiskCount x nEvents) + workDiskCount < maxwdir / coreCount",
+           "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files unless the job reads "
+           "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores",
+           "AtlasProdJobBroker.py:927-985, JediTaskSpec.getWorkDiskSize"),
+    Switch("connectivity_as_jedi", "production",
+           "network_connectivity full > http > none; ip_stack IPv4 / IPv6 accept only that stack, unset accepts "
+           "only tasks without one", "a full/http task needs a 'full' queue ('http' for http); a task stack must "
+           "equal the queue's, a task without one is not checked; 'none' is no value JEDI stores (no check)",
+           "AtlasProdJobBroker.py:1213-1250, task_split_rules.enum_ipConnectivity"),
+)  # fmt: skip
+"""Every difference between the seed and panda-1.0.4 profiles, each a switch."""
+
+PROFILES: dict[str, frozenset[str]] = {
+    SEED: frozenset(),
+    PANDA_104: frozenset(s.name for s in SWITCHES),
+}
+PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
+BY_NAME: dict[str, Switch] = {s.name: s for s in SWITCHES}
+
+
+def rule(config: Mapping[str, Any] | Any, name: str) -> bool:
+    """True when CONFIG's profile (gdpconfig ``RULES``) follows PanDA's code for switch NAME.
+
+    Usage: ``if rule(ctx.config, "standby_is_online"): ...``
+    """
+    if name not in BY_NAME:
+        raise KeyError(f"unknown rule switch {name!r}; known: {', '.join(BY_NAME)}")
+    return name in PROFILES[str(config[PROFILE_KEY])]
+
+
+def switch_table() -> list[str]:
+    """The switches as a Markdown table (docs/crosscheck.md)."""
+    rows = ["| switch | broker | seed (profile `seed`) | PanDA 1.0.4 (profile `panda-1.0.4`) | JEDI line |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    rows += [f"| `{s.name}` | {s.broker} | {s.seed} | {s.code} | {s.where} |" for s in SWITCHES]
+    return rows

@@ -1,0 +1,50 @@
+"""Both sides' verdicts compared (no PanDA needed)."""
+
+from __future__ import annotations
+
+from brokerage.crosscheck.compare import ABSENT, Totals, compare
+from brokerage.crosscheck.verdicts import Verdicts, jedi
+
+
+def _v(cands: dict, skips: dict) -> Verdicts:
+    return Verdicts(ok=bool(cands), candidates=cands, skips={k: (c, "") for k, c in skips.items()})
+
+
+def test_identical_within_a_relative_1e_9() -> None:
+    c = compare(1, "prod", _v({"A": 1.0}, {"B": "-status"}), _v({"A": 1.0 + 1e-12}, {"B": "-status"}))
+    assert c.identical and not c.differing()
+
+
+def test_weight_verdict_and_absent_differences() -> None:
+    c = compare(1, "prod", _v({"A": 1.0, "C": 2.0}, {"B": "-status"}), _v({"A": 1.1}, {"C": "-disk"}))
+    rows = {r.name: r for r in c.rows}
+    assert rows["A"].differs == "weight"
+    assert rows["B"].differs == "verdict" and rows["B"].jedi == ABSENT
+    assert rows["C"].ours == "+use" and rows["C"].jedi == "-disk"
+    assert not c.identical
+
+
+def test_nucleus_probabilities_are_compared() -> None:
+    c = compare(1, "nucleus", _v({"A": 1.0, "B": 1.0}, {}), _v({"A": 1.0, "B": 1.0}, {}))
+    assert c.identical
+    assert _v({"A": 1.0, "B": 3.0}, {}).probabilities() == {"A": 0.25, "B": 0.75}
+
+
+def test_totals_count_verdicts_weights_and_kinds() -> None:
+    t = Totals()
+    t.add(compare(1, "prod", _v({"A": 1.0}, {"B": "-status"}), _v({"A": 1.0}, {"B": "-disk"})))
+    d = t.to_dict()
+    assert (d["tasks"], d["tasks_identical"], d["verdicts"], d["verdicts_agree"], d["weights_agree"]) == (1, 0, 2, 1, 1)
+    assert d["differences"] == [{"field": "verdict", "ours": "-status", "jedi": "-disk", "count": 1}]
+
+
+def test_jedi_result_pseudo_queues_collapse_and_skips_parse() -> None:
+    res = {
+        "status": "SC_SUCCEEDED", "ms": 3.0,
+        "candidates": {"BNL/MCORE": 2.0, "BNL/MCORE_HIMEM": 2.0, "CERN": 1.0},
+        "log": [["AtlasProdJobBroker", "  skip site=RAL/SCORE due to status=offline criteria=-status"],
+                ["AtlasProdTaskBroker", "  skip nucleus=X due to y criteria=-space"]],
+    }  # fmt: skip
+    v = jedi(res, "prod")
+    assert v.candidates == {"BNL": 2.0, "CERN": 1.0}
+    assert v.skips == {"RAL": ("-status", "due to status=offline")}
