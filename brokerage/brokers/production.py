@@ -243,6 +243,8 @@ STEPS: tuple[Step, ...] = (
     Step(CAPPED_FALLBACK, Reads(config=("ALL_CAPPED_KEEP_BEST",))),
     Step(BEST_CANDIDATES, Reads(config=("MAX_SITE_CANDIDATES",))),
     Step("pending", Reads(config=("JOB_PENDING_MINUTES",))),
+    Step("task pre-check (panda-1.0.4)", Reads(config=("RULES", "MAX_MISSING_INPUT_FILES", "MIN_INPUT_COMPLETENESS"))),
+    Step("queue cap (panda-1.0.4)", Reads(config=("RULES", "NQUEUELIMITSITE", "MAX_PRIO_TO_BOOTSTRAP"))),
 )  # fmt: skip
 """What the broker reads besides its filters (FILTERS, CAPS): the weight factors, in the decision's order, and the
 steps after them."""

@@ -8,7 +8,7 @@ from brokerage.checks.context import ProdContext
 from brokerage.framework import Filter, Reads, Verdict
 from brokerage.model import views
 from brokerage.model.cache import GridCache
-from brokerage.model.profiles import rule
+from brokerage.model.profiles import PROFILE_KEY, rule
 
 HIGH_PRIORITY = Reads(config=("HIGH_PRIO_NUCLEUS_ONLY",), facts=("priority", "scout"))  # what high_priority reads
 
@@ -38,7 +38,7 @@ NUCLEUS_ONLY = Filter(
     ("-nucleus_only",),
     "if priority >= 800 or scout jobs, skip queues unless associated with the nucleus",
     f_nucleus_only,
-    uses=HIGH_PRIORITY + Reads(facts=("nucleus", "at_nucleus")),
+    uses=HIGH_PRIORITY + Reads(config=(PROFILE_KEY,), facts=("nucleus", "at_nucleus")),
 )
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from brokerage.dirac import limits as lim
 from brokerage.dirac.pilot import is_any, normalise, parse_pilot
 from brokerage.dirac.result import DiracMatch
-from brokerage.dirac.rules import FILTERS, RULES, MatchContext
+from brokerage.dirac.rules import FILTERS, RULE_NAMES, MatchContext
 from brokerage.dirac.selection import JobChoice, choose_job, draw_first, first_probabilities
 from brokerage.dirac.taskqueues import TaskQueues, build, build_key
 from brokerage.framework import Reads, Step, apply_filters
@@ -19,7 +19,7 @@ from brokerage.model.explain import FunnelStep, SkipList
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 
-__all__ = ["FILTERS", "RULES", "DiracMatch", "MatchContext", "match", "site_masked", "task_queues"]
+__all__ = ["FILTERS", "RULE_NAMES", "DiracMatch", "MatchContext", "match", "site_masked", "task_queues"]
 
 MASK_OK = ("Active", "Degraded")  # Matcher._checkMask: other RSS statuses take only Test jobs
 CPU_ORDER_STEP = "CPUTime order"
@@ -115,7 +115,7 @@ def _refused(given: dict[str, Any], res: Any, refusal: str, tqs: TaskQueues, con
         "refused",
         refusal,
         tqs,
-        np.zeros((n, len(RULES)), dtype=bool),
+        np.zeros((n, len(RULE_NAMES)), dtype=bool),
         {},
         zeros,
         zeros,
@@ -145,8 +145,8 @@ def _limiter(snap: GridSnapshot, cache: GridCache) -> lim.LimiterTables:
 def _verdicts(ctx: MatchContext, n: int) -> tuple[dict[str, Any], np.ndarray]:
     """Every rule's verdict over the N task queues, and the matrix of rules each task queue fails."""
     verdicts = {f.name: f.run(ctx) for f in FILTERS}
-    fails = np.zeros((n, len(RULES)), dtype=bool)
-    for j, rule in enumerate(RULES):
+    fails = np.zeros((n, len(RULE_NAMES)), dtype=bool)
+    for j, rule in enumerate(RULE_NAMES):
         v = verdicts[rule]
         if v is not None:
             fails[:, j] = ~v.passed

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.dirac.pilot import Resource
-from brokerage.dirac.rules import RULES
+from brokerage.dirac.rules import RULE_NAMES
 from brokerage.dirac.selection import JobChoice
 from brokerage.dirac.taskqueues import TaskQueues
 from brokerage.framework import Verdict
@@ -20,7 +20,7 @@ from brokerage.model.gdpconfig import Config
 class DiracMatch:
     """One pilot matched against every task queue: per-queue verdicts and reasons, probabilities, the draw.
 
-    ``fails[i, j]`` says task queue row i fails rule ``RULES[j]``; sentences are built only by ``to_dict``.
+    ``fails[i, j]`` says task queue row i fails rule ``RULE_NAMES[j]``; sentences are built only by ``to_dict``.
     Usage: ``m = match(snap, "Site=LCG.CERN.cern,CPUTime=40000"); m.to_dict()["matched"]``
     """
 
@@ -56,7 +56,7 @@ class DiracMatch:
     def reasons(self) -> list[list[dict[str, str]]]:
         """Every failing rule of every task queue row, with its sentence."""
         out: list[list[dict[str, str]]] = [[] for _ in range(len(self.tqs))]
-        for j, rule in enumerate(RULES):
+        for j, rule in enumerate(RULE_NAMES):
             idx = np.flatnonzero(self.fails[:, j])
             v = self.verdicts.get(rule)
             if v is None or not len(idx):

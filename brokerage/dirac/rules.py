@@ -231,4 +231,4 @@ FILTERS: tuple[Filter, ...] = (
     ),
     Filter("Empty", ("Empty",), "the task queue has waiting jobs", _empty, temporary=True),
 )
-RULES: tuple[str, ...] = tuple(f.name for f in FILTERS)
+RULE_NAMES: tuple[str, ...] = tuple(f.name for f in FILTERS)

@@ -513,7 +513,6 @@ PARAMS: tuple[Param, ...] = (
         "(PanDA's code; read under the rule switch running_as_jedi).",
         minimum=0,
         maximum=100000,
-        used_by=("prod:weight",),
     ),
     _p(
         "MAX_MISSING_INPUT_FILES",
@@ -525,7 +524,6 @@ PARAMS: tuple[Param, ...] = (
         "rule switch input_completeness_precheck).",
         minimum=0,
         maximum=10**7,
-        used_by=("prod:input",),
     ),
     _p(
         "MIN_INPUT_COMPLETENESS",
@@ -536,7 +534,6 @@ PARAMS: tuple[Param, ...] = (
         "A replica holding at least this share of the files counts as complete (PanDA's input pre-check).",
         minimum=0,
         maximum=100,
-        used_by=("prod:input",),
     ),
     _p(
         "NQUEUELIMITSITE",
@@ -549,7 +546,6 @@ PARAMS: tuple[Param, ...] = (
         minimum=0,
         maximum=10**7,
         family=True,
-        used_by=("prod:cap",),
     ),
     _p(
         "RULES",
@@ -560,7 +556,6 @@ PARAMS: tuple[Param, ...] = (
         "Rule profile: 'seed' follows the seed documents, 'panda-1.0.4' PanDA's code at that version, switch by "
         "switch (docs/crosscheck.md).",
         choices=PROFILE_NAMES,
-        used_by=("prod:rules", "nucleus:rules", "anal:rules"),
         **_CONST,
     ),
     _p(

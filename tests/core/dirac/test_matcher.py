@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from brokerage.dirac.matcher import RULES, match
+from brokerage.dirac.matcher import RULE_NAMES, match
 from brokerage.dirac.pilot import MISSING_CPU, MISSING_SITE, WRONG_CONDITIONS, PilotError, parse_pilot
 from brokerage.model.gdpconfig import Config
 from tests.core.dirac.helpers import CERN, CNAF, job, snapshot
@@ -229,7 +229,7 @@ def test_explanation_comes_from_the_same_masks_as_the_funnel() -> None:
     d = m.to_dict()
     steps = {f["filter"]: (f["before"], f["after"]) for f in d["funnel"]}
     assert steps["CPUTime"] == (4, 3) and steps["Site"] == (3, 2)
-    assert [f["filter"] for f in d["funnel"]][: len(RULES)] == list(RULES)
+    assert [f["filter"] for f in d["funnel"]][: len(RULE_NAMES)] == list(RULE_NAMES)
     verdicts = {t["id"]: t["verdict"] for t in d["taskqueues"]}
     assert verdicts[1] == verdicts[2] == "excluded"
     assert sorted([verdicts[3], verdicts[4]]) == ["eligible", "matched"]
