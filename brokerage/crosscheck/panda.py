@@ -15,16 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brokerage.model.errors import BrokerageError, InputError
+
 PANDA_VERSION = "1.0.4"
 DRIVER = Path(__file__).resolve().parent / "jedi" / "driver.py"
 HOW_TO_GET = "run scripts/panda.sh (it downloads panda-server {v} as a non-root user into {d}; set BROKERAGE_PANDA_DIR to move it)"
 
 
-class PandaMissing(RuntimeError):
+class PandaMissing(InputError, RuntimeError):
     """PanDA's source or its venv is not where scripts/panda.sh puts them; the message says how to get them."""
 
 
-class PandaFailed(RuntimeError):
+class PandaFailed(BrokerageError, RuntimeError):
     """PanDA's side stopped with an error (its traceback is the message)."""
 
 
