@@ -20,17 +20,24 @@ CONFIG_CACHE_SIZE = 64  # what-if configs kept (one per distinct set of edits re
 
 
 def cache_config() -> dict[str, Any]:
-    """flask-caching settings from env: CACHE_TYPE (SimpleCache), CACHE_DIR, CACHE_REDIS_URL.
+    """flask-caching settings from env: RedisCache on REDIS_URL when the deployment has Redis (every server process
+    shares it), else a SimpleCache per process bounded to CACHE_THRESHOLD entries; CACHE_TYPE (with CACHE_DIR or
+    CACHE_REDIS_URL) overrides.
 
-    Usage: ``Cache().init_app(server, config=cache_config())``
+    Usage: ``Cache(server, config=cache_config())``
     """
-    kind = os.environ.get("CACHE_TYPE", "SimpleCache")
-    cfg: dict[str, Any] = {"CACHE_TYPE": kind, "CACHE_DEFAULT_TIMEOUT": int(os.environ.get("CACHE_TIMEOUT", "600"))}
+    redis = os.environ.get("REDIS_URL", "").strip()
+    kind = os.environ.get("CACHE_TYPE") or ("RedisCache" if redis else "SimpleCache")
+    cfg: dict[str, Any] = {
+        "CACHE_TYPE": kind,
+        "CACHE_DEFAULT_TIMEOUT": int(os.environ.get("CACHE_TIMEOUT", "600")),
+        "CACHE_KEY_PREFIX": "brokerage:",
+        "CACHE_THRESHOLD": int(os.environ.get("CACHE_THRESHOLD", "256")),
+    }
     if kind == "FileSystemCache":
         cfg["CACHE_DIR"] = os.environ.get("CACHE_DIR", "data/cache")
-        cfg["CACHE_THRESHOLD"] = 5000
     elif kind == "RedisCache":
-        cfg["CACHE_REDIS_URL"] = os.environ.get("CACHE_REDIS_URL", "redis://127.0.0.1:6379/0")
+        cfg["CACHE_REDIS_URL"] = os.environ.get("CACHE_REDIS_URL") or redis or "redis://127.0.0.1:6379/0"
     return cfg
 
 
