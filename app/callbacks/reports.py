@@ -38,7 +38,10 @@ def delivered(made: MadeReport, overrides: dict[str, Any]) -> tuple[Any, Any]:
     """(download data or None, status with a download link) of a filed report."""
     what = f"{count(len(overrides), 'what-if edit')}" if overrides else "the stored config"
     status = html.Span(
-        [f"{made.name} ({made.size / 1e6:.1f} MB) under {what}: ", html.A("download", href=made.url, id="tune-report-link")]
+        [
+            f"{made.name} ({made.size / 1e6:.1f} MB) under {what}: ",
+            html.A("download", href=made.url, id="tune-report-link"),
+        ]
     )
     if made.size > INLINE_LIMIT:
         return None, status

@@ -11,6 +11,7 @@ another server process finds it, and identical requests (same job id) share one 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import threading
 import time
@@ -85,9 +86,7 @@ def cluster_client() -> Any:
         if client is None or client.status in ("closing", "closed"):
             from distributed import Client, LocalCluster
 
-            cluster = LocalCluster(
-                n_workers=1, threads_per_worker=THREAD_JOBS, processes=False, dashboard_address=None
-            )
+            cluster = LocalCluster(n_workers=1, threads_per_worker=THREAD_JOBS, processes=False, dashboard_address=None)
             client = Client(cluster, set_as_default=False)
             _threads.update(client=client, cluster=cluster)
         return client
@@ -293,7 +292,9 @@ class Jobs:
         for updated, key, v in finished:
             if v.get("evict", True):
                 evictable += 1
-            if now - updated > float(v.get("keep", self.keep_s)) or (v.get("evict", True) and evictable > self.max_kept):
+            if now - updated > float(v.get("keep", self.keep_s)) or (
+                v.get("evict", True) and evictable > self.max_kept
+            ):
                 victims.append((key, str(v.get("job"))))
         live = {str(v.get("job")) for _, _, v in finished}
         dropped = 0
@@ -376,11 +377,11 @@ def _use_this_cluster(worker: Any) -> None:
     of threads in the server process (BROKERAGE_DASK_WORKERS=0) keeps its runs in-process."""
     from brokerage import runs
 
+    if worker.scheduler.address.startswith("inproc://"):  # a cluster of threads in the server process itself
+        return
     if runs.scheduler_address() is None and runs.local_workers() > 0 and runs.running_client() is None:
-        try:
+        with contextlib.suppress(RuntimeError):  # another job of this process configured it meanwhile
             runs.configure(address=worker.scheduler.address)
-        except RuntimeError:  # another job of this process configured it meanwhile
-            pass
 
 
 def run_job(fn: Callable[..., Any], job_id: str, admit: str | None, limits: Limits, *args: Any) -> Any:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,10 +94,13 @@ class Simulations:
         self.jobs = jobs
 
     def job_id(self, req: SimRequest) -> str:
-        """The job of REQ on the current snapshot (the config fingerprint names the edits)."""
+        """The job of REQ on the current snapshot (the config fingerprint names the edits; the database the runs
+        are stored in is part of it)."""
         fp = self.state.effective_config(req.overrides).fingerprint()
         cmds = ",".join(req.commands)
-        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{cmds}"
+        url = self._database_url()
+        db = hashlib.sha256(url.encode()).hexdigest()[:8] if url else "file"
+        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{db}:{cmds}"
 
     def _inputs(self, req: SimRequest) -> tuple[Any, list[Any]]:
         """The current grid and REQ's task commands checked against it; SimulationRequestError naming what the grid

@@ -124,10 +124,7 @@ class WhatIf:
         Usage: ``whatif.base_run().outcomes[("production", 4242)].top``
         """
         job_id, state = self.start_base()
-        if state.state == "done":
-            run = state.result
-        else:
-            run = self.jobs.result(job_id, timeout_s)
+        run = state.result if state.state == "done" else self.jobs.result(job_id, timeout_s)
         self._runs.put(job_id, run)
         return run  # type: ignore[no-any-return]
 

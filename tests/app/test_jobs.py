@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.services.admission import Limits
-from app.services.jobs import Jobs, JobsBusy, JobState, JobFailed
+from app.services.jobs import JobFailed, Jobs, JobsBusy, JobState
 from tests.app import jobfns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,9 +24,7 @@ def cluster() -> Iterator[Any]:
     """A LocalCluster of two worker processes (one thread each), as the app's embedded cluster is."""
     from distributed import LocalCluster
 
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    ) as c:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as c:
         yield c
 
 
@@ -164,7 +162,7 @@ def test_admission_caps_jobs_in_total_and_per_client_and_shows_positions(cluster
             jobs.start(job, jobfns.slow, 8, 0.05, str(logs[i % 3]), admit=f"10.0.0.{i % 3}")
         labels: set[str] = set()
         end = time.monotonic() + 60
-        while time.monotonic() < end and not all((s := jobs.poll(j)).finished for j in ids):
+        while time.monotonic() < end and not all(jobs.poll(j).finished for j in ids):
             labels |= {s.label for s in (jobs.poll(j) for j in ids)}
             time.sleep(0.05)
         assert [jobs.poll(j).state for j in ids] == ["done"] * 6
