@@ -39,7 +39,7 @@ server = app.server
 Compress(server)  # gzip/brotli for HTML, JSON and callback responses (the tables and figures are repetitive JSON)
 if os.environ.get("BROKERAGE_SECRET_KEY"):
     server.secret_key = os.environ["BROKERAGE_SECRET_KEY"]
-services.answers.init_app(server)  # flask-caching: Redis with REDIS_URL, else a bounded cache per process
+state.answers.init_app(server)  # flask-caching: Redis with REDIS_URL, else a bounded cache per process
 
 
 def serve_layout() -> html.Div:
@@ -74,11 +74,13 @@ app.layout = serve_layout
 
 from app import callbacks as _callbacks  # noqa: E402,F401  registers every callback on this one app
 from app.api import register as _register_api  # noqa: E402
+from app.api_cache import register as _register_api_cache  # noqa: E402
 from app.api_diff import register as _register_diff_api  # noqa: E402
 from app.api_dirac import register as _register_dirac_api  # noqa: E402
 from app.api_sim import register as _register_sim_api  # noqa: E402
 from app.reports import register as _register_reports  # noqa: E402
 
+_register_api_cache(server, state)  # after Compress: its hooks see the plain JSON before it is compressed
 _register_api(server, services)
 _register_reports(server, services.reports)
 _register_dirac_api(server, services)

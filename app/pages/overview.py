@@ -25,7 +25,7 @@ POLL_MS = 300  # the census job is polled this often while the stored config's g
 def layout(**_: Any) -> html.Div:
     """KPIs, composition charts and (loaded after the page) the skip-criteria census."""
     snap = state.snapshot()
-    c = vm.counts(snap)
+    c = state.answers.get("overview_counts", lambda src: vm.counts(src.snap))  # per snapshot and config
     jobs = c["jobs_by_state"]
     return html.Div(
         [

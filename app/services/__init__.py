@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.services.admin import ConfigAdmin, Outcome
-from app.services.answers import Answers
 from app.services.diffs import Diffs
 from app.services.dirac import Dirac
 from app.services.jobs import Jobs, JobsBusy, JobState
@@ -17,7 +16,6 @@ from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
 
 __all__ = [
-    "Answers",
     "ConfigAdmin",
     "Diffs",
     "Dirac",
@@ -51,7 +49,6 @@ class Services:
     diffs: Diffs
     levers: Levers
     simulations: Simulations
-    answers: Answers
 
     @classmethod
     def build(cls, state: AppState) -> Services:
@@ -59,5 +56,5 @@ class Services:
         jobs = Jobs()  # every long job goes to the Dask cluster; its state lives on the scheduler
         return cls(
             state, WhatIf(state, jobs), ConfigAdmin(state), Reports(state, jobs), Dirac(state), jobs,
-            Diffs(state, jobs), Levers(state), Simulations(state, jobs), Answers(state),
+            Diffs(state, jobs), Levers(state), Simulations(state, jobs),
         )  # fmt: skip

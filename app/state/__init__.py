@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from app.state.answers import Answers
 from app.state.decisions import DECISION_CACHE_SIZE, DecisionCache
 from app.state.lru import Lru
 from app.state.source import SnapshotSource, Source
@@ -14,7 +15,7 @@ from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 
-__all__ = ["AppState", "DecisionCache", "Lru", "SnapshotSource", "Source", "cache_config"]
+__all__ = ["Answers", "AppState", "DecisionCache", "Lru", "SnapshotSource", "Source", "cache_config"]
 
 CONFIG_CACHE_SIZE = 64  # what-if configs kept (one per distinct set of edits recently asked about)
 
@@ -50,6 +51,7 @@ class AppState:
     def __init__(self, source: SnapshotSource | None = None, decisions: int = DECISION_CACHE_SIZE) -> None:
         self.loader = source or SnapshotSource()
         self.decisions = DecisionCache(decisions)
+        self.answers = Answers(self.source)  # tables and API bodies per (snapshot, config): flask-caching
         self._configs: Lru[Config] = Lru(CONFIG_CACHE_SIZE)
 
     # ---------------------------------------------------------------- the grid
@@ -89,10 +91,11 @@ class AppState:
         self.loader.reload_config()
 
     def reset(self, new: Source | None = None) -> None:
-        """Forget the loaded grid and every cached decision; optionally install NEW as the current source."""
+        """Forget the loaded grid and every cached decision and answer; optionally install NEW as the current source."""
         self.loader.reset(new)
         self.decisions.clear()
         self._configs.clear()
+        self.answers.clear()
 
     def sizes(self) -> dict[str, int]:
         """Entries held by the bounded caches, for monitoring: decisions, derived tables, what-if configs."""
