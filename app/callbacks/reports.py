@@ -6,7 +6,7 @@ import base64
 import logging
 from typing import Any
 
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 FIRST_WAIT_S = 0.5  # the request that starts the job waits this long: a one-task report downloads without a poll
 _SHOWN = {"visibility": "visible", "height": "12px"}
 _HIDDEN = {"visibility": "hidden", "height": "12px"}
+_IDLE = (None, True, 0, "", _HIDDEN, False, True)  # job id, poll disabled, bar value, label, style, buttons
 
 
 def refused(raw: dict[str, Any] | None) -> Any:
@@ -55,7 +56,8 @@ def delivered(made: MadeReport, overrides: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def export(scope: str, fmt: str, task: Any, raw: dict[str, Any] | None) -> tuple[Any, Any]:
-    """Build the report under the current edits and wait for it; (download data or None, status with a link)."""
+    """Build the report under the current edits and wait for it; (download data, or {"url"} of a big file, or None;
+    status with a link)."""
     if (why := refused(raw)) is not None:
         return None, why
     overrides = dict(services.whatif.edits(raw).overrides)
@@ -64,21 +66,50 @@ def export(scope: str, fmt: str, task: Any, raw: dict[str, Any] | None) -> tuple
 
 
 def outputs(job_id: str | None, state: JobState, raw: dict[str, Any] | None) -> tuple[Any, ...]:
-    """(download, status, job id, poll disabled, bar value, bar label, bar style, export disabled, cancel disabled)."""
+    """(download, link to fetch, status, job id, poll disabled, bar value, bar label, bar style, export disabled,
+    cancel disabled)."""
     if state.state == "running":
         label = state.label or "starting…"
-        return no_update, no_update, job_id, False, max(state.percent, 2), label, _SHOWN, True, False
-    idle = (None, True, 0, "", _HIDDEN, False, True)
+        return no_update, no_update, no_update, job_id, False, max(state.percent, 2), label, _SHOWN, True, False
     if state.state == "done":
         payload, status = delivered(services.reports.save(state.result), dict(services.whatif.edits(raw).overrides))
-        return payload, status, *idle
+        return *_split(payload), status, *_IDLE
     if state.state == "cancelled":
-        return no_update, "Cancelled: no report was written.", *idle
-    return None, failure_alert("Report", state.error or state.state), *idle
+        return no_update, no_update, "Cancelled: no report was written.", *_IDLE
+    return None, no_update, failure_alert("Report", state.error or state.state), *_IDLE
+
+
+# a big report is not pushed through a callback (megabytes of base64 in one JSON answer): the browser follows its
+# download link (served with Content-Disposition: attachment, so the page stays)
+clientside_callback(
+    """
+    function(todo) {
+        if (!todo || !todo.url) { return window.dash_clientside.no_update; }
+        const a = document.createElement("a");
+        a.href = todo.url;
+        a.download = "";
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        return null;
+    }
+    """,
+    Output(ids.TUNE_REPORT_FETCH, "data", allow_duplicate=True),
+    Input(ids.TUNE_REPORT_FETCH, "data"),
+    prevent_initial_call=True,
+)
+
+
+def _split(payload: Any) -> tuple[Any, Any]:
+    """(inline download data, link to fetch) of DELIVERED's first value."""
+    if isinstance(payload, dict) and "url" in payload:
+        return no_update, payload
+    return payload, no_update
 
 
 @callback(
     Output(ids.TUNE_REPORT_DOWNLOAD, "data"),
+    Output(ids.TUNE_REPORT_FETCH, "data"),
     Output(ids.TUNE_REPORT_STATUS, "children"),
     Output(ids.TUNE_REPORT_JOB, "data"),
     Output(ids.TUNE_REPORT_POLL, "disabled"),
@@ -103,7 +134,6 @@ def drive_export(
 ) -> tuple[Any, ...]:  # fmt: skip
     """Start the report job (Export), poll its progress, or cancel it; once written the browser downloads it."""
     trigger = ctx.triggered_id
-    idle = (None, True, 0, "", _HIDDEN, False, True)
     try:
         if trigger == ids.TUNE_REPORT_POLL:
             if not job_id:
@@ -116,18 +146,18 @@ def drive_export(
         if not n_clicks:
             raise PreventUpdate
         if (why := refused(raw)) is not None:
-            return None, why, *idle
+            return None, no_update, why, *_IDLE
         overrides = dict(services.whatif.edits(raw).overrides)
         job_id, state = services.reports.start(scope, fmt, qvm.parse_task(task), overrides, client_address())
         if state.state == "running":
             state = services.jobs.wait(job_id, FIRST_WAIT_S)
         out = outputs(job_id, state, raw)
         # a new export first clears the previous report's line, so an old file is never taken for the new one
-        return (out[0], "" if out[1] is no_update else out[1], *out[2:])
+        return (*out[:2], "" if out[2] is no_update else out[2], *out[3:])
     except PreventUpdate:
         raise
     except JobsBusy as exc:
-        return None, html.Span(str(exc), className="text-danger"), *idle
+        return None, no_update, html.Span(str(exc), className="text-danger"), *_IDLE
     except Exception as exc:  # an unknown task or a bad edit is said inline, never a traceback
         log.exception("report export failed")
-        return None, error_alert("Report", exc), *idle
+        return None, no_update, error_alert("Report", exc), *_IDLE

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.services.admission import JobsBusy, Limits, admitted, queued_count
+from app.state.lru import Lru
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,8 @@ STALE_S = 120  # a running job whose state has not moved for this long is checke
 REPORT_EVERY_S = 0.2  # a job writes its progress to the scheduler at most this often
 RESULT_TIMEOUT_S = 60  # fetching a finished job's result
 WAIT_STEP_S = 0.02  # how often wait() looks at the job's future
+PARTS_POLL_S = 0.25  # how often a job reads the progress of its parts
+HELD = 128  # job futures a process keeps referenced (see Jobs._dataset)
 
 
 @dataclass(frozen=True)
@@ -65,15 +68,15 @@ class JobFailed(RuntimeError):
 
 # ---------------------------------------------------------------- the cluster jobs go to
 
-_threads: dict[str, Any] = {}
-_threads_lock = threading.Lock()
-THREAD_JOBS = 8  # threads of the in-process cluster used with BROKERAGE_DASK_WORKERS=0
+_own: dict[str, Any] = {}
+_own_lock = threading.Lock()
+JOB_THREADS = 8  # job threads of the one-worker cluster used with BROKERAGE_DASK_WORKERS=0
 
 
 def cluster_client() -> Any:
     """The client jobs go to: the process's run engine (DASK_SCHEDULER_ADDRESS, or the embedded cluster of worker
-    processes), or with BROKERAGE_DASK_WORKERS=0 a cluster of threads in this process (one server process only:
-    another process cannot see its jobs).
+    processes); with BROKERAGE_DASK_WORKERS=0 (whole-grid runs in-process) a cluster of one worker process that
+    runs the jobs, each of them in-process there.
 
     Usage: ``Jobs(cluster_client)``
     """
@@ -81,19 +84,22 @@ def cluster_client() -> Any:
 
     if runs.scheduler_address() is not None or runs.local_workers() > 0:
         return runs.get_client()
-    with _threads_lock:
-        client = _threads.get("client")
+    with _own_lock:
+        client = _own.get("client")
         if client is None or client.status in ("closing", "closed"):
             from distributed import Client, LocalCluster
 
-            cluster = LocalCluster(n_workers=1, threads_per_worker=THREAD_JOBS, processes=False, dashboard_address=None)
+            # a process, not threads of this one: a client and a worker in one process mix up their futures
+            cluster = LocalCluster(
+                n_workers=1, threads_per_worker=JOB_THREADS, processes=True, host="127.0.0.1", dashboard_address=None
+            )
             client = Client(cluster, set_as_default=False)
-            _threads.update(client=client, cluster=cluster)
+            _own.update(client=client, cluster=cluster)
         return client
 
 
 def _close_threads() -> None:
-    client, cluster = _threads.pop("client", None), _threads.pop("cluster", None)
+    client, cluster = _own.pop("client", None), _own.pop("cluster", None)
     if client is not None:
         client.close()
     if cluster is not None:
@@ -126,6 +132,7 @@ class Jobs:
         self._lock = threading.Lock()
         self._start_lock: Any = None
         self._pruned = 0.0
+        self._held: Lru[Any] = Lru(HELD)
 
     def client(self) -> Any:
         """The cluster's client (connected, or the embedded cluster started, on first use)."""
@@ -144,6 +151,15 @@ class Jobs:
 
                 self._start_lock = Lock("brokerage-jobs", scheduler_rpc=client.scheduler, loop=client.loop)
             return self._start_lock
+
+    def snapshot(self, snap: Any) -> Any:
+        """SNAP on the cluster (``brokerage.runs.snapshot_future``: sent once per snapshot version), the future to
+        pass to a job; under the cluster-wide lock, so two server processes never race to publish it."""
+        from brokerage import runs
+
+        client = self.client()
+        with self._locked():
+            return runs.snapshot_future(client, snap)
 
     # ------------------------------------------------------------ start
 
@@ -179,6 +195,7 @@ class Jobs:
                                         "keep": keep_s or self.keep_s, "evict": evict})  # fmt: skip
             fut = client.submit(run_job, fn, job_id, admit, self.limits, *args, key=key, pure=False)
             client.publish_dataset(fut, name=DATASET + job_id, override=True)
+            self._held.put(job_id, fut)
         self._prune_now_and_then(client)
         return JobState("running", 0, "waiting for a worker", updated=now)
 
@@ -188,8 +205,19 @@ class Jobs:
         """The job's state; "unknown" for an id never started (or expired)."""
         return self._poll(self.client(), job_id)
 
-    def _poll(self, client: Any, job_id: str) -> JobState:
+    def _dataset(self, client: Any, job_id: str) -> Any:
+        """The job's published future (or tombstone, or None), kept referenced by this process: a future released
+        and asked for again at once by one client can come back with a lost state (seen with distributed 2026.8)."""
         held = client.get_dataset(DATASET + job_id, default=None)
+        if held is not None and not isinstance(held, dict):
+            kept = self._held.peek(job_id)
+            if kept is not None and kept.key == held.key:
+                return kept
+            self._held.put(job_id, held)
+        return held
+
+    def _poll(self, client: Any, job_id: str) -> JobState:
+        held = self._dataset(client, job_id)
         if held is None:
             return JobState("unknown", error=f"no job {job_id!r} (it may have expired)")
         if isinstance(held, dict):  # a tombstone
@@ -219,7 +247,7 @@ class Jobs:
         Usage: ``state = jobs.wait(job_id, 0.8)``
         """
         client = self.client()
-        held = client.get_dataset(DATASET + job_id, default=None)
+        held = self._dataset(client, job_id)
         if held is not None and not isinstance(held, dict):
             end = time.monotonic() + timeout_s
             while not held.done() and time.monotonic() < end:  # the scheduler pushes the future's status
@@ -233,7 +261,7 @@ class Jobs:
         Usage: ``run = jobs.result(job_id)``
         """
         client = self.client()
-        held = client.get_dataset(DATASET + job_id, default=None)
+        held = self._dataset(client, job_id)
         if held is not None and not isinstance(held, dict):
             try:
                 return held.result(timeout=timeout_s)
@@ -259,7 +287,7 @@ class Jobs:
         chunks on the cluster with it); polls answer "cancelled" for a while."""
         client = self.client()
         with self._locked():
-            held = client.get_dataset(DATASET + job_id, default=None)
+            held = self._dataset(client, job_id)
             if held is None or isinstance(held, dict):
                 return
             # the tombstone first: a dataset must never point at a forgotten key (it would look pending forever)
@@ -373,12 +401,10 @@ class _Reporter:
 
 def _use_this_cluster(worker: Any) -> None:
     """Point the core's run engine in this worker process at the cluster it belongs to (once per process), so a
-    whole-grid run inside a job fans out over the same cluster instead of starting a cluster of its own. A cluster
-    of threads in the server process (BROKERAGE_DASK_WORKERS=0) keeps its runs in-process."""
+    whole-grid run inside a job fans out over the same cluster instead of starting a cluster of its own (with
+    BROKERAGE_DASK_WORKERS=0 in its environment its runs stay in-process)."""
     from brokerage import runs
 
-    if worker.scheduler.address.startswith("inproc://"):  # a cluster of threads in the server process itself
-        return
     if runs.scheduler_address() is None and runs.local_workers() > 0 and runs.running_client() is None:
         with contextlib.suppress(RuntimeError):  # another job of this process configured it meanwhile
             runs.configure(address=worker.scheduler.address)
@@ -412,3 +438,44 @@ def run_job(fn: Callable[..., Any], job_id: str, admit: str | None, limits: Limi
         raise
     report.write(state="done", percent=100, label="done")
     return result
+
+
+def run_part(fn: Callable[..., Any], part_id: str, *args: Any) -> Any:
+    """Worker side of one part of a job (e.g. one simulated config): ``FN(report, *ARGS)`` on one of the worker's
+    threads (CPU-bound: it keeps its slot), with its progress under its key and a cancel that stops it at its next
+    progress report. Parts are submitted and gathered by their job (``run_parts``), never published.
+    """
+    report = _Reporter(part_id)
+    return fn(report, *args)
+
+
+def run_parts(
+    report: Report, fn: Callable[..., Any], argsets: list[tuple[Any, ...]], label: Callable[[int], str]
+) -> list[Any]:
+    """From inside a job: ``FN(report, *args)`` for each of ARGSETS as a task of its own on the cluster; REPORT
+    shows their mean progress (LABEL(percent) says it); a cancelled job cancels its parts, which stop at their next
+    progress report (a long simulation does not run on after a Cancel). The results in ARGSETS' order.
+
+    Usage: ``run_parts(report, one_run, [(snap_future, stored), (snap_future, whatif)], lambda p: f"{p} %")``
+    """
+    from distributed import get_client
+
+    client = get_client()
+    futures = [
+        client.submit(run_part, fn, f"part-{i}", *args, key=f"{KEY}part-{uuid.uuid4().hex}", pure=False)
+        for i, args in enumerate(argsets)
+    ]
+    try:
+        while not all(f.done() for f in futures):
+            done = [100 if f.done() else _percent(client.get_metadata([f.key], None)) for f in futures]
+            mean = sum(done) // max(len(done), 1)
+            report(mean, label(mean))
+            time.sleep(PARTS_POLL_S)
+        return list(client.gather(futures))
+    except BaseException:
+        client.cancel(futures, force=True)
+        raise
+
+
+def _percent(meta: Any) -> int:
+    return int(meta.get("percent", 0)) if isinstance(meta, dict) else 0

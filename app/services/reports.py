@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 CACHE_DIR = Path(os.environ.get("BROKERAGE_CACHE_DIR", str(ROOT / "data" / "cache")))
 REPORT_DIR = CACHE_DIR / "reports"
 NAME = re.compile(r"^[0-9a-f]{16}/[A-Za-z0-9._-]+$")  # token/filename: nothing else is ever served
-INLINE_LIMIT = 20 * 2**20  # smaller files are also pushed straight to the browser's download
+INLINE_LIMIT = 2 * 2**20  # smaller files are pushed straight to the browser's download; bigger ones it fetches
 KEEP_S = 24 * 3600  # report files older than this are removed when a new one is made
 MAX_FILES = 50  # report files kept at most (the oldest go first) ...
 MAX_BYTES = 1 << 30  # ... and their total size
@@ -90,13 +90,11 @@ class Reports:
 
         Usage: ``job_id, state = reports.start("all", "csv", None, {}, "10.0.0.7")``
         """
-        from brokerage import runs
-
         if scope == "task" and task is None:
             raise ValueError("pick a task first, or choose 'every waiting task'")
         src = self.state.source()
         self.state.effective_config(overrides)  # a bad value is refused here, before any job
-        snap_future = runs.snapshot_future(self.jobs.client(), src.snap)
+        snap_future = self.jobs.snapshot(src.snap)
         job_id = self.job_id(scope, fmt, task, overrides)
         state = self.jobs.start(
             job_id, work.report_file, snap_future, src.config, int(task) if scope == "task" else None, fmt,

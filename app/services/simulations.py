@@ -125,8 +125,6 @@ class Simulations:
     def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the job that simulates REQ; it waits its turn among the long jobs, and each simulated
         config runs as a task of its own on the cluster."""
-        from brokerage import runs
-
         snap, cmds = self._inputs(req)
         configs = [self.state.effective_config({})] if "stored" in req.labels else []
         if req.overrides:
@@ -134,7 +132,7 @@ class Simulations:
         job_id = self.job_id(req)
         request = {"labels": req.labels, "overrides": req.overrides, "hours": req.hours, "seed": req.seed,
                    "commands": list(req.commands)}  # fmt: skip
-        snap_future = runs.snapshot_future(self.jobs.client(), snap)
+        snap_future = self.jobs.snapshot(snap)
         state = self.jobs.start(
             job_id, work.simulations, snap_future, configs, req.labels, req.hours, req.seed, cmds,
             self._database_url(), request, admit=client,
@@ -144,15 +142,13 @@ class Simulations:
     def start_history(self, req: SimRequest, panda_id: int, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the replay of REQ's last run (the what-if when there are edits) until job PANDA_ID is
         final: its steps with their causes and its task's status changes (brokerage.sim.replay)."""
-        from brokerage import runs
-
         if panda_id < 1:
             raise SimulationRequestError(f"job: {panda_id} is not allowed; expected a PandaID of the run (1 or more)")
         snap, cmds = self._inputs(req)
         label = req.labels[-1]
         config = self.state.effective_config(req.overrides if label != "stored" else {})
         job_id = f"simjob:{self.job_id(req)}:{label}:{panda_id}"
-        snap_future = runs.snapshot_future(self.jobs.client(), snap)
+        snap_future = self.jobs.snapshot(snap)
         # a replay is a pure function of its inputs: a job id the run never made fails the same way every time
         shown = {"label": label, "hours": req.hours, "seed": req.seed}
         state = self.jobs.start(

@@ -74,11 +74,9 @@ class WhatIf:
 
         Usage: ``job_id, state = whatif.start_grid({"NQUEUED_SAT_CAP": 300}, "10.0.0.7")``
         """
-        from brokerage import runs
-
         src = self.state.source()
         config = self.state.effective_config(overrides)
-        snap_future = runs.snapshot_future(self.jobs.client(), src.snap)
+        snap_future = self.jobs.snapshot(src.snap)
         job_id = self.grid_job_id(overrides)
         return job_id, self.jobs.start(job_id, work.grid_whatif, snap_future, src.config, config, admit=client)
 
@@ -98,13 +96,11 @@ class WhatIf:
 
     def start_base(self) -> tuple[str, JobState]:
         """Start (or join) the job of the stored config's grid run (computed once per snapshot and config version)."""
-        from brokerage import runs
-
         src = self.state.source()
         job_id = work.base_job_id(src.snap.key, src.config.fingerprint())
         if self._runs.peek(job_id) is not None:
             return job_id, JobState("done", 100, "done", result=self._runs.peek(job_id))
-        snap_future = runs.snapshot_future(self.jobs.client(), src.snap)
+        snap_future = self.jobs.snapshot(src.snap)
         state = self.jobs.start(job_id, work.base_run, snap_future, src.config, keep_s=work.RUN_KEEP_S, evict=False)
         return job_id, state
 

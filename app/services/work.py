@@ -105,11 +105,9 @@ def _jobs_here() -> Any:
 def stored_run(report: Report, snap: GridSnapshot, config: Config, span: int = BASE_SHARE) -> tuple[GridRun, bool]:
     """The stored config's grid run from its job (started or joined), showing its progress in the first SPAN
     percent of REPORT while it is computed; and whether it had to be waited for."""
-    from brokerage import runs
-
     jobs = _jobs_here()
     job_id = base_job_id(snap.key, config.fingerprint())
-    jobs.start(job_id, base_run, runs.snapshot_future(jobs.client(), snap), config, keep_s=RUN_KEEP_S, evict=False)
+    jobs.start(job_id, base_run, jobs.snapshot(snap), config, keep_s=RUN_KEEP_S, evict=False)
     waited = False
     while not (state := jobs.wait(job_id, 0.25)).finished:
         waited = True
@@ -231,21 +229,47 @@ def grid_diff(report: Report, url: str, old: int, new: int, task: int | None, co
 # ---------------------------------------------------------------- simulations
 
 
-def simulations(
-    report: Report, snap: GridSnapshot, configs: Sequence[Config], labels: Sequence[str], hours: float, seed: int,
-    commands: Sequence[Any], url: str | None, request: Mapping[str, Any],
+def one_simulation(
+    report: Report, snap: GridSnapshot, config: Config, hours: float, seed: int, commands: Sequence[Any],
+    panda_id: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """One simulation per config of CONFIGS (each a task of its own on the cluster), stored in the database at URL
-    when there is one; the result with the REQUEST's fields and the stored run ids.
-
-    Usage: (a job) ``jobs.start(job_id, simulations, snap_future, [stored, whatif], ["stored", "what-if"], 6, 0, ...)``
-    """
-    from brokerage.sim.sweep import simulate_many
+    """One simulation of CONFIG (a part of a simulation job), or with PANDA_ID its run replayed until that job is
+    final; its progress in simulated minutes (a cancel stops it at the next minute)."""
+    from brokerage.sim.engine import Simulation
 
     def progress(done: int, total: int) -> None:
         report(int(100 * done / max(total, 1)), f"{done:,} of {total:,} simulated minutes")
 
-    runs = simulate_many(snap, list(configs), hours, seed, progress=progress, commands=list(commands))
+    if panda_id is not None:
+        from brokerage.sim.replay import replay_job
+
+        return replay_job(snap, config, seed, hours, panda_id, list(commands), progress)
+    return Simulation(snap, config, seed=seed).run(hours, progress=progress, commands=list(commands)).result()
+
+
+def _minutes(hours: float, runs: int) -> Callable[[int], str]:
+    total = round(hours * 60) * runs
+
+    def label(percent: int) -> str:
+        return f"{total * percent // 100:,} of {total:,} simulated minutes"
+
+    return label
+
+
+def simulations(
+    report: Report, snap: GridSnapshot, configs: Sequence[Config], labels: Sequence[str], hours: float, seed: int,
+    commands: Sequence[Any], url: str | None, request: Mapping[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    """One simulation per config of CONFIGS, each a task of its own on the cluster, stored in the database at URL
+    when there is one; the result with the REQUEST's fields and the stored run ids.
+
+    Usage: (a job) ``jobs.start(job_id, simulations, snap_future, [stored, whatif], ["stored", "what-if"], 6, 0, ...)``
+    """
+    from app.services.jobs import run_parts
+
+    here = _jobs_here().snapshot(snap)
+    argsets = [(here, config, hours, seed, list(commands)) for config in configs]
+    runs = run_parts(report, one_simulation, argsets, _minutes(hours, len(configs)))
     run_ids: list[int] = []
     if url:
         from brokerage.store.sim_runs import save_run
@@ -265,10 +289,5 @@ def job_history(
 
     Usage: (a job) ``jobs.start(job_id, job_history, snap_future, config, 6, 0, [], 1200, {"label": "stored"})``
     """
-    from brokerage.sim.sweep import simulate_many
-
-    def progress(done: int, total: int) -> None:
-        report(int(100 * done / max(total, 1)), f"replaying the run: {done:,} of at most {total:,} minutes")
-
-    out = simulate_many(snap, [config], hours, seed, progress=progress, commands=list(commands), panda_id=panda_id)[0]
+    out = one_simulation(report, snap, config, hours, seed, commands, panda_id)
     return {**out, **shown}

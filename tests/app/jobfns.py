@@ -51,3 +51,17 @@ def chunks_done(marks: str) -> int:
     """Chunks that finished so far (lines of the MARKS file)."""
     path = Path(marks)
     return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def slow_whatif(report: Any, snap: Any, stored: Any, config: Any) -> None:
+    """Stands in for the whole-grid what-if job: 400 brokerages of 50 ms each, with progress."""
+    for i in range(400):
+        report(i // 4, f"{i} / 400 brokerages")
+        time.sleep(0.05)
+
+
+def with_parts(report: Any, log: str) -> list[Any]:
+    """A job of two long parts on the cluster (as a stored-vs-what-if simulation is)."""
+    from app.services.jobs import run_parts
+
+    return run_parts(report, slow, [(400, 0.05, log), (400, 0.05, log)], lambda p: f"{p} %")

@@ -109,6 +109,19 @@ def test_cancel_stops_the_work_on_the_cluster(two: tuple[Jobs, Jobs], tmp_path: 
     assert jobfns.chunks_done(marks) == stopped and not any(client.processing().values())
 
 
+def test_cancel_stops_a_jobs_long_parts(two: tuple[Jobs, Jobs], tmp_path: Path) -> None:
+    """A job whose parts run for a long time each (simulations of 20 s here): Cancel stops the parts themselves at
+    their next progress report, not only the job that waits for them."""
+    a, b = two
+    job, log = _id(), tmp_path / "parts"
+    a.start(job, jobfns.with_parts, str(log))
+    _until(lambda: b.poll(job).percent >= 2)
+    b.cancel(job)
+    t0 = time.monotonic()
+    _until(lambda: log.read_text().count("end") == 2, timeout=10)
+    assert time.monotonic() - t0 < 5 and a.poll(job).state == "cancelled"
+
+
 def test_unknown_jobs_and_results(two: tuple[Jobs, Jobs]) -> None:
     """A job id never started polls as 'unknown'; asking for its result raises JobFailed."""
     a, _ = two
