@@ -36,7 +36,8 @@ def refused(raw: dict[str, Any] | None) -> Any:
 
 
 def delivered(made: MadeReport, overrides: dict[str, Any]) -> tuple[Any, Any]:
-    """(download data or None, status with a download link) of a filed report."""
+    """(download data, status with a download link) of a filed report; a file above INLINE_LIMIT is not pushed
+    through the callback: its data is {"url": link}, which the browser fetches (the clientside callback below)."""
     what = f"{count(len(overrides), 'what-if edit')}" if overrides else "the stored config"
     status = html.Span(
         [
@@ -45,7 +46,7 @@ def delivered(made: MadeReport, overrides: dict[str, Any]) -> tuple[Any, Any]:
         ]
     )
     if made.size > INLINE_LIMIT:
-        return None, status
+        return {"url": made.url}, status
     payload = {
         "content": base64.b64encode(made.path.read_bytes()).decode(),
         "filename": made.name,
@@ -91,10 +92,10 @@ clientside_callback(
         document.body.appendChild(a);
         a.click();
         a.remove();
-        return null;
+        return todo.url;
     }
     """,
-    Output(ids.TUNE_REPORT_FETCH, "data", allow_duplicate=True),
+    Output(ids.TUNE_REPORT_FETCHED, "data"),
     Input(ids.TUNE_REPORT_FETCH, "data"),
     prevent_initial_call=True,
 )

@@ -141,6 +141,7 @@ def report_panel() -> html.Div:
             dcc.Download(id=ids.TUNE_REPORT_DOWNLOAD),
             dcc.Store(id=ids.TUNE_REPORT_JOB),
             dcc.Store(id=ids.TUNE_REPORT_FETCH),
+            dcc.Store(id=ids.TUNE_REPORT_FETCHED),
             dcc.Interval(id=ids.TUNE_REPORT_POLL, interval=REPORT_POLL_MS, disabled=True),
             html.Div(
                 "The report records the snapshot, the config version and the what-if edits it was made with.",

@@ -128,3 +128,18 @@ def test_the_next_hours_stored_vs_proposed(page, live_server, console_errors, mo
     href = result.locator("a", has_text="proposed").get_attribute("href") or ""
     assert "THROTTLE_THRESHOLD=0.5" in href and "hours=6" in href
     assert console_errors == []
+
+
+def test_a_big_report_is_fetched_from_its_link(page, live_server, console_errors, monkeypatch) -> None:
+    """A report above the inline limit is not pushed through the callback: the browser downloads it from its link."""
+    import app.callbacks.reports as cb
+
+    monkeypatch.setattr(cb, "INLINE_LIMIT", 10)
+    page.goto(f"{live_server}/tuning?task=1")
+    expect(page.locator("#tune-editor .ag-row").first).to_be_visible(timeout=TIMEOUT)
+    page.get_by_label("every waiting task").check()
+    page.get_by_label("CSV").check()
+    with page.expect_download(timeout=TIMEOUT) as info:
+        page.locator("#tune-report-button").click()
+    assert info.value.suggested_filename.endswith(".csv.gz")
+    assert console_errors == []
