@@ -48,3 +48,28 @@ def test_page_tables_come_from_the_answer_cache(app_client: Any) -> None:
 
     rows = state.answers.get("queue_rows", build)
     assert state.answers.get("queue_rows", build) == rows and calls == [1]
+
+
+def test_answers_are_shared_through_redis(snap: Any) -> None:
+    """With Redis (REDIS_URL in a deployment) an answer kept by one server process is read by another: two answer
+    caches on two Flask apps share it. Needs TEST_REDIS_URL (scripts/test.sh starts a Redis)."""
+    import os
+
+    import pytest
+    from flask import Flask
+
+    from app.state import Answers, Source
+    from brokerage.model.gdpconfig import Config
+
+    url = os.environ.get("TEST_REDIS_URL")
+    if not url:
+        pytest.skip("TEST_REDIS_URL is not set")
+    src = Source(snap, Config(), "test")
+    config = {"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": url, "CACHE_KEY_PREFIX": f"test-{os.getpid()}:"}
+    one, two = Answers(lambda: src), Answers(lambda: src)
+    one.init_app(Flask("one"), config)
+    two.init_app(Flask("two"), config)
+    one.clear()
+    assert one.get("rows", lambda s: [len(s.snap.queues)]) == [len(snap.queues)]
+    assert two.get("rows", lambda s: ["computed again"]) == [len(snap.queues)]
+    one.clear()
