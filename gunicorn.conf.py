@@ -1,6 +1,8 @@
 """gunicorn settings for the dashboard: ``gunicorn -c gunicorn.conf.py app.main:server``."""
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 bind = os.environ.get("BIND", "127.0.0.1:8050")
@@ -11,14 +13,35 @@ worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = 60
 keepalive = 5
-# Whole-grid runs go to Dask. Without DASK_SCHEDULER_ADDRESS every worker process starts its own embedded
-# LocalCluster (in post_worker_init below, never in the master: with preload_app the import starts nothing), so
-# the cores are shared out between them; set DASK_SCHEDULER_ADDRESS to give every worker one shared cluster.
-os.environ.setdefault("BROKERAGE_DASK_WORKERS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+# Long work (whole-grid what-ifs, reports, diffs, simulations) runs as jobs on ONE Dask cluster that every worker
+# shares: a job started through one worker is polled, cancelled and read through the other. Without
+# DASK_SCHEDULER_ADDRESS the master starts that cluster as a process of its own (app/cluster.py) before any worker.
+_cluster: list[Any] = []
+
+
+def on_starting(server: Any) -> None:
+    """Start the shared Dask cluster unless DASK_SCHEDULER_ADDRESS names one; the workers inherit its address."""
+    if os.environ.get("DASK_SCHEDULER_ADDRESS"):
+        return
+    from app.cluster import start
+
+    proc, address = start(Path(tempfile.mkdtemp(prefix="brokerage-dask-")))
+    _cluster.append(proc)
+    os.environ["DASK_SCHEDULER_ADDRESS"] = address
+    server.log.info("Dask cluster for the workers at %s (pid %s)", address, proc.pid)
+
+
+def on_exit(server: Any) -> None:
+    """Stop the cluster the master started."""
+    from app.cluster import stop
+
+    for proc in _cluster:
+        stop(proc)
 
 
 def post_worker_init(worker: Any) -> None:
-    """Finish Dash's one-time setup, load the grid and start the worker's Dask engine before it takes traffic.
+    """Finish Dash's one-time setup and start the stored config's grid run before the worker takes traffic.
 
     The first request must complete alone: with threads, two concurrent first requests race inside Dash's
     lazy setup and answer 500 for the JS bundles (plotly/dash#3971).

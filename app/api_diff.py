@@ -7,8 +7,8 @@ from typing import Any
 from flask import Flask, abort, jsonify, request
 
 from app.services import Services
-from app.services.admission import AdmissionRefused
 from app.services.diffs import DiffError
+from app.services.jobs import JobsBusy as AdmissionRefused
 
 
 def _version(name: str) -> int:

@@ -5,6 +5,7 @@ URL = "url"
 
 # overview
 OVERVIEW_CONTENT = "overview-content"
+OVERVIEW_POLL = "overview-poll"
 
 # queues
 QUEUES_GRID = "queues-grid"
@@ -86,6 +87,10 @@ TUNE_REPORT_CANCEL = "tune-report-cancel"
 TUNE_REPORT_PROGRESS = "tune-report-progress"
 TUNE_REPORT_STATUS = "tune-report-status"
 TUNE_REPORT_DOWNLOAD = "tune-report-download"
+TUNE_REPORT_JOB = "tune-report-job"
+TUNE_REPORT_FETCH = "tune-report-fetch"
+TUNE_REPORT_FETCHED = "tune-report-fetched"
+TUNE_REPORT_POLL = "tune-report-poll"
 TUNE_URL_SINK = "tune-url-sink"
 TUNE_PICK = "tune-pick"
 
@@ -103,6 +108,7 @@ PENDING_GRID = "pending-grid"
 PENDING_TRIGGER = "pending-trigger"
 PENDING_PROGRESS = "pending-progress"
 PENDING_PROGRESS_BOX = "pending-progress-box"
+PENDING_POLL = "pending-poll"
 
 # job decision panel: the part below the headline, hidden when a throttle held the task before any filter ran
 QUEUES_DECISION_BODY = "queues-decision-body"

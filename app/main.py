@@ -7,15 +7,12 @@ from pathlib import Path
 
 import dash
 import dash_bootstrap_components as dbc
-import diskcache
-from dash import Dash, DiskcacheManager, dcc, html
-from flask_caching import Cache
+from dash import Dash, dcc, html
 from flask_compress import Compress
 
 from app.components.layout import navbar
 from app.services import Services
-from app.services.runs import CACHE_DIR
-from app.state import AppState, cache_config
+from app.state import AppState
 from app.viewmodels.freshness import age_text
 from brokerage.model.versions import config_version, snapshot_version
 
@@ -35,15 +32,14 @@ app = Dash(
     suppress_callback_exceptions=True,
     title="PanDA brokerage",
     update_title=None,
-    # background callbacks (whole-grid what-if, reports) run in their own processes; results go through disk
-    background_callback_manager=DiskcacheManager(diskcache.Cache(str(CACHE_DIR / "callbacks"))),
+    # no background callback manager: long work goes to the Dask cluster through services.jobs, polled by ordinary
+    # callbacks (dcc.Interval), so nothing is ever forked from a threaded server
 )
 server = app.server
 Compress(server)  # gzip/brotli for HTML, JSON and callback responses (the tables and figures are repetitive JSON)
 if os.environ.get("BROKERAGE_SECRET_KEY"):
-    # signs background-job handles; without it Dash keeps a random one in the (shared) job cache
     server.secret_key = os.environ["BROKERAGE_SECRET_KEY"]
-Cache().init_app(server, config=cache_config())
+state.answers.init_app(server)  # flask-caching: Redis with REDIS_URL, else a bounded cache per process
 
 
 def serve_layout() -> html.Div:
@@ -78,11 +74,13 @@ app.layout = serve_layout
 
 from app import callbacks as _callbacks  # noqa: E402,F401  registers every callback on this one app
 from app.api import register as _register_api  # noqa: E402
+from app.api_cache import register as _register_api_cache  # noqa: E402
 from app.api_diff import register as _register_diff_api  # noqa: E402
 from app.api_dirac import register as _register_dirac_api  # noqa: E402
 from app.api_sim import register as _register_sim_api  # noqa: E402
 from app.reports import register as _register_reports  # noqa: E402
 
+_register_api_cache(server, state)  # after Compress: its hooks see the plain JSON before it is compressed
 _register_api(server, services)
 _register_reports(server, services.reports)
 _register_dirac_api(server, services)

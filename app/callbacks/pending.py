@@ -1,20 +1,21 @@
-"""Pending tasks callbacks: the table of pending brokerages and their reasons, from the stored config's grid run."""
+"""Pending tasks callbacks: the table of pending brokerages and their reasons, from the stored config's grid run (a
+job, polled after the page shows)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from dash import Input, Output, callback, html
+from dash import Input, Output, callback, ctx, html, no_update
 
 from app import ids
-from app.callbacks.progress import progress_bar
-from app.components.guard import guarded
-from app.components.layout import empty_state, grid, link_col
+from app.components.layout import empty_state, error_alert, failure_alert, grid, link_col
 from app.main import services
 from app.viewmodels import pending as vm
-from brokerage.brokers.batch import Key
+from brokerage.brokers.batch import GridRun, Key
 from brokerage.model.explain import Decision
+
+FIRST_WAIT_S = 0.5  # the request that starts (or finds) the run waits this long: a ready run shows without a poll
+_SHOW, _HIDE = {"display": "block"}, {"display": "none"}
 
 
 def decide(key: Key) -> Decision:
@@ -24,9 +25,10 @@ def decide(key: Key) -> Decision:
     return st.nucleus_decision(tid) if broker == "task" else st.job_decision(tid)
 
 
-def pending_view(set_progress: Callable[[tuple[int, str]], None] | None = None) -> Any:
-    """Counts per kind of reason and the sortable, filterable table of pending tasks."""
-    run = services.whatif.base_run(progress_bar(set_progress))
+def pending_view(run: GridRun | None = None) -> Any:
+    """Counts per kind of reason and the sortable, filterable table of pending tasks (the stored config's grid run
+    is waited for when RUN is None)."""
+    run = run if run is not None else services.whatif.base_run()
     rows = vm.pending_rows(services.state.snapshot(), run, decide)
     if not rows:
         return empty_state("No pending task", "Every waiting task found a queue (and a nucleus where it needs one).")
@@ -45,13 +47,21 @@ def pending_view(set_progress: Callable[[tuple[int, str]], None] | None = None) 
 
 @callback(
     Output(ids.PENDING_CONTENT, "children"),
+    Output(ids.PENDING_PROGRESS_BOX, "style"),
+    Output(ids.PENDING_PROGRESS, "value"),
+    Output(ids.PENDING_PROGRESS, "label"),
+    Output(ids.PENDING_POLL, "disabled"),
     Input(ids.PENDING_TRIGGER, "data"),
-    background=True,
-    progress=[Output(ids.PENDING_PROGRESS, "value"), Output(ids.PENDING_PROGRESS, "label")],
-    running=[(Output(ids.PENDING_PROGRESS_BOX, "style"), {"display": "block"}, {"display": "none"})],
-    interval=300,
+    Input(ids.PENDING_POLL, "n_intervals"),
 )
-@guarded("Pending tasks")
-def update_pending(set_progress: Callable[[tuple[int, str]], None], _: Any) -> Any:
-    """Background job: the stored config's grid run (computed once per version), then the pending rows."""
-    return pending_view(set_progress)
+def update_pending(_snap: Any, _tick: int | None) -> tuple[Any, ...]:
+    """Start (or find) the job of the stored config's grid run, show its progress while it runs, then the rows."""
+    try:
+        state = services.whatif.base_state(0 if ctx.triggered_id == ids.PENDING_POLL else FIRST_WAIT_S)
+        if state.state == "running":
+            return no_update, _SHOW, max(state.percent, 2), state.label or "starting…", False
+        if state.state == "done":
+            return pending_view(state.result), _HIDE, 100, "", True
+        return failure_alert("Pending tasks", state.error or state.state), _HIDE, 0, "", True
+    except Exception as exc:  # error boundary: say what failed inline
+        return error_alert("Pending tasks", exc), _HIDE, 0, "", True

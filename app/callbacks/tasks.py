@@ -52,9 +52,8 @@ def _reasons() -> dict[int, str] | None:
     from app.callbacks.pending import decide
     from app.viewmodels import pending as pvm
 
-    run = services.whatif.runs.base_run_if_ready()
+    run = services.whatif.base_run_if_ready()  # started when it is not ready, never awaited here
     if run is None:
-        services.whatif.warm()
         return None
     rows = pvm.pending_rows(services.state.snapshot(), run, decide)
     return {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}

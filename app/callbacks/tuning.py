@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from dash import Input, Output, Patch, State, callback, clientside_callback, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.callbacks.progress import progress_bar
-from app.components.layout import error_alert
+from app.components.layout import error_alert, failure_alert
 from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
 from app.components.tuning_store import diff_table
 from app.main import services
-from app.services import JobState, Outcome
+from app.services import GridWhatIf, JobsBusy, JobState, Outcome
 from app.services.admin import NoDatabaseError
 from app.services.roles import client_address
-from app.viewmodels import impact as ivm
 from app.viewmodels import queues as qvm
 from app.viewmodels import tuning as vm
-from brokerage.model.words import count
-from brokerage.whatif.compare import compare
 
 log = logging.getLogger(__name__)
 
@@ -157,43 +152,22 @@ def update_task_view(raw: dict[str, Any] | None, task: Any) -> tuple[Any, Any]:
     return view, raw or {}
 
 
-def explain_move(key: tuple[str, int], overrides: dict[str, Any]) -> str:
-    """Why one task's brokerage moved under OVERRIDES: its two (memoised) decisions compared, in a sentence."""
-    broker, tid = key
-    st = services.state
-    try:
-        if broker == "task":
-            return ivm.why_moved(compare(st.nucleus_decision(tid), st.nucleus_decision(tid, overrides)))
-        return ivm.why_moved(compare(st.job_decision(tid), st.job_decision(tid, overrides)))
-    except Exception as exc:  # one task's explanation must not hide the others
-        return f"not explained: {type(exc).__name__}"
+def grid_result_view(g: GridWhatIf, overrides: dict[str, Any]) -> Any:
+    """The whole-grid impact of a finished what-if job: counts, loads, criteria and the moved tasks (each linked to
+    the tuning page with OVERRIDES and that task)."""
+    link = vm.permalink(None, overrides)
+    view = grid_impact_view(
+        g.impact, g.names, g.seconds, g.recomputed, g.reused, link + ("&" if "?" in link else "?") + "task=", g.moved
+    )
+    return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 
 
-def grid_view(
-    overrides: dict[str, Any],
-    set_progress: Callable[[tuple[int, str]], None] | None = None,
-    client: str | None = None,
-) -> Any:
-    """Re-broker every waiting task under the edits and show what moved (placeholder when nothing is edited)."""
+def grid_view(overrides: dict[str, Any]) -> Any:
+    """Re-broker every waiting task under the edits and show what moved, waiting for the job (placeholder when
+    nothing is edited)."""
     if not overrides:
         return grid_placeholder()
-
-    progress = progress_bar(set_progress)
-
-    def waiting(position: int) -> None:
-        if set_progress is not None:
-            set_progress((0, f"queued: {count(position - 1, 'whole-grid run')} ahead"))
-
-    g = services.whatif.grid(overrides, progress, waiting, client)
-    link = vm.permalink(None, overrides)
-    moved = ivm.moved_rows(
-        g.impact, services.whatif.base_run(), g.after, g.names, lambda key: explain_move(key, overrides)
-    )
-    view = grid_impact_view(
-        g.impact, g.names, g.after.seconds, g.after.recomputed, g.after.reused,
-        link + ("&" if "?" in link else "?") + "task=", moved,
-    )  # fmt: skip
-    return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
+    return grid_result_view(services.whatif.grid(overrides, client_address()), overrides)
 
 
 # the request that starts the whole-grid job waits this long for it: a demo-sized run (under a second) is answered
@@ -203,33 +177,18 @@ _SHOW = {"display": "flex"}
 _HIDE = {"display": "none"}
 
 
-def grid_job_id(overrides: dict[str, Any]) -> str:
-    """The whole-grid job of OVERRIDES on the current snapshot: identical edits share one job and its result."""
-    st = services.state
-    return f"grid:{st.keys()[0]}:{st.effective_config(overrides).fingerprint()}"
-
-
-def start_grid_job(overrides: dict[str, Any]) -> tuple[str, JobState]:
-    """Start (or join) the job that re-brokers the grid under OVERRIDES on a thread of this server process."""
-    client = client_address()
-
-    def work(report: Callable[[int, str], None]) -> Any:
-        return grid_view(overrides, lambda value_label: report(*value_label), client)
-
-    job_id = grid_job_id(overrides)
-    return job_id, services.jobs.start(job_id, work)
-
-
-def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, dict[str, str], int, str]:
+def job_outputs(
+    job_id: str | None, state: JobState, overrides: dict[str, Any] | None = None
+) -> tuple[Any, Any, bool, dict[str, str], int, str]:
     """(grid view, job id, poll disabled, progress box style, progress value, label) for a job's STATE."""
     if state.state == "running":
         return no_update, job_id, False, _SHOW, state.percent, state.label
     if state.state == "done":
-        return state.result, None, True, _HIDE, 100, ""
+        return grid_result_view(state.result, overrides or {}), None, True, _HIDE, 100, ""
     if state.state == "cancelled":
         note = html.Div("Whole-grid run cancelled: edit a value to start it again.", className="small text-muted")
         return note, None, True, _HIDE, 0, ""
-    return error_alert("Whole-grid what-if", RuntimeError(state.error or state.state)), None, True, _HIDE, 0, ""
+    return failure_alert("Whole-grid what-if", state.error or state.state), None, True, _HIDE, 0, ""
 
 
 @callback(
@@ -247,16 +206,13 @@ def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, di
 def drive_grid_job(
     raw: dict[str, Any] | None, _tick: int | None, _cancel: int | None, job_id: str | None
 ) -> tuple[Any, Any, bool, dict[str, str], int, str]:
-    """The whole-grid impact as a job on a server thread: started by new edits, polled while it runs, cancellable.
-
-    Nothing is forked: the job uses the server's warm caches and Dask client, and its state lives in a disk cache
-    every server worker reads, so any worker answers the polls.
-    """
+    """The whole-grid impact as a job on the Dask cluster: started by new edits, polled while it runs (on any
+    server process: its state lives on the scheduler), cancellable; it waits its turn among the long jobs."""
     trigger = ctx.triggered_id
     if trigger == ids.TUNE_GRID_POLL:
         if not job_id:
             raise PreventUpdate
-        return job_outputs(job_id, services.jobs.poll(job_id))
+        return job_outputs(job_id, services.jobs.poll(job_id), edits_of(raw).overrides)
     if trigger == ids.TUNE_GRID_CANCEL:
         if job_id:
             services.jobs.cancel(job_id)
@@ -265,13 +221,15 @@ def drive_grid_job(
         overrides = edits_of(raw).overrides
         if not overrides:
             return grid_placeholder(), None, True, _HIDE, 0, ""
-        job_id, state = start_grid_job(overrides)
+        job_id, state = services.whatif.start_grid(overrides, client_address())
         if state.state == "running":
             state = services.jobs.wait(job_id, GRID_FIRST_WAIT_S)
+    except JobsBusy as exc:
+        return html.Div(str(exc), className="text-danger small"), None, True, _HIDE, 0, ""
     except Exception as exc:
         log.exception("grid what-if failed to start")
         return error_alert("Whole-grid what-if", exc), None, True, _HIDE, 0, ""
-    return job_outputs(job_id, state)
+    return job_outputs(job_id, state, overrides)
 
 
 # ---------------------------------------------------------------- save, history, restore

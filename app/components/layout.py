@@ -98,6 +98,12 @@ def error_alert(where: str, exc: BaseException) -> dbc.Alert:
     )
 
 
+def failure_alert(where: str, error: str) -> dbc.Alert:
+    """An inline error for a job that failed, with the error text the job recorded ("Type: message")."""
+    return dbc.Alert([html.Strong(f"{where} failed: "), html.Span(error or "no reason was recorded")],
+                     color="danger", className="py-2 small")  # fmt: skip
+
+
 def url_notice(problem: str | None) -> dbc.Alert | None:
     """A warning that a permalink's parameter was not usable (None when it was)."""
     return dbc.Alert(problem, color="warning", className="py-1 small mb-2 url-notice") if problem else None

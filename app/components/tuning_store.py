@@ -96,6 +96,9 @@ def history_panel(has_db: bool, rows: list[dict[str, Any]]) -> html.Div:
     )  # fmt: skip
 
 
+REPORT_POLL_MS = 300  # a report job is polled this often while it runs
+
+
 def report_panel() -> html.Div:
     """Scope and format of a report under the current what-if, with a progress bar for whole-grid reports."""
     return html.Div(
@@ -136,6 +139,10 @@ def report_panel() -> html.Div:
             ),
             html.Div(id=ids.TUNE_REPORT_STATUS, className="small text-muted mt-1"),
             dcc.Download(id=ids.TUNE_REPORT_DOWNLOAD),
+            dcc.Store(id=ids.TUNE_REPORT_JOB),
+            dcc.Store(id=ids.TUNE_REPORT_FETCH),
+            dcc.Store(id=ids.TUNE_REPORT_FETCHED),
+            dcc.Interval(id=ids.TUNE_REPORT_POLL, interval=REPORT_POLL_MS, disabled=True),
             html.Div(
                 "The report records the snapshot, the config version and the what-if edits it was made with.",
                 className="small text-muted",

@@ -16,6 +16,8 @@ from app.viewmodels import diff as vm
 
 dash.register_page(__name__, path="/diff", title="Grid diff · PanDA brokerage", name="Grid diff")
 
+POLL_MS = 300  # the diff job is polled this often while it runs
+
 
 def _int(value: Any) -> int | None:
     text = str(value or "").strip().lstrip("vV")
@@ -24,7 +26,7 @@ def _int(value: Any) -> int | None:
 
 @guarded("Grid diff page")
 def layout(**query: Any) -> html.Div:
-    """Two version pickers and an optional task; the diff table fills in (a background job) below them."""
+    """Two version pickers and an optional task; the diff table fills in (a job, with progress and Cancel) below."""
     versions = services.diffs.versions()
     header = page_header(
         "What changed between two grid versions",
@@ -60,9 +62,14 @@ def layout(**query: Any) -> html.Div:
                 className="controls", style={"display": "none"} if nothing else None,
             ),
             html.Div([html.Div("Brokering both versions and replaying the changed tasks…", className="small text-muted"),
-                      dbc.Progress(id=ids.DIFF_PROGRESS, value=0, label="", style={"height": "14px"})],
+                      html.Div([dbc.Progress(id=ids.DIFF_PROGRESS, value=0, label="", style={"height": "14px"},
+                                             className="flex-grow-1"),
+                                dbc.Button("Cancel", id=ids.DIFF_CANCEL, size="sm", color="secondary", outline=True,
+                                           className="py-0 ms-2")], className="d-flex align-items-center")],
                      id=ids.DIFF_PROGRESS_BOX, style={"display": "none"}),
             loading(html.Div(id=ids.DIFF_CONTENT)),
             dcc.Store(id=ids.DIFF_URL_SINK),
+            dcc.Store(id=ids.DIFF_JOB),
+            dcc.Interval(id=ids.DIFF_POLL, interval=POLL_MS, disabled=True),
         ]
     )  # fmt: skip

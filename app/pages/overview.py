@@ -18,12 +18,14 @@ from app.viewmodels import tasks as tvm
 
 dash.register_page(__name__, path="/", title="Overview · PanDA brokerage", name="Overview")
 
+POLL_MS = 300  # the census job is polled this often while the stored config's grid run is computed
+
 
 @guarded("Overview page")
 def layout(**_: Any) -> html.Div:
     """KPIs, composition charts and (loaded after the page) the skip-criteria census."""
     snap = state.snapshot()
-    c = vm.counts(snap)
+    c = state.answers.get("overview_counts", lambda src: vm.counts(src.snap))  # per snapshot and config
     jobs = c["jobs_by_state"]
     return html.Div(
         [
@@ -74,5 +76,6 @@ def layout(**_: Any) -> html.Div:
                 ],
             ),
             dcc.Store(id="overview-trigger", data=snap.key),
+            dcc.Interval(id=ids.OVERVIEW_POLL, interval=POLL_MS, disabled=True),
         ]
     )

@@ -15,6 +15,8 @@ from app.main import state
 
 dash.register_page(__name__, path="/pending", title="Pending tasks · PanDA brokerage", name="Pending tasks")
 
+POLL_MS = 300  # the job of the stored config's grid run is polled this often while it runs
+
 
 @guarded("Pending tasks page")
 def layout(**_: Any) -> html.Div:
@@ -30,5 +32,6 @@ def layout(**_: Any) -> html.Div:
                      id=ids.PENDING_PROGRESS_BOX, style={"display": "none"}),
             loading(html.Div(id=ids.PENDING_CONTENT)),
             dcc.Store(id=ids.PENDING_TRIGGER, data=state.snapshot().key),
+            dcc.Interval(id=ids.PENDING_POLL, interval=POLL_MS, disabled=True),
         ]
     )  # fmt: skip

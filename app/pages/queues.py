@@ -31,7 +31,7 @@ def layout(
 ) -> html.Div:
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
     snap = state.snapshot()
-    rows = vm.queue_rows(snap)
+    rows = state.answers.get("queue_rows", lambda src: vm.queue_rows(src.snap))  # per snapshot and config
     picked, problem = vm.url_task(snap, task)
     # without a task in the URL a callback picks a showcase task after the page shows (it runs brokerages)
     also = vm.showcase_candidates(snap) if picked is None else []

@@ -1,17 +1,16 @@
-"""The app's services over its state: tuning what-ifs, config administration (save, restore, roles), reports."""
+"""The app's services over its state: tuning what-ifs, config administration (save, restore, roles), reports, and
+the one job service every long job goes through."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from app.services.admin import ConfigAdmin, Outcome
-from app.services.admission import Admission
 from app.services.diffs import Diffs
 from app.services.dirac import Dirac
-from app.services.jobs import Jobs, JobState
+from app.services.jobs import Jobs, JobsBusy, JobState
 from app.services.levers import Levers
 from app.services.reports import MadeReport, Reports
-from app.services.runs import CACHE_DIR, GridRuns
 from app.services.simulations import Simulations
 from app.services.whatif import GridWhatIf, TaskWhatIf, WhatIf
 from app.state import AppState
@@ -23,6 +22,7 @@ __all__ = [
     "GridWhatIf",
     "JobState",
     "Jobs",
+    "JobsBusy",
     "MadeReport",
     "Outcome",
     "Reports",
@@ -33,10 +33,6 @@ __all__ = [
 ]
 
 
-ADMISSION_DIR = CACHE_DIR / "admission"
-JOBS_DIR = CACHE_DIR / "jobs"
-
-
 @dataclass(frozen=True)
 class Services:
     """Everything callbacks and routes call, built over one AppState.
@@ -45,7 +41,6 @@ class Services:
     """
 
     state: AppState
-    runs: GridRuns
     whatif: WhatIf
     admin: ConfigAdmin
     reports: Reports
@@ -58,10 +53,8 @@ class Services:
     @classmethod
     def build(cls, state: AppState) -> Services:
         """Wire the services over STATE (one per process: see app/main.py)."""
-        runs = GridRuns(state)
-        admission = Admission(ADMISSION_DIR)  # one queue for what-ifs and whole-grid reports, shared by processes
-        jobs = Jobs(JOBS_DIR)
+        jobs = Jobs()  # every long job goes to the Dask cluster; its state lives on the scheduler
         return cls(
-            state, runs, WhatIf(state, runs, admission), ConfigAdmin(state), Reports(state, admission=admission),
-            Dirac(state), jobs, Diffs(state, runs, admission), Levers(state), Simulations(state, jobs, admission),
+            state, WhatIf(state, jobs), ConfigAdmin(state), Reports(state, jobs), Dirac(state), jobs,
+            Diffs(state, jobs), Levers(state), Simulations(state, jobs),
         )  # fmt: skip

@@ -1,146 +1,123 @@
-"""Admission control for whole-grid work: caps per client and in total across processes, a queue, shared runs."""
+"""Admission of long jobs, kept on the Dask scheduler: at most TOTAL at once and PER_CLIENT per client address; the
+others wait first come, first served, each showing its place in the queue; beyond MAX_QUEUED a job is refused."""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future
-from pathlib import Path
-from typing import IO, TypeVar
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-T = TypeVar("T")
-Waiting = Callable[[int], None]  # told the queue position (1 = next) while a run waits for a slot
+from brokerage.model.words import count
 
-TOTAL_RUNS = int(os.environ.get("BROKERAGE_GRID_RUNS", "2"))  # whole-grid runs at once, all clients together
-PER_CLIENT_RUNS = 1  # whole-grid runs at once for one client address
-MAX_QUEUED = 16  # runs allowed to wait; beyond this a run is refused at once
-POLL_S = 0.1
-
-
-class AdmissionRefused(RuntimeError):
-    """Too many whole-grid runs are waiting; the client should try again later."""
+TOTAL_RUNS = int(os.environ.get("BROKERAGE_GRID_RUNS", "2"))  # admitted jobs at once, all clients together
+PER_CLIENT_RUNS = 1  # admitted jobs at once for one client address
+MAX_QUEUED = 16  # jobs allowed to wait; beyond this a job is refused at once
+POLL_S = 0.2  # how often a waiting job looks at the queue (and shows it is alive)
+LIVE_S = 10.0  # a waiting job that has not shown itself for this long is gone (its worker died)
+KEY = "brokerage-job-"  # Dask key prefix of jobs (app.services.jobs.KEY)
 
 
-class Admission:
-    """Admits whole-grid runs: at most TOTAL at once (PER_CLIENT per client), the rest wait in a queue with their
-    position reported; runs with the same key share one computation in a process and queue behind each other across
-    processes (background callbacks run in their own processes, so slots are lock files in FOLDER).
+class JobsBusy(RuntimeError):
+    """Too many admitted jobs are already waiting; the client should try again later."""
 
-    Usage: ``admission.run(("grid", fingerprint), "10.0.0.7", lambda: runs.whatif_runs(o), waiting=show)``
+
+@dataclass(frozen=True)
+class Limits:
+    """How many admitted jobs run at once (in total, per client address) and how many may wait."""
+
+    total: int = TOTAL_RUNS
+    per_client: int = PER_CLIENT_RUNS
+    max_queued: int = MAX_QUEUED
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", max(1, int(self.total)))
+        object.__setattr__(self, "per_client", max(1, int(self.per_client)))
+        object.__setattr__(self, "max_queued", max(0, int(self.max_queued)))
+
+
+class Waiter(Protocol):
+    """What admission needs of a job: its key, a scheduler client, a cancel check and a way to show its state."""
+
+    key: str
+    client: Any
+    meta: dict[str, Any]
+
+    def check(self) -> None: ...
+
+    def write(self, **fields: Any) -> None: ...
+
+
+def waiting(meta: dict[Any, Any], now: float | None = None) -> list[tuple[int, str]]:
+    """(ticket, key) of every job waiting for admission, first come first, from the scheduler's job metadata."""
+    now = time.time() if now is None else now
+    return sorted(
+        (int(v.get("ticket", 0)), str(k)) for k, v in meta.items()
+        if str(k).startswith(KEY) and isinstance(v, dict) and v.get("state") == "queued"
+        and now - float(v.get("updated", 0)) < LIVE_S
+    )  # fmt: skip
+
+
+def queued_count(client: Any) -> int:
+    """Jobs waiting for admission on CLIENT's cluster."""
+    return len(waiting(client.get_metadata([], {})))
+
+
+_semaphores: dict[str, Any] = {}  # one object per name and process: each keeps a lease-refresh callback running
+_lock = threading.Lock()
+
+
+def _semaphore(name: str, leases: int) -> Any:
+    from distributed import Semaphore
+
+    with _lock:
+        sem = _semaphores.get(name)
+        if sem is None:
+            sem = _semaphores[name] = Semaphore(max_leases=leases, name=name)
+        return sem
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8", "backslashreplace")).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def admitted(job: Waiter, client: str, limits: Limits) -> Iterator[None]:
+    """Hold one of the cluster's slots and one of CLIENT's while the block runs; wait in turn for them, showing the
+    position. Raises JobsBusy when the queue is too long, Cancelled (from JOB.check) when the job is cancelled.
+
+    Usage: ``with admitted(report, "10.0.0.7", Limits()): work()``
     """
-
-    def __init__(
-        self, folder: Path, total: int = TOTAL_RUNS, per_client: int = PER_CLIENT_RUNS, max_queued: int = MAX_QUEUED
-    ) -> None:
-        self.folder = folder
-        self.total, self.per_client, self.max_queued = max(1, total), max(1, per_client), max(0, max_queued)
-        self._shared: dict[Hashable, Future[object]] = {}
-        self._lock = threading.Lock()
-
-    def run(self, key: Hashable, client: str, fn: Callable[[], T], waiting: Waiting | None = None) -> T:
-        """FN() once admitted; a caller with the same KEY in this process gets the same result without a second run."""
-        with self._lock:
-            shared = self._shared.get(key)
-            mine = shared is None
-            if mine:
-                shared = self._shared[key] = Future()
-        assert shared is not None
-        if not mine:
-            return shared.result()  # type: ignore[return-value]
-        try:
-            with self.slot(key, client, waiting):
-                result = fn()
-        except BaseException as exc:
-            shared.set_exception(exc)
-            raise
-        finally:
-            with self._lock:
-                self._shared.pop(key, None)
-        shared.set_result(result)
-        return result
-
-    @contextlib.contextmanager
-    def slot(self, key: Hashable, client: str, waiting: Waiting | None = None) -> Iterator[None]:
-        """Hold one total slot and one of CLIENT's slots (and KEY's lock) while the block runs; wait in turn for them."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        ticket = self.folder / f"ticket-{time.time_ns():020d}-{os.getpid()}-{threading.get_ident()}"
-        ticket.touch()
-        held: list[IO[bytes]] = []
-        try:
-            last = -1
-            while True:
-                position = self.position(ticket)  # 1 = first of those waiting (running ones hold no ticket)
-                if position <= self.total:
-                    held = self._acquire(key, client)
-                    if held:
-                        break
-                if position > self.max_queued:
-                    raise AdmissionRefused(f"{position - 1} whole-grid runs are already waiting; try again in a minute")
-                if waiting is not None and position != last:
-                    waiting(position)
-                    last = position
-                time.sleep(POLL_S)
-            ticket.unlink(missing_ok=True)
-            yield
-        finally:
-            ticket.unlink(missing_ok=True)
-            for f in held:
-                fcntl.flock(f, fcntl.LOCK_UN)
-                f.close()
-
-    def position(self, ticket: Path) -> int:
-        """1 + the number of tickets waiting ahead of TICKET (tickets of dead processes are skipped)."""
-        ahead = 0
-        for t in self.folder.glob("ticket-*"):
-            if t.name < ticket.name and _alive(t):
-                ahead += 1
-        return ahead + 1
-
-    def _acquire(self, key: Hashable, client: str) -> list[IO[bytes]]:
-        """Lock KEY's file, one of CLIENT's slot files and one total slot file, or nothing (all released)."""
-        held: list[IO[bytes]] = []
-        groups = [
-            [f"key-{_digest(key)}"],
-            [f"client-{_digest(client)}-{i}" for i in range(self.per_client)],
-            [f"slot-{i}" for i in range(self.total)],
-        ]
-        for names in groups:
-            got = next((f for n in names if (f := _try_lock(self.folder / n)) is not None), None)
-            if got is None:
-                for f in held:
-                    fcntl.flock(f, fcntl.LOCK_UN)
-                    f.close()
-                return []
-            held.append(got)
-        return held
-
-
-def _digest(value: Hashable) -> str:
-    return hashlib.sha256(repr(value).encode("utf-8", "backslashreplace")).hexdigest()[:16]
-
-
-def _try_lock(path: Path) -> IO[bytes] | None:
-    f = path.open("ab")
+    # the limits are part of the names: a semaphore keeps the size it was first made with on the scheduler
+    total = _semaphore(f"brokerage-jobs-total-{limits.total}", limits.total)
+    mine = _semaphore(f"brokerage-jobs-client-{limits.per_client}-{_digest(client)}", limits.per_client)
+    ticket = int(job.meta.get("ticket") or time.time_ns())
+    job.write(state="queued", ticket=ticket)
+    while True:
+        job.check()
+        queue = waiting(job.client.get_metadata([], {}))
+        position = 1 + sum(1 for t, k in queue if (t, k) < (ticket, job.key))
+        own_turn = position <= limits.total
+        if own_turn and mine.acquire(timeout=0):
+            if total.acquire(timeout=0):
+                break
+            mine.release()
+            label = f"queued: {count(limits.total, 'long job')} running, this one is next"
+        elif own_turn:
+            label = "queued: your other long job runs first"
+        else:
+            label = f"queued: {count(position - 1, 'long job')} ahead"
+        if position > limits.max_queued:
+            raise JobsBusy(f"{position - 1} long jobs are already waiting; try again in a minute")
+        job.write(state="queued", label=label)  # also shows the job is alive
+        time.sleep(POLL_S)
+    job.write(state="running", label="starting", percent=0)
     try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.close()
-        return None
-    return f
-
-
-def _alive(ticket: Path) -> bool:
-    pid = int(ticket.name.split("-")[2])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        ticket.unlink(missing_ok=True)
-        return False
-    except PermissionError:
-        return True
-    return True
+        yield
+    finally:
+        total.release()
+        mine.release()

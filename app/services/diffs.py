@@ -1,33 +1,27 @@
-"""Grid-version diffs for the dashboard: stored versions, and diffs of two of them kept on disk per config."""
+"""Grid-version diffs for the dashboard: stored versions, and the diff of two of them per config, as a job."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from app.services.admission import Admission
+from app.services import work
+from app.services.jobs import Jobs, JobState
 from app.services.roles import client_address
-from app.services.runs import GridRuns
 from app.state import AppState
-from brokerage.model.errors import InputError
 
-DIFF_TTL_S = 24 * 3600  # a diff is keyed on both grids' identities and the config: the TTL only bounds disk use
-
-
-class DiffError(InputError, ValueError):
-    """A diff request names something the database does not hold (the message says what is allowed)."""
+DIFF_KEEP_S = 24 * 3600  # a diff is keyed on both grids' identities and the config: kept a day on the cluster
+DiffError = work.DiffError
 
 
 class Diffs:
-    """Stored grid versions and their diffs (``brokerage.diff``), admitted like other whole-grid runs.
+    """Stored grid versions and their diffs (``brokerage.diff``), run as jobs admitted like other long work.
 
     Usage: ``diffs.diff(3, 4)["tasks"][0]["causes"][0]["sentence"]``
     """
 
-    def __init__(self, state: AppState, runs: GridRuns, admission: Admission | None = None) -> None:
+    def __init__(self, state: AppState, jobs: Jobs) -> None:
         self.state = state
-        self.runs = runs
-        self.admission = admission
+        self.jobs = jobs
 
     def versions(self) -> list[dict[str, Any]]:
         """The stored grid versions, newest first (empty when the grid does not come from a database)."""
@@ -38,12 +32,12 @@ class Diffs:
 
         return [v.to_dict() for v in list_versions(engine)]
 
-    def diff(
-        self, old: int, new: int, task: int | None = None, progress: Callable[[str], None] | None = None
-    ) -> dict[str, Any]:
-        """``brokerage diff --from OLD --to NEW [--task TASK] --json`` under the stored gdpconfig, as a dict.
+    def start(self, old: int, new: int, task: int | None = None, client: str | None = None) -> tuple[str, JobState]:
+        """Start (or join) the job of ``brokerage diff --from OLD --to NEW [--task TASK] --json`` under the stored
+        gdpconfig; CLIENT is the requesting address (the current request's when None). Raises DiffError naming an
+        unknown version.
 
-        Raises DiffError naming an unknown version or task.
+        Usage: ``job_id, state = diffs.start(3, 4, None, "10.0.0.7")``
         """
         known = {int(v["version"]): v for v in self.versions()}
         if not known:
@@ -53,29 +47,19 @@ class Diffs:
                 shown = ", ".join(str(k) for k in sorted(known, reverse=True)[:10])
                 raise DiffError(f"{label}: no grid version {v} is stored (stored: {shown})")
         config = self.state.config()
+        engine = self.state.engine()
         ident = f"{known[old]['snapshot_id']}@{old}:{known[new]['snapshot_id']}@{new}"
-        key = f"diff:{ident}:{task}:{config.fingerprint()}"
-        hit = self.runs.disk().get(key)
-        if hit is not None:
-            return dict(hit)
+        job_id = f"diff:{ident}:{task}:{config.fingerprint()}"
+        url = engine.url.render_as_string(hide_password=False)
+        state = self.jobs.start(
+            job_id, work.grid_diff, url, old, new, task, config, admit=client or client_address(), keep_s=DIFF_KEEP_S
+        )  # fmt: skip
+        return job_id, state
 
-        def compute() -> dict[str, Any]:
-            from brokerage.diff.attribute import diff_grids
-            from brokerage.model.cache import GridCache
-            from brokerage.model.views import task_row
-            from brokerage.store.versions import load_version
+    def diff(self, old: int, new: int, task: int | None = None, client: str | None = None) -> dict[str, Any]:
+        """The diff as a dict (start or join its job and wait for it); DiffError naming an unknown version or task.
 
-            engine = self.state.engine()
-            a, b = load_version(engine, old), load_version(engine, new)
-            if task is not None:
-                try:
-                    task_row(GridCache(a), task)
-                except KeyError as exc:
-                    raise DiffError(f"task: {exc.args[0]}") from exc
-            out = diff_grids(a, b, config, task_ids=None if task is None else [task], progress=progress).to_dict()
-            self.runs.disk().set(key, out, expire=DIFF_TTL_S)
-            return out
-
-        if self.admission is None:
-            return compute()
-        return self.admission.run(("diff", key), client_address(), compute)
+        Usage: ``diffs.diff(3, 4)["summary"]``
+        """
+        job_id, _ = self.start(old, new, task, client)
+        return dict(self.jobs.result(job_id))

@@ -1,28 +1,29 @@
-"""Report files made by the dashboard, written under the cache folder for the download route to serve."""
+"""Report files made by the dashboard as jobs, written under the cache folder for the download route to serve."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
-import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.services.admission import Admission
-from app.services.roles import client_address
-from app.services.runs import CACHE_DIR
+from app.services import work
+from app.services.jobs import Jobs, JobState
 from app.state import AppState
-from brokerage.report import MEDIA_TYPES, build_report, filename, summary_default, write
 
+ROOT = Path(__file__).resolve().parent.parent.parent
+CACHE_DIR = Path(os.environ.get("BROKERAGE_CACHE_DIR", str(ROOT / "data" / "cache")))
 REPORT_DIR = CACHE_DIR / "reports"
 NAME = re.compile(r"^[0-9a-f]{16}/[A-Za-z0-9._-]+$")  # token/filename: nothing else is ever served
-INLINE_LIMIT = 20 * 2**20  # smaller files are also pushed straight to the browser's download
+INLINE_LIMIT = 2 * 2**20  # smaller files are pushed straight to the browser's download; bigger ones it fetches
 KEEP_S = 24 * 3600  # report files older than this are removed when a new one is made
 MAX_FILES = 50  # report files kept at most (the oldest go first) ...
 MAX_BYTES = 1 << 30  # ... and their total size
+JOB_KEEP_S = 600  # a finished report job (its bytes) is kept this long on the cluster: its file is on disk by then
 
 
 @dataclass(frozen=True)
@@ -37,22 +38,22 @@ class MadeReport:
 
 
 class Reports:
-    """Writes reports of the state's grid into REPORT_DIR under a random token per file.
+    """Makes reports of the state's grid as jobs and files them under REPORT_DIR, one random token per file.
 
-    Usage: ``Reports(state).make("task", "html", 4242, {"NQUEUED_SAT_CAP": 300}).url``
+    Usage: ``job_id, state = reports.start("all", "csv", None, {}, "10.0.0.7")``, later ``reports.save(state.result)``
     """
 
     def __init__(
         self,
         state: AppState,
+        jobs: Jobs,
         folder: Path = REPORT_DIR,
-        admission: Admission | None = None,
         max_files: int = MAX_FILES,
         max_bytes: int = MAX_BYTES,
     ) -> None:
         self.state = state
+        self.jobs = jobs
         self.folder = folder
-        self.admission = admission
         self.max_files, self.max_bytes = max_files, max_bytes
 
     def _prune(self, now: float, room: int = 1, keep: Path | None = None) -> None:
@@ -75,60 +76,56 @@ class Reports:
                 with contextlib.suppress(OSError):
                     f.parent.rmdir()
 
-    def make(
-        self,
-        scope: str,
-        fmt: str,
-        task: int | None,
-        overrides: Mapping[str, Any],
-        progress: Callable[[int, int], None] | None = None,
-    ) -> MadeReport:
-        """Write the report of one task (SCOPE 'task') or every waiting task ('all') under the stored config + OVERRIDES.
+    def job_id(self, scope: str, fmt: str, task: int | None, overrides: Mapping[str, Any]) -> str:
+        """The report job of a request on the current snapshot: identical requests share one job."""
+        snap_key, _ = self.state.keys()
+        fp = self.state.effective_config(overrides).fingerprint()
+        return f"report:{snap_key}:{fp}:{scope}:{fmt}:{task if scope == 'task' else ''}"
 
-        Usage: ``made = reports.make("all", "csv", None, {})``
+    def start(
+        self, scope: str, fmt: str, task: int | None, overrides: Mapping[str, Any], client: str = "local"
+    ) -> tuple[str, JobState]:
+        """Start (or join) the job that writes the report of one task (SCOPE 'task') or every waiting task ('all')
+        under the stored config + OVERRIDES; a whole-grid report waits its turn among the long jobs.
+
+        Usage: ``job_id, state = reports.start("all", "csv", None, {}, "10.0.0.7")``
         """
         if scope == "task" and task is None:
             raise ValueError("pick a task first, or choose 'every waiting task'")
-        if scope == "all" and self.admission is not None:
-            # a whole-grid report is whole-grid work: it takes a slot like a what-if run
-            key = ("report", self.state.keys(), fmt, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
-            return self.admission.run(key, client_address(), lambda: self._make(scope, fmt, task, overrides, progress))
-        return self._make(scope, fmt, task, overrides, progress)
-
-    def _make(
-        self,
-        scope: str,
-        fmt: str,
-        task: int | None,
-        overrides: Mapping[str, Any],
-        progress: Callable[[int, int], None] | None,
-    ) -> MadeReport:
         src = self.state.source()
-        report = build_report(
-            src.snap,
-            src.config,
-            [int(task)] if scope == "task" and task is not None else None,
-            overrides=dict(overrides),
-            meta={"origin": f"dashboard · {src.origin}"},
-            progress=progress,
-            cache=src.grid,
-        )
-        self._prune(time.time())
-        # the whole grid's skips run to 150 MB of JSON on the demo grid: such tables are served compressed
-        gzipped = report.whole_grid and fmt in ("csv", "json")
-        summary = fmt == "json" and summary_default(report)  # every waiting task: top candidates and skip counts
-        name = filename(report, fmt, summary) + (".gz" if gzipped else "")  # type: ignore[arg-type]
-        token = secrets.token_hex(8)
-        folder = self.folder / token
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / name
-        tmp = path.with_suffix(path.suffix + ".part")
-        with tmp.open("wb") as out:
-            write(report, fmt, out, gzipped=gzipped, summary=summary)  # type: ignore[arg-type]
-        tmp.replace(path)
-        self._prune(time.time(), room=0, keep=path)  # the new file counts too
-        media = "application/gzip" if gzipped else MEDIA_TYPES[fmt]
-        return MadeReport(path, name, f"/reports/{token}/{name}", path.stat().st_size, media)
+        self.state.effective_config(overrides)  # a bad value is refused here, before any job
+        snap_future = self.jobs.snapshot(src.snap)
+        job_id = self.job_id(scope, fmt, task, overrides)
+        state = self.jobs.start(
+            job_id, work.report_file, snap_future, src.config, int(task) if scope == "task" else None, fmt,
+            dict(overrides), src.origin, admit=client if scope == "all" else None, keep_s=JOB_KEEP_S,
+        )  # fmt: skip
+        return job_id, state
+
+    def save(self, made: work.ReportFile) -> MadeReport:
+        """File a finished job's report under its token (written once: a second poll of any server process finds it).
+
+        Usage: ``reports.save(jobs.poll(job_id).result).url``
+        """
+        path = self.folder / made.token / made.name
+        if not path.is_file():
+            self._prune(time.time())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(path.suffix + f".{os.getpid()}.part")
+            tmp.write_bytes(made.data)
+            tmp.replace(path)
+            self._prune(time.time(), room=0, keep=path)  # the new file counts too
+        return MadeReport(path, made.name, f"/reports/{made.token}/{made.name}", path.stat().st_size, made.media_type)
+
+    def make(
+        self, scope: str, fmt: str, task: int | None, overrides: Mapping[str, Any], timeout_s: float | None = None
+    ) -> MadeReport:
+        """Start (or join) the report job, wait for it and file its report.
+
+        Usage: ``made = reports.make("all", "csv", None, {})``
+        """
+        job_id, _ = self.start(scope, fmt, task, overrides)
+        return self.save(self.jobs.result(job_id, timeout_s))
 
     def path_of(self, token: str, name: str) -> Path | None:
         """The file behind a download link, or None for anything that is not one of ours."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.services.admission import Admission
+from app.services import work
 from app.services.jobs import Jobs, JobState
 from app.state import AppState
 from brokerage.model.errors import InputError
@@ -88,16 +89,18 @@ class Simulations:
     Usage: ``job_id, state = sims.start(request, client="10.0.0.7")``
     """
 
-    def __init__(self, state: AppState, jobs: Jobs, admission: Admission | None = None) -> None:
+    def __init__(self, state: AppState, jobs: Jobs) -> None:
         self.state = state
         self.jobs = jobs
-        self.admission = admission
 
     def job_id(self, req: SimRequest) -> str:
-        """The job of REQ on the current snapshot (the config fingerprint names the edits)."""
+        """The job of REQ on the current snapshot (the config fingerprint names the edits; the database the runs
+        are stored in is part of it)."""
         fp = self.state.effective_config(req.overrides).fingerprint()
         cmds = ",".join(req.commands)
-        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{cmds}"
+        url = self._database_url()
+        db = hashlib.sha256(url.encode()).hexdigest()[:8] if url else "file"
+        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{db}:{cmds}"
 
     def _inputs(self, req: SimRequest) -> tuple[Any, list[Any]]:
         """The current grid and REQ's task commands checked against it; SimulationRequestError naming what the grid
@@ -114,74 +117,50 @@ class Simulations:
         except CommandRefused as exc:
             raise SimulationRequestError(str(exc)) from exc
 
-    def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
-        """Start (or join) the job that simulates REQ on a thread of this server process; the runs themselves go to
-        the Dask engine, one per worker."""
-        from brokerage.sim.sweep import simulate_many
+    def _database_url(self) -> str | None:
+        """The database the grid came from (finished runs are stored there), None for a file grid."""
+        engine = self.state.engine()
+        return None if engine is None else engine.url.render_as_string(hide_password=False)
 
+    def start(self, req: SimRequest, client: str = "local") -> tuple[str, JobState]:
+        """Start (or join) the job that simulates REQ; it waits its turn among the long jobs, and each simulated
+        config runs as a task of its own on the cluster."""
         snap, cmds = self._inputs(req)
         configs = [self.state.effective_config({})] if "stored" in req.labels else []
         if req.overrides:
             configs.append(self.state.effective_config(req.overrides))
         job_id = self.job_id(req)
-        engine = self.state.engine()
-
-        def work(report: Callable[[int, str], None]) -> Any:
-            def progress(done: int, total: int) -> None:
-                report(int(100 * done / max(total, 1)), f"{done:,} of {total:,} simulated minutes")
-
-            def run() -> list[dict[str, Any]]:
-                return simulate_many(snap, configs, req.hours, req.seed, progress=progress, commands=cmds)
-
-            runs = run() if self.admission is None else self.admission.run(("sim", job_id), client, run)
-            return {"labels": req.labels, "runs": runs, "overrides": req.overrides, "hours": req.hours,
-                    "seed": req.seed, "snapshot": snap.key, "commands": list(req.commands),
-                    "run_ids": _store(engine, runs, snap, configs, req)}  # fmt: skip
-
-        return job_id, self.jobs.start(job_id, work)
+        request = {"labels": req.labels, "overrides": req.overrides, "hours": req.hours, "seed": req.seed,
+                   "commands": list(req.commands)}  # fmt: skip
+        snap_future = self.jobs.snapshot(snap)
+        state = self.jobs.start(
+            job_id, work.simulations, snap_future, configs, req.labels, req.hours, req.seed, cmds,
+            self._database_url(), request, admit=client,
+        )  # fmt: skip
+        return job_id, state
 
     def start_history(self, req: SimRequest, panda_id: int, client: str = "local") -> tuple[str, JobState]:
         """Start (or join) the replay of REQ's last run (the what-if when there are edits) until job PANDA_ID is
         final: its steps with their causes and its task's status changes (brokerage.sim.replay)."""
-        from brokerage.sim.sweep import simulate_many
-
         if panda_id < 1:
             raise SimulationRequestError(f"job: {panda_id} is not allowed; expected a PandaID of the run (1 or more)")
         snap, cmds = self._inputs(req)
         label = req.labels[-1]
         config = self.state.effective_config(req.overrides if label != "stored" else {})
         job_id = f"simjob:{self.job_id(req)}:{label}:{panda_id}"
-
-        def work(report: Callable[[int, str], None]) -> Any:
-            def progress(done: int, total: int) -> None:
-                report(int(100 * done / max(total, 1)), f"replaying the run: {done:,} of at most {total:,} minutes")
-
-            def run() -> dict[str, Any]:
-                return simulate_many(snap, [config], req.hours, req.seed, progress=progress, commands=cmds,
-                                     panda_id=panda_id)[0]  # fmt: skip
-
-            out = run() if self.admission is None else self.admission.run(("simjob", job_id), client, run)
-            return {**out, "label": label, "hours": req.hours, "seed": req.seed}
-
+        snap_future = self.jobs.snapshot(snap)
         # a replay is a pure function of its inputs: a job id the run never made fails the same way every time
-        return job_id, self.jobs.start(job_id, work, restart_failed=False)
+        shown = {"label": label, "hours": req.hours, "seed": req.seed}
+        state = self.jobs.start(
+            job_id, work.job_history, snap_future, config, req.hours, req.seed, cmds, panda_id, shown, admit=client,
+            restart_failed=False,
+        )  # fmt: skip
+        return job_id, state
 
     def poll(self, job_id: str) -> JobState:
         """Where the job is."""
         return self.jobs.poll(job_id)
 
     def cancel(self, job_id: str) -> None:
-        """Ask the job to stop at its next progress report."""
+        """Cancel the job (its runs on the cluster stop at their next progress report)."""
         self.jobs.cancel(job_id)
-
-
-def _store(engine: Any, runs: list[dict[str, Any]], snap: Any, configs: list[Any], req: SimRequest) -> list[int]:
-    """Keep each finished run in the database the grid came from (none for a file grid); their run ids."""
-    if engine is None:
-        return []
-    from brokerage.store.sim_runs import save_run
-
-    return [
-        save_run(engine, result, snap, config, req.hours, req.seed, label)
-        for result, config, label in zip(runs, configs, req.labels, strict=True)
-    ]

@@ -1,25 +1,29 @@
-"""Tuning what-if orchestration: validate edits, re-rank one task, re-broker the whole grid, pick a showcase task."""
+"""Tuning what-if orchestration: validate edits, re-rank one task, re-broker the whole grid as a job, pick a showcase
+task; the stored config's grid run (the baseline of what-ifs, the overview's census, the pending page) as a job."""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.services.admission import Admission, Waiting
-from app.services.roles import client_address
-from app.services.runs import GridRuns
-from app.state import AppState
+from app.services import work
+from app.services.jobs import Jobs, JobState
+from app.state import AppState, Lru
 from app.viewmodels import queues as qvm
 from brokerage.brokers.batch import GridRun
 from brokerage.brokers.router import needs_nucleus
 from brokerage.model import views
 from brokerage.model.gdpconfig import Edits, parse_edits
-from brokerage.whatif.compare import Progress, TaskDiff, compare
-from brokerage.whatif.impact import GridImpact, impact
+from brokerage.whatif.compare import TaskDiff, compare
+
+log = logging.getLogger(__name__)
 
 Stage = Literal["jobs", "nucleus"]
+GridWhatIf = work.GridWhatIf
+RUNS_HELD = 2  # stored-config runs kept in this process's memory (the current snapshot and config, and the one before)
 
 
 @dataclass(frozen=True)
@@ -32,26 +36,16 @@ class TaskWhatIf:
     config: str  # fingerprint of the what-if config
 
 
-@dataclass(frozen=True)
-class GridWhatIf:
-    """Every waiting task re-brokered: the impact, the run behind it, task names and the config fingerprint."""
-
-    impact: GridImpact
-    after: GridRun
-    names: dict[int, str]
-    config: str
-
-
 class WhatIf:
     """What the tuning page asks: edits checked against the stored config and their effect on tasks and the grid.
 
-    Usage: ``WhatIf(state, runs).task(4242, {"NW_ACTIVE": False}).jobs.moves``
+    Usage: ``WhatIf(state, jobs).task(4242, {"NW_ACTIVE": False}).jobs.moves``
     """
 
-    def __init__(self, state: AppState, runs: GridRuns, admission: Admission | None = None) -> None:
+    def __init__(self, state: AppState, jobs: Jobs) -> None:
         self.state = state
-        self.runs = runs
-        self.admission = admission
+        self.jobs = jobs
+        self._runs: Lru[GridRun] = Lru(RUNS_HELD)
         self._last_edits: tuple[Any, Edits] | None = None
 
     def edits(self, raw: Mapping[str, Any] | None) -> Edits:
@@ -77,37 +71,79 @@ class WhatIf:
         jobs = compare(st.job_decision(tid), st.job_decision(tid, overrides))
         return TaskWhatIf(tid, nucleus, jobs, st.effective_config(overrides).fingerprint())
 
-    def grid(
-        self,
-        overrides: Mapping[str, Any],
-        progress: Progress | None = None,
-        waiting: Waiting | None = None,
-        client: str | None = None,
-    ) -> GridWhatIf:
-        """Every waiting task re-brokered under OVERRIDES; only brokers that read an edited key run again.
+    # ------------------------------------------------------------ the whole grid under edits
 
-        With an Admission, the run waits its turn (WAITING is told the queue position) and identical runs are shared;
-        CLIENT is the requesting address (the current request's when None).
+    def grid_job_id(self, overrides: Mapping[str, Any]) -> str:
+        """The whole-grid job of OVERRIDES on the current snapshot: identical edits share one job and its result."""
+        return f"grid:{self.state.keys()[0]}:{self.state.effective_config(overrides).fingerprint()}"
+
+    def start_grid(self, overrides: Mapping[str, Any], client: str) -> tuple[str, JobState]:
+        """Start (or join) the job that re-brokers every waiting task under OVERRIDES; it waits its turn among the
+        long jobs (CLIENT: the requesting address).
+
+        Usage: ``job_id, state = whatif.start_grid({"NQUEUED_SAT_CAP": 300}, "10.0.0.7")``
+        """
+        src = self.state.source()
+        config = self.state.effective_config(overrides)
+        snap_future = self.jobs.snapshot(src.snap)
+        job_id = self.grid_job_id(overrides)
+        return job_id, self.jobs.start(job_id, work.grid_whatif, snap_future, src.config, config, admit=client)
+
+    def grid(self, overrides: Mapping[str, Any], client: str = "local", timeout_s: float | None = None) -> GridWhatIf:
+        """Every waiting task re-brokered under OVERRIDES (start or join the job and wait for it).
+
         Usage: ``whatif.grid({"NQUEUED_SAT_CAP": 300}).impact``
         """
-        if self.admission is None:
-            before, after = self.runs.whatif_runs(overrides, progress=progress)
-        else:
-            key = ("grid", self.state.keys()[0], self.state.effective_config(overrides).fingerprint())
-            before, after = self.admission.run(
-                key, client or client_address(), lambda: self.runs.whatif_runs(overrides, progress=progress), waiting
-            )
-        t = self.state.snapshot().tasks
-        names = dict(zip(t["jeditaskid"].astype(int), t["taskname"].astype(str), strict=False)) if not t.empty else {}
-        return GridWhatIf(impact(before, after), after, names, self.state.effective_config(overrides).fingerprint())
+        job_id, _ = self.start_grid(overrides, client)
+        return self.jobs.result(job_id, timeout_s)  # type: ignore[no-any-return]
 
-    def base_run(self, progress: Progress | None = None) -> GridRun:
-        """Every waiting task under the stored config (once per snapshot and config version)."""
-        return self.runs.base_run(progress)
+    # ------------------------------------------------------------ the stored config's run
+
+    def base_job_id(self) -> str:
+        """The job of the stored config's grid run on the current snapshot."""
+        return work.base_job_id(*self.state.keys())
+
+    def start_base(self) -> tuple[str, JobState]:
+        """Start (or join) the job of the stored config's grid run (computed once per snapshot and config version)."""
+        src = self.state.source()
+        job_id = work.base_job_id(src.snap.key, src.config.fingerprint())
+        if self._runs.peek(job_id) is not None:
+            return job_id, JobState("done", 100, "done", result=self._runs.peek(job_id))
+        snap_future = self.jobs.snapshot(src.snap)
+        state = self.jobs.start(job_id, work.base_run, snap_future, src.config, keep_s=work.RUN_KEEP_S, evict=False)
+        return job_id, state
+
+    def base_state(self, wait_s: float = 0.0) -> JobState:
+        """Where the stored config's run is (started if needed); done carries the run. WAIT_S answers a run that
+        finishes within it without a poll round trip."""
+        job_id, state = self.start_base()
+        if state.state == "running" and wait_s > 0:
+            state = self.jobs.wait(job_id, wait_s)
+        if state.state == "done":
+            self._runs.put(job_id, state.result)
+        return state
+
+    def base_run(self, timeout_s: float | None = None) -> GridRun:
+        """Every waiting task under the stored config (waits for its job when it is not computed yet).
+
+        Usage: ``whatif.base_run().outcomes[("production", 4242)].top``
+        """
+        job_id, state = self.start_base()
+        run = state.result if state.state == "done" else self.jobs.result(job_id, timeout_s)
+        self._runs.put(job_id, run)
+        return run  # type: ignore[no-any-return]
+
+    def base_run_if_ready(self) -> GridRun | None:
+        """The stored config's grid run if it has been computed already (starts it otherwise, never waits)."""
+        state = self.base_state()
+        return state.result if state.state == "done" else None
 
     def warm(self) -> None:
-        """Start computing the stored config's grid run in the background, so the first edit finds it ready."""
-        self.runs.warm_base_in_background()
+        """Start the stored config's grid run, so the first edit (and the overview's census) finds it ready."""
+        try:
+            self.start_base()
+        except Exception:  # no grid (or no cluster) yet: nothing to warm, the first run says what is wrong
+            log.warning("warming the stored config's grid run failed", exc_info=True)
 
     def showcase_task(self, stage: Stage = "jobs") -> int | None:
         """The task a brokerage view opens on when the URL names none (runs up to 20 memoised brokerages).

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from app.state.answers import Answers
 from app.state.decisions import DECISION_CACHE_SIZE, DecisionCache
 from app.state.lru import Lru
 from app.state.source import SnapshotSource, Source
@@ -14,23 +15,30 @@ from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 
-__all__ = ["AppState", "DecisionCache", "Lru", "SnapshotSource", "Source", "cache_config"]
+__all__ = ["Answers", "AppState", "DecisionCache", "Lru", "SnapshotSource", "Source", "cache_config"]
 
 CONFIG_CACHE_SIZE = 64  # what-if configs kept (one per distinct set of edits recently asked about)
 
 
 def cache_config() -> dict[str, Any]:
-    """flask-caching settings from env: CACHE_TYPE (SimpleCache), CACHE_DIR, CACHE_REDIS_URL.
+    """flask-caching settings from env: RedisCache on REDIS_URL when the deployment has Redis (every server process
+    shares it), else a SimpleCache per process bounded to CACHE_THRESHOLD entries; CACHE_TYPE (with CACHE_DIR or
+    CACHE_REDIS_URL) overrides.
 
-    Usage: ``Cache().init_app(server, config=cache_config())``
+    Usage: ``Cache(server, config=cache_config())``
     """
-    kind = os.environ.get("CACHE_TYPE", "SimpleCache")
-    cfg: dict[str, Any] = {"CACHE_TYPE": kind, "CACHE_DEFAULT_TIMEOUT": int(os.environ.get("CACHE_TIMEOUT", "600"))}
+    redis = os.environ.get("REDIS_URL", "").strip()
+    kind = os.environ.get("CACHE_TYPE") or ("RedisCache" if redis else "SimpleCache")
+    cfg: dict[str, Any] = {
+        "CACHE_TYPE": kind,
+        "CACHE_DEFAULT_TIMEOUT": int(os.environ.get("CACHE_TIMEOUT", "600")),
+        "CACHE_KEY_PREFIX": "brokerage:",
+        "CACHE_THRESHOLD": int(os.environ.get("CACHE_THRESHOLD", "256")),
+    }
     if kind == "FileSystemCache":
         cfg["CACHE_DIR"] = os.environ.get("CACHE_DIR", "data/cache")
-        cfg["CACHE_THRESHOLD"] = 5000
     elif kind == "RedisCache":
-        cfg["CACHE_REDIS_URL"] = os.environ.get("CACHE_REDIS_URL", "redis://127.0.0.1:6379/0")
+        cfg["CACHE_REDIS_URL"] = os.environ.get("CACHE_REDIS_URL") or redis or "redis://127.0.0.1:6379/0"
     return cfg
 
 
@@ -43,6 +51,7 @@ class AppState:
     def __init__(self, source: SnapshotSource | None = None, decisions: int = DECISION_CACHE_SIZE) -> None:
         self.loader = source or SnapshotSource()
         self.decisions = DecisionCache(decisions)
+        self.answers = Answers(self.source)  # tables and API bodies per (snapshot, config): flask-caching
         self._configs: Lru[Config] = Lru(CONFIG_CACHE_SIZE)
 
     # ---------------------------------------------------------------- the grid
@@ -82,10 +91,11 @@ class AppState:
         self.loader.reload_config()
 
     def reset(self, new: Source | None = None) -> None:
-        """Forget the loaded grid and every cached decision; optionally install NEW as the current source."""
+        """Forget the loaded grid and every cached decision and answer; optionally install NEW as the current source."""
         self.loader.reset(new)
         self.decisions.clear()
         self._configs.clear()
+        self.answers.clear()
 
     def sizes(self) -> dict[str, int]:
         """Entries held by the bounded caches, for monitoring: decisions, derived tables, what-if configs."""

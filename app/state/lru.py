@@ -1,31 +1,14 @@
-"""A small bounded, thread-safe least-recently-used map, and a fork hook for objects that hold locks."""
+"""A small bounded, thread-safe least-recently-used map."""
 
 from __future__ import annotations
 
-import os
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 _MISSING = object()
-
-
-def after_fork_in_child(method: Callable[[], None]) -> None:
-    """Call the bound METHOD in a forked child for as long as its object lives (weakly held).
-
-    Usage: ``after_fork_in_child(self._reset_locks)``
-    """
-    ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
-
-    def call() -> None:
-        bound = ref()
-        if bound is not None:
-            bound()
-
-    os.register_at_fork(after_in_child=call)
 
 
 class Lru(Generic[T]):
@@ -37,11 +20,6 @@ class Lru(Generic[T]):
     def __init__(self, capacity: int) -> None:
         self.capacity = max(1, int(capacity))
         self._data: OrderedDict[Hashable, T] = OrderedDict()
-        self._lock = threading.Lock()
-        after_fork_in_child(self._new_lock)
-
-    def _new_lock(self) -> None:
-        # a thread of the parent may have held the lock at the fork; in the child it would stay held forever
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, build: Callable[[], T]) -> T:

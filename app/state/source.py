@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
 import os
 import threading
@@ -11,7 +10,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from app.state.lru import after_fork_in_child
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot, empty_snapshot
@@ -70,28 +68,6 @@ class SnapshotSource:
         self._lock = threading.Lock()
         self._current: Source | None = None
         self._engines: dict[str, Any] = {}
-        self._inherited: list[Any] = []  # handles from the parent process, kept alive (unused) in a forked child
-        after_fork_in_child(self._after_fork_in_child)
-
-    def _after_fork_in_child(self) -> None:
-        """Make a forked child (a Dash background job: DiskcacheManager forks one per job) independent of the parent's
-        other threads.
-
-        Another thread of the parent may have been inside SQLite (or held our lock) at the moment of the fork;
-        its lock stays held forever in the child. Freeing an inherited SQLite connection takes SQLite's mutex,
-        so the child's garbage collector hung on the parent's dead connections (seen with gdb: stuck in
-        sqlite3_free from gc). The child therefore never collects what it inherited, keeps the parent's
-        engines referenced, and opens fresh ones.
-        """
-        self._lock = threading.Lock()
-        gc.freeze()
-        self._inherited.append(dict(self._engines))
-        self._engines.clear()
-
-    def keep_from_parent(self, handle: Any) -> None:
-        """Keep HANDLE (inherited from the parent process) referenced for the life of a forked child."""
-        if handle is not None:
-            self._inherited.append(handle)
 
     def _engine(self, url: str) -> Any:
         """One SQLAlchemy engine per URL for the process."""

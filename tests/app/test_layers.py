@@ -100,7 +100,7 @@ def test_page_layouts_run_no_brokerage_and_start_no_thread(app_client, monkeypat
 
     for name in ("job_decision", "nucleus_decision", "stabilizer_frame"):
         monkeypatch.setattr(services.state, name, forbidden)
-    monkeypatch.setattr(services.runs, "warm_base_in_background", forbidden)
+    monkeypatch.setattr(services.jobs, "start", forbidden)
     params = {"task": {"id": "1"}, "queue": {"name": "AGLT2_Q2"}}.get(module, {})
     tree = str(dash.page_registry[f"app.pages.{module}"]["layout"](**params))
     assert "failed:" not in tree and "AssertionError" not in tree

@@ -94,9 +94,6 @@ def test_finished_runs_are_stored_and_served(app_client, monkeypatch: pytest.Mon
     db = make_engine(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     upgrade(db)
     monkeypatch.setattr(services.state, "engine", lambda: db)
-    from app.services.jobs import Jobs
-
-    monkeypatch.setattr(services.simulations, "jobs", Jobs(tmp_path / "jobs"))  # no finished job of an earlier session
     req, _ = parse_request(services.state.config(), {"hours": "0.5", "seed": "9", "compare": "1",
                                                      "THROTTLE_THRESHOLD": "0.5"})  # fmt: skip
     job_id, _ = services.simulations.start(req)
@@ -125,7 +122,6 @@ def test_task_commands_in_a_request_are_checked_and_shown(
     lists it with its outcome (pause of a running task applied)."""
     from app.callbacks.simulate import result_view
     from app.main import services
-    from app.services.jobs import Jobs
     from app.services.simulations import SimulationRequestError, parse_request
     from brokerage.runs import engine
 
@@ -133,7 +129,6 @@ def test_task_commands_in_a_request_are_checked_and_shown(
         with pytest.raises(SimulationRequestError, match=words):
             parse_request(Config(), {"hours": "2", "cmd": bad})
     monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
-    monkeypatch.setattr(services.simulations, "jobs", Jobs(tmp_path / "jobs"))
     req, _ = parse_request(services.state.config(), {"hours": "1", "cmd": "0.5h:5:pause"})
     with pytest.raises(SimulationRequestError, match="cmd: task 77 is not a task of the grid"):
         services.simulations.start(parse_request(services.state.config(), {"hours": "1", "cmd": "0.5h:77:pause"})[0])

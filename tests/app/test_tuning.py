@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -281,15 +282,13 @@ def test_export_task_report_under_the_edits_downloads_and_is_served(app_client) 
     """A task's HTML report is written, records the what-if edit, is pushed to the browser and served by its link."""
     from app.callbacks.reports import export
 
-    calls: list[tuple[int, str]] = []
-    payload, status = export("task", "html", 1, {"NW_ACTIVE": False}, calls.append)
+    payload, status = export("task", "html", 1, {"NW_ACTIVE": False})
     assert payload["filename"].endswith(".html") and payload["base64"]
     html_text = base64.b64decode(payload["content"]).decode()
     assert "NW_ACTIVE" in html_text and "<svg" in html_text
     link = re.search(r'"href": "(/reports/[^"]+)"', _text(status)).group(1)
     resp = app_client.get(link)
     assert resp.status_code == 200 and resp.data.decode() == html_text
-    assert calls and calls[-1][0] == 100
 
 
 def test_export_all_tasks_csv_parses(app_client) -> None:
@@ -318,29 +317,42 @@ def test_export_refuses_invalid_edits_and_bad_paths(app_client) -> None:
     assert app_client.get("/reports/0123456789abcdef/missing.csv").status_code == 404
 
 
+def _small_runs_on_the_cluster() -> None:
+    """On a worker: send even the sample grid's few brokerages to the cluster in chunks."""
+    from brokerage.runs import chunks
+
+    chunks.MIN_CLUSTER_TASKS = 1
+
+
 def _grid_impact_on_the_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Any, Any, list[int]]:
-    """The tuning page's grid impact of one edit with every run sent to the cluster, and the serial impact."""
-    from app.callbacks.tuning import grid_view
-    from app.main import services, state
-    from app.services.runs import GridRuns
-    from brokerage import runs
+    """The tuning page's grid impact of one edit as a job on the engine's cluster, with every run sent to the
+    cluster in chunks; checked against the serial impact; (view, what-if, progress percents seen)."""
+    from app.callbacks.tuning import grid_result_view
+    from app.main import state
+    from app.services.jobs import Jobs
+    from app.services.whatif import WhatIf
     from brokerage.brokers.batch import run_grid_serial as run_grid
     from brokerage.runs import chunks
     from brokerage.whatif.impact import impact, rerun_grid, summary
 
     monkeypatch.setattr(chunks, "MIN_CLUSTER_TASKS", 1)  # the sample grid is small: send it to the cluster anyway
-    fresh = GridRuns(state, cache_dir=tmp_path)  # no run memoised from other tests
-    monkeypatch.setattr(services.whatif, "runs", fresh)
-    fresh.start_engine()
-    assert runs.running_client() is not None
+    jobs = Jobs()  # on the engine's cluster (embedded or DASK_SCHEDULER_ADDRESS), as the app's own job service
+    jobs.client().run(_small_runs_on_the_cluster)
+    whatif = WhatIf(state, jobs)
     edit = {"NQUEUED_SAT_CAP": 300}
+    job_id, st = whatif.start_grid(edit, "10.0.0.1")
     seen: list[int] = []
-    view = grid_view(edit, lambda p: seen.append(p[0]))
+    while not st.finished:
+        seen.append(st.percent)
+        time.sleep(0.02)
+        st = jobs.poll(job_id)
+    assert st.state == "done", st.error
+    seen.append(st.percent)
+    got = st.result
     before = run_grid(state.snapshot(), state.config())
     after = rerun_grid(state.snapshot(), before, state.config(), state.effective_config(edit))
-    got = services.whatif.grid(edit)
-    assert summary(got.impact) == summary(impact(before, after)) and got.after.outcomes == after.outcomes
-    return view, got, seen
+    assert summary(got.impact) == summary(impact(before, after)) and got.recomputed == after.recomputed
+    return grid_result_view(got, edit), got, seen
 
 
 def test_grid_impact_runs_on_the_embedded_cluster(app_client, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -274,9 +274,16 @@ def test_search_tasks_finds_by_id_or_name_and_keeps_the_picked_task(snap) -> Non
 
 
 def test_cache_config_from_env(monkeypatch) -> None:
-    """CACHE_TYPE picks the flask-caching backend with its directory or Redis URL."""
+    """REDIS_URL makes the answer cache Redis (shared by the server processes), else a bounded SimpleCache;
+    CACHE_TYPE picks the flask-caching backend with its directory or Redis URL."""
     from app.state import cache_config
 
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.delenv("CACHE_TYPE", raising=False)
+    assert cache_config()["CACHE_TYPE"] == "SimpleCache" and cache_config()["CACHE_THRESHOLD"] > 0
+    monkeypatch.setenv("REDIS_URL", "redis://r:6379/2")
+    assert (cache_config()["CACHE_TYPE"], cache_config()["CACHE_REDIS_URL"]) == ("RedisCache", "redis://r:6379/2")
+    monkeypatch.delenv("REDIS_URL")
     monkeypatch.setenv("CACHE_TYPE", "FileSystemCache")
     monkeypatch.setenv("CACHE_DIR", "/tmp/x")
     assert cache_config()["CACHE_DIR"] == "/tmp/x"

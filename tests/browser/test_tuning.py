@@ -92,31 +92,22 @@ def test_export_report_downloads_a_file(page, live_server, console_errors) -> No
 
 
 def test_grid_run_shows_progress_and_can_be_cancelled(page, live_server, console_errors, monkeypatch) -> None:
-    """The whole-grid run reports its progress while it runs, and Cancel stops it and says so."""
-    import time
-
-    from dash import html
-
-    import app.callbacks.tuning as tuning
+    """The whole-grid run (a job on the Dask cluster) reports its progress while it runs, and Cancel stops it and
+    says so."""
     from app.main import services
+    from app.services import work
+    from tests.app.jobfns import slow_whatif
 
-    def slow_grid(overrides, set_progress=None, client=None):
-        for i in range(400):
-            set_progress((i // 4, f"{i} / 400 brokerages"))
-            time.sleep(0.05)
-        return html.Div("finished")
-
-    monkeypatch.setattr(tuning, "grid_view", slow_grid)
-    services.jobs.disk().delete(("job", tuning.grid_job_id({"NQUEUED_SAT_CAP": 377})))
+    monkeypatch.setattr(work, "grid_whatif", slow_whatif)  # the job the page starts is this slow stand-in
     page.goto(f"{live_server}/tuning?task=1")
     expect(page.locator("#tune-task-diff")).to_contain_text("No change for this task", timeout=20_000)
     edit(page, "NQUEUED_SAT_CAP", "377")
     expect(page.locator("#tune-grid-progress-box")).to_be_visible(timeout=10_000)
-    expect(page.locator("#tune-grid-progress")).to_contain_text("/ 400 brokerages", timeout=10_000)
+    expect(page.locator("#tune-grid-progress")).to_contain_text("/ 400 brokerages", timeout=20_000)
     page.locator("#tune-grid-cancel").click()
     expect(page.locator("#tune-grid-view")).to_contain_text("Whole-grid run cancelled", timeout=10_000)
     expect(page.locator("#tune-grid-progress-box")).to_be_hidden()
-    assert services.jobs.poll(tuning.grid_job_id({"NQUEUED_SAT_CAP": 377})).state == "cancelled"
+    assert services.jobs.poll(services.whatif.grid_job_id({"NQUEUED_SAT_CAP": 377})).state == "cancelled"
     assert console_errors == []
 
 
@@ -136,4 +127,19 @@ def test_the_next_hours_stored_vs_proposed(page, live_server, console_errors, mo
     expect(result.locator("th").filter(has_text="proposed")).to_be_visible()
     href = result.locator("a", has_text="proposed").get_attribute("href") or ""
     assert "THROTTLE_THRESHOLD=0.5" in href and "hours=6" in href
+    assert console_errors == []
+
+
+def test_a_big_report_is_fetched_from_its_link(page, live_server, console_errors, monkeypatch) -> None:
+    """A report above the inline limit is not pushed through the callback: the browser downloads it from its link."""
+    import app.callbacks.reports as cb
+
+    monkeypatch.setattr(cb, "INLINE_LIMIT", 10)
+    page.goto(f"{live_server}/tuning?task=1")
+    expect(page.locator("#tune-editor .ag-row").first).to_be_visible(timeout=TIMEOUT)
+    page.get_by_label("every waiting task").check()
+    page.get_by_label("CSV").check()
+    with page.expect_download(timeout=TIMEOUT) as info:
+        page.locator("#tune-report-button").click()
+    assert info.value.suggested_filename.endswith(".csv.gz")
     assert console_errors == []
