@@ -11,11 +11,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage.cli.db import demo_grid
 from brokerage.store.database import make_engine
 from brokerage.store.repository import load_snapshot, save_snapshot
 from brokerage.store.schema import upgrade
 from brokerage.synth.history import simulate_task_history
+from brokerage.synth.with_history import demo_grid
 
 
 def main() -> None:

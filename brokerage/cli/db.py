@@ -14,13 +14,14 @@ import click
 
 from brokerage.model.errors import BrokerageError
 from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
-from brokerage.model.snapshot import GridSnapshot, SnapshotError
+from brokerage.model.snapshot import SnapshotError
 from brokerage.model.words import count
 from brokerage.sim.task_states import TransitionError
 from brokerage.store import config_store, database, errors, repository
 from brokerage.store.database import Engine
 from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import current_revision, head_revision, upgrade
+from brokerage.synth.with_history import demo_grid
 
 EXIT_USAGE = 2
 
@@ -114,19 +115,6 @@ def init(ctx: click.Context, seed: int) -> None:
         f"{schema}; stored the demo grid {snap.snapshot_id} in {shown}: {len(t['queues'])} queues, "
         f"{len(t['sites'])} sites, {len(t['tasks'])} tasks, {len(t['task_status_log'])} status log entries"
     )
-
-
-def demo_grid(seed: int = 0) -> GridSnapshot:
-    """The demo grid of brokerage.synth.demo with a simulated task status history (seeded alike).
-
-    Usage: ``save_snapshot(engine, demo_grid())``
-    """
-    from brokerage.synth.demo import demo_snapshot
-    from brokerage.synth.history import simulate_task_history
-
-    snap = demo_snapshot(seed=seed)
-    log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=seed)
-    return GridSnapshot({**snap.tables, "task_status_log": log}, snap.taken_at, snap.snapshot_id, snap.version)
 
 
 @db.command("info")

@@ -220,3 +220,16 @@ def test_functions_are_short() -> None:
 def test_known_modules_are_found(module: str) -> None:
     """The walk sees the modules it judges (a moved tree would otherwise pass every check vacuously)."""
     assert module in MODULES
+
+
+def test_the_app_and_benchmarks_do_not_import_the_cli() -> None:
+    """The CLI is imported by nothing: the app's `serve` plugin and the benchmarks use the core, not the commands."""
+    found = []
+    for folder in ("app", "benchmarks", "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module]
+                found += [f"{path.relative_to(ROOT)}:{node.lineno}" for n in names if n.startswith("brokerage.cli")]
+    assert found == []
