@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -16,8 +17,14 @@ DASK = str(Path(sys.executable).parent / "dask")
 START_TIMEOUT_S = 60
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
 def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([DASK, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    # the workers unpickle test helpers (tests.*) as well as the project: the checkout goes on their path
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    return subprocess.Popen([DASK, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
 
 
 @contextmanager

@@ -195,9 +195,9 @@ def database(url: str) -> Any:
     """This process's SQLAlchemy engine of URL (one per URL and worker process)."""
     with _engines_lock:
         if url not in _engines:
-            from brokerage.store import repository
+            from brokerage.store import database as store_database
 
-            _engines[url] = repository.make_engine(url, create=False)
+            _engines[url] = store_database.make_engine(url, create=False)
         return _engines[url]
 
 
