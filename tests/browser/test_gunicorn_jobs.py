@@ -29,7 +29,8 @@ LONG = 120_000  # ms: a whole-grid job on two cores, with the browser and both s
 
 def _demo_database(path: Path) -> str:
     """A SQLite database holding the demo grid (v1) and a v2 with the busiest site's queues offline."""
-    from brokerage.store.repository import make_engine, save_snapshot
+    from brokerage.store.database import make_engine
+    from brokerage.store.repository import save_snapshot
     from brokerage.store.schema import upgrade
     from brokerage.synth.demo import demo_snapshot
 
