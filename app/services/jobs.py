@@ -272,14 +272,6 @@ class Jobs:
         state = self._poll(client, job_id)
         raise JobFailed(state.error or f"job {job_id!r} is {state.state}")
 
-    def run(self, job_id: str, fn: Callable[..., Any], *args: Any, timeout_s: float | None = None, **kw: Any) -> Any:
-        """Start (or join) the job and wait for its result: ``start`` then ``result``.
-
-        Usage: ``run = jobs.run("base:...", work.base_run, snap_future, config)``
-        """
-        self.start(job_id, fn, *args, **kw)
-        return self.result(job_id, timeout_s)
-
     # ------------------------------------------------------------ cancel and expiry
 
     def cancel(self, job_id: str) -> None:
