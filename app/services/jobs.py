@@ -192,7 +192,8 @@ class Jobs:
             now = time.time()
             client.set_metadata([key], {"job": job_id, "state": "queued" if admit else "running", "percent": 0,
                                         "label": "waiting for a worker", "ticket": time.time_ns(), "updated": now,
-                                        "keep": keep_s or self.keep_s, "evict": evict})  # fmt: skip
+                                        "keep": self.keep_s if keep_s is None else keep_s,
+                                        "evict": evict})  # fmt: skip
             fut = client.submit(run_job, fn, job_id, admit, self.limits, *args, key=key, pure=False)
             client.publish_dataset(fut, name=DATASET + job_id, override=True)
             self._held.put(job_id, fut)
@@ -209,7 +210,9 @@ class Jobs:
         """The job's published future (or tombstone, or None), kept referenced by this process: a future released
         and asked for again at once by one client can come back with a lost state (seen with distributed 2026.8)."""
         held = client.get_dataset(DATASET + job_id, default=None)
-        if held is not None and not isinstance(held, dict):
+        if held is None or isinstance(held, dict):
+            self._held.discard(job_id)  # expired or cancelled: its result may go
+        else:
             kept = self._held.peek(job_id)
             if kept is not None and kept.key == held.key:
                 return kept
@@ -272,14 +275,6 @@ class Jobs:
         state = self._poll(client, job_id)
         raise JobFailed(state.error or f"job {job_id!r} is {state.state}")
 
-    def run(self, job_id: str, fn: Callable[..., Any], *args: Any, timeout_s: float | None = None, **kw: Any) -> Any:
-        """Start (or join) the job and wait for its result: ``start`` then ``result``.
-
-        Usage: ``run = jobs.run("base:...", work.base_run, snap_future, config)``
-        """
-        self.start(job_id, fn, *args, **kw)
-        return self.result(job_id, timeout_s)
-
     # ------------------------------------------------------------ cancel and expiry
 
     def cancel(self, job_id: str) -> None:
@@ -331,6 +326,7 @@ class Jobs:
                 held = client.get_dataset(DATASET + job_id, default=None)
                 if held is not None and not isinstance(held, dict) and held.key == key:
                     client.unpublish_dataset(DATASET + job_id)
+                    self._held.discard(job_id)
                     dropped += 1
             for name in client.list_datasets():
                 if str(name).startswith(DATASET) and str(name)[len(DATASET) :] not in live:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.state.lru import Lru
 from app.viewmodels import impact as ivm
 from brokerage.brokers.batch import GridRun, Key
 from brokerage.model.errors import InputError
@@ -94,6 +95,9 @@ def base_run(report: Report, snap: GridSnapshot, config: Config) -> GridRun:
     return runs.run_grid(snap, config, progress=progress_of(report), cache=_cache(snap))
 
 
+_stored_runs: Lru[GridRun] = Lru(2)  # per worker process: the stored config's runs its what-ifs compare against
+
+
 def _jobs_here() -> Any:
     """The job service as seen from inside a job (the worker's own client)."""
     from distributed import get_client
@@ -106,14 +110,19 @@ def _jobs_here() -> Any:
 def stored_run(report: Report, snap: GridSnapshot, config: Config, span: int = BASE_SHARE) -> tuple[GridRun, bool]:
     """The stored config's grid run from its job (started or joined), showing its progress in the first SPAN
     percent of REPORT while it is computed; and whether it had to be waited for."""
-    jobs = _jobs_here()
     job_id = base_job_id(snap.key, config.fingerprint())
+    kept = _stored_runs.peek(job_id)
+    if kept is not None:
+        return kept, False
+    jobs = _jobs_here()
     jobs.start(job_id, base_run, jobs.snapshot(snap), config, keep_s=RUN_KEEP_S, evict=False)
     waited = False
     while not (state := jobs.wait(job_id, 0.25)).finished:
         waited = True
         report(span * state.percent // 100, f"the stored config's run first: {state.label or 'starting'}")
-    return jobs.result(job_id), waited
+    run = jobs.result(job_id)
+    _stored_runs.put(job_id, run)
+    return run, waited
 
 
 def grid_whatif(report: Report, snap: GridSnapshot, stored: Config, config: Config, explained: int = 50) -> GridWhatIf:

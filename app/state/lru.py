@@ -49,6 +49,11 @@ class Lru(Generic[T]):
             while len(self._data) > self.capacity:
                 self._data.popitem(last=False)
 
+    def discard(self, key: Hashable) -> None:
+        """Forget the entry under KEY, if any."""
+        with self._lock:
+            self._data.pop(key, None)
+
     def clear(self) -> None:
         """Forget every entry."""
         with self._lock:

@@ -65,3 +65,9 @@ def with_parts(report: Any, log: str) -> list[Any]:
     from app.services.jobs import run_parts
 
     return run_parts(report, slow, [(400, 0.05, log), (400, 0.05, log)], lambda p: f"{p} %")
+
+
+def broken_whatif(report: Any, snap: Any, stored: Any, config: Any) -> None:
+    """Stands in for a whole-grid what-if job that fails."""
+    report(30, "120 / 400 brokerages")
+    raise ValueError("the grid could not be re-brokered: NQUEUED_SAT_CAP 311 broke it")

@@ -236,3 +236,36 @@ def test_no_fork_machinery_in_the_app() -> None:
         if banned.search(line)
     ]
     assert found == []
+
+
+def _as_trigger(prop_id: str, fn: Any, *args: Any) -> Any:
+    """Call the callback FN as Dash does when PROP_ID fired."""
+    from contextvars import copy_context
+
+    from dash._callback_context import context_value
+    from dash._utils import AttributeDict
+
+    def run() -> Any:
+        context_value.set(AttributeDict(triggered_inputs=[{"prop_id": prop_id, "value": 1}]))
+        return fn(*args)
+
+    return copy_context().run(run)
+
+
+def test_a_failed_what_if_shows_its_error_on_the_page(app_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tuning page's whole-grid job that fails ends its polling with an inline error naming the error type and
+    message, never a traceback."""
+    from app import ids
+    from app.callbacks.tuning import drive_grid_job
+    from app.services import work
+
+    monkeypatch.setattr(work, "grid_whatif", jobfns.broken_whatif)
+    raw = {"NQUEUED_SAT_CAP": 311}
+    out = _as_trigger(f"{ids.TUNE_GRID_TRIGGER}.data", drive_grid_job, raw, None, None, None)
+    end = time.monotonic() + 30
+    while out[1] is not None and time.monotonic() < end:  # out[1]: the job id while it runs
+        time.sleep(0.1)
+        out = _as_trigger(f"{ids.TUNE_GRID_POLL}.n_intervals", drive_grid_job, raw, 1, None, out[1])
+    text = str(out[0].to_plotly_json())
+    assert out[2] is True and "Whole-grid what-if failed" in text
+    assert "ValueError: the grid could not be re-brokered: NQUEUED_SAT_CAP 311 broke it" in text
