@@ -183,7 +183,7 @@ def map_chunks(
     without a cluster) the chunks run here with CACHE. PROGRESS gets (items done, total) as chunks complete;
     CANCEL() returning True between chunks cancels the rest and raises Cancelled. A chunk lost with its worker
     is recomputed by the scheduler, so the result equals a serial run's.
-    Usage: ``parts = map_chunks(outcomes_chunk, snap, keys, config, progress=bar)``
+    Usage: ``parts = map_chunks(outcomes_of, snap, keys, config, progress=bar)``
     """
     total = len(items)
     if client is None and not use_cluster(total):

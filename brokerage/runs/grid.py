@@ -16,11 +16,6 @@ from brokerage.model.waiting import waiting_task_ids
 from brokerage.runs.chunks import Cancel, Progress, map_chunks
 
 
-def outcomes_chunk(snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key]) -> dict[Key, Outcome]:
-    """Worker side of a grid run: the Outcomes of KEYS (small to send back, unlike whole decisions)."""
-    return outcomes_of(snap, cache, config, keys)
-
-
 def decisions_chunk(
     snap: GridSnapshot, cache: GridCache, config: Config, keys: Sequence[Key]
 ) -> list[tuple[Key, Decision | batch.TaskFailure]]:
@@ -39,7 +34,7 @@ def run_grid(
     cancel: Cancel | None = None,
     client: Any = None,
 ) -> GridRun:
-    """``brokerage.whatif.compare.run_grid`` spread over the cluster in chunks of brokerages; the same GridRun.
+    """``brokers.batch.run_grid_serial`` spread over the cluster in chunks of brokerages; the same GridRun.
 
     Takes run_grid's arguments, so it can be passed as ``rerun_grid(..., run_with=run_grid)``; CANCEL and
     CLIENT as in ``map_chunks``. Small runs stay in-process (MIN_CLUSTER_TASKS).
@@ -50,7 +45,7 @@ def run_grid(
     ids = waiting_task_ids(snap) if task_ids is None else [int(t) for t in task_ids]
     keys, errors = plan_grid(cache, ids, brokers)
     parts = map_chunks(
-        outcomes_chunk, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client,
+        outcomes_of, snap, keys, config, cache=cache, progress=progress, cancel=cancel, client=client,
         affinity=_task_of,
     )  # fmt: skip
     merged: dict[Key, Outcome] = {}
