@@ -121,29 +121,41 @@ class _Running:
 
 def _running_terms(ctx: ProdContext) -> _Running:
     c, cfg = ctx.counts, ctx.config
-    nrun, rule = (
-        effective_running(
-            c["running"],
-            ctx.qa["nbatchjob"].astype(float, copy=False),
-            ctx.qa["numslots"].astype(float, copy=False),
-            c["starting"],
-            float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
-        )
-        if not profile_rule(cfg, "running_as_jedi")
-        else panda_rules.running(ctx, c)
+    nrun, rule = effective_running(
+        c["running"],
+        ctx.qa["nbatchjob"].astype(float, copy=False),
+        ctx.qa["numslots"].astype(float, copy=False),
+        c["starting"],
+        float(cfg["BOOTSTRAP_NBATCHJOB_CAP"]),
     )
+    return _freeze_running(ctx, nrun, rule)
+
+
+def _running_terms_jedi(ctx: ProdContext) -> _Running:
+    nrun, rule = panda_rules.running(ctx, ctx.counts)
+    return _freeze_running(ctx, nrun, rule)
+
+
+def _freeze_running(ctx: ProdContext, nrun: np.ndarray, rule: np.ndarray) -> _Running:
     zeros, ones = np.zeros(ctx.n), np.ones(ctx.n)
-    base = _base(nrun, c, zeros, ones, float(cfg["WEIGHT_QUEUE_OFFSET"]))
+    base = _base(nrun, ctx.counts, zeros, ones, float(ctx.config["WEIGHT_QUEUE_OFFSET"]))
     return _Running(*(views.frozen(a) for a in (nrun, rule, zeros, ones, base)))
 
 
+# two memoised values, not one reading the profile: the seed's rule does not depend on the task's priority, so
+# its value is shared by every task of a grid; JEDI's bootstrap rule is per priority
 RUNNING_TERMS = Derived(
     "running terms",
+    Reads(config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET"), facts=("counts",)),
+    _running_terms,
+)
+RUNNING_TERMS_JEDI = Derived(
+    "running terms (running_as_jedi)",
     Reads(
-        config=("BOOTSTRAP_NBATCHJOB_CAP", "WEIGHT_QUEUE_OFFSET", "RULES", "MAX_PRIO_TO_BOOTSTRAP", "NO_PILOT_HOURS"),
+        config=("WEIGHT_QUEUE_OFFSET", "MAX_PRIO_TO_BOOTSTRAP", "NO_PILOT_HOURS"),
         facts=("counts", "priority"),
     ),
-    _running_terms,
+    _running_terms_jedi,
 )
 
 
@@ -156,7 +168,7 @@ def _base(
 def weights(ctx: ProdContext) -> WeightTerms:
     """Step 3: (running+1)/((activated+assigned+starting+defined+10) x manyAssigned) x data x network (x t1)."""
     c, cfg = ctx.counts, ctx.config
-    r = RUNNING_TERMS(ctx)
+    r = RUNNING_TERMS_JEDI(ctx) if profile_rule(cfg, "running_as_jedi") else RUNNING_TERMS(ctx)
     nrun = r.nrunning
     total = float(ctx.avail["total_gb"])
     if total > 0:
@@ -235,7 +247,7 @@ def _capped_fallback(ctx: ProdContext, before: np.ndarray, terms: WeightTerms, s
 
 
 STEPS: tuple[Step, ...] = (
-    Step("base", RUNNING_TERMS.reads, "weight"),
+    Step("base", RUNNING_TERMS.reads + RUNNING_TERMS_JEDI.reads, "weight"),
     Step("data", kind="weight"),
     Step("network", Reads(config=("NW_ACTIVE",), facts=("nw",)), "weight"),
     Step("t1", Reads(config=("T1_WEIGHT_IO_INTENSITY", "WORLD_NUCLEUS_WEIGHT", "T1_WEIGHT_HIGH_PRIO_MIN",

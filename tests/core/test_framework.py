@@ -32,6 +32,7 @@ DERIVED = (
     walltime._SCOUT_WALLTIME,
     scratch.SCRATCH_PER_CORE,
     production.RUNNING_TERMS,
+    production.RUNNING_TERMS_JEDI,
 )
 
 
@@ -109,8 +110,9 @@ def memoised() -> list[tuple[Filter | Derived[Any], str]]:
         for f in (*analysis_filters.PRELIMINARY, *analysis_filters.PERSISTENT, *analysis_filters.TEMPORARY)
         if f.reads
     ]
-    shared = [(d, "production analysis") for d in DERIVED if d is not production.RUNNING_TERMS]
-    return prod + anal + shared + [(production.RUNNING_TERMS, "production")]
+    own = (production.RUNNING_TERMS, production.RUNNING_TERMS_JEDI)
+    shared = [(d, "production analysis") for d in DERIVED if d not in own]
+    return prod + anal + shared + [(d, "production") for d in own]
 
 
 @pytest.fixture(scope="module")
