@@ -123,7 +123,16 @@ def _build_queue_arrays(cache: GridCache) -> QueueArrays:
     pilot = pd.to_datetime(q["lastpilot"], utc=True) if "lastpilot" in q else pd.Series(pd.NaT, index=q.index)
     pilot_hours = ((taken - pilot).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.nan)
     return QueueArrays(
-        names, index, col, site_is_nucleus, name_has_test, out_ep, rq[order], re_[order], hours, pilot_hours,
+        names,
+        index,
+        col,
+        site_is_nucleus,
+        name_has_test,
+        out_ep,
+        rq[order],
+        re_[order],
+        hours,
+        pilot_hours,
         out_analysis,
     )
 

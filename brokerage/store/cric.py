@@ -155,9 +155,7 @@ def _endpoint_type(name: str) -> str:
     return tail.upper()
 
 
-def map_queues(
-    entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot, add_endpoints: bool = True
-) -> CricPatch:
+def map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot, add_endpoints: bool = True) -> CricPatch:
     """CRIC queue entries as queue rows; sites and (ADD_ENDPOINTS) endpoints they name but the grid lacks are added
     as well; without ADD_ENDPOINTS a relation to an unknown endpoint is left out and named, as PanDA's configurator
     skips it ("DDM endpoint not found (e.g. DISABLED)").

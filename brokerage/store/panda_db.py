@@ -63,9 +63,7 @@ def readonly_transaction(engine: Engine) -> Iterator[Connection]:
 
 
 @database_errors()
-def read_panda(
-    url: str, schema: str | None = None, meta_schema: str | None = None, vo: str | None = None
-) -> PandaGrid:
+def read_panda(url: str, schema: str | None = None, meta_schema: str | None = None, vo: str | None = None) -> PandaGrid:
     """Read a PanDA database at URL (tables in SCHEMA, default: the connection's current schema; SiteData in
     META_SCHEMA, default: SCHEMA when it holds sitedata, else the schema found holding it), never writing. With VO,
     only that VO's tasks and job counts are read (JEDI counts per VO); CONFIG rows of every VO are read.
@@ -116,14 +114,11 @@ def _vos(data: dict[str, list[dict[str, Any]]]) -> list[str]:
     return sorted({str(r["vo"]) for t in _VO_FILTERED for r in data.get(t, []) if r.get("vo")})
 
 
-def _select(
-    conn: Connection, schema: str, table: str, missing: set[str], vo: str | None
-) -> list[dict[str, Any]]:
+def _select(conn: Connection, schema: str, table: str, missing: set[str], vo: str | None) -> list[dict[str, Any]]:
     """The rows of TABLE as brokerage reads them; a MISSING optional column reads as NULL; VO filters tasks and
     job counts to that VO."""
     columns = ", ".join(
-        f"NULL AS \"{c}\"" if f"{table}.{c}" in missing else f'"{c}"'
-        for c in {**READ_COLUMNS, **META_COLUMNS}[table]
+        f'NULL AS "{c}"' if f"{table}.{c}" in missing else f'"{c}"' for c in {**READ_COLUMNS, **META_COLUMNS}[table]
     )
     sql = f'SELECT {columns} FROM "{schema}"."{table}"'
     params: dict[str, Any] = {}

@@ -73,9 +73,7 @@ def build(data: Rows, taken_at: datetime, snapshot_id: str, notes: list[str] | N
     return PandaGrid(snap, _config_rows(data["config"]), notes)
 
 
-def _sites_and_endpoints(
-    data: Rows, taken_at: datetime, snapshot_id: str, notes: list[str]
-) -> GridSnapshot:
+def _sites_and_endpoints(data: Rows, taken_at: datetime, snapshot_id: str, notes: list[str]) -> GridSnapshot:
     """An empty snapshot with the sites and DDM endpoints (an endpoint's unknown site becomes a satellite)."""
     sites = {
         r["site_name"]: {
