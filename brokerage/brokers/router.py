@@ -52,6 +52,17 @@ def vo_of(task: Mapping[str, Any]) -> str:
     return str(task.get("vo") or ATLAS_VO)
 
 
+def grid_vo(snap: GridSnapshot) -> str:
+    """The VO of SNAP's tasks when they all have one and the same, else 'atlas': the VO whose CONFIG rows a command
+    loads by default (``--vo`` chooses another).
+
+    Usage: ``grid_vo(snap) == "wlcg"``
+    """
+    t = snap.tasks
+    vos = set(t["vo"].fillna(ATLAS_VO)) if "vo" in t and not t.empty else {ATLAS_VO}
+    return vos.pop() if len(vos) == 1 else ATLAS_VO
+
+
 def route(task: Mapping[str, Any]) -> Route:
     """The job broker of TASK: the generic broker for a VO other than atlas; for atlas, analysis for prodSourceLabel
     'user', production for every other label.
