@@ -15,7 +15,7 @@ from brokerage.brokers import analysis, production
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.cli.main import main
 from brokerage.model.gdpconfig import Config
-from brokerage.store import config_store, repository
+from brokerage.store import config_store
 from brokerage.store.database import make_engine
 from brokerage.store.panda_db import PandaSchemaError, read_panda
 from tests.db.conftest import postgres_url
