@@ -56,14 +56,14 @@ def build(data: Rows, taken_at: datetime, snapshot_id: str, notes: list[str] | N
     queues = set(snap.tables["queues"]["panda_queue"])
     rel_table = _relations(data["panda_ddm_relation"], snap, queues, notes)
     counts = _job_counts(data["jobs_share_stats"] + data.get("jobsdefined_share_stats", []), queues, notes)
-    tasks = [_task(r) for r in data["jedi_tasks"]]
+    tasks = [task_row(r) for r in data["jedi_tasks"]]
     snap = snap.replace(
         panda_ddm_relation=rel_table,
         network=frame("network", _network(data["network_matrix_kv"], set(snap.tables["sites"]["site_name"]))),
         job_counts=frame("job_counts", _job_count_rows(counts)),
         user_job_counts=frame("user_job_counts", _user_counts(data["jobsactive4"], queues)),
         tasks=frame("tasks", tasks),
-        datasets=frame("datasets", _datasets(data["jedi_datasets"], {t["jeditaskid"] for t in tasks})),
+        datasets=frame("datasets", dataset_rows(data["jedi_datasets"], {t["jeditaskid"] for t in tasks})),
         gshares=frame("gshares", _gshares(data["global_shares"])),
         work_queues=frame("work_queues", [_work_queue(r) for r in data["jedi_work_queue"]]),
         queue_slots=frame("queue_slots", _slots(counts, queues)),
@@ -134,7 +134,7 @@ def _with_queues(snap: GridSnapshot, data: Rows, notes: list[str]) -> GridSnapsh
         shown = "; ".join(f"{n} ({', '.join(why[n])})" for n in sorted(why)[:20])
         notes.append(f"left out {count(len(why), 'queue')} whose schedconfig JSON brokerage cannot use: {shown}")
     notes += patch.notes
-    return _with_pilots(patch.apply(snap), data["sitedata"])
+    return with_pilots(patch.apply(snap), data["sitedata"])
 
 
 def _relations(rows: list[dict[str, Any]], snap: GridSnapshot, queues: set[str], notes: list[str]) -> pd.DataFrame:
@@ -202,8 +202,11 @@ def _user_counts(rows: list[dict[str, Any]], queues: set[str]) -> list[dict[str,
     ]  # fmt: skip
 
 
-def _datasets(rows: list[dict[str, Any]], task_ids: set[int]) -> list[dict[str, Any]]:
-    """JEDI_DATASETS input rows of the tasks read."""
+def dataset_rows(rows: list[dict[str, Any]], task_ids: set[int]) -> list[dict[str, Any]]:
+    """JEDI_DATASETS input rows of the tasks read.
+
+    Usage: ``dataset_rows([{"jeditaskid": 1, "datasetid": 2, "masterid": None, ...}], {1})``
+    """
     return [
         {"jeditaskid": int(r["jeditaskid"]), "datasetid": int(r["datasetid"]), "datasetname": r["datasetname"] or "",
          "is_master": r["masterid"] is None, "nfiles": int(r["nfiles"] or 0), "nevents": int(r["nevents"] or 0),
@@ -251,9 +254,12 @@ def _config_rows(rows: list[dict[str, Any]]) -> list[ConfigRow]:
     ]  # fmt: skip
 
 
-def _with_pilots(snap: GridSnapshot, sitedata: list[dict[str, Any]]) -> GridSnapshot:
+def with_pilots(snap: GridSnapshot, sitedata: list[dict[str, Any]]) -> GridSnapshot:
     """Queues with npilot (getJob + updateJob), laststart and lastpilot of their SiteData row, as PanDA pairs
-    them: ANALY_ queues take the 'analysis' row, the others the 'production' row."""
+    them: ANALY_ queues take the 'analysis' row, the others the 'production' row.
+
+    Usage: ``with_pilots(snap, [{"site": "AGLT2", "flag": "production", "getjob": 30, "updatejob": 12}])``
+    """
     rows = {
         r["site"]: r
         for r in sitedata
@@ -263,8 +269,8 @@ def _with_pilots(snap: GridSnapshot, sitedata: list[dict[str, Any]]) -> GridSnap
     for q in records:
         r = rows.get(q["panda_queue"])
         if r is not None:
-            q["npilot"] = int(r["getjob"] or 0) + int(r["updatejob"] or 0)
-            q["laststart"], q["lastpilot"] = _utc(r["laststart"]), _utc(r["lastpilot"])
+            q["npilot"] = int(r.get("getjob") or 0) + int(r.get("updatejob") or 0)
+            q["laststart"], q["lastpilot"] = _utc(r.get("laststart")), _utc(r.get("lastpilot"))
         for name in ("laststart", "lastpilot"):
             if q.get(name) is not None and pd.isna(q[name]):
                 q[name] = None
@@ -282,8 +288,11 @@ def _work_queue(r: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _task(r: dict[str, Any]) -> dict[str, Any]:
-    """A jedi_tasks row as a snapshot task (NULLs take the snapshot's defaults)."""
+def task_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A jedi_tasks row as a snapshot task (NULLs take the snapshot's defaults).
+
+    Usage: ``task_row({"jeditaskid": 1, "status": "ready", "vo": "wlcg"})["vo"] == "wlcg"``
+    """
     cols = {c.name: c for c in TABLES["tasks"]}
     row: dict[str, Any] = {}
     for name, value in r.items():
