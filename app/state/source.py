@@ -20,8 +20,11 @@ log = logging.getLogger(__name__)
 SNAPSHOT_TTL_S = float(os.environ.get("SNAPSHOT_TTL", "10"))  # how often the database's snapshot key is re-checked
 
 
-def _vo(snap: GridSnapshot) -> str:
-    """The VO whose CONFIG rows the app loads: BROKERAGE_VO, else the grid's tasks' VO, else atlas."""
+def config_vo(snap: GridSnapshot) -> str:
+    """The VO whose CONFIG rows the app loads: BROKERAGE_VO, else the grid's tasks' VO, else atlas.
+
+    Usage: ``load_config(engine, vo=config_vo(snap))``
+    """
     return os.environ.get("BROKERAGE_VO") or grid_vo(snap)
 
 
@@ -102,10 +105,10 @@ class SnapshotSource:
                     empty_snapshot(), Config(), "database", f"the database at {safe_url(url)} holds no grid yet"
                 )
             snap = repository.load_snapshot(engine)
-            return Source(snap, load_config(engine, vo=_vo(snap)), f"database {safe_url(url)}")
+            return Source(snap, load_config(engine, vo=config_vo(snap)), f"database {safe_url(url)}")
         if path:
             snap = GridSnapshot.from_json(path)
-            return Source(snap, Config(vo=_vo(snap)), f"snapshot file {os.path.basename(path)}")
+            return Source(snap, Config(vo=config_vo(snap)), f"snapshot file {os.path.basename(path)}")
         try:
             from brokerage.synth.demo import demo_snapshot
         except ImportError:
