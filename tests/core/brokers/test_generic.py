@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from brokerage.brokers import generic
 from brokerage.brokers.router import needs_nucleus, route, run_job_brokerage, tasks_needing_nucleus
 from brokerage.model.gdpconfig import Config
@@ -47,30 +45,6 @@ def test_at_most_five_queues_are_kept() -> None:
     d = generic.broker(grid(qs, [wlcg()], job_counts=jc), 1)
     assert d.ranked_names == ["Q6", "Q5", "Q4", "Q3", "Q2"]
     assert {s.candidate for s in d.skipped if s.criteria == "-low_weight"} == {"Q0", "Q1"}
-
-
-@pytest.mark.parametrize(
-    ("queue_kw", "task_kw", "code"),
-    [
-        ({"status": "brokeroff"}, {}, "-status"),
-        ({"corecount": 8}, {"corecount": 1}, "-cpucore"),
-        ({"corecount": 4}, {"corecount": 8, "site": None, "ramcount": 0}, "-cpucore"),
-        ({"maxrss": 1000}, {"ramcount": 2000, "ramunit": "MB"}, "-lowmemory"),
-        ({"minrss": 3000}, {"ramcount": 2000, "ramunit": "MB"}, "-highmemory"),
-        ({"maxwdir": 500}, {"workdiskcount": 300}, "-disk"),  # 300 MB + 300 MiB margin = 600 > 500
-        ({"catchall": "allowed_processing=evgen|reco"}, {"processingtype": "simul"}, "-processing"),
-        ({"catchall": "excluded_processing=simul"}, {"processingtype": "simul"}, "-processing"),
-        ({"npilot": 0}, {}, "-nopilot"),
-    ],
-)
-def test_each_check_skips_with_its_code(queue_kw: dict[str, object], task_kw: dict[str, object], code: str) -> None:
-    """GenJobBroker's checks in order: status online, scratch <= maxwdir, core count, memory in [minrss, maxrss],
-    catchall allowed/excluded processing types, pilot activity."""
-    ok_cores = 0 if task_kw.get("corecount") == 8 else 1  # corecount 0 takes any task
-    snap = grid([queue("BAD", "S", **queue_kw), queue("OK", "S", corecount=ok_cores)], [wlcg(**task_kw)])
-    d = generic.broker(snap, 1)
-    assert d.ranked_names == ["OK"]
-    assert d.skip_of("BAD") is not None and d.skip_of("BAD").criteria == code
 
 
 def test_allow_no_pilot_and_test_label_pass_without_pilots() -> None:
