@@ -59,7 +59,7 @@ def serve_layout() -> html.Div:
             dcc.Location(id="url", refresh="callback-nav"),
             navbar(
                 # the versions first: the line is cut at narrow widths and a screenshot must name what it shows
-                f"{snapshot_version(src.snap)} · gdpconfig {config_version(src.config)} · {src.origin} · "
+                f"{snapshot_version(src.snap)} · gdpconfig {config_version(src.config)} · VO {src.config.vo} · {src.origin} · "
                 f"{len(src.snap.queues)} queues · {len(src.snap.tasks)} tasks · {age_text(src.snap.taken_at)}"
             ),
             # a newer stored grid version is offered for reload (app/callbacks/freshness.py)

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from brokerage.brokers.router import grid_vo
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot, empty_snapshot
@@ -17,6 +18,14 @@ from brokerage.model.snapshot import GridSnapshot, empty_snapshot
 log = logging.getLogger(__name__)
 
 SNAPSHOT_TTL_S = float(os.environ.get("SNAPSHOT_TTL", "10"))  # how often the database's snapshot key is re-checked
+
+
+def config_vo(snap: GridSnapshot) -> str:
+    """The VO whose CONFIG rows the app loads: BROKERAGE_VO, else the grid's tasks' VO, else atlas.
+
+    Usage: ``load_config(engine, vo=config_vo(snap))``
+    """
+    return os.environ.get("BROKERAGE_VO") or grid_vo(snap)
 
 
 @dataclass
@@ -95,9 +104,11 @@ class SnapshotSource:
                 return Source(
                     empty_snapshot(), Config(), "database", f"the database at {safe_url(url)} holds no grid yet"
                 )
-            return Source(repository.load_snapshot(engine), load_config(engine), f"database {safe_url(url)}")
+            snap = repository.load_snapshot(engine)
+            return Source(snap, load_config(engine, vo=config_vo(snap)), f"database {safe_url(url)}")
         if path:
-            return Source(GridSnapshot.from_json(path), Config(), f"snapshot file {os.path.basename(path)}")
+            snap = GridSnapshot.from_json(path)
+            return Source(snap, Config(vo=config_vo(snap)), f"snapshot file {os.path.basename(path)}")
         try:
             from brokerage.synth.demo import demo_snapshot
         except ImportError:
@@ -136,7 +147,7 @@ class SnapshotSource:
         url = database_url()
         if not url:
             return src
-        return dataclasses.replace(src, config=load_config(self._engine(url)))
+        return dataclasses.replace(src, config=load_config(self._engine(url), vo=src.config.vo))
 
     def current(self) -> Source:
         """The current grid, loaded once per snapshot key (a database is re-checked every TTL_S seconds).

@@ -46,6 +46,7 @@ class NucleusArrays:
     endpoint_tape: np.ndarray  # per DDM endpoint: tape storage
     queue_nucleus: np.ndarray  # per queue: nucleus row or -1
     job_queue: np.ndarray  # per queue: production/unified queue without 'test' in its name
+    job_queue_test: np.ndarray  # per queue: production/unified queue with 'test' in its name (panda-1.0.4 counts it)
 
     @property
     def n(self) -> int:
@@ -90,7 +91,8 @@ def _build_nucleus_arrays(cache: GridCache) -> NucleusArrays:
 
     qa = views.queue_arrays(cache)
     q_nuc = np.fromiter((index.get(s, -1) for s in qa["atlas_site"]), dtype=np.int64, count=qa.n)
-    job_queue = np.isin(qa["type"], ("production", "unified")) & ~qa.name_has_test
+    prod_type = np.isin(qa["type"], ("production", "unified"))
+    job_queue = prod_type & ~qa.name_has_test
     return NucleusArrays(
         name=names,
         index=index,
@@ -105,6 +107,7 @@ def _build_nucleus_arrays(cache: GridCache) -> NucleusArrays:
         endpoint_tape=ep_tape,
         queue_nucleus=q_nuc,
         job_queue=job_queue,
+        job_queue_test=prod_type & qa.name_has_test,
     )
 
 

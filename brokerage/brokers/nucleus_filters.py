@@ -21,6 +21,7 @@ from brokerage.checks import production_queues
 from brokerage.checks.context import ProdContext
 from brokerage.framework import Filter, Reads, Verdict, keys_of
 from brokerage.model.explain import Skip, fmt
+from brokerage.model.profiles import rule
 
 BARE_MODES = ("only", "allow")  # catchall bareNucleus=only|allow
 JOB_REASON_LIMIT = 6  # queue names listed per filter in a -job sentence
@@ -208,7 +209,9 @@ def run_job_filters(pctx: ProdContext, qmask: np.ndarray) -> JobCheck:
 def f_job(ctx: NucleusContext) -> Verdict:
     """The nucleus' own queues must be able to run the task's jobs (production job filters in hint mode)."""
     na = ctx.na
-    own = na.job_queue & (na.queue_nucleus >= 0)
+    # the seed's name rule keeps queues with 'test' in the name out; JEDI has none (switch no_test_name_rule)
+    job_queue = na.job_queue | na.job_queue_test if rule(ctx.config, "no_test_name_rule") else na.job_queue
+    own = job_queue & (na.queue_nucleus >= 0)
     qmask = own.copy()
     qmask[qmask] = ctx.alive[na.queue_nucleus[qmask]]
     pctx = production_queues.make_context(ctx.task, ctx.config, ctx.cache, hint_mode=True)

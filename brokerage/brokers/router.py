@@ -1,4 +1,4 @@
-"""The router: which broker handles a task, decided here and nowhere else (from prodSourceLabel, as JEDI does)."""
+"""The router: which broker handles a task, decided here and nowhere else (from VO and prodSourceLabel, as JEDI does)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from brokerage.brokers import analysis, nucleus, production
+from brokerage.brokers import analysis, generic, nucleus, production
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Decision
@@ -15,6 +15,8 @@ from brokerage.model.snapshot import GridSnapshot
 
 ANALYSIS_LABEL = "user"  # prodSourceLabel of analysis tasks; every other label is production
 DEFAULT_LABEL = "managed"
+ATLAS_VO = "atlas"  # JEDI's plugin config: atlas:any -> AtlasProdJobBroker, atlas:user -> AtlasAnalJobBroker, the
+# other VOs (wlcg:any, the template's default) -> GenJobBroker; only ATLAS has a task broker (nucleus choice)
 NUCLEUS_SEED = 0  # the nucleus broker's weighted draw is seeded so every caller gets the same choice
 
 
@@ -30,7 +32,8 @@ class Route:
 PRODUCTION = Route(production.BROKER, production.broker, production.broker_many)
 ANALYSIS = Route(analysis.BROKER, analysis.broker, analysis.broker_many)
 NUCLEUS = Route(nucleus.BROKER, nucleus.broker, nucleus.broker_many)
-ROUTES = {r.name: r for r in (PRODUCTION, ANALYSIS, NUCLEUS)}
+GENERIC = Route(generic.BROKER, generic.broker, generic.broker_many)
+ROUTES = {r.name: r for r in (PRODUCTION, ANALYSIS, NUCLEUS, GENERIC)}
 
 
 def label_of(task: Mapping[str, Any]) -> str:
@@ -41,11 +44,33 @@ def label_of(task: Mapping[str, Any]) -> str:
     return str(task.get("prodsourcelabel") or DEFAULT_LABEL)
 
 
+def vo_of(task: Mapping[str, Any]) -> str:
+    """The task's VO ('atlas' when unset).
+
+    Usage: ``vo_of({"vo": "wlcg"}) == "wlcg"``
+    """
+    return str(task.get("vo") or ATLAS_VO)
+
+
+def grid_vo(snap: GridSnapshot) -> str:
+    """The VO of SNAP's tasks when they all have one and the same, else 'atlas': the VO whose CONFIG rows a command
+    loads by default (``--vo`` chooses another).
+
+    Usage: ``grid_vo(snap) == "wlcg"``
+    """
+    t = snap.tasks
+    vos = set(t["vo"].fillna(ATLAS_VO)) if "vo" in t and not t.empty else {ATLAS_VO}
+    return vos.pop() if len(vos) == 1 else ATLAS_VO
+
+
 def route(task: Mapping[str, Any]) -> Route:
-    """The job broker of TASK: analysis for prodSourceLabel 'user', production for every other label.
+    """The job broker of TASK: the generic broker for a VO other than atlas; for atlas, analysis for prodSourceLabel
+    'user', production for every other label.
 
     Usage: ``route(views.task_row(cache, 4242)).name == "production"``
     """
+    if vo_of(task) != ATLAS_VO:
+        return GENERIC
     return ANALYSIS if label_of(task) == ANALYSIS_LABEL else PRODUCTION
 
 
@@ -54,7 +79,12 @@ def needs_nucleus(task: Mapping[str, Any]) -> bool:
 
     Usage: ``needs_nucleus(views.task_row(cache, 4242))``
     """
-    return task.get("status") == "assigning" and task.get("nucleus") is None and label_of(task) != ANALYSIS_LABEL
+    return (
+        task.get("status") == "assigning"
+        and task.get("nucleus") is None
+        and label_of(task) != ANALYSIS_LABEL
+        and vo_of(task) == ATLAS_VO
+    )
 
 
 def tasks_needing_nucleus(snap: GridSnapshot, task_ids: Sequence[int] | None = None) -> list[int]:
@@ -66,7 +96,8 @@ def tasks_needing_nucleus(snap: GridSnapshot, task_ids: Sequence[int] | None = N
     if t.empty:
         return []
     labels = t["prodsourcelabel"].fillna(DEFAULT_LABEL)
-    m = (t["status"] == "assigning") & t["nucleus"].isna() & (labels != ANALYSIS_LABEL)
+    atlas = t["vo"].fillna(ATLAS_VO) == ATLAS_VO if "vo" in t else True
+    m = (t["status"] == "assigning") & t["nucleus"].isna() & (labels != ANALYSIS_LABEL) & atlas
     ids = [int(x) for x in t.loc[m, "jeditaskid"]]
     if task_ids is None:
         return ids
@@ -78,7 +109,8 @@ def run_job_brokerage(
     snap: GridSnapshot, jeditaskid: int, config: Config | None = None, *, cache: GridCache | None = None,
     task_fields: Mapping[str, Any] | None = None,
 ) -> Decision:  # fmt: skip
-    """Run the job brokerage that fits the task (production for managed/test, analysis for user); TASK_FIELDS
+    """Run the job brokerage that fits the task (ATLAS: production for managed/test, analysis for user; other VOs:
+    generic); TASK_FIELDS
     replace task fields for this call (e.g. a retried chunk's raised ramcount).
 
     Usage: ``run_job_brokerage(snap, 4242, cache=cache).status``

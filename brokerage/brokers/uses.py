@@ -12,15 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from brokerage.brokers import analysis, nucleus, production
-from brokerage.checks import production_queues
+from brokerage.brokers import analysis, generic, nucleus, production
+from brokerage.checks import generic_rules, production_queues
 from brokerage.checks.context import ProdContext
 from brokerage.dirac import limits, matcher, priorities, taskqueues
 from brokerage.framework import Filter, Step, declared_keys
 from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
 
 DIRAC = "dirac"
-TITLES = {production.BROKER: "production", analysis.BROKER: "analysis", nucleus.BROKER: "nucleus", DIRAC: "DIRAC"}
+TITLES = {
+    production.BROKER: "production",
+    analysis.BROKER: "analysis",
+    nucleus.BROKER: "nucleus",
+    generic.BROKER: "generic (non-ATLAS VOs)",
+    DIRAC: "DIRAC",
+}
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,7 @@ USES: tuple[Use, ...] = (
         analysis.AnalContext,
     ),
     *uses_of(nucleus.BROKER, (*nucleus.FILTERS, *nucleus.STEPS), nucleus.NucleusContext),
+    *uses_of(generic.BROKER, (*generic_rules.FILTERS, *generic.STEPS), generic_rules.GenContext),
     *uses_of(DIRAC, (*taskqueues.STEPS, *priorities.STEPS, *limits.STEPS, *matcher.STEPS)),
 )
 """Every rule of the brokers and of DIRAC's matcher, in each broker's order."""

@@ -14,8 +14,22 @@ from brokerage.model.explain import fmt, fmt_many
 DOWN = ("OFF", "TEST")  # detailed endpoint statuses that count as blacklisted
 
 
+ANALYSIS_SOURCES = ("user", "panda")  # prodSourceLabels whose output goes to a queue's 'analysis' scope, if any
+
+
+def output_endpoint(ctx: QueueContext) -> np.ndarray:
+    """Per queue the task's output endpoint (-1: none): the 'analysis' scope's default write for analysis labels
+    where the queue has one, else the 'default' scope's (PanDA's select_scope).
+
+    Usage: ``output_endpoint(ctx)[ctx.qa.index["AGLT2"]]``
+    """
+    if ctx.task.get("prodsourcelabel") in ANALYSIS_SOURCES:
+        return ctx.qa.out_endpoint_analysis
+    return ctx.qa.out_endpoint
+
+
 def _output_free(ctx: QueueContext) -> np.ndarray:
-    out = ctx.qa.out_endpoint
+    out = output_endpoint(ctx)
     safe = np.maximum(out, 0)
     free = (ctx.ep["space_free"].astype(float, copy=False) + ctx.ep["space_expired"].astype(float, copy=False))[safe]
     return np.where(out >= 0, free, np.nan)
@@ -25,7 +39,7 @@ def f_storage(ctx: QueueContext) -> Verdict:
     """DISK size check: free space in the local storage has to be over STORAGE_MIN_FREE_SIZE (200 GB)."""
     free = _output_free(ctx)
     floor = float(ctx.config["STORAGE_MIN_FREE_SIZE"])
-    out, ep_names = ctx.qa.out_endpoint, ctx.ep.name
+    out, ep_names = output_endpoint(ctx), ctx.ep.name
     return Verdict(
         free > floor,
         "-disk",
@@ -41,7 +55,7 @@ STORAGE = Filter(
     ("-disk",),
     "free space in the local storage (free + expired at the output endpoint) must be over STORAGE_MIN_FREE_SIZE",
     f_storage,
-    reads=Reads(config=("STORAGE_MIN_FREE_SIZE",)),
+    reads=Reads(config=("STORAGE_MIN_FREE_SIZE",), task=("prodsourcelabel",)),
 )
 
 

@@ -52,13 +52,22 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def chosen_vo() -> str | None:
+    """The root command's --vo (None when not given or outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_root().params.get("vo") if ctx is not None else None
+
+
 def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
-    """The snapshot file if given, else the database at DATABASE_URL (with its stored gdpconfig)."""
+    """The snapshot file if given, else the database at DATABASE_URL with its stored gdpconfig of the VO (--vo, else
+    the grid's tasks' VO, else atlas)."""
+    from brokerage.brokers.router import grid_vo
     from brokerage.model.gdpconfig import Config
     from brokerage.model.snapshot import GridSnapshot
 
     if snapshot:
-        return GridSnapshot.from_json(snapshot), Config()
+        snap = GridSnapshot.from_json(snapshot)
+        return snap, Config(vo=chosen_vo() or grid_vo(snap))
     from brokerage.store import database, errors, repository
     from brokerage.store.config_store import load_config
 
@@ -67,7 +76,8 @@ def load_grid(snapshot: str | None) -> tuple[GridSnapshot, Config]:
             engine = database.make_engine(database.database_url(), create=False)
             if repository.is_empty(engine):
                 fail("the database holds no grid; run `brokerage db init` or pass --snapshot")
-            return repository.load_snapshot(engine), load_config(engine)
+            snap = repository.load_snapshot(engine)
+            return snap, load_config(engine, vo=chosen_vo() or grid_vo(snap))
     except BrokerageError as exc:  # the store raises its database's errors as StoreError
         fail_with(exc)
 

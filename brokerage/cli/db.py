@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
+from brokerage.cli.common import chosen_vo
 from brokerage.model.errors import BrokerageError
 from brokerage.model.gdpconfig import REGISTRY, ConfigError, lookup_param
 from brokerage.model.snapshot import SnapshotError
@@ -223,12 +224,13 @@ def prune_(ctx: click.Context, keep: int | None, older_than: float | None) -> No
 
 
 @db.command("config-show")
-@click.option("--vo", default="atlas", show_default=True)
+@click.option("--vo", default=None, help="the VO whose rows are resolved (default: brokerage --vo, else atlas)")
 @click.option("--all", "show_all", is_flag=True, help="every parameter, not only the stored ones")
 @click.pass_context
 @_guarded
-def config_show(ctx: click.Context, vo: str, show_all: bool) -> None:
+def config_show(ctx: click.Context, vo: str | None, show_all: bool) -> None:
     """Show the stored gdpconfig (or every parameter with --all) and its version."""
+    vo = vo or chosen_vo() or "atlas"
     config = config_store.load_config(_engine(ctx), vo=vo)
     click.echo(f"gdpconfig version {config.version} (vo {vo})")
     keys = list(config.effective()) if show_all else sorted(config.stored)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from brokerage.cli.common import fail, grid_overrides, guarded
+from brokerage.cli.common import chosen_vo, fail, grid_overrides, guarded
 from brokerage.cli.options import cluster_options
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Confi
         if not digits.isdigit():
             fail(f"{option}: expected a stored grid version (e.g. 3 or v3) or a snapshot .json file, not {v!r}")
         numbers.append(int(digits))
+    from brokerage.brokers.router import grid_vo
     from brokerage.store import database, errors
     from brokerage.store.config_store import load_config
     from brokerage.store.versions import load_version
@@ -39,7 +40,9 @@ def load_versions(old: str, new: str) -> tuple[GridSnapshot, GridSnapshot, Confi
     try:
         with errors.database_errors():  # a database failure is a StoreError: "database error: <first line>"
             engine = database.make_engine(database.database_url(), create=False)
-            return load_version(engine, numbers[0]), load_version(engine, numbers[1]), load_config(engine)
+            newer = load_version(engine, numbers[1])
+            vo = chosen_vo() or grid_vo(newer)
+            return load_version(engine, numbers[0]), newer, load_config(engine, vo=vo)
     except errors.StoreError as exc:
         fail(str(exc))
 

@@ -85,7 +85,9 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, lazy=CORE_COMMANDS, plugins=PLUGIN_GROUP)
 @click.version_option(package_name="brokerage-dashboard")
-def main() -> None:
+@click.option("--vo", envvar="BROKERAGE_VO", default=None, metavar="VO",
+              help="the VO whose stored CONFIG rows the commands load (default: the grid's tasks' VO, else atlas)")  # fmt: skip
+def main(vo: str | None) -> None:
     """See, explain and tune PanDA/JEDI-style brokerage."""
 
 

@@ -30,8 +30,9 @@ class Switch:
 
 
 SWITCHES: tuple[Switch, ...] = (
-    Switch("no_test_name_rule", "production", "queues with 'test' in the name are not preliminary candidates",
-           "every production/unified queue is a candidate (no name rule)", "AtlasProdJobBroker.py:296 (WORLD list)"),
+    Switch("no_test_name_rule", "production", "queues with 'test' in the name are not preliminary candidates (nor "
+           "a nucleus' own queues in the nucleus job check)", "every production/unified queue is a candidate and counts "
+           "for its nucleus' job check (no name rule)", "AtlasProdJobBroker.py:296 (WORLD list), SiteMapper.py:202"),
     Switch("standby_is_online", "production", "the queue status must be online",
            "online and standby pass", "AtlasProdJobBroker.py:401"),
     Switch("no_nucleus_only", "production", "priority >= 800 or scouts: only the nucleus' queues",

@@ -103,6 +103,13 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("panda_queue", "str", "queue", required=True),
         _c("ddm_endpoint_name", "str", "endpoint the queue reads input from", required=True),
         _c("default_write", "bool", "the queue's default output endpoint", default=False),
+        _c(
+            "scope",
+            "str",
+            "PANDA_DDM_RELATION.SCOPE: 'default', or e.g. 'analysis' (CRIC role write_lan_analysis) "
+            "for the output of analysis jobs",
+            default="default",
+        ),
     ),
     "network": (
         _c("src", "str", "source ATLAS site", required=True),
@@ -220,6 +227,13 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("eventservice", "bool", "event service task", default=False),
         _c("nucleus", "str", "assigned nucleus (null = not yet)", nullable=True),
         _c("site", "str", "pre-assigned queues, comma separated", nullable=True),
+        _c(
+            "vo",
+            "str",
+            "virtual organisation (JEDI_TASKS.VO): atlas goes to the ATLAS brokers, others to the generic job broker",
+            default="atlas",
+        ),
+        _c("cloud", "str", "cloud the task is bound to (the generic broker's candidates)", nullable=True),
         _c("architecture", "str", "sw_platform@base_platform#host_cpu_spec&host_gpu_spec", default=""),
         _c("transhome", "str", "release or cache, e.g. AthDerivation-21.2.2.0", default=""),
         _c("container_name", "str", "fat container", default=""),

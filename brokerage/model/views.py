@@ -27,11 +27,14 @@ class QueueArrays:
     col: dict[str, np.ndarray]
     site_is_nucleus: np.ndarray
     name_has_test: np.ndarray
-    out_endpoint: np.ndarray  # index into EndpointArrays, -1 when none
+    out_endpoint: np.ndarray  # index into EndpointArrays, -1 when none (relations of scope 'default')
     rel_queue: np.ndarray  # queue index of each panda_ddm_relation row (sorted by queue)
     rel_endpoint: np.ndarray  # endpoint index of each relation row
     laststart_hours: np.ndarray  # hours since laststart (inf when never)
     lastpilot_hours: np.ndarray  # hours since the last pilot (NaN when the snapshot does not say)
+    # output endpoint of analysis jobs: the 'analysis' scope's default write where the queue has that scope, else
+    # out_endpoint (PanDA's select_scope for prodSourceLabel user/panda)
+    out_endpoint_analysis: np.ndarray
 
     @property
     def n(self) -> int:
@@ -102,24 +105,45 @@ def _build_queue_arrays(cache: GridCache) -> QueueArrays:
     name_has_test = np.array(["test" in n.lower() for n in names], dtype=bool)
     ep = endpoint_arrays(cache)
     rel = snapshot.panda_ddm_relation
+    scope = rel["scope"].to_numpy(dtype=object) if "scope" in rel else np.full(len(rel), "default", dtype=object)
     rq = rel["panda_queue"].map(index).to_numpy()
     re_ = rel["ddm_endpoint_name"].map(ep.index).to_numpy()
     ok = ~(pd.isna(rq) | pd.isna(re_))
+    analysis = ok & (scope == "analysis")
+    out_analysis = _default_write(rq[analysis], re_[analysis], rel["default_write"].to_numpy()[analysis], len(names))
+    ok &= scope == "default"
     rq = rq[ok].astype(np.int64)
     re_ = re_[ok].astype(np.int64)
     dw = rel["default_write"].to_numpy()[ok]
     order = np.argsort(rq, kind="stable")
-    out_ep = np.full(len(names), -1, dtype=np.int64)
-    # the first default_write row of a queue is its output endpoint
-    for qi, ei in zip(rq[dw][::-1], re_[dw][::-1], strict=True):
-        out_ep[qi] = ei
+    out_ep = _default_write(rq, re_, dw, len(names))
+    out_analysis = np.where(out_analysis >= 0, out_analysis, out_ep)
     taken = pd.Timestamp(snapshot.taken_at)
     hours = ((taken - q["laststart"]).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.inf)
     pilot = pd.to_datetime(q["lastpilot"], utc=True) if "lastpilot" in q else pd.Series(pd.NaT, index=q.index)
     pilot_hours = ((taken - pilot).dt.total_seconds() / 3600.0).to_numpy(dtype=float, na_value=np.nan)
     return QueueArrays(
-        names, index, col, site_is_nucleus, name_has_test, out_ep, rq[order], re_[order], hours, pilot_hours
+        names,
+        index,
+        col,
+        site_is_nucleus,
+        name_has_test,
+        out_ep,
+        rq[order],
+        re_[order],
+        hours,
+        pilot_hours,
+        out_analysis,
     )
+
+
+def _default_write(rq: np.ndarray, re_: np.ndarray, dw: np.ndarray, n: int) -> np.ndarray:
+    """Per queue the endpoint of its first default_write relation (RQ/RE_ queue and endpoint index), else -1."""
+    out = np.full(n, -1, dtype=np.int64)
+    dw = dw.astype(bool)
+    for qi, ei in zip(rq[dw][::-1], re_[dw][::-1], strict=True):
+        out[int(qi)] = int(ei)
+    return out
 
 
 def without_pilots(qa: QueueArrays, no_pilot_hours: float) -> np.ndarray:

@@ -155,8 +155,13 @@ def _endpoint_type(name: str) -> str:
     return tail.upper()
 
 
-def map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) -> CricPatch:
-    """CRIC queue entries as queue rows; sites and endpoints they name but the grid lacks are added as well."""
+def map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot, add_endpoints: bool = True) -> CricPatch:
+    """CRIC queue entries as queue rows; sites and (ADD_ENDPOINTS) endpoints they name but the grid lacks are added
+    as well; without ADD_ENDPOINTS a relation to an unknown endpoint is left out and named, as PanDA's configurator
+    skips it ("DDM endpoint not found (e.g. DISABLED)").
+
+    Usage: ``patch = map_queues([("CERN", record)], snap); snap = patch.apply(snap)``
+    """
     patch = CricPatch()
     queues = _existing(snap, "queues", "panda_queue")
     sites = _existing(snap, "sites", "site_name")
@@ -173,7 +178,7 @@ def map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) ->
         site = row["atlas_site"]
         if site not in sites and site not in new_sites:
             new_sites[site] = {"site_name": site, "role": "satellite", "cloud": row["cloud"] or ""}
-        _add_relations(patch, f, site, endpoints, new_endpoints)
+        _add_relations(patch, f, site, endpoints, new_endpoints if add_endpoints else None)
     for row in new_sites.values():
         patch.add("sites", row)
     for row in new_endpoints.values():
@@ -183,19 +188,21 @@ def map_queues(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) ->
 
 
 def _queue_row(f: _Fields, old: dict[str, Any], skipped: list[str]) -> dict[str, Any] | None:
-    """One queue's row over its OLD one, or None when the entry is refused (a problem) or of another type (SKIPPED)."""
+    """One queue's row over its OLD one, or None when the entry is refused (every problem of it listed) or of another
+    type (SKIPPED). A missing type is production, as PanDA's SiteSpec takes it; the memory limits are maxrss/minrss
+    only; catchall ``per_core_attr`` makes maxrss, minrss and maxwdir per core (scaled by corecount, as PanDA's
+    getSiteInfo does)."""
     name, rec, problems = f.name, f.rec, f.problems
-    qtype = f.text("type", "queue_type", default=None)
-    if qtype is None:
-        problems.append(f"{name}.type: required; expected one of {', '.join(QUEUE_TYPES)}")
-        return None
-    if qtype not in QUEUE_TYPES:
+    before = len(problems)
+    qtype = f.text("type", "queue_type", default="production")
+    if qtype is not None and qtype not in QUEUE_TYPES:
         skipped.append(f"{name} ({qtype})")
         return None
     site = f.text("atlas_site", default=None)
-    if site is None:
+    if rec.get("atlas_site") is None:
         problems.append(f"{name}.atlas_site: required (the ATLAS site of the queue)")
-        return None
+    if "status" not in rec or rec["status"] is None:
+        problems.append(f"{name}.status: required; expected one of {', '.join(QUEUE_STATUSES)}")
     row = {
         **old,
         "panda_queue": name,
@@ -205,8 +212,8 @@ def _queue_row(f: _Fields, old: dict[str, Any], skipped: list[str]) -> dict[str,
         "status": f.text("status", default=None, choices=QUEUE_STATUSES),
         "corecount": f.integer("corecount", default=1),
         "corepower": f.number("corepower", default=10.0),
-        "maxrss": f.integer("maxrss", "maxmemory", default=0),
-        "minrss": f.integer("minrss", "minmemory", default=0),
+        "maxrss": f.integer("maxrss", default=0),
+        "minrss": f.integer("minrss", default=0),
         "maxtime": f.integer("maxtime", default=0),
         "mintime": f.integer("mintime", default=0),
         "maxwdir": f.integer("maxwdir", default=0),
@@ -220,8 +227,12 @@ def _queue_row(f: _Fields, old: dict[str, Any], skipped: list[str]) -> dict[str,
         "wnconnectivity": f.text("wnconnectivity", default="full"),
         "maxdiskio": f.integer("maxdiskio", default=0),
     }
-    if row["status"] is None and "status" not in rec:
-        problems.append(f"{name}.status: required; expected one of {', '.join(QUEUE_STATUSES)}")
+    if len(problems) > before or site is None:
+        return None
+    cores = row["corecount"] or 0
+    if "per_core_attr" in (row["catchall"] or "").split(",") and cores > 0:
+        for key in ("maxrss", "minrss", "maxwdir"):
+            row[key] = (row[key] or 0) * cores
     return row
 
 
@@ -230,22 +241,32 @@ def _add_relations(
     f: _Fields,
     site: str,
     endpoints: dict[str, dict[str, Any]],
-    new_endpoints: dict[str, dict[str, Any]],
+    new_endpoints: dict[str, dict[str, Any]] | None,
 ) -> None:
-    """The queue's storage relations from its astorages (or ddm) list, and the endpoints the grid lacks."""
-    reads, writes, given = _storages(f)
+    """The queue's storage relations from its astorages (or ddm) list, per scope, and the endpoints the grid lacks
+    (NEW_ENDPOINTS None: relations to them are left out and named)."""
+    relations, given = _storages(f)
     if not given:
         return
     name = f.name
     patch.replace_relations.add(name)
-    for ep in dict.fromkeys(reads + writes):
+    unknown: list[str] = []
+    for ep, scope, default_write in relations:
+        if ep not in endpoints and new_endpoints is None:
+            unknown.append(ep)
+            continue
         patch.add(
             "panda_ddm_relation",
-            {"panda_queue": name, "ddm_endpoint_name": ep, "default_write": bool(writes) and ep == writes[0]},
+            {"panda_queue": name, "ddm_endpoint_name": ep, "default_write": default_write, "scope": scope},
         )
-        if ep not in endpoints and ep not in new_endpoints:
+        if ep not in endpoints and new_endpoints is not None and ep not in new_endpoints:
             typ = _endpoint_type(ep)
             new_endpoints[ep] = {"ddm_endpoint_name": ep, "site_name": site, "type": typ, "is_tape": "TAPE" in typ}
+    if unknown:
+        patch.notes.append(
+            f"{name}: left out its relations to {', '.join(dict.fromkeys(unknown))}, endpoints the grid does not hold "
+            "(PanDA's configurator skips them too: not in DDM_ENDPOINT, e.g. DISABLED)"
+        )
 
 
 def _note_queue_additions(
@@ -266,25 +287,52 @@ def _note_queue_additions(
         )
 
 
-def _storages(f: _Fields) -> tuple[list[str], list[str], bool]:
-    """(read endpoints, write endpoints, whether the entry says anything about storage)."""
+READ_LAN, WRITE_LAN, DEFAULT_SCOPE = "read_lan", "write_lan", "default"
+
+
+def _role_scope(role: str) -> tuple[str, str] | None:
+    """CRIC astorages role as PanDA's configurator parses it: read_lan / write_lan (scope default), read_lan_<scope> /
+    write_lan_<scope>; None for every other role (the old pr / pw, es_events, ...: not read)."""
+    for base in (READ_LAN, WRITE_LAN):
+        if role == base:
+            return base, DEFAULT_SCOPE
+        if role.startswith(base + "_"):
+            return base, role[len(base) + 1 :]
+    return None
+
+
+def _storages(f: _Fields) -> tuple[list[tuple[str, str, bool]], bool]:
+    """([(endpoint, scope, default write)], whether the entry says anything about storage). Within a scope the
+    first write_lan endpoint is the default output (PanDA: order_write 1)."""
     ast = f.rec.get("astorages")
     if ast is not None and not isinstance(ast, dict):
         f._bad("astorages", f"expected an object activity -> [endpoint, ...], got {ast!r}")
-        return [], [], False
+        return [], False
     if ast:
         sub = _Fields(f"{f.name}.astorages", ast, f.problems)
-        reads = sub.names("read_lan", "pr", default=[]) or []
-        writes = sub.names("write_lan", "pw", default=[]) or []
-        return reads, writes, True
+        rows: dict[tuple[str, str], bool] = {}
+        for role in ast:
+            parsed = _role_scope(role)
+            if parsed is None:
+                continue
+            base, scope = parsed
+            for i, ep in enumerate(sub.names(role, default=[]) or []):
+                rows[(ep, scope)] = rows.get((ep, scope), False) or (base == WRITE_LAN and i == 0)
+        return [(ep, scope, dw) for (ep, scope), dw in rows.items()], True
     if f.rec.get("ddm") is not None:  # the older comma-separated list; its first endpoint takes the output
         eps = f.names("ddm", default=[]) or []
-        return eps, eps[:1], True
-    return [], [], "astorages" in f.rec
+        return [(ep, DEFAULT_SCOPE, i == 0) for i, ep in enumerate(dict.fromkeys(eps))], True
+    return [], "astorages" in f.rec
 
 
 def map_endpoints(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot) -> CricPatch:
+    """CRIC DDM endpoint entries as endpoint rows. An endpoint whose CRIC ``state`` is not ACTIVE (e.g. DISABLED) is
+    unusable: PanDA's configurator does not load it, so here every activity is OFF and no queue reads or writes it.
+
+    Usage: ``patch = map_endpoints([("CERN-PROD_DATADISK", record)], snap)``
+    """
     patch = CricPatch()
+    inactive: list[str] = []
     endpoints = _existing(snap, "ddm_endpoints", "ddm_endpoint_name")
     sites = _existing(snap, "sites", "site_name")
     new_sites: dict[str, dict[str, Any]] = {}
@@ -325,6 +373,10 @@ def map_endpoints(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot)
                 row[act] = raw.upper()
             else:
                 patch.problems.append(f"{name}.detailed_status.{act}: {raw!r} is not allowed; expected ON, OFF or TEST")
+        state = f.text("state", default="ACTIVE")
+        if state is not None and state.upper() != "ACTIVE":
+            inactive.append(f"{name} ({state})")
+            row.update(dict.fromkeys(ENDPOINT_ACTIVITIES, "OFF"))
         patch.add("ddm_endpoints", row)
         if site not in sites and site not in new_sites:
             new_sites[site] = {"site_name": site, "role": "satellite"}
@@ -333,6 +385,11 @@ def map_endpoints(entries: list[tuple[str, dict[str, Any]]], snap: GridSnapshot)
     if new_sites:
         patch.notes.append(
             f"added {count(len(new_sites), 'site')} named by endpoints as satellites: {', '.join(new_sites)}"
+        )
+    if inactive:
+        patch.notes.append(
+            f"{count(len(inactive), 'endpoint')} not ACTIVE in CRIC, every activity OFF (PanDA does not load them): "
+            + ", ".join(inactive)
         )
     return patch
 

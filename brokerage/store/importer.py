@@ -16,13 +16,14 @@ from brokerage.model.tables import TABLES
 from brokerage.model.validation import validate
 from brokerage.model.words import count
 from brokerage.sim.task_states import TransitionError
+from brokerage.store.activity_sources import ACTIVITY_KINDS, ACTIVITY_LABELS, detect_activity_kind, map_activity
 from brokerage.store.cric import CricPatch, map_endpoints, map_queues, map_sites
 from brokerage.store.database import write_transaction
 from brokerage.store.grid_tables import read_grid_or_blank
 from brokerage.store.live_sources import LIVE_KINDS, LIVE_LABELS, detect_live_kind, map_live
 from brokerage.store.repository import save_snapshot, write_grid
 
-KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac", *LIVE_KINDS)
+KINDS = ("snapshot", "cric_queues", "ddm_endpoints", "sites", "dirac", *LIVE_KINDS, *ACTIVITY_KINDS)
 KIND_LABELS = {
     "snapshot": "grid snapshot",
     "dirac": "DIRAC tables",
@@ -30,6 +31,7 @@ KIND_LABELS = {
     "ddm_endpoints": "DDM endpoints",
     "sites": "sites",
     **LIVE_LABELS,
+    **ACTIVITY_LABELS,
 }
 # Attributes that mark an object as a CRIC queue, a DDM endpoint or a site (votes for detect_kind).
 _QUEUE_HINTS = frozenset(
@@ -106,7 +108,7 @@ def import_data(engine: Engine, data: Any, source: str = "<data>") -> ImportResu
         return _import_snapshot(engine, data, source)
     if kind == "dirac":
         return _import_dirac(engine, data, source)
-    if kind in LIVE_KINDS:
+    if kind in LIVE_KINDS or kind in ACTIVITY_KINDS:
         return _import_live(engine, data, kind, source)
     entries, problems = _entries(data)
     mapper: Callable[[list[tuple[str, dict[str, Any]]], GridSnapshot], CricPatch]
@@ -154,11 +156,12 @@ def _import_dirac(engine: Engine, data: dict[str, Any], source: str) -> ImportRe
 
 
 def _import_live(engine: Engine, data: Any, kind: str, source: str) -> ImportResult:
-    """Import a live-source document of KIND (see live_sources.py) into the stored grid, all or nothing."""
+    """Import a live-source or activity document of KIND (live_sources.py, activity_sources.py) into the stored grid,
+    all or nothing."""
     result = ImportResult(source, kind)
     with write_transaction(engine, "grid") as conn:
         current = read_grid_or_blank(conn)
-        patch = map_live(kind, data, current)
+        patch = map_activity(kind, data, current) if kind in ACTIVITY_KINDS else map_live(kind, data, current)
         if patch.problems:
             raise ImportFileError(source, patch.problems)
         try:
@@ -189,6 +192,9 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
     live = detect_live_kind(data)  # SW tags, NWS metrics, site matrix, DDM statuses (brokerage/store/live_sources.py)
     if live is not None:
         return live
+    activity = detect_activity_kind(data)  # RSE usage, SiteData rows, JEDI tasks (brokerage/store/activity_sources.py)
+    if activity is not None:
+        return activity
     entries, _ = _entries(data)
     votes = {"cric_queues": 0, "ddm_endpoints": 0, "sites": 0}
     for _, rec in entries:
@@ -210,8 +216,10 @@ def detect_kind(data: Any, source: str = "<data>") -> str:
                 "CRIC queues ({name: {'atlas_site': ..., 'corecount': ...}}), DDM endpoints "
                 "({name: {'site': ..., 'is_tape': ...}}), sites ({name: {'tier_level': ..., 'role': ...}}), CRIC SW tags "
                 "({queue: {'cmtconfigs': ..., 'tags': ...}}), NWS metrics ({'SRC:DST': {'files': ..., 'mbps': ...}}), "
-                "a CRIC site matrix ([{'src', 'dst', 'closeness'}]) or DDM endpoint statuses "
-                "({endpoint: {activity: {'status': {'value': ...}}}})"
+                "a CRIC site matrix ([{'src', 'dst', 'closeness'}]), DDM endpoint statuses "
+                "({endpoint: {activity: {'status': {'value': ...}}}}), Rucio RSE usage ({rse: {'storage': {'used', "
+                "'free'}}}), SiteData rows ([{'site', 'flag', 'getjob', ...}]) or JEDI tasks ({'jedi_tasks': [...], "
+                "'jedi_datasets': [...]})"
             ],
         )
     return kind

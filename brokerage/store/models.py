@@ -206,6 +206,7 @@ class PandaDdmRelation(Base):
     panda_queue: Mapped[str] = mapped_column(sa.ForeignKey("schedconfig_json.panda_queue"), primary_key=True)
     ddm_endpoint_name: Mapped[str] = mapped_column(sa.ForeignKey("ddm_endpoint.ddm_endpoint_name"), primary_key=True)
     default_write: Mapped[bool]
+    scope: Mapped[str] = mapped_column(primary_key=True, server_default="default")
     seq: Mapped[int]
 
 
@@ -349,6 +350,8 @@ class JediTasks(Base):
     eventservice: Mapped[bool]
     nucleus: Mapped[str | None]
     site: Mapped[str | None]
+    vo: Mapped[str | None]
+    cloud: Mapped[str | None]
     architecture: Mapped[str | None]
     transhome: Mapped[str | None]
     container_name: Mapped[str | None]

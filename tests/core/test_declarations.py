@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brokerage.brokers import analysis, nucleus, production
+from brokerage.brokers import analysis, generic, nucleus, production
 from brokerage.brokers import uses as broker_uses
-from brokerage.checks import production_queues
+from brokerage.checks import generic_rules, production_queues
 from brokerage.checks.context import ProdContext
+from brokerage.checks.generic_rules import GenContext
 from brokerage.dirac.matcher import match
 from brokerage.framework import Filter, Step, declared_keys, keys_of
 from brokerage.model import views
@@ -153,6 +154,7 @@ def test_used_by_is_derived_from_the_declarations() -> None:
         *((analysis.BROKER, f, analysis.AnalContext) for f in (*analysis.PRELIMINARY, *analysis.PERSISTENT,
                                                                *analysis.TEMPORARY, *analysis.STEPS)),
         *((nucleus.BROKER, f, nucleus.NucleusContext) for f in (*nucleus.FILTERS, *nucleus.STEPS)),
+        *((generic.BROKER, f, GenContext) for f in (*generic_rules.FILTERS, *generic.STEPS)),
     ]  # fmt: skip
     for key in REGISTRY:
         derived = {(u.broker, u.stage) for u in broker_uses.used_by(key) if u.broker != broker_uses.DIRAC}

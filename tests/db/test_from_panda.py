@@ -73,7 +73,7 @@ def test_the_connection_is_read_only(panda_url: str) -> None:
 
 
 def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
-    """Queues from schedconfig JSON, relations of scope default, summed job counts, waiting tasks and input datasets."""
+    """Queues from schedconfig JSON, relations of every scope, summed job counts, waiting tasks and input datasets."""
     grid = read_panda(panda_url, SCHEMA, META)
     t = grid.snapshot.tables
     assert sorted(t["queues"]["panda_queue"]) == ["AGLT2", "BNL"]  # HPC_SPECIAL (type special) left out
@@ -81,7 +81,9 @@ def test_the_grid_is_built_from_pandas_tables(panda_url: str) -> None:
         "BNL-ATLAS": "nucleus", "AGLT2": "satellite"}  # fmt: skip
     eps = t["ddm_endpoints"].set_index("ddm_endpoint_name")
     assert eps.loc["BNL-ATLAS_DATADISK", "write_wan"] == "OFF" and eps.loc["AGLT2_DATADISK", "write_wan"] == "ON"
-    assert len(t["panda_ddm_relation"]) == 2 and t["panda_ddm_relation"]["default_write"].all()
+    rel = t["panda_ddm_relation"]
+    assert sorted(zip(rel["panda_queue"], rel["scope"], rel["default_write"], strict=True)) == [
+        ("AGLT2", "analysis", False), ("AGLT2", "default", True), ("BNL", "default", True)]  # fmt: skip
     running = t["job_counts"].query("panda_queue == 'AGLT2' and jobstatus == 'running'")["njobs"].tolist()
     assert running == [42]
     assert t["tasks"]["jeditaskid"].tolist() == [4242] and t["tasks"]["corecount"].tolist() == [8]

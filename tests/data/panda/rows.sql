@@ -17,15 +17,16 @@ INSERT INTO panda_ddm_relation (panda_site_name, ddm_endpoint_name, default_writ
 INSERT INTO network_matrix_kv VALUES
  ('AGLT2', 'BNL-ATLAS', 'AGIS_closeness', 3, now()), ('AGLT2', 'BNL-ATLAS', 'Production Output_queued', 75, now()),
  ('AGLT2', 'BNL-ATLAS', 'dashb_mbps_1h', 120, now());
-INSERT INTO jobs_share_stats (ts, gshare, computingsite, jobstatus, njobs, resource_type) VALUES
- (now(), 'MC Simulation', 'AGLT2', 'running', 40, 'MCORE'), (now(), 'MC Simulation', 'AGLT2', 'running', 2, 'MCORE'),
- (now(), 'MC Simulation', 'BNL', 'activated', 7, 'MCORE'), (now(), 'MC Simulation', 'BNL', 'sent', 1, 'MCORE');
-INSERT INTO jedi_tasks (jeditaskid, taskname, status, username, creationdate, modificationtime, prodsourcelabel,
+INSERT INTO jobs_share_stats (ts, gshare, computingsite, jobstatus, njobs, resource_type, vo) VALUES
+ (now(), 'MC Simulation', 'AGLT2', 'running', 40, 'MCORE', 'atlas'),
+ (now(), 'MC Simulation', 'AGLT2', 'running', 2, 'MCORE', 'atlas'),
+ (now(), 'MC Simulation', 'BNL', 'activated', 7, 'MCORE', 'atlas'), (now(), 'MC Simulation', 'BNL', 'sent', 1, 'MCORE', 'atlas');
+INSERT INTO jedi_tasks (jeditaskid, taskname, status, username, creationdate, modificationtime, prodsourcelabel, vo,
   corecount, processingtype, taskpriority, currentpriority, architecture, transhome, ramcount, ramunit, gshare,
   resource_type, eventservice, nucleus)
- VALUES (4242, 'mc23.simul', 'ready', 'prod', now(), now(), 'managed', 8, 'simul', 500, 510,
+ VALUES (4242, 'mc23.simul', 'ready', 'prod', now(), now(), 'managed', 'atlas', 8, 'simul', 500, 510,
          'x86_64-el9-gcc13-opt', 'Athena-24.0.30', 2000, 'MBPerCore', 'MC Simulation', 'MCORE', 0, 'BNL-ATLAS'),
-        (1, 'old.task', 'done', 'prod', now(), now(), 'managed', 1, 'simul', 500, 500, '', '', 0, NULL,
+        (1, 'old.task', 'done', 'prod', now(), now(), 'managed', 'atlas', 1, 'simul', 500, 500, '', '', 0, NULL,
          'MC Simulation', 'SCORE', 0, NULL);
 INSERT INTO jedi_datasets VALUES (4242, 1, 'mc23:EVNT.1', 'input', now(), now(), NULL, 10, 10000, 0),
                                  (4242, 2, 'mc23:HITS.2', 'output', now(), now(), NULL, 0, 0, 0);
@@ -44,9 +45,10 @@ INSERT INTO doma_pandameta.sitedata (site, flag, hours, laststart, lastpilot, ge
  ('AGLT2', 'production', 12, now() - interval '10 minutes', now() - interval '1 minute', 99, 99),
  ('BNL', 'production', 3, now() - interval '5 minutes', now() - interval '2 minutes', 5, 1);
 INSERT INTO jobsactive4 (pandaid, prodsourcelabel, jobstatus, computingsite, processingtype, produsername, corecount,
-  gshare) VALUES
- (1, 'user', 'running', 'AGLT2', 'panda-client', 'alice', 1, 'User Analysis'),
- (2, 'user', 'running', 'AGLT2', 'panda-client', 'alice', 1, 'User Analysis'),
- (3, 'user', 'activated', 'AGLT2', 'panda-client', 'alice', 8, 'User Analysis'),
- (4, 'user', 'running', 'AGLT2', 'pmerge', 'alice', 1, 'User Analysis'),
- (5, 'managed', 'running', 'AGLT2', 'simul', 'prod', 8, 'MC Simulation');
+  gshare, vo) VALUES
+ (1, 'user', 'running', 'AGLT2', 'panda-client', 'alice', 1, 'User Analysis', 'atlas'),
+ (2, 'user', 'running', 'AGLT2', 'panda-client', 'alice', 1, 'User Analysis', 'atlas'),
+ (3, 'user', 'activated', 'AGLT2', 'panda-client', 'alice', 8, 'User Analysis', 'atlas'),
+ (4, 'user', 'running', 'AGLT2', 'pmerge', 'alice', 1, 'User Analysis', 'atlas'),
+ (5, 'managed', 'running', 'AGLT2', 'simul', 'prod', 8, 'MC Simulation', 'atlas'),
+ (6, 'user', 'running', 'AGLT2', NULL, 'alice', 1, 'User Analysis', 'atlas');

@@ -17,10 +17,15 @@ CREATE TABLE network_matrix_kv (
 CREATE TABLE jobs_share_stats (
   ts timestamp, gshare varchar(32), computingsite varchar(128), jobstatus varchar(15) NOT NULL, maxpriority bigint,
   njobs bigint, hs bigint, vo varchar(32), workqueue_id integer, resource_type varchar(56), nucleus varchar(52));
+-- jobsDefined4's counts (defined, assigned, waiting, pending), the same columns as JOBS_SHARE_STATS
+CREATE TABLE jobsdefined_share_stats (
+  ts timestamp, gshare varchar(32), computingsite varchar(128), jobstatus varchar(15) NOT NULL, maxpriority bigint,
+  njobs bigint, hs bigint, vo varchar(32), workqueue_id integer, resource_type varchar(56), nucleus varchar(52));
 CREATE TABLE jedi_tasks (
   jeditaskid bigint NOT NULL PRIMARY KEY, taskname varchar(256), status varchar(64) NOT NULL,
   username varchar(128) NOT NULL, creationdate timestamp NOT NULL, modificationtime timestamp NOT NULL,
-  frozentime timestamp, site varchar(60), prodsourcelabel varchar(20), workinggroup varchar(32), vo varchar(32),
+  frozentime timestamp, cloud varchar(10), site varchar(60), prodsourcelabel varchar(20), workinggroup varchar(32),
+  vo varchar(32),
   corecount integer, processingtype varchar(64), taskpriority integer, currentpriority integer,
   architecture varchar(256), transhome varchar(128), outdiskcount integer, outdiskunit varchar(32),
   workdiskcount integer, ramcount integer, ramunit varchar(32), iointensity integer, parent_tid bigint,
@@ -34,7 +39,7 @@ CREATE TABLE jedi_datasets (
 CREATE TABLE jobsactive4 (
   pandaid bigint NOT NULL DEFAULT '0' PRIMARY KEY, prodsourcelabel varchar(20) DEFAULT 'managed',
   jobstatus varchar(15) NOT NULL DEFAULT 'activated', computingsite varchar(128), workinggroup varchar(20),
-  processingtype varchar(64), produsername varchar(60), corecount smallint, gshare varchar(32));
+  processingtype varchar(64), produsername varchar(60), corecount smallint, gshare varchar(32), vo varchar(16));
 CREATE TABLE sw_tags (panda_queue varchar(50), data text, last_update timestamp);
 CREATE TABLE global_shares (name varchar(32) NOT NULL PRIMARY KEY, value smallint NOT NULL, parent varchar(32),
   throttled char(1) DEFAULT 'Y');
