@@ -10,6 +10,7 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import chunks, engine, tracked
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import TICK_S, Simulation
+from brokerage.sim.measures import compact
 from brokerage.sim.replay import replay_job
 
 Progress = Callable[[int, int], None]  # (simulated minutes done over all runs, total)
@@ -76,3 +77,55 @@ def simulate_many(
     return tracked.run_tracked(
         _reporting_run, snap, items, steps=ticks, progress=progress, cancel=cancel, client=client
     )
+
+
+def _replica_run(
+    snap: GridSnapshot,
+    config: Config,
+    hours: float,
+    seed: int,
+    commands: Sequence[TaskCommand],
+    report: Progress | None,
+) -> dict[str, Any]:
+    """Worker side of one replica: the run's seed, headline and measures (brokerage.sim.measures.compact)."""
+    return compact(Simulation(snap, config, seed=seed).run(hours, progress=report, commands=commands))
+
+
+def simulate_replicas(
+    snap: GridSnapshot,
+    configs: Sequence[Config],
+    hours: float,
+    seeds: Sequence[int],
+    *,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    client: Any = None,
+    commands: Sequence[TaskCommand] = (),
+) -> list[list[dict[str, Any]]]:
+    """Every config of CONFIGS run once per seed of SEEDS (common random numbers: replica i of each config uses
+    seeds[i]), each run a task of its own on the cluster, submitted replica by replica so that whole replicas end
+    first; ``out[c][i]`` is the compact run (seed, headline, measures) of configs[c] with seeds[i]. PROGRESS gets
+    simulated minutes over all runs; CANCEL() returning True stops them all and raises ``Cancelled``.
+
+    Usage: ``runs = simulate_replicas(snap, [stored, whatif], hours=2, seeds=range(10))``
+    """
+    pairs = [(cfg, int(seed)) for seed in seeds for cfg in configs]  # replica-major
+    ticks = round(hours * 3600 / TICK_S)
+    total = ticks * len(pairs)
+    if not _use_cluster(client):
+        flat = []
+        for i, (cfg, seed) in enumerate(pairs):
+
+            def step(done: int, _t: int, base: int = i * ticks) -> None:
+                if cancel and cancel():
+                    raise chunks.Cancelled(f"cancelled after {base + done} of {total} simulated minutes")
+                if progress:
+                    progress(base + done, total)
+
+            flat.append(_replica_run(snap, cfg, hours, seed, commands, step))
+    else:
+        items = [(cfg, float(hours), seed, list(commands)) for cfg, seed in pairs]
+        flat = tracked.run_tracked(_replica_run, snap, items, steps=ticks, progress=progress, cancel=cancel,
+                                   client=client)  # fmt: skip
+    n = len(configs)
+    return [[flat[i * n + c] for i in range(len(seeds))] for c in range(n)]
