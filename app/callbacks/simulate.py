@@ -12,6 +12,7 @@ from dash.exceptions import PreventUpdate
 
 from app import ids_sim as ids
 from app.components.layout import card, empty_state, error_alert, figure, grid
+from app.components.replicas import replicas_view
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
 from app.services.roles import client_address
@@ -30,7 +31,13 @@ _SHOW, _HIDE = {"display": "flex"}, {"display": "none"}
 
 
 def result_view(result: dict[str, Any]) -> Any:
-    """The headline table, the share series, the timeout events and the queues that changed most."""
+    """The headline table, the share series, the timeout events and the queues that changed most (replicated runs:
+    the intervals, the attribution or the sweep)."""
+    if result.get("kind") in ("compare", "sweep"):
+        what = "sweep" if result["kind"] == "sweep" else " vs ".join(result["labels"][:2])
+        return html.Div([html.Div(f"{count_hours(result['hours'])} simulated on {result['snapshot']}, "
+                                  f"{result['replicas']} replicas: {what}.", className="small text-muted mb-2",
+                                  id="sim-summary"), replicas_view(result)])  # fmt: skip
     labels = result["labels"]
     head_cols = [{"field": "figure", "minWidth": 240}] + [{"field": x} for x in labels]
     head_cols += [{"field": "change", "minWidth": 200}] if len(labels) == 2 else []
@@ -182,12 +189,15 @@ def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, di
     State(ids.SIM_SEED, "value"),
     State(ids.SIM_COMPARE, "value"),
     State(ids.SIM_COMMANDS, "value"),
+    State(ids.SIM_REPLICAS, "value"),
+    State(ids.SIM_SWEEP, "value"),
     State(ids.SIM_URL, "data"),
     State(ids.SIM_JOB, "data"),
 )
 def drive_simulation(
     _run: int | None, autostart: bool | None, _tick: int | None, _cancel: int | None,
-    hours: Any, seed: Any, compare: bool | None, cmds: str | None, edits: dict[str, Any] | None, job_id: str | None,
+    hours: Any, seed: Any, compare: bool | None, cmds: str | None, replicas: Any, sweep: str | None,
+    edits: dict[str, Any] | None, job_id: str | None,
 ) -> tuple[Any, ...]:  # fmt: skip
     """Start the simulation (Run, or opening a permalink with hours), poll it while it runs, or cancel it."""
     trigger = ctx.triggered_id
@@ -202,7 +212,8 @@ def drive_simulation(
         return (*job_outputs(job_id, JobState("cancelled")), no_update, _HIDE, None)
     if trigger in (None, ids.SIM_AUTOSTART) and not autostart:
         raise PreventUpdate  # opening the page without hours runs nothing until Run is pressed
-    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else "", "cmd": cmds or ""}
+    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else "", "cmd": cmds or "",
+             "replicas": replicas or 1, "sweep": (sweep or "").strip()}  # fmt: skip
     try:
         req, _refused = parse_request(services.state.config(), query)
         job_id, state = services.simulations.start(req, client_address())
@@ -216,12 +227,16 @@ def drive_simulation(
         return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update, _HIDE, None
     search = "?" + urlencode({**(edits or {}), "hours": f"{req.hours:g}", "seed": req.seed,
                               **({"compare": 1} if req.compare else {}),
-                              **({"cmd": " ".join(req.commands)} if req.commands else {})})  # fmt: skip
+                              **({"cmd": " ".join(req.commands)} if req.commands else {}),
+                              **({"replicas": req.replicas} if req.replicas > 1 else {}),
+                              **({"sweep": query["sweep"]} if req.sweep else {})})  # fmt: skip
     return (*job_outputs(job_id, state), search, *_history_box(state))
 
 
 def _history_box(state: JobState) -> tuple[Any, Any]:
     """(style, request) of the job-history box: shown with the finished run's request, hidden otherwise."""
-    if state.state == "done":
+    if state.state == "done" and state.result.get("kind") is None:  # replicated runs have no one run to replay
         return {"display": "block"}, run_query(state.result)
+    if state.state == "done":
+        return _HIDE, None
     return (no_update, no_update) if state.state == "running" else (_HIDE, None)

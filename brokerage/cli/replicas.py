@@ -33,7 +33,8 @@ def run_replicated(
 ) -> dict[str, Any]:  # fmt: skip
     """The replicated comparison (or sweep) on the Dask engine with a bar counting replicas."""
     from brokerage.report.progress import ProgressBar
-    from brokerage.sim.replicas import compare_plan, replicate, sweep_plan
+    from brokerage.sim.replicas import compare_plan, sweep_plan
+    from brokerage.sim.sweep import replicate
 
     if sweep:
         key, values = parse_sweep(snap, sweep)

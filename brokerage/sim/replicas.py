@@ -7,13 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokerage.model.gdpconfig import Config, Value
-from brokerage.model.snapshot import GridSnapshot
-from brokerage.sim.commands import TaskCommand
 from brokerage.sim.measures import MEASURES, SHARE_PREFIX, describe
 from brokerage.sim.paired import CONFIDENCE, METHOD, Interval, mean_interval, paired
-from brokerage.sim.sweep import Cancel, Progress, simulate_replicas
 
-MAX_REPLICAS = 100
 STORED, WHATIF, INTERACTIONS = "stored", "what-if", "(interactions)"
 Runs = Mapping[str, Sequence[Mapping[str, Any]]]  # label -> one compact run per replica, in seed order
 
@@ -175,24 +171,6 @@ def verdict(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     real = [say(r) for r in rows if r["significant"]]
     none = [r["name"] for r in rows if not r["significant"]]
     return {"real": real, "not_real": none}
-
-
-def replicate(
-    snap: GridSnapshot, plan: Plan, hours: float, replicas: int, first_seed: int = 0, *,
-    progress: Progress | None = None, cancel: Cancel | None = None, client: Any = None,
-    commands: Sequence[TaskCommand] = (),
-) -> dict[str, Any]:  # fmt: skip
-    """Run PLAN's configs REPLICAS times each (replica i: seed FIRST_SEED + i for every config) on the Dask engine and
-    summarise: the compare or sweep rows, the verdict in words, and every run with its seed.
-
-    Usage: ``doc = replicate(snap, compare_plan(config, {"THROTTLE_THRESHOLD": 1.5}), hours=2, replicas=10)``
-    """
-    if not 1 <= replicas <= MAX_REPLICAS:
-        raise ValueError(f"replicas: {replicas} is not allowed; expected 1 to {MAX_REPLICAS}")
-    seeds = [first_seed + i for i in range(replicas)]
-    out = simulate_replicas(snap, plan.configs, hours, seeds, progress=progress, cancel=cancel, client=client,
-                            commands=commands)  # fmt: skip
-    return summarise(plan, dict(zip(plan.labels, out, strict=True)), hours, seeds)
 
 
 def summarise(plan: Plan, runs: Runs, hours: float, seeds: Sequence[int]) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import TICK_S, Simulation
 from brokerage.sim.measures import compact
 from brokerage.sim.replay import replay_job
+from brokerage.sim.replicas import Plan, summarise
 
 Progress = Callable[[int, int], None]  # (simulated minutes done over all runs, total)
 Cancel = Callable[[], bool]
+MAX_REPLICAS = 100
 
 
 def _one_run(
@@ -129,3 +131,21 @@ def simulate_replicas(
                                    client=client)  # fmt: skip
     n = len(configs)
     return [[flat[i * n + c] for i in range(len(seeds))] for c in range(n)]
+
+
+def replicate(
+    snap: GridSnapshot, plan: Plan, hours: float, replicas: int, first_seed: int = 0, *,
+    progress: Progress | None = None, cancel: Cancel | None = None, client: Any = None,
+    commands: Sequence[TaskCommand] = (),
+) -> dict[str, Any]:  # fmt: skip
+    """Run PLAN's configs REPLICAS times each (replica i: seed FIRST_SEED + i for every config) on the Dask engine and
+    summarise: the compare or sweep rows, the verdict in words, and every run with its seed.
+
+    Usage: ``doc = replicate(snap, compare_plan(config, {"THROTTLE_THRESHOLD": 1.5}), hours=2, replicas=10)``
+    """
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise ValueError(f"replicas: {replicas} is not allowed; expected 1 to {MAX_REPLICAS}")
+    seeds = [first_seed + i for i in range(replicas)]
+    out = simulate_replicas(snap, plan.configs, hours, seeds, progress=progress, cancel=cancel, client=client,
+                            commands=commands)  # fmt: skip
+    return summarise(plan, dict(zip(plan.labels, out, strict=True)), hours, seeds)

@@ -14,7 +14,8 @@ from brokerage.cli.main import main
 from brokerage.model.gdpconfig import Config
 from brokerage.runs import engine
 from brokerage.sim.measures import pending_stays
-from brokerage.sim.replicas import compare, compare_plan, replicate, say, summarise, sweep, sweep_plan
+from brokerage.sim.replicas import compare, compare_plan, say, summarise, sweep, sweep_plan
+from brokerage.sim.sweep import replicate
 from tests.core.sim.test_engine import _snap
 
 
