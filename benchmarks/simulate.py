@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -110,17 +111,30 @@ def replicas(args: argparse.Namespace) -> None:
     client = engine.get_client()  # started before timing: the dashboard's cluster is already up
     workers = len(client.scheduler_info(n_workers=-1)["workers"])
     plan = compare_plan(Config(), {"THROTTLE_THRESHOLD": 1.5})
+    cpu0 = client.run(_cpu_s)
     t0 = time.perf_counter()
     doc = replicate(snap, plan, args.hours, args.replicas)
     wall = time.perf_counter() - t0
+    cpu = sum(client.run(_cpu_s).values()) - sum(cpu0.values())
     peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     runs = args.replicas * len(plan.configs)
+    load = os.getloadavg()[0]
+    print(
+        f"workers' CPU time {cpu:.0f} s = {cpu / runs:.1f} s per run; on {workers} otherwise idle cores 20 replicas "
+        f"would take about {cpu / runs * 20 * len(plan.configs) / workers / 60:.1f} min (load average now {load:.1f})"
+    )
     print(f"{args.replicas} replicas x {len(plan.configs)} configs x {args.hours:g} simulated h of the demo grid "
           f"x{args.scale} on the embedded cluster ({workers} workers): {wall:.1f} s = {wall / 60:.1f} min; "
           f"{args.replicas / wall * 60:.2f} replicas/min; {runs * args.hours / wall:.2f} simulated h/s; "
           f"worker peak memory {max(peaks.values()):,.0f} MB")  # fmt: skip
     real = [r["name"] for r in doc["measures"] if r["significant"]]
     print(f"real differences ({len(real)} of {len(doc['measures'])} measures): {', '.join(real) or 'none'}")
+
+
+def _cpu_s() -> float:
+    """This process's CPU seconds (user + system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 if __name__ == "__main__":

@@ -50,9 +50,10 @@ def result_view(result: dict[str, Any]) -> Any:
             card("Headline", grid(vm.headline_rows(result), head_cols, height=330, export_name="simulation_headline.csv")),
             card("Global shares over time", html.Div([figure(vm.share_figure(result, "running")),
                                                       figure(vm.share_figure(result, "activated"))], className="sim-pair")),
-            card("Work queues and nuclei over time", html.Div([figure(vm.share_figure(result, "running", "work_queues")),
-                                                               figure(vm.share_figure(result, "running", "nuclei"))],
-                                                              className="sim-pair")),
+            card("Work queues and nuclei over time", [html.Div([figure(vm.share_figure(result, "running", "work_queues")),
+                                                                figure(vm.share_figure(result, "running", "nuclei"))],
+                                                               className="sim-pair"),
+                                                      figure(vm.no_nucleus_figure(result), id_="sim-no-nucleus")]),
             card("Timeouts and reassignments", html.Div(events, className="sim-pair" if len(events) > 1 else "")),
             card(f"Queues whose load changed most ({labels[-1]})",
                  grid(vm.queue_rows(result), vm.QUEUE_COLUMNS, height=320, export_name="simulation_queues.csv")),
@@ -64,14 +65,24 @@ def result_view(result: dict[str, Any]) -> Any:
                       export_name="simulation_datasets.csv",
                       no_rows="No task had inputs to process in this run (tasks need master input datasets).")),
             card(f"Retry module decisions on failed jobs ({labels[-1]})",
-                 grid(vm.retry_rows(result), vm.RETRY_COLUMNS, height=200, export_name="simulation_retries.csv",
-                      no_rows="No failed job had an error the retry rules or error classes act on.")),
+                 [_summed(vm.retry_summary(result), "sim-retry-summary"),
+                  grid(vm.retry_rows(result), vm.RETRY_COLUMNS, height=200, export_name="simulation_retries.csv",
+                       no_rows="No failed job had an error the retry rules or error classes act on.")]),
             card(f"Task status changes and their causes ({labels[-1]}; filter by task for one task's history)",
-                 grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv")),
+                 [_summed(vm.task_change_summary(result), "sim-task-summary"),
+                  grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv",
+                       no_rows="No task changed status in this run.")]),
             card("Every rule that moved jobs or tasks",
-                 grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv")),
+                 [_summed(vm.event_summary(result), "sim-event-summary"),
+                  grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv",
+                       no_rows="No rule moved a job or a task in this run.")]),
         ]
     )  # fmt: skip
+
+
+def _summed(text: str, id_: str) -> Any:
+    """A card's one-line summary above its table: what the table holds, painted before the grid is."""
+    return html.Div(text, className="small mb-1", id=id_)
 
 
 def run_query(result: dict[str, Any]) -> dict[str, str]:
