@@ -44,7 +44,7 @@ def compare_view(doc: dict[str, Any], compact: bool = False) -> html.Div:
                                                                                     else ""),
                       grid(vm.interval_rows(doc), vm.interval_columns(doc), height=260 if compact else 420,
                            export_name="simulation_intervals.csv")))  # fmt: skip
-    return html.Div(parts, id="sim-replicas")
+    return html.Div(parts, id="sim-replicas-view")
 
 
 def sweep_view(doc: dict[str, Any]) -> html.Div:

@@ -190,7 +190,7 @@ def future_panel() -> html.Div:
                                color="primary", outline=True),
                     html.Label("replicas", htmlFor=ids.TUNE_FUTURE_REPLICAS, className="small ms-2 me-1"),
                     dbc.Select(id=ids.TUNE_FUTURE_REPLICAS, value="5", size="sm", style={"width": "5rem"},
-                               options=[{"label": str(n), "value": str(n)} for n in (1, 5, 10, 20)]),
+                               options=[{"label": str(n), "value": str(n)} for n in (1, 2, 5, 10, 20)]),
                     dbc.Progress(id=ids.TUNE_FUTURE_PROGRESS, value=0, label="", style={"height": "14px"},
                                  className="flex-grow-1 ms-2"),
                     dbc.Button("Cancel", id=ids.TUNE_FUTURE_CANCEL, size="sm", color="secondary", outline=True,

@@ -105,7 +105,7 @@ def _sweep(config: Any, text: str) -> tuple[str, tuple[Value, ...]] | None:
         parsed = parse_edits({key: v}, config, variants=False)
         if parsed.errors:
             raise SimulationRequestError("sweep: " + "; ".join(parsed.errors.values()))
-        typed.append(parsed.overrides[key])
+        typed.append(parsed.overrides[key] if key in parsed.overrides else config[key])  # the stored value itself
     return key, tuple(typed)
 
 

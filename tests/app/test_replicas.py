@@ -32,8 +32,8 @@ def test_request_takes_replicas_and_a_sweep_and_names_bad_ones() -> None:
     req, _ = parse_request(Config(), {"compare": "1", "replicas": "5", "THROTTLE_THRESHOLD": "1.5"})
     assert req.replicas == 5 and req.replicated
     assert not parse_request(Config(), {"compare": "1", "THROTTLE_THRESHOLD": "1.5"})[0].replicated
-    sweep = parse_request(Config(), {"sweep": "THROTTLE_THRESHOLD=1,1.5"})[0]
-    assert sweep.sweep == ("THROTTLE_THRESHOLD", (1.0, 1.5)) and sweep.replicated
+    sweep = parse_request(Config(), {"sweep": "THROTTLE_THRESHOLD=1,1.5,2"})[0]  # 2 is the stored value
+    assert sweep.sweep == ("THROTTLE_THRESHOLD", (1.0, 1.5, 2.0)) and sweep.replicated
     for query, words in (({"replicas": "0"}, "replicas: '0' is not allowed"), ({"replicas": "21"}, "1 to 20"),
                          ({"sweep": "THROTTLE_THRESHOLD"}, "sweep: 'THROTTLE_THRESHOLD' is not allowed"),
                          ({"sweep": "THROTTLE_THRESHOLD=0"}, "THROTTLE_THRESHOLD"),
