@@ -37,7 +37,10 @@ def compare_view(doc: dict[str, Any], compact: bool = False) -> html.Div:
     pair = html.Div([bars, figure(attribution, id_="sim-attribution")], className="sim-pair") if attribution else bars
     parts: list[Any] = [verdict(doc), method_note(doc)]
     title = "Paired differences with 95 % intervals" + (" and which key made them" if attribution else "")
-    parts.append(card(title, pair))
+    _rows, undrawn = vm.drawable(doc)
+    note = html.Div(f"Not drawn (a stored mean of 0 has no % change; see the table): {', '.join(undrawn)}.",
+                    className="small text-muted") if undrawn else None  # fmt: skip
+    parts.append(card(title, [pair, note]))
     if not compact:
         parts.append(card("Global shares: running vs target", figure(vm.share_figure(doc))))
     parts.append(card("Every measure: means, paired difference, 95 % interval" + (", each key alone" if attribution

@@ -35,10 +35,13 @@ def _headline_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in doc["measures"] if not r["measure"].startswith(SHARE_PREFIX) and r["unit"] != "pp"]
 
 
-def _bars(rows: list[dict[str, Any]], pick: Any, relative: bool, name: str = "", color: str | None = None) -> dict:
-    """One error-bar trace: per row the difference PICK(row) gives, with its interval (as % of the stored mean)."""
+def _bars(
+    rows: list[dict[str, Any]], pick: Any, relative: bool, name: str = "", color: str | None = None, offset: float = 0
+) -> dict:
+    """One error-bar trace: per row the difference PICK(row) gives, with its interval (as % of the stored mean), at
+    y = the row's position + OFFSET (traces of one figure side by side)."""
     ys, xs, lo, hi, colors, texts = [], [], [], [], [], []
-    for row in rows:
+    for i, row in enumerate(rows):
         part = pick(row)
         if part is None or part["difference"] is None:
             continue
@@ -47,7 +50,7 @@ def _bars(rows: list[dict[str, Any]], pick: Any, relative: bool, name: str = "",
         if d is None:
             continue
         a, b = (conv(a), conv(b)) if a is not None else (d, d)
-        ys.append(row["name"])
+        ys.append(i + offset)
         xs.append(d)
         lo.append(d - a)
         hi.append(b - d)
@@ -56,7 +59,7 @@ def _bars(rows: list[dict[str, Any]], pick: Any, relative: bool, name: str = "",
                      f"{number(part['interval'][0])} to {number(part['interval'][1])}"
                      + ("; real" if part["significant"] else "; includes 0: not real"))  # fmt: skip
     return {"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": name, "text": texts,
-            "hovertemplate": "%{y}: %{text}<extra>" + name + "</extra>",
+            "hovertemplate": "%{text}<extra>" + name + "</extra>",
             "marker": {"color": colors, "size": 9},
             "error_x": {"type": "data", "symmetric": False, "array": hi, "arrayminus": lo, "thickness": 2,
                         "width": 5, "color": "#4a5560"}}  # fmt: skip
@@ -66,19 +69,37 @@ def _zero_line(n: int) -> list[dict[str, Any]]:
     return [{"type": "line", "x0": 0, "x1": 0, "y0": -0.5, "y1": n - 0.5, "line": {"color": "#c9302c", "dash": "dot"}}]
 
 
+def _names_axis(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A y axis with one tick per measure, top down."""
+    return {"tickvals": list(range(len(rows))), "ticktext": [r["name"] for r in rows], "autorange": "reversed",
+            "range": [len(rows) - 0.5, -0.5], "zeroline": False}  # fmt: skip
+
+
+def drawable(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The headline measures drawn as % of the stored mean, and the names of those that cannot be (stored mean 0 or
+    no value: the table still lists them).
+
+    Usage: ``rows, undrawn = drawable(result)``
+    """
+    rows, undrawn = [], []
+    for r in _headline_rows(doc):
+        (rows if _relative(r, r["difference"]) is not None else undrawn).append(r)
+    return rows, [r["name"] for r in undrawn]
+
+
 def interval_figure(doc: dict[str, Any]) -> dict[str, Any]:
     """Each headline measure's paired difference (what-if - stored) as % of the stored mean, with its 95 % interval
     as an error bar; blue where the interval excludes 0 (a real difference), grey where it does not.
 
     Usage: ``interval_figure(result)["data"][0]["error_x"]``
     """
-    rows = _headline_rows(doc)
+    rows, _undrawn = drawable(doc)
     trace = _bars(rows, lambda r: r, relative=True, name="what-if - stored")
     title = f"What-if - stored, % of the stored mean, 95 % interval ({doc['replicas']} replicas; blue: real)"
-    n = len(trace["y"])
-    return {"data": [trace], "layout": _layout(title, 60 + 34 * max(n, 3), shapes=_zero_line(n),
+    n = len(rows)
+    return {"data": [trace], "layout": _layout(title, 70 + 34 * max(n, 3), shapes=_zero_line(n),
                                                xaxis={"title": {"text": "% of the stored mean"}, "zeroline": False},
-                                               yaxis={"autorange": "reversed"})}  # fmt: skip
+                                               yaxis=_names_axis(rows))}  # fmt: skip
 
 
 def share_figure(doc: dict[str, Any]) -> dict[str, Any]:
@@ -88,11 +109,11 @@ def share_figure(doc: dict[str, Any]) -> dict[str, Any]:
     """
     rows = [r for r in doc["measures"] if r["unit"] == "pp"]
     trace = _bars(rows, lambda r: r, relative=False, name="what-if - stored")
-    n = len(trace["y"])
+    n = len(rows)
     title = "Global shares: change of running share - target, percentage points, 95 % interval"
-    return {"data": [trace], "layout": _layout(title, 60 + 30 * max(n, 3), shapes=_zero_line(n),
+    return {"data": [trace], "layout": _layout(title, 70 + 30 * max(n, 3), shapes=_zero_line(n),
                                                xaxis={"title": {"text": "percentage points"}, "zeroline": False},
-                                               yaxis={"autorange": "reversed"})}  # fmt: skip
+                                               yaxis=_names_axis(rows))}  # fmt: skip
 
 
 def attribution_figure(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -104,24 +125,27 @@ def attribution_figure(doc: dict[str, Any]) -> dict[str, Any] | None:
     keys = [*doc.get("keys", []), INTERACTIONS] if doc.get("kind") == "compare" and doc.get("keys") else []
     if not keys:
         return None
-    rows = _headline_rows(doc)
+    rows, _undrawn = drawable(doc)
     data = []
+    step = 0.7 / len(keys)
     for i, key in enumerate(keys):
 
         def pick(row: dict[str, Any], key: str = key) -> dict[str, Any] | None:
             return next((p for p in row.get("attribution", []) if p["key"] == key), None)
 
-        trace = _bars(rows, pick, relative=True, name=key, color=PALETTE[i % len(PALETTE)])
+        trace = _bars(rows, pick, relative=True, name=key, color=PALETTE[i % len(PALETTE)],
+                      offset=(i - (len(keys) - 1) / 2) * step)  # fmt: skip
         trace["marker"]["symbol"] = ["circle" if p else "circle-open" for p in _sig(rows, pick)]
         trace["showlegend"] = True
         data.append(trace)
     n = len(rows)
     title = "Which key made it: each key alone vs stored, and what is left to interactions (filled: real)"
-    return {"data": data, "layout": _layout(title, 90 + 34 * max(n, 3), shapes=_zero_line(n), showlegend=True,
-                                            scattermode="group",
-                                            legend={"orientation": "h", "y": -0.12, "font": {"size": 11}},
+    return {"data": data, "layout": _layout(title, 110 + 34 * max(n, 3), shapes=_zero_line(n), showlegend=True,
+                                            margin={"l": 260, "r": 20, "t": 70, "b": 45},
+                                            legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0,
+                                                    "font": {"size": 11}},
                                             xaxis={"title": {"text": "% of the stored mean"}, "zeroline": False},
-                                            yaxis={"autorange": "reversed"})}  # fmt: skip
+                                            yaxis=_names_axis(rows))}  # fmt: skip
 
 
 def _sig(rows: list[dict[str, Any]], pick: Any) -> list[bool]:
