@@ -133,9 +133,7 @@ def simulate(
     from brokerage.model.gdpconfig import parse_assignments
     from brokerage.report.files import write_atomic
 
-    if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
-        fail(f"--hours: {hours:g} is not allowed; expected a number of hours above 0 and at most {MAX_HOURS}")
-    _check_modes(compare, replicas, sweep, job_ids, assignments)
+    _check_modes(hours, compare, replicas, sweep, job_ids, assignments)
     parse_assignments(assignments)
     from brokerage.sim.commands import CommandRefused, parse_commands
 
@@ -194,9 +192,11 @@ def simulate(
 
 
 def _check_modes(
-    compare: bool, replicas: int | None, sweep: str | None, job_ids: Any, assignments: tuple[str, ...]
+    hours: float, compare: bool, replicas: int | None, sweep: str | None, job_ids: Any, assignments: tuple[str, ...]
 ) -> None:
-    """Exit 2 on options that do not go together."""
+    """Exit 2 on hours out of range and on options that do not go together."""
+    if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
+        fail(f"--hours: {hours:g} is not allowed; expected a number of hours above 0 and at most {MAX_HOURS}")
     if (compare or replicas or sweep) and job_ids:
         fail("--job-history works on one run: leave out --compare, --replicas and --sweep")
     if compare and sweep:
