@@ -31,8 +31,8 @@ def test_simulate_page_shows_intervals_and_attribution(page, live_server, consol
     expect(page.locator("#sim-summary")).to_contain_text("3 replicas", timeout=TIMEOUT)
     expect(page.locator("#sim-verdict")).to_contain_text("real difference")
     expect(page.locator("#sim-method")).to_contain_text("seeds 0 to 2")
-    expect(page.locator("#sim-intervals .main-svg").first).to_be_visible()
-    expect(page.locator("#sim-attribution .main-svg").first).to_be_visible()
+    expect(page.locator("#sim-intervals .main-svg").first).to_be_visible(timeout=120_000)
+    expect(page.locator("#sim-attribution .main-svg").first).to_be_visible(timeout=120_000)
     expect(page.locator("#sim-attribution")).to_contain_text("NQUEUED_SAT_CAP")
     assert page.locator("#sim-intervals g.errorbar").count() > 0
     expect(page.locator("#sim-replicas-view .ag-header-cell-text").filter(has_text="95 % interval")).to_be_visible()
@@ -54,7 +54,7 @@ def test_simulate_page_draws_a_sweep_as_a_line_with_a_band(page, live_server, co
     page.set_viewport_size({"width": 1600, "height": 1000})
     page.goto(f"{live_server}/simulate?hours=1&replicas=2&sweep=THROTTLE_THRESHOLD%3D0.5%2C1%2C2")
     expect(page.locator("#sim-sweep-view")).to_contain_text("Sweep of THROTTLE_THRESHOLD", timeout=TIMEOUT)
-    expect(page.locator("#sim-sweep-view .main-svg").first).to_be_visible()
+    expect(page.locator("#sim-sweep-view .main-svg").first).to_be_visible(timeout=120_000)
     assert page.locator("#sim-sweep-view .dash-graph").count() >= 8
     expect(page.locator("#sim-sweep-view .js-fill").first).to_be_attached()  # the band
     expect(page.locator("#sim-sweep")).to_have_value("THROTTLE_THRESHOLD=0.5,1.0,2.0")
@@ -75,7 +75,7 @@ def test_tuning_page_simulates_with_replicas(page, live_server, console_errors, 
     page.locator("#tune-future-run").click()
     result = page.locator("#tune-future-result")
     expect(result.locator("#sim-verdict")).to_be_visible(timeout=TIMEOUT)
-    expect(result.locator("#sim-intervals .main-svg").first).to_be_visible()
+    expect(result.locator("#sim-intervals .main-svg").first).to_be_visible(timeout=120_000)
     expect(result.locator("#sim-attribution")).to_contain_text("THROTTLE_THRESHOLD")
     expect(result.locator("#sim-method")).to_contain_text("2 replicas of 6 h")
     href = result.locator("a", has_text="on the simulation page").get_attribute("href") or ""
