@@ -16,7 +16,7 @@ SWEEP_MEASURES = ("jobs_finished", "jobs_failed", "jobs_closed_reassigned", "mea
 
 def _layout(title: str, height: int, **extra: Any) -> dict[str, Any]:
     return {
-        "height": height, "margin": {"l": 260, "r": 20, "t": 40, "b": 45},
+        "height": height, "margin": {"l": 200, "r": 20, "t": 40, "b": 45},
         "title": {"text": title, "x": 0, "font": {"size": 13}},
         "template": {"layout": {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}}},
         "font": {"size": 12}, "showlegend": False, **extra,
@@ -140,10 +140,10 @@ def attribution_figure(doc: dict[str, Any]) -> dict[str, Any] | None:
         data.append(trace)
     n = len(rows)
     title = "Which key made it: each key alone vs stored, and what is left to interactions (filled: real)"
-    return {"data": data, "layout": _layout(title, 110 + 34 * max(n, 3), shapes=_zero_line(n), showlegend=True,
-                                            margin={"l": 260, "r": 20, "t": 70, "b": 45},
-                                            legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0,
-                                                    "font": {"size": 11}},
+    return {"data": data, "layout": _layout(title, 150 + 34 * max(n, 3), shapes=_zero_line(n), showlegend=True,
+                                            margin={"l": 200, "r": 20, "t": 40, "b": 105},
+                                            legend={"orientation": "h", "yref": "container", "y": 0,
+                                                    "yanchor": "bottom", "x": 0, "font": {"size": 11}},
                                             xaxis={"title": {"text": "% of the stored mean"}, "zeroline": False},
                                             yaxis=_names_axis(rows))}  # fmt: skip
 
