@@ -123,3 +123,28 @@ def test_cli_refuses_replicas_and_sweeps_that_do_not_fit(tmp_path: Path) -> None
         assert code == 2 and words in out and "Traceback" not in out, out
     code, out = _cli(path, "--hours", "1", "--sweep", "THROTTLE_THRESHOLD=1,3", "--replicas", "2", "--quiet")
     assert code == 0 and "per value of THROTTLE_THRESHOLD" in out and "jobs finished" in out, out
+
+
+def test_replicas_on_the_cluster_equal_serial_runs_and_cancel_stops_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """simulate_replicas on a 2-worker LocalCluster gives, per config and seed, the run made in this process; in
+    process the progress counts every run's minutes and cancel() raises Cancelled."""
+    from distributed import Client, LocalCluster
+
+    from brokerage.runs.chunks import Cancelled
+    from brokerage.sim.sweep import simulate_replicas
+
+    snap = _snap()
+    configs = [Config(), Config().with_overrides({"THROTTLE_THRESHOLD": 0.5})]
+    monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    seen: list[tuple[int, int]] = []
+    serial = simulate_replicas(snap, configs, 1, [3, 4], progress=lambda d, t: seen.append((d, t)))
+    assert [[r["meta"]["seed"] for r in runs] for runs in serial] == [[3, 4], [3, 4]]
+    assert seen[-1] == (240, 240)
+    with pytest.raises(Cancelled):
+        simulate_replicas(snap, configs, 1, [0, 1], cancel=lambda: True)
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as lc,
+        Client(lc, set_as_default=False) as client,
+    ):
+        parallel = simulate_replicas(snap, configs, 1, [3, 4], client=client)
+    assert json.dumps(parallel, sort_keys=True, default=str) == json.dumps(serial, sort_keys=True, default=str)
