@@ -69,6 +69,7 @@ TUNE_FUTURE_JOB = "tune-future-job"
 TUNE_FUTURE_POLL = "tune-future-poll"
 TUNE_FUTURE_PROGRESS = "tune-future-progress"
 TUNE_FUTURE_CANCEL = "tune-future-cancel"
+TUNE_FUTURE_REPLICAS = "tune-future-replicas"  # seeds per config of that simulation
 TUNE_SAVE_USER = "tune-save-user"
 TUNE_SAVE_SECRET = "tune-save-secret"
 TUNE_SAVE_COMMENT = "tune-save-comment"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -22,7 +23,11 @@ def main() -> None:
     )
     parser.add_argument("--compare", action="store_true", help="stored vs a what-if, both at once on the cluster")
     parser.add_argument("--replay", type=int, default=0, help="time replaying the run until job N is final")
+    parser.add_argument("--replicas", type=int, default=0, help="N replicas of stored vs a what-if on the cluster")
     args = parser.parse_args()
+    if args.replicas:
+        replicas(args)
+        return
     if args.sweep or args.compare:
         sweep(args)
         return
@@ -91,6 +96,45 @@ def sweep(args: argparse.Namespace) -> None:
         Simulation(snap, cfg, seed=0).run(args.hours).result()
     serial_s = time.perf_counter() - t0
     print(f"serial in one process: {serial_s:.1f} s; cluster speed-up {serial_s / cluster_s:.2f}x")
+
+
+def replicas(args: argparse.Namespace) -> None:
+    """N replicas x 2 configs (stored, THROTTLE_THRESHOLD 1.5) on the embedded cluster: replicas per minute,
+    simulated hours per second and the workers' peak memory."""
+    from brokerage.model.gdpconfig import Config
+    from brokerage.runs import engine
+    from brokerage.sim.replicas import compare_plan
+    from brokerage.sim.sweep import replicate
+    from brokerage.synth.demo import demo_snapshot
+
+    snap = demo_snapshot(seed=0, queues=700 * args.scale, tasks=3000 * args.scale)
+    client = engine.get_client()  # started before timing: the dashboard's cluster is already up
+    workers = len(client.scheduler_info(n_workers=-1)["workers"])
+    plan = compare_plan(Config(), {"THROTTLE_THRESHOLD": 1.5})
+    cpu0 = client.run(_cpu_s)
+    t0 = time.perf_counter()
+    doc = replicate(snap, plan, args.hours, args.replicas)
+    wall = time.perf_counter() - t0
+    cpu = sum(client.run(_cpu_s).values()) - sum(cpu0.values())
+    peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    runs = args.replicas * len(plan.configs)
+    load = os.getloadavg()[0]
+    print(
+        f"workers' CPU time {cpu:.0f} s = {cpu / runs:.1f} s per run; on {workers} otherwise idle cores 20 replicas "
+        f"would take about {cpu / runs * 20 * len(plan.configs) / workers / 60:.1f} min (load average now {load:.1f})"
+    )
+    print(f"{args.replicas} replicas x {len(plan.configs)} configs x {args.hours:g} simulated h of the demo grid "
+          f"x{args.scale} on the embedded cluster ({workers} workers): {wall:.1f} s = {wall / 60:.1f} min; "
+          f"{args.replicas / wall * 60:.2f} replicas/min; {runs * args.hours / wall:.2f} simulated h/s; "
+          f"worker peak memory {max(peaks.values()):,.0f} MB")  # fmt: skip
+    real = [r["name"] for r in doc["measures"] if r["significant"]]
+    print(f"real differences ({len(real)} of {len(doc['measures'])} measures): {', '.join(real) or 'none'}")
+
+
+def _cpu_s() -> float:
+    """This process's CPU seconds (user + system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from dash.exceptions import PreventUpdate
 
 from app import ids_sim as ids
 from app.components.layout import card, empty_state, error_alert, figure, grid
+from app.components.replicas import replicas_view
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
 from app.services.roles import client_address
@@ -30,7 +31,13 @@ _SHOW, _HIDE = {"display": "flex"}, {"display": "none"}
 
 
 def result_view(result: dict[str, Any]) -> Any:
-    """The headline table, the share series, the timeout events and the queues that changed most."""
+    """The headline table, the share series, the timeout events and the queues that changed most (replicated runs:
+    the intervals, the attribution or the sweep)."""
+    if result.get("kind") in ("compare", "sweep"):
+        what = "sweep" if result["kind"] == "sweep" else " vs ".join(result["labels"][:2])
+        return html.Div([html.Div(f"{count_hours(result['hours'])} simulated on {result['snapshot']}, "
+                                  f"{result['replicas']} replicas: {what}.", className="small text-muted mb-2",
+                                  id="sim-summary"), replicas_view(result)])  # fmt: skip
     labels = result["labels"]
     head_cols = [{"field": "figure", "minWidth": 240}] + [{"field": x} for x in labels]
     head_cols += [{"field": "change", "minWidth": 200}] if len(labels) == 2 else []
@@ -43,9 +50,10 @@ def result_view(result: dict[str, Any]) -> Any:
             card("Headline", grid(vm.headline_rows(result), head_cols, height=330, export_name="simulation_headline.csv")),
             card("Global shares over time", html.Div([figure(vm.share_figure(result, "running")),
                                                       figure(vm.share_figure(result, "activated"))], className="sim-pair")),
-            card("Work queues and nuclei over time", html.Div([figure(vm.share_figure(result, "running", "work_queues")),
-                                                               figure(vm.share_figure(result, "running", "nuclei"))],
-                                                              className="sim-pair")),
+            card("Work queues and nuclei over time", [html.Div([figure(vm.share_figure(result, "running", "work_queues")),
+                                                                figure(vm.share_figure(result, "running", "nuclei"))],
+                                                               className="sim-pair"),
+                                                      figure(vm.no_nucleus_figure(result), id_="sim-no-nucleus")]),
             card("Timeouts and reassignments", html.Div(events, className="sim-pair" if len(events) > 1 else "")),
             card(f"Queues whose load changed most ({labels[-1]})",
                  grid(vm.queue_rows(result), vm.QUEUE_COLUMNS, height=320, export_name="simulation_queues.csv")),
@@ -57,14 +65,24 @@ def result_view(result: dict[str, Any]) -> Any:
                       export_name="simulation_datasets.csv",
                       no_rows="No task had inputs to process in this run (tasks need master input datasets).")),
             card(f"Retry module decisions on failed jobs ({labels[-1]})",
-                 grid(vm.retry_rows(result), vm.RETRY_COLUMNS, height=200, export_name="simulation_retries.csv",
-                      no_rows="No failed job had an error the retry rules or error classes act on.")),
+                 [_summed(vm.retry_summary(result), "sim-retry-summary"),
+                  grid(vm.retry_rows(result), vm.RETRY_COLUMNS, height=200, export_name="simulation_retries.csv",
+                       no_rows="No failed job had an error the retry rules or error classes act on.")]),
             card(f"Task status changes and their causes ({labels[-1]}; filter by task for one task's history)",
-                 grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv")),
+                 [_summed(vm.task_change_summary(result), "sim-task-summary"),
+                  grid(vm.task_change_rows(result), vm.TASK_COLUMNS, height=300, export_name="simulation_tasks.csv",
+                       no_rows="No task changed status in this run.")]),
             card("Every rule that moved jobs or tasks",
-                 grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv")),
+                 [_summed(vm.event_summary(result), "sim-event-summary"),
+                  grid(vm.event_rows(result), vm.event_columns(labels), height=320, export_name="simulation_events.csv",
+                       no_rows="No rule moved a job or a task in this run.")]),
         ]
     )  # fmt: skip
+
+
+def _summed(text: str, id_: str) -> Any:
+    """A card's one-line summary above its table: what the table holds, painted before the grid is."""
+    return html.Div(text, className="small mb-1", id=id_)
 
 
 def run_query(result: dict[str, Any]) -> dict[str, str]:
@@ -182,12 +200,15 @@ def job_outputs(job_id: str | None, state: JobState) -> tuple[Any, Any, bool, di
     State(ids.SIM_SEED, "value"),
     State(ids.SIM_COMPARE, "value"),
     State(ids.SIM_COMMANDS, "value"),
+    State(ids.SIM_REPLICAS, "value"),
+    State(ids.SIM_SWEEP, "value"),
     State(ids.SIM_URL, "data"),
     State(ids.SIM_JOB, "data"),
 )
 def drive_simulation(
     _run: int | None, autostart: bool | None, _tick: int | None, _cancel: int | None,
-    hours: Any, seed: Any, compare: bool | None, cmds: str | None, edits: dict[str, Any] | None, job_id: str | None,
+    hours: Any, seed: Any, compare: bool | None, cmds: str | None, replicas: Any, sweep: str | None,
+    edits: dict[str, Any] | None, job_id: str | None,
 ) -> tuple[Any, ...]:  # fmt: skip
     """Start the simulation (Run, or opening a permalink with hours), poll it while it runs, or cancel it."""
     trigger = ctx.triggered_id
@@ -202,7 +223,8 @@ def drive_simulation(
         return (*job_outputs(job_id, JobState("cancelled")), no_update, _HIDE, None)
     if trigger in (None, ids.SIM_AUTOSTART) and not autostart:
         raise PreventUpdate  # opening the page without hours runs nothing until Run is pressed
-    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else "", "cmd": cmds or ""}
+    query = {**(edits or {}), "hours": hours, "seed": seed, "compare": "1" if compare else "", "cmd": cmds or "",
+             "replicas": replicas or 1, "sweep": (sweep or "").strip()}  # fmt: skip
     try:
         req, _refused = parse_request(services.state.config(), query)
         job_id, state = services.simulations.start(req, client_address())
@@ -216,12 +238,16 @@ def drive_simulation(
         return error_alert("Simulation", exc), None, True, _HIDE, 0, "", no_update, _HIDE, None
     search = "?" + urlencode({**(edits or {}), "hours": f"{req.hours:g}", "seed": req.seed,
                               **({"compare": 1} if req.compare else {}),
-                              **({"cmd": " ".join(req.commands)} if req.commands else {})})  # fmt: skip
+                              **({"cmd": " ".join(req.commands)} if req.commands else {}),
+                              **({"replicas": req.replicas} if req.replicas > 1 else {}),
+                              **({"sweep": query["sweep"]} if req.sweep else {})})  # fmt: skip
     return (*job_outputs(job_id, state), search, *_history_box(state))
 
 
 def _history_box(state: JobState) -> tuple[Any, Any]:
     """(style, request) of the job-history box: shown with the finished run's request, hidden otherwise."""
-    if state.state == "done":
+    if state.state == "done" and state.result.get("kind") is None:  # replicated runs have no one run to replay
         return {"display": "block"}, run_query(state.result)
+    if state.state == "done":
+        return _HIDE, None
     return (no_update, no_update) if state.state == "running" else (_HIDE, None)

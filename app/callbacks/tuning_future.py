@@ -11,6 +11,7 @@ from dash.exceptions import PreventUpdate
 from app import ids
 from app.callbacks.tuning import edits_of
 from app.components.layout import error_alert
+from app.components.replicas import replicas_view
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
 from app.services.roles import client_address
@@ -23,7 +24,12 @@ log = logging.getLogger(__name__)
 
 
 def future_view(result: dict[str, Any], overrides: dict[str, Value]) -> html.Div:
-    """The headline figures of stored and proposed side by side with the change, and a link to each run."""
+    """The headline figures of stored and proposed side by side with the change, and a link to each run (replicas:
+    the paired differences with their intervals and attribution)."""
+    if result.get("kind") == "compare":
+        link = html.A("on the simulation page", href=vm.simulation_link(overrides, replicas=result["replicas"]),
+                      className="small")  # fmt: skip
+        return html.Div([replicas_view(result, compact=True), link], id="tune-future-result")
     rows = svm.headline_rows(result)
     head = html.Tr([html.Th("figure"), html.Th("stored"), html.Th("proposed"), html.Th("change")])
     body = [
@@ -67,12 +73,14 @@ def outputs(job_id: str | None, state: JobState, overrides: dict[str, Value]) ->
     Input(ids.TUNE_FUTURE_POLL, "n_intervals"),
     Input(ids.TUNE_FUTURE_CANCEL, "n_clicks"),
     State(ids.TUNE_RAW, "data"),
+    State(ids.TUNE_FUTURE_REPLICAS, "value"),
     State(ids.TUNE_FUTURE_JOB, "data"),
     prevent_initial_call=True,
 )
 def drive_future(
-    _run: int | None, _tick: int | None, _cancel: int | None, raw: dict[str, Any] | None, job_id: str | None
-) -> tuple[Any, ...]:
+    _run: int | None, _tick: int | None, _cancel: int | None, raw: dict[str, Any] | None, replicas: str | None,
+    job_id: str | None,
+) -> tuple[Any, ...]:  # fmt: skip
     """Start the stored-vs-proposed simulation of the next hours, poll it, or cancel it."""
     overrides = edits_of(raw).overrides
     trigger = ctx.triggered_id
@@ -88,7 +96,7 @@ def drive_future(
         note = "Edit a value first: this compares the stored config with your edits."
         return html.Div(note, className="small text-muted mt-1", id="tune-future-note"), None, True, 0, ""
     query = {**{k: vm.shown(v) if v is not None else "" for k, v in overrides.items()},
-             "hours": str(vm.SIM_HOURS), "compare": "1"}  # fmt: skip
+             "hours": str(vm.SIM_HOURS), "compare": "1", "replicas": replicas or "1"}  # fmt: skip
     try:
         req, _refused = parse_request(services.state.config(), query)
         job_id, state = services.simulations.start(req, client_address())

@@ -14,7 +14,14 @@ from app.components.guard import guarded
 from app.components.layout import card, page_header, url_notice
 from app.components.tuning import edit_summary
 from app.main import services
-from app.services.simulations import DEFAULT_HOURS, MAX_HOURS, REQUEST_KEYS, SimulationRequestError, parse_request
+from app.services.simulations import (
+    DEFAULT_HOURS,
+    MAX_HOURS,
+    MAX_REPLICAS,
+    REQUEST_KEYS,
+    SimulationRequestError,
+    parse_request,
+)
 
 dash.register_page(__name__, path="/simulate", title="Simulation · PanDA brokerage", name="Simulation")
 
@@ -28,7 +35,9 @@ def layout(**query: Any) -> html.Div:
         req, refused = parse_request(config, query)
     except SimulationRequestError as exc:
         problem = str(exc)
-        req, refused = parse_request(config, {k: v for k, v in query.items() if k not in ("hours", "seed", "cmd")})
+        req, refused = parse_request(
+            config, {k: v for k, v in query.items() if k not in ("hours", "seed", "cmd", "replicas", "sweep")}
+        )
     started = "hours" in query and problem is None
     return html.Div(
         [
@@ -36,7 +45,8 @@ def layout(**query: Any) -> html.Div:
                 "Simulate the grid forward",
                 "JEDI generates jobs under the job throttler, the brokers place them, pilots run them, the server's "
                 "timeout and reassignment rules close or fail them (docs/lifecycle.md). Compare the stored gdpconfig "
-                "with a what-if from the tuning page's permalink.",
+                "with a what-if from the tuning page's permalink; with replicas, every config runs on the same seeds and each "
+                "difference comes with its 95 % interval, so you can tell an edit's effect from the seed's.",
             ),
             url_notice(problem),
             html.Div(edit_summary(req.overrides, refused, config), id=ids.SIM_EDITS, className="mb-2"),
@@ -47,6 +57,14 @@ def layout(**query: Any) -> html.Div:
                            dbc.Input(id=ids.SIM_COMMANDS, type="text", value=" ".join(req.commands), debounce=True,
                                      placeholder="e.g. 2h:1234:pause 4h:1234:resume")],
                           title="HOURSh:TASK:COMMAND with kill, finish, retry, incexec, pause, resume, reassign",
+                          className="sim-field sim-commands"),
+                 html.Div([html.Label("replicas"), dbc.Input(id=ids.SIM_REPLICAS, type="number", min=1, max=MAX_REPLICAS, step=1, value=req.replicas)],
+                          title="seeds seed, seed+1, ... of every config (the same for both): paired differences with 95 % intervals",
+                          className="sim-field"),
+                 html.Div([html.Label("sweep (optional)"),
+                           dbc.Input(id=ids.SIM_SWEEP, type="text", debounce=True, placeholder="KEY=v1,v2,...",
+                                     value="" if req.sweep is None else f"{req.sweep[0]}=" + ",".join(map(str, req.sweep[1])))],
+                          title="each value of KEY against the stored config on the same seeds, with 95 % intervals",
                           className="sim-field sim-commands"),
                  html.Div(dbc.Switch(id=ids.SIM_COMPARE, label="stored vs what-if side by side", value=req.compare or not req.overrides, disabled=not req.overrides), className="sim-field pt-4"),
                  html.Div(dbc.Button("Run simulation", id=ids.SIM_RUN, color="primary", size="sm"), className="sim-field pt-4")],

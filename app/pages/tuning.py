@@ -188,6 +188,9 @@ def future_panel() -> html.Div:
                 [
                     dbc.Button(f"Simulate the next {vm.SIM_HOURS} h", id=ids.TUNE_FUTURE_RUN, size="sm",
                                color="primary", outline=True),
+                    html.Label("replicas", htmlFor=ids.TUNE_FUTURE_REPLICAS, className="small ms-2 me-1"),
+                    dbc.Select(id=ids.TUNE_FUTURE_REPLICAS, value="5", size="sm", style={"width": "5rem"},
+                               options=[{"label": str(n), "value": str(n)} for n in (1, 2, 5, 10, 20)]),
                     dbc.Progress(id=ids.TUNE_FUTURE_PROGRESS, value=0, label="", style={"height": "14px"},
                                  className="flex-grow-1 ms-2"),
                     dbc.Button("Cancel", id=ids.TUNE_FUTURE_CANCEL, size="sm", color="secondary", outline=True,
@@ -197,7 +200,8 @@ def future_panel() -> html.Div:
             ),
             html.Div(
                 html.Div("Jobs finished, time queued, reassignments, throttled work queues and tasks completed over "
-                         "the next hours, under the stored config and under these edits, side by side.",
+                         "the next hours, under the stored config and under these edits, side by side; with "
+                         "replicas, each difference with its 95 % interval and, for several keys, which key made it.",
                          className="small text-muted mt-1"),
                 id=ids.TUNE_FUTURE_VIEW,
             ),

@@ -18,9 +18,11 @@ from brokerage.model.gdpconfig import Value, parse_edits
 MAX_HOURS = 48  # the dashboard's longest run; `brokerage simulate` goes further
 MAX_COMMANDS = 20  # task commands in one request
 DEFAULT_HOURS = 6
+MAX_REPLICAS = 20  # the dashboard's most replicas; `brokerage simulate --replicas` goes to 100
+MAX_SWEEP_VALUES = 8
 
 
-REQUEST_KEYS = ("hours", "seed", "compare", "cmd", "job")  # every other query key is a gdpconfig edit
+REQUEST_KEYS = ("hours", "seed", "compare", "cmd", "job", "replicas", "sweep")  # any other key is a gdpconfig edit
 
 
 class SimulationRequestError(InputError, ValueError):
@@ -36,6 +38,13 @@ class SimRequest:
     seed: int
     compare: bool
     commands: tuple[str, ...] = ()  # task commands at simulated times, "HOURSh:TASK:COMMAND"
+    replicas: int = 1  # seeds seed .. seed+replicas-1 of every config (common random numbers)
+    sweep: tuple[str, tuple[Value, ...]] | None = None  # a key and its values, each run against the stored config
+
+    @property
+    def replicated(self) -> bool:
+        """Replicas of stored vs what-if (or a sweep): paired intervals instead of one run per config."""
+        return self.sweep is not None or (self.replicas > 1 and self.compare and bool(self.overrides))
 
     @property
     def labels(self) -> list[str]:
@@ -64,9 +73,40 @@ def parse_request(config: Any, query: Mapping[str, Any]) -> tuple[SimRequest, di
         raise SimulationRequestError(f"seed: {raw_seed!r} is not allowed; expected an integer in [0, 2^32)")
     compare = str(query.get("compare", "")).lower() in ("1", "true", "yes", "on")
     commands = _commands(str(query.get("cmd") or ""), hours)
+    replicas = _replicas(str(query.get("replicas") or 1), int(raw_seed))
+    sweep = _sweep(config, str(query.get("sweep") or "").strip())
     edits = {k: v for k, v in query.items() if k not in REQUEST_KEYS and v not in (None, "")}
     parsed = parse_edits(edits, config, variants=False)
-    return SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare, commands), parsed.errors
+    req = SimRequest(dict(parsed.overrides), hours, int(raw_seed), compare, commands, replicas, sweep)
+    return req, parsed.errors
+
+
+def _replicas(raw: str, seed: int) -> int:
+    """The replicas of a request: 1 to MAX_REPLICAS, their seeds within [0, 2^32)."""
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_REPLICAS:
+        raise SimulationRequestError(f"replicas: {raw!r} is not allowed; expected an integer from 1 to {MAX_REPLICAS}")
+    if seed + int(raw) > 2**32:
+        raise SimulationRequestError(f"replicas: seeds {seed} to {seed + int(raw) - 1} go past 2^32 - 1")
+    return int(raw)
+
+
+def _sweep(config: Any, text: str) -> tuple[str, tuple[Value, ...]] | None:
+    """KEY=v1,v2,... with each value checked as an edit of KEY; None when empty."""
+    if not text:
+        return None
+    key, _, raw = (x.strip() for x in text.partition("="))
+    values = [v.strip() for v in raw.split(",") if v.strip()]
+    if not key or not 1 <= len(values) <= MAX_SWEEP_VALUES:
+        raise SimulationRequestError(
+            f"sweep: {text!r} is not allowed; expected KEY=v1,v2,... with 1 to {MAX_SWEEP_VALUES} values"
+        )
+    typed = []
+    for v in values:
+        parsed = parse_edits({key: v}, config, variants=False)
+        if parsed.errors:
+            raise SimulationRequestError("sweep: " + "; ".join(parsed.errors.values()))
+        typed.append(parsed.overrides[key] if key in parsed.overrides else config[key])  # the stored value itself
+    return key, tuple(typed)
 
 
 def _commands(text: str, hours: float) -> tuple[str, ...]:
@@ -100,7 +140,11 @@ class Simulations:
         cmds = ",".join(req.commands)
         url = self._database_url()
         db = hashlib.sha256(url.encode()).hexdigest()[:8] if url else "file"
-        return f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{db}:{cmds}"
+        many = f":r{req.replicas}" if req.replicated else ""
+        if req.sweep:
+            many += f":sweep:{req.sweep[0]}=" + ",".join(map(str, req.sweep[1]))
+        return (f"sim:{self.state.keys()[0]}:{fp}:{req.hours:g}h:s{req.seed}:{'c' if req.compare else '1'}:{db}:"
+                f"{cmds}{many}")  # fmt: skip
 
     def _inputs(self, req: SimRequest) -> tuple[Any, list[Any]]:
         """The current grid and REQ's task commands checked against it; SimulationRequestError naming what the grid
@@ -126,6 +170,8 @@ class Simulations:
         """Start (or join) the job that simulates REQ; it waits its turn among the long jobs, and each simulated
         config runs as a task of its own on the cluster."""
         snap, cmds = self._inputs(req)
+        if req.replicated:
+            return self._start_replicas(req, snap, cmds, client)
         configs = [self.state.effective_config({})] if "stored" in req.labels else []
         if req.overrides:
             configs.append(self.state.effective_config(req.overrides))
@@ -135,6 +181,26 @@ class Simulations:
         snap_future = self.jobs.snapshot(snap)
         state = self.jobs.start(
             job_id, work.simulations, snap_future, configs, req.labels, req.hours, req.seed, cmds,
+            self._database_url(), request, admit=client,
+        )  # fmt: skip
+        return job_id, state
+
+    def _start_replicas(self, req: SimRequest, snap: Any, cmds: list[Any], client: str) -> tuple[str, JobState]:
+        """Start (or join) the replicated comparison or sweep of REQ: every config once per seed, each run a part of
+        its own on the cluster (brokerage.sim.replicas)."""
+        from brokerage.sim.replicas import compare_plan, sweep_plan
+
+        stored = self.state.effective_config({})
+        if req.sweep:
+            plan = sweep_plan(stored, req.sweep[0], req.sweep[1], req.overrides)
+        else:
+            plan = compare_plan(stored, req.overrides)
+        job_id = self.job_id(req)
+        request = {"overrides": req.overrides, "hours": req.hours, "seed": req.seed, "commands": list(req.commands),
+                   "compare": req.compare, "sweep": None if req.sweep is None else
+                   {"key": req.sweep[0], "values": list(req.sweep[1])}}  # fmt: skip
+        state = self.jobs.start(
+            job_id, work.replica_simulations, self.jobs.snapshot(snap), plan, req.hours, req.replicas, req.seed, cmds,
             self._database_url(), request, admit=client,
         )  # fmt: skip
         return job_id, state

@@ -290,6 +290,54 @@ def simulations(
     return {**request, "runs": runs, "snapshot": snap.key, "run_ids": run_ids}
 
 
+def one_replica(
+    report: Report, snap: GridSnapshot, config: Config, hours: float, seed: int, commands: Sequence[Any]
+) -> dict[str, Any]:
+    """One replica of a replicated comparison (a part of its job): the run's seed, headline and measures."""
+    from brokerage.sim.engine import Simulation
+    from brokerage.sim.measures import compact
+
+    def progress(done: int, total: int) -> None:
+        report(int(100 * done / max(total, 1)), f"{done:,} of {total:,} simulated minutes")
+
+    return compact(Simulation(snap, config, seed=seed).run(hours, progress=progress, commands=list(commands)))
+
+
+def replica_simulations(
+    report: Report, snap: GridSnapshot, plan: Any, hours: float, replicas: int, seed: int, commands: Sequence[Any],
+    url: str | None, request: Mapping[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    """PLAN's configs (brokerage.sim.replicas.Plan) REPLICAS times each, replica i with seed SEED + i for every
+    config, each run a part of its own on the cluster; the paired summary with the REQUEST's fields, every run stored
+    with its seed in the database at URL when there is one. The bar counts replicas.
+
+    Usage: (a job) ``jobs.start(job_id, replica_simulations, snap_future, plan, 6, 10, 0, [], None, {})``
+    """
+    from app.services.jobs import run_parts
+    from brokerage.sim.replicas import summarise
+
+    here = _jobs_here().snapshot(snap)
+    seeds = [seed + i for i in range(replicas)]
+    n = len(plan.configs)
+    argsets = [(here, cfg, hours, s, list(commands)) for s in seeds for cfg in plan.configs]  # replica by replica
+
+    def label(percent: int) -> str:
+        return f"{replicas * percent // 100} of {replicas} replicas done ({n} configs each)"
+
+    flat = run_parts(report, one_replica, argsets, label)
+    runs = {lb: [flat[i * n + c] for i in range(replicas)] for c, lb in enumerate(plan.labels)}
+    doc = summarise(plan, runs, hours, seeds)
+    run_ids: list[int] = []
+    if url:
+        from brokerage.store.sim_runs import save_run
+
+        engine = database(url)
+        configs = dict(zip(plan.labels, plan.configs, strict=True))
+        run_ids = [save_run(engine, {"meta": {"seed": r["seed"]}, "headline": r["headline"], "measures": r["measures"]},
+                            snap, configs[r["label"]], hours, r["seed"], r["label"][:40]) for r in doc["runs"]]  # fmt: skip
+    return {**request, **doc, "labels": list(plan.labels), "snapshot": snap.key, "run_ids": run_ids}
+
+
 def job_history(
     report: Report, snap: GridSnapshot, config: Config, hours: float, seed: int, commands: Sequence[Any], panda_id: int,
     shown: Mapping[str, Any],

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.viewmodels.common import PALETTE
 from brokerage.sim.events import RULES
+from brokerage.sim.output import NO_NUCLEUS
 
 HEADLINE = (
     ("jobs_finished", "jobs finished"),
@@ -88,7 +89,7 @@ def share_figure(result: dict[str, Any], metric: str = "running", group: str = "
     """
     data = []
     runs, labels = result["runs"], result["labels"]
-    series = runs[0].get(group, {})
+    series = {k: v for k, v in runs[0].get(group, {}).items() if k != NO_NUCLEUS}  # no_nucleus_figure draws it
     names = sorted(series, key=lambda s: -max(series[s][metric] or [0]))[:TOP_SERIES]
     for i, name in enumerate(names):
         for label, run, dash in zip(labels, runs, DASH, strict=False):
@@ -105,6 +106,27 @@ def share_figure(result: dict[str, Any], metric: str = "running", group: str = "
     suffix = " (solid: stored, dotted: what-if)" if len(runs) > 1 else ""
     more = f", the {TOP_SERIES} largest" if len(series) > TOP_SERIES else ""
     return {"data": data, "layout": _layout(f"{what} per {GROUPS[group]}{more}{suffix}", 400)}
+
+
+def no_nucleus_figure(result: dict[str, Any], metric: str = "running") -> dict[str, Any]:
+    """METRIC of the jobs with no nucleus (analysis jobs, and jobs the snapshot held) over time, apart from the
+    per-nucleus chart, whose lines it would flatten; a what-if run dotted.
+
+    Usage: ``no_nucleus_figure(result)["data"][0]["y"]``
+    """
+    data = []
+    for label, run, dash in zip(result["labels"], result["runs"], DASH, strict=False):
+        values = run.get("nuclei", {}).get(NO_NUCLEUS)
+        if values is None:
+            continue
+        data.append({"type": "scatter", "mode": "lines", "x": run["times_h"], "y": values[metric], "name": label,
+                     "line": {"color": "#6b7280", "dash": dash, "width": 2},
+                     "hovertemplate": f"{label}: %{{y:,}} {metric} at %{{x:.1f}} h<extra></extra>"})  # fmt: skip
+    what = {"running": "Running jobs", "activated": "Queued (activated) jobs"}[metric]
+    title = f"{what} with no nucleus (analysis jobs, and jobs from the snapshot), apart from the nuclei"
+    if not data:
+        title = "Every job of the run had a nucleus"
+    return {"data": data, "layout": _layout(title, 240)}
 
 
 QUEUE_COLUMNS = [{"field": "queue", "minWidth": 200, "pinned": "left"}] + [
@@ -209,6 +231,55 @@ def command_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     Usage: ``command_rows(result)[0]["outcome"] in ("applied", "refused")``
     """
     return list(result["runs"][-1].get("commands", []))
+
+
+def _top(counts: dict[str, int], n: int = 4) -> str:
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:n]
+    more = f" and {len(counts) - n} more" if len(counts) > n else ""
+    return ", ".join(f"{k} {v:,}" for k, v in top) + more
+
+
+def retry_summary(result: dict[str, Any]) -> str:
+    """What the retry module card holds, in one sentence (drawn before the table is).
+
+    Usage: ``retry_summary(result)  # '3 failed jobs went through the retry module: increase_max_failure 2, ...'``
+    """
+    rows = retry_rows(result)
+    if not rows:
+        return "No failed job had an error the retry rules or error classes act on."
+    acts: dict[str, int] = {}
+    for r in rows:
+        acts[r["action"]] = acts.get(r["action"], 0) + int(r["jobs"])
+    return (f"{sum(acts.values()):,} failed jobs with {len(rows)} error codes went through the retry module: "
+            f"{_top(acts)} (per error source and code below).")  # fmt: skip
+
+
+def task_change_summary(result: dict[str, Any]) -> str:
+    """What the task status card holds: how many changes on how many tasks, and the statuses they went to.
+
+    Usage: ``task_change_summary(result)``
+    """
+    rows = result["runs"][-1].get("task_changes", [])
+    if not rows:
+        return "No task changed status in this run."
+    to: dict[str, int] = {}
+    for r in rows:
+        to[r["to"]] = to.get(r["to"], 0) + 1
+    tasks = len({r["task"] for r in rows})
+    return f"{len(rows):,} status changes on {tasks:,} tasks; to {_top(to, 6)} (each with its cause below)."
+
+
+def event_summary(result: dict[str, Any]) -> str:
+    """What the rules card holds: how many rules moved jobs or tasks, the busiest first.
+
+    Usage: ``event_summary(result)``
+    """
+    rows = event_rows(result)
+    if not rows:
+        return "No rule moved a job or a task in this run."
+    last = result["labels"][-1]
+    return (f"{len(rows)} rules moved jobs or tasks ({last}): "
+            f"{_top({r['rule'] + ' ' + r['move']: int(r[last]) for r in rows}, 4)}.")  # fmt: skip
 
 
 RETRY_COLUMNS = [{"field": "source", "maxWidth": 140}, {"field": "code", "maxWidth": 100},

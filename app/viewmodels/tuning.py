@@ -97,13 +97,14 @@ def permalink(task: int | None, overrides: Mapping[str, Value], path: str = "/tu
 SIM_HOURS = 6  # the tuning page's "simulate the next hours" link
 
 
-def simulation_link(overrides: Mapping[str, Value], compare: bool = True) -> str:
+def simulation_link(overrides: Mapping[str, Value], compare: bool = True, replicas: int = 1) -> str:
     """The simulation page for these edits: the next SIM_HOURS hours, stored vs what-if side by side (COMPARE
     false: the what-if alone; no edits: the stored config alone).
 
     Usage: ``simulation_link({"THROTTLE_THRESHOLD": 1.5})``
     """
-    q = {"hours": str(SIM_HOURS), **({"compare": "1"} if overrides and compare else {})}
+    q = {"hours": str(SIM_HOURS), **({"compare": "1"} if overrides and compare else {}),
+         **({"replicas": str(replicas)} if replicas > 1 else {})}  # fmt: skip
     q.update({k: shown(v) if v is not None else "" for k, v in sorted(overrides.items())})
     return "/simulate?" + urlencode(q)
 

@@ -94,6 +94,13 @@ def _compare_lines(stored: dict[str, Any], whatif: dict[str, Any]) -> list[str]:
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1), help="random seed")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="write the run (or both runs) as JSON")
 @click.option("--compare", is_flag=True, help="run the stored config and the what-if side by side")
+@click.option("--replicas", type=click.IntRange(1, 100), default=None,
+              help="with --compare or --sweep: N seeds (--seed, --seed+1, ...) of each config, the same seeds for "
+                   "every config; paired differences with 95 % intervals (--sweep alone: 5)")  # fmt: skip
+@click.option("--sweep", "sweep", metavar="KEY=v1,v2,...",
+              help="run the stored config and each value of KEY (on top of --set) on the same seeds, each value's "
+                   "measures with 95 % intervals")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON instead of the table")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @click.option("--no-store", is_flag=True, help="do not keep the run in the database (a grid read from it)")
 @click.option("--job-history", "job_ids", multiple=True, type=int, metavar="PANDAID",
@@ -110,6 +117,9 @@ def simulate(
     seed: int,
     out: str | None,
     compare: bool,
+    replicas: int | None,
+    sweep: str | None,
+    as_json: bool,
     quiet: bool,
     no_store: bool,
     task_commands: tuple[str, ...],
@@ -123,12 +133,7 @@ def simulate(
     from brokerage.model.gdpconfig import parse_assignments
     from brokerage.report.files import write_atomic
 
-    if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
-        fail(f"--hours: {hours:g} is not allowed; expected a number of hours above 0 and at most {MAX_HOURS}")
-    if compare and job_ids:
-        fail("--job-history works on one run: leave out --compare")
-    if compare and not assignments:
-        fail("--compare needs at least one --set KEY=VALUE (the what-if to compare with the stored config)")
+    _check_modes(hours, compare, replicas, sweep, job_ids, assignments)
     parse_assignments(assignments)
     from brokerage.sim.commands import CommandRefused, parse_commands
 
@@ -145,7 +150,12 @@ def simulate(
 
     if problems := input_problems(snap):
         fail(str(SimInputError(problems)))
-    whatif = config.with_overrides(grid_overrides(snap, assignments))
+    edits = grid_overrides(snap, assignments)
+    whatif = config.with_overrides(edits)
+    if replicas or sweep:
+        _replicated(snap, config, edits, hours, replicas or 5, seed, sweep, cmds, quiet or as_json, as_json,
+                    out, store=snapshot_path is None and not no_store)  # fmt: skip
+        return
     if compare:
         from brokerage.report.progress import ProgressBar
         from brokerage.sim.sweep import simulate_many
@@ -156,12 +166,12 @@ def simulate(
         if bar:
             bar.close()
         doc: dict[str, Any] = {"stored": stored, "whatif": proposed}
-        for line in _compare_lines(doc["stored"], doc["whatif"]):
+        for line in [] if as_json else _compare_lines(doc["stored"], doc["whatif"]):
             click.echo(line)
         runs = [(stored, config, "stored"), (proposed, whatif, "what-if")]
     else:
-        doc = _run(snap, whatif, hours, seed, "run", quiet, cmds, job_ids)
-        for key, value in doc["headline"].items():
+        doc = _run(snap, whatif, hours, seed, "run", quiet or as_json, cmds, job_ids)
+        for key, value in {} if as_json else doc["headline"].items():
             shown = listing(value) if isinstance(value, list) else figure(value)
             click.echo(f"{key.replace('_', ' '):<28} {shown}")
         runs = [(doc, whatif, "what-if" if assignments else "stored")]
@@ -175,8 +185,49 @@ def simulate(
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror or exc}")
         click.echo(f"wrote {out}", err=True)
+    if as_json:
+        click.echo(json.dumps(doc, default=str))
     if unknown := doc.get("unknown_job_ids"):
         fail(f"--job-history: {', '.join(map(str, unknown))} not a job of this run (the run itself was kept)")
+
+
+def _check_modes(
+    hours: float, compare: bool, replicas: int | None, sweep: str | None, job_ids: Any, assignments: tuple[str, ...]
+) -> None:
+    """Exit 2 on hours out of range and on options that do not go together."""
+    if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
+        fail(f"--hours: {hours:g} is not allowed; expected a number of hours above 0 and at most {MAX_HOURS}")
+    if (compare or replicas or sweep) and job_ids:
+        fail("--job-history works on one run: leave out --compare, --replicas and --sweep")
+    if compare and sweep:
+        fail("--sweep compares each value with the stored config: leave out --compare")
+    if replicas and not (compare or sweep):
+        fail("--replicas needs --compare (stored vs what-if) or --sweep KEY=v1,v2,...")
+    if compare and not assignments:
+        fail("--compare needs at least one --set KEY=VALUE (the what-if to compare with the stored config)")
+
+
+def _replicated(
+    snap: Any, config: Any, edits: dict[str, Any], hours: float, replicas: int, seed: int, sweep: str | None,
+    cmds: Any, quiet: bool, as_json: bool, out: str | None, store: bool,
+) -> None:  # fmt: skip
+    """Replicas of the stored config and the what-if (or each swept value): print, store, write."""
+    from brokerage.cli.replicas import print_doc, run_replicated, store_replicas
+    from brokerage.report.files import write_atomic
+
+    if seed + replicas - 1 >= 2**32:
+        fail(f"--seed: {seed} + {replicas} replicas goes past the last seed 2^32 - 1")
+    doc = run_replicated(snap, config, edits, hours, replicas, seed, sweep, cmds, quiet)
+    print_doc(doc, as_json)
+    if store:
+        configs = {c["label"]: config.with_overrides(c["overrides"]) for c in doc["configs"]}
+        store_replicas(snap, doc, configs, hours)
+    if out:
+        try:
+            write_atomic(out, lambda f: f.write(json.dumps(doc, default=str).encode()))
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}")
+        click.echo(f"wrote {out}", err=True)
 
 
 @click.command("sim-runs")

@@ -10,10 +10,13 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import chunks, engine, tracked
 from brokerage.sim.commands import TaskCommand
 from brokerage.sim.engine import TICK_S, Simulation
+from brokerage.sim.measures import compact
 from brokerage.sim.replay import replay_job
+from brokerage.sim.replicas import Plan, summarise
 
 Progress = Callable[[int, int], None]  # (simulated minutes done over all runs, total)
 Cancel = Callable[[], bool]
+MAX_REPLICAS = 100
 
 
 def _one_run(
@@ -76,3 +79,73 @@ def simulate_many(
     return tracked.run_tracked(
         _reporting_run, snap, items, steps=ticks, progress=progress, cancel=cancel, client=client
     )
+
+
+def _replica_run(
+    snap: GridSnapshot,
+    config: Config,
+    hours: float,
+    seed: int,
+    commands: Sequence[TaskCommand],
+    report: Progress | None,
+) -> dict[str, Any]:
+    """Worker side of one replica: the run's seed, headline and measures (brokerage.sim.measures.compact)."""
+    return compact(Simulation(snap, config, seed=seed).run(hours, progress=report, commands=commands))
+
+
+def simulate_replicas(
+    snap: GridSnapshot,
+    configs: Sequence[Config],
+    hours: float,
+    seeds: Sequence[int],
+    *,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    client: Any = None,
+    commands: Sequence[TaskCommand] = (),
+) -> list[list[dict[str, Any]]]:
+    """Every config of CONFIGS run once per seed of SEEDS (common random numbers: replica i of each config uses
+    seeds[i]), each run a task of its own on the cluster, submitted replica by replica so that whole replicas end
+    first; ``out[c][i]`` is the compact run (seed, headline, measures) of configs[c] with seeds[i]. PROGRESS gets
+    simulated minutes over all runs; CANCEL() returning True stops them all and raises ``Cancelled``.
+
+    Usage: ``runs = simulate_replicas(snap, [stored, whatif], hours=2, seeds=range(10))``
+    """
+    pairs = [(cfg, int(seed)) for seed in seeds for cfg in configs]  # replica-major
+    ticks = round(hours * 3600 / TICK_S)
+    total = ticks * len(pairs)
+    if not _use_cluster(client):
+        flat = []
+        for i, (cfg, seed) in enumerate(pairs):
+
+            def step(done: int, _t: int, base: int = i * ticks) -> None:
+                if cancel and cancel():
+                    raise chunks.Cancelled(f"cancelled after {base + done} of {total} simulated minutes")
+                if progress:
+                    progress(base + done, total)
+
+            flat.append(_replica_run(snap, cfg, hours, seed, commands, step))
+    else:
+        items = [(cfg, float(hours), seed, list(commands)) for cfg, seed in pairs]
+        flat = tracked.run_tracked(_replica_run, snap, items, steps=ticks, progress=progress, cancel=cancel,
+                                   client=client)  # fmt: skip
+    n = len(configs)
+    return [[flat[i * n + c] for i in range(len(seeds))] for c in range(n)]
+
+
+def replicate(
+    snap: GridSnapshot, plan: Plan, hours: float, replicas: int, first_seed: int = 0, *,
+    progress: Progress | None = None, cancel: Cancel | None = None, client: Any = None,
+    commands: Sequence[TaskCommand] = (),
+) -> dict[str, Any]:  # fmt: skip
+    """Run PLAN's configs REPLICAS times each (replica i: seed FIRST_SEED + i for every config) on the Dask engine and
+    summarise: the compare or sweep rows, the verdict in words, and every run with its seed.
+
+    Usage: ``doc = replicate(snap, compare_plan(config, {"THROTTLE_THRESHOLD": 1.5}), hours=2, replicas=10)``
+    """
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise ValueError(f"replicas: {replicas} is not allowed; expected 1 to {MAX_REPLICAS}")
+    seeds = [first_seed + i for i in range(replicas)]
+    out = simulate_replicas(snap, plan.configs, hours, seeds, progress=progress, cancel=cancel, client=client,
+                            commands=commands)  # fmt: skip
+    return summarise(plan, dict(zip(plan.labels, out, strict=True)), hours, seeds)

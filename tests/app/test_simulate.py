@@ -237,3 +237,34 @@ def test_result_view_has_datasets_retries_and_job_history() -> None:
     text = _text(result_view(result))
     assert "Datasets, files and events per task" in text and "Retry module decisions" in text
     assert run["headline"]["memory_increases"] > 0
+
+
+def test_cards_say_what_they_hold_and_no_nucleus_is_plotted_apart() -> None:
+    """Issue 33 item 9: the retry, task-status and rule cards each lead with a sentence of what they hold (counts that
+    match their tables); the per-nucleus chart leaves out '(no nucleus ...)', which gets a chart of its own."""
+    from app.callbacks.simulate import result_view
+    from app.viewmodels import simulate as vm
+    from brokerage.sim.engine import Simulation
+    from brokerage.sim.output import NO_NUCLEUS
+    from tests.core.sim.test_datasets import _snap
+
+    sim = Simulation(_snap(True), Config(), seed=1)
+    sim.true_ram_mb.update({1: 5000.0, 2: 5000.0})
+    run = sim.run(6).result()
+    result = {"labels": ["stored"], "runs": [run], "hours": 6.0, "seed": 1, "snapshot": "test", "overrides": {},
+              "commands": []}  # fmt: skip
+    failed = sum(r["jobs"] for r in vm.retry_rows(result))
+    assert vm.retry_summary(result).startswith(f"{failed:,} failed jobs with {len(vm.retry_rows(result))} error codes")
+    changes = vm.task_change_rows(result)
+    assert vm.task_change_summary(result).startswith(f"{len(changes):,} status changes on")
+    assert vm.event_summary(result).startswith(f"{len(vm.event_rows(result))} rules moved jobs or tasks")
+    assert run["nuclei"].get(NO_NUCLEUS) is not None
+    nuclei = vm.share_figure(result, "running", "nuclei")
+    assert all(t["name"] != NO_NUCLEUS for t in nuclei["data"])
+    apart = vm.no_nucleus_figure(result)
+    assert apart["data"][0]["y"] == run["nuclei"][NO_NUCLEUS]["running"]
+    text = _text(result_view(result))
+    assert all(i in text for i in ("sim-retry-summary", "sim-task-summary", "sim-event-summary", "sim-no-nucleus"))
+    empty = {**result, "runs": [{**run, "retries": [], "task_changes": [], "events": []}]}
+    assert vm.retry_summary(empty).startswith("No failed job") and vm.task_change_summary(empty).startswith("No task")
+    assert vm.event_summary(empty) == "No rule moved a job or a task in this run."

@@ -121,6 +121,7 @@ def test_the_next_hours_stored_vs_proposed(page, live_server, console_errors, mo
     page.locator("#tune-future-run").click()
     expect(page.locator("#tune-future-note")).to_contain_text("Edit a value first", timeout=TIMEOUT)
     page.goto(f"{live_server}/tuning?THROTTLE_THRESHOLD=0.5")
+    page.locator("#tune-future-replicas").select_option("1")  # one run each: the side-by-side table
     page.locator("#tune-future-run").click()
     result = page.locator("#tune-future-result")
     expect(result).to_contain_text("jobs finished", timeout=120_000)
