@@ -66,6 +66,7 @@ def dispatch(state: SimState, now: float) -> None:
     state.log.add(now, j["PandaID"][take], "activated", "running", "dispatch", free[q[take]])
     state.move_jobs(take, "running", via=machines.DISPATCHED_VIA)
     j.cols["startTime"][take] = now
+    state.laststart[np.unique(q[take])] = now  # SiteData.laststart: R5 reads it (seed 000 "Timeout Rules")
 
 
 def _share_rank(state: SimState, running_rows: np.ndarray) -> np.ndarray:

@@ -43,6 +43,7 @@ class SimGrid:
     wq_throttled: np.ndarray  # bool per aligned work queue
     rtypes: list[str]
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
+    disable_reassign: np.ndarray  # bool per queue: its catchall holds disableReassign
 
 
 class SimInputError(SimulationError, ValueError):
@@ -155,6 +156,7 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
         maxrss=q["maxrss"].fillna(0).to_numpy(float), queue_cores=q["corecount"].fillna(0).to_numpy(float),
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
+        disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
     )  # fmt: skip
 
 

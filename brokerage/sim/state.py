@@ -117,6 +117,8 @@ class SimState:
         self.series = Series()
         self.now = 0.0
         self.next_run: dict[str, float] = {}  # agent -> when it runs next
+        # per queue, when a job last started there (SiteData.laststart; the pilots move it; seconds, run clock)
+        self.laststart = -3600.0 * self.g.laststart_age_h
         self._brokerage_state(snap)
         self._task_state()
         self._truth(seed)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from brokerage.model import profiles
 from brokerage.sim.jobs import ACTIVE_TABLE, DEFINED_TABLE, QUEUED, SUB_TOREASSIGN, S
 from brokerage.sim.propagate import end_jobs
 from brokerage.sim.retry import SOURCE_CODE
@@ -63,11 +64,30 @@ def copy_archive(sim: SimState) -> Iterator[Hit]:
     Usage: ``for rule, rows, new, value, threshold in copy_archive(sim): ...``
     """
     live = sim.live  # non-final rows at the start of the pass; every rule filters by status again
+    live = live[~spared(sim)[sim.jobs["computingSite"][live]]]
     user = sim.jobs["prodSourceLabel"][live] == 1
     yield from _watchers(sim, live, user)
     yield from _fast_rebrokerage(sim)
     yield from _reassignments(sim, live, user)
     yield from _analysis_and_expiry(sim, live, user)
+
+
+def spared(sim: SimState) -> np.ndarray:
+    """Per queue, whether copyArchive's timeout rules skip its jobs (profile ``seed``): "disable all timeout rules
+    when the queue status is paused or the queue has disableReassign in catchall" (seed 000). Under the switch
+    ``timeout_exemptions_as_panda`` none is spared whole: H8 and R5/R8/R9 skip them one by one. Fast rebrokerage
+    (F) is no timeout and skips none.
+
+    Usage: ``spared(sim)[queue_index]``
+    """
+    if profiles.rule(sim.config, "timeout_exemptions_as_panda"):
+        return np.zeros(len(sim.g.queues), bool)
+    return (sim.g.queue_status == "paused") | sim.g.disable_reassign
+
+
+def _no_reassign(sim: SimState, rows: np.ndarray) -> np.ndarray:
+    """ROWS without those at queues whose catchall has disableReassign (R5, R8, R9 skip them in PanDA's code)."""
+    return rows[~sim.g.disable_reassign[sim.jobs["computingSite"][rows]]]
 
 
 def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
@@ -103,10 +123,10 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
     j, cfg, now = sim.jobs, sim.config, sim.now
     st, q, prio = j["jobStatus"], j["computingSite"], j["currentPriority"]
     # R5 inactive site: priority >= 800 managed jobs idle 4 h at a queue whose pilots stopped starting 2 h ago
-    site_age = sim.g.laststart_age_h + now / H
+    site_age = (now - sim.laststart) / H  # SiteData.laststart moves with every job start (pilots.dispatch)
     inactive = (site_age > INACTIVE_SITE_H) | np.isin(sim.g.queue_status, ("offline", "test"))
     cand = np.isin(st[live], [S["activated"], S["starting"]]) & ~user & (prio[live] >= INACTIVE_PRIO)
-    rows = live[cand & inactive[q[live]]]
+    rows = _no_reassign(sim, live[cand & inactive[q[live]]])
     idle = (now - np.minimum(j["modificationTime"][rows], j["stateChangeTime"][rows])) / H
     yield "R5", rows[idle > INACTIVE_JOB_H], "closed", idle[idle > INACTIVE_JOB_H], INACTIVE_JOB_H
 
@@ -119,11 +139,11 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
     age = (now - j["modificationTime"][rows]) / H
     yield "R7", rows[age > R7_H], "closed", age[age > R7_H], R7_H
 
-    rows = live[(st[live] == S["activated"]) & ~user]
+    rows = _no_reassign(sim, live[(st[live] == S["activated"]) & ~user])
     age = (now - j["modificationTime"][rows]) / H
     yield "R8", rows[age > R8_H], "closed", age[age > R8_H], R8_H
 
-    rows = live[(st[live] == S["starting"]) & ~user]
+    rows = _no_reassign(sim, live[(st[live] == S["starting"]) & ~user])
     age = (now - j["stateChangeTime"][rows]) / H
     yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
 
