@@ -60,6 +60,8 @@ def input_problems(snap: GridSnapshot) -> list[str]:
     Usage: ``assert not input_problems(demo_snapshot())``
     """
     problems = []
+    if snap.tables["queues"].empty:
+        problems.append("queues: no rows; the simulator needs at least one PanDA queue to run jobs at")
     if snap.tables["work_queues"].empty:
         problems.append("work_queues: no rows; the simulator needs JEDI's work queues (queue_type, queue_order, "
                         "criteria, queue_function) to group tasks for the job throttler")  # fmt: skip
@@ -71,7 +73,7 @@ def input_problems(snap: GridSnapshot) -> list[str]:
         shown = ", ".join(missing[:6]) + (", …" if len(missing) > 6 else "")
         problems.append(f"gshares.value: missing for {len(missing)} of {len(g)} shares ({shown}); the share tree "
                         "needs every share's value to set its pledge")  # fmt: skip
-    if snap.tables["queue_slots"].empty:
+    if snap.tables["queue_slots"].empty and not snap.tables["queues"].empty:
         problems.append("queue_slots: no rows; the simulator needs each queue's slots (panda_queue, nslots)")
     return problems
 

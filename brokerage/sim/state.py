@@ -137,7 +137,11 @@ class SimState:
         self.base_cache = self.cache
         self.brokerage_snap = snap
         self.decisions: dict[int, Decision] = {}
-        self.choices: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # per task (and chunk ramCount): queues, probs
+        # per task (and chunk ramCount): candidate queues, weights, and the running and queued the brokers saw
+        self.choices: dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        # (running, queued) per (queue, share): at the brokers' last refresh, and now (kept by JobGenerator)
+        self.ref_counts: tuple[np.ndarray, np.ndarray] | None = None
+        self.live_counts: tuple[np.ndarray, np.ndarray] | None = None
         self.verdicts: dict[tuple[str, str], ThrottleVerdict] = {}
         self.limits: dict[tuple[str, str], Limits] = {}
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
