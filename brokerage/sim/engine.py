@@ -19,6 +19,7 @@ from brokerage.sim import (
     output,
     pilots,
     postprocessor,
+    refiner,
     taskbroker,
     timeouts,
     watchdog,
@@ -35,6 +36,7 @@ Tick = Callable[[SimState, float], None]
 # One tick, in order: (agent, its period as a gdpconfig key, seconds, or None for every tick, its tick)
 AGENTS: tuple[tuple[str, str | float | None, Tick], ...] = (
     ("commands", None, commands.tick),  # TaskCommando: the task commands due now
+    ("refiner", refiner.REFINER_PERIOD_S, refiner.tick),  # TaskRefiner: new tasks arrive (brokerage.sim.arrivals)
     ("brokerage", "JOB_BROKERAGE_REFRESH", brokering.tick),  # the job brokers' view of the grid
     ("taskbroker", "TASKBROKER_PERIOD", taskbroker.tick),  # ContentsFeeder and TaskBroker
     ("jobgenerator", None, jobgen.tick),  # JobGenerator with the job throttler

@@ -12,7 +12,13 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
 
-SCOUTING_STARTS = ("defined", "assigning", "ready", "scouting")  # tasks that have not run past their scouts
+SCOUTING_STARTS = (
+    "registered",
+    "defined",
+    "assigning",
+    "ready",
+    "scouting",
+)  # tasks that have not run past their scouts
 PER_CORE_UNITS = ("MBPerCore", "MBPerCoreFixed")
 FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE_PRIOR of 20 jobs
 FAILURE_PRIOR = 0.05
@@ -147,8 +153,7 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
     resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
     resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = _task_work(snap)
-    tasks["workQueue"] = _aligned(snap, resource_names)
+    tasks = task_table(snap, resource_names)
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
@@ -160,6 +165,16 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
         disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
     )  # fmt: skip
+
+
+def task_table(snap: GridSnapshot, resource_names: list[str]) -> pd.DataFrame:
+    """The simulator's rows of SNAP's tasks (as sim_grid makes them), each in its aligned work queue.
+
+    Usage: ``rows = task_table(snap, g.work_queues[len(g.shares):])``
+    """
+    tasks = _task_work(snap)
+    tasks["workQueue"] = _aligned(snap, resource_names)
+    return tasks
 
 
 def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:
