@@ -20,7 +20,7 @@ from brokerage.model.snapshot import GridSnapshot
 
 ARRIVAL_WINDOW_H = 168.0  # the recent history read: tasks created in the last 7 days
 DEFAULT_TASK_LIFETIME_H = 168.0  # no history: a share's live tasks renew once a week
-PLAN_HOURS = 336.0  # arrivals are planned this far (the simulator's longest run)
+PLAN_HOURS = 528.0  # arrivals are planned this far (the simulator's longest run, 22 days)
 LIVE_STATUSES = ("registered", "defined", "assigning", "ready", "pending", "scouting", "scouted", "running")
 
 

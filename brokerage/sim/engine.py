@@ -11,6 +11,7 @@ from typing import Any
 
 from brokerage.model.gcpause import gc_paused
 from brokerage.sim import (
+    activator,
     adder,
     brokering,
     commands,
@@ -43,6 +44,7 @@ AGENTS: tuple[tuple[str, str | float | None, Tick], ...] = (
     ("pilot_end", None, pilots.end_payloads),  # payloads at their walltime: running -> holding
     ("adder", "ADDER_PERIOD", adder.tick),  # holding -> finished / failed (the retry module on failures)
     ("datasetmanager", "DATASETMANAGER_PERIOD", finisher.tick),  # transferring -> finished
+    ("activator", "DATASETMANAGER_PERIOD", activator.tick),  # datasetManager: assigned 1 h -> activated
     ("copyarchive", "COPYARCHIVE_PERIOD", timeouts.tick),  # job timeouts and reassignment
     ("dispatch", None, pilots.dispatch),  # pilots take activated jobs into free slots
     ("postprocessor", None, postprocessor.tick),  # scouts assessed, finishing tasks ended

@@ -85,14 +85,15 @@ class Series:
 
 
 class SimState:
-    """One run's tables and clock: SNAP moved forward under CONFIG, randomness from one generator seeded with SEED.
+    """One run's tables and clock: SNAP moved forward under CONFIG, randomness from one generator seeded with SEED;
+    NEW_TASKS: tasks arrive as the snapshot's history shows (brokerage.sim.arrivals).
 
     Usage: ``state = SimState(snap, Config(), seed=1); state.live_rows("running")``
     """
 
     def __init__(
         self, snap: GridSnapshot, config: Config, seed: int = 0, retry_rules: Sequence[retry.RetryRule] | None = None,
-        error_classes: Sequence[retry.ErrorClass] | None = None,
+        error_classes: Sequence[retry.ErrorClass] | None = None, new_tasks: bool = True,
     ) -> None:  # fmt: skip
         self.snap, self.config, self.seed = snap, config, seed
         self.retry_rules = tuple(retry.DEFAULT_RULES if retry_rules is None else retry_rules)
@@ -122,7 +123,8 @@ class SimState:
         self._brokerage_state(snap)
         self._task_state()
         self._truth(seed)
-        self.arrival_plan = arrivals.plan(snap, seed)  # new tasks: from the snapshot and the seed, never the config
+        # new tasks (NEW_TASKS False: none): from the snapshot and the seed, never the config
+        self.arrival_plan = arrivals.plan(snap, seed, arrivals.PLAN_HOURS if new_tasks else 0.0)
         self.arrived = 0  # arrivals of the plan taken so far (brokerage.sim.refiner)
         nq, ns = len(self.g.queues), len(self.g.shares)
         # jobs that ended, counted as they end: per final status, per queue and per share
@@ -212,6 +214,7 @@ class SimState:
         start = np.where(status == S["running"], -r.uniform(0, 1, k) * wall, np.nan)
         mod = np.where(np.isin(status, DEFINED_TABLE), -r.uniform(0, 6 * 3600, k), created)
         mod = np.where(status == S["transferring"], -r.uniform(0, 2 * 3600, k), mod)
+        mod = np.where(status == S["sent"], -r.uniform(0, 3600, k), mod)  # a pilot got it within the last hour
         mod = np.where(status == S["running"], start, mod)
         self.jobs.append(
             jediTaskID=-1, computingSite=q, jobStatus=status,

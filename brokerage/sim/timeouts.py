@@ -17,6 +17,7 @@ from brokerage.sim.state import SimState
 H, D = 3600.0, 86400.0
 HEARTBEAT_S = 1800.0  # pilot heartbeat period
 R7_H, R8_H, R9_H = 12.0, 48.0, 48.0  # hard-coded in copyArchive
+SENT_H, PENDING_H = 0.5, 1.0  # H3 (sent, on modificationTime) and K4 (pending, on creationTime), hard-coded
 INACTIVE_SITE_H, INACTIVE_JOB_H, INACTIVE_PRIO = 2.0, 4.0, 800.0  # R5 constants
 ANALY_OFFLINE_H = 3.0  # analysis rebrokerage at an offline or test queue
 F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHOLD_NQUEUE_<gshare>
@@ -24,7 +25,7 @@ F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHO
 Hit = tuple[str, np.ndarray, str, np.ndarray, float]  # rule, rows, new status, value compared, threshold
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
-ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
+ERROR_CODES = {"H1": 100, "H8": 100, "H3": 102, "H6": 103, "K4": 102, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
                "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
 
 
@@ -91,7 +92,8 @@ def _no_reassign(sim: SimState, rows: np.ndarray) -> np.ndarray:
 
 
 def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
-    """H1/H8 (lost heartbeat), H6 (holding too long), K1/K2 (expired in the defined table or activated)."""
+    """H1/H8 (lost heartbeat), H3 (sent 30 min), H6 (holding too long), K1/K2 (expired in the defined table or
+    activated)."""
     j, cfg, now = sim.jobs, sim.config, sim.now
     st, q = j["jobStatus"], j["computingSite"]  # views: later rules see earlier changes
     # H1 analysis heartbeat, H8 production (paused queues skipped for H8 only)
@@ -106,6 +108,11 @@ def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit
         silence = (now - _last_heartbeat(sim, rows)) / H
         hit = silence > limit
         yield rule, rows[hit], "failed", silence[hit], limit
+
+    # H3: "30 min for sent jobs" (the pilot never confirmed the job it got)
+    rows = live[st[live] == S["sent"]]
+    age = (now - j["modificationTime"][rows]) / H
+    yield "H3", rows[age > SENT_H], "failed", age[age > SENT_H], SENT_H
 
     limit = float(cfg["TIMEOUT_holding"])
     rows = live[st[live] == S["holding"]]
@@ -149,7 +156,8 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
 
 
 def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
-    """K3 (analysis jobs unchanged 7 d), A (analysis rebrokerage), K9 (21 d in the active table), K10 (throttled)."""
+    """K3 (analysis jobs unchanged 7 d), A (analysis rebrokerage), K4 (pending 1 h), K9 (21 d in the active table),
+    K10 (throttled)."""
     j, cfg, now = sim.jobs, sim.config, sim.now
     st, q = j["jobStatus"], j["computingSite"]
     # K3: analysis jobs of the active table (running ones only get "tobekilled": left to the pilot)
@@ -165,7 +173,14 @@ def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> I
     over = np.where(down, age > ANALY_OFFLINE_H, age > limit)
     yield "A", rows[over], "closed", age[over], limit
 
-    rows = live[np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"])]
+    # K4: "1 hour for pending jobs" (kill code 4, on creationTime)
+    rows = live[st[live] == S["pending"]]
+    age = (now - j["creationTime"][rows]) / H
+    yield "K4", rows[age > PENDING_H], "closed", age[age > PENDING_H], PENDING_H
+
+    # K9: "21 days for running jobs": every row of the active table by creationTime; a running one is only told
+    # tobekilled in PanDA and its pilot ends it at the next heartbeat, here at once
+    rows = live[np.isin(st[live], ACTIVE_TABLE)]
     age = (now - j["creationTime"][rows]) / D
     yield "K9", rows[age > 21.0], "closed", age[age > 21.0], 21.0
 
