@@ -126,6 +126,11 @@ SWITCHES: tuple[Switch, ...] = (
            "only tasks without one", "a full/http task needs a 'full' queue ('http' for http); a task stack must "
            "equal the queue's, a task without one is not checked; 'none' is no value JEDI stores (no check)",
            "AtlasProdJobBroker.py:1213-1250, task_split_rules.enum_ipConnectivity"),
+    Switch("timeout_exemptions_as_panda", "simulator",
+           "disable all timeout rules when the queue status is paused or the queue has disableReassign in catchall",
+           "a paused queue skips only the production heartbeat watcher (H8); catchall disableReassign skips only the "
+           "inactive-site, long-activated and long-starting reassignments (R5, R8, R9)",
+           "copyArchive sitesToSkipTO / sitesToDisableReassign, SiteSpec.disable_reassign"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

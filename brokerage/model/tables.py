@@ -15,7 +15,7 @@ BARE_NUCLEUS_MODES = ("", "only", "allow")
 ENDPOINT_STATUSES = ("ON", "OFF", "TEST")
 ENDPOINT_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")  # a DDM endpoint's detailed statuses
 JOB_STATUSES = (
-    "pending", "defined", "assigned", "activated", "starting", "running", "holding",
+    "pending", "defined", "assigned", "activated", "sent", "starting", "running", "holding",
     "transferring", "throttled", "finished", "failed", "closed", "cancelled",
 )  # fmt: skip
 FULLCHAIN_MODES = ("", "only", "require", "capable")

@@ -9,8 +9,12 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
-from brokerage.sim.jobs import STATUSES, S
+from brokerage.sim.jobs import QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
+
+# the weight's queued-jobs offset per label: production (running+1)/(queued+WEIGHT_QUEUE_OFFSET), analysis's
+# original basic weight (running+1)/(queued+1) (seed 000, "ATLAS Analysis Job Brokerage" step 4)
+ANALYSIS_OFFSET = 1.0
 
 
 def tick(state: SimState, now: float) -> None:
@@ -43,6 +47,32 @@ def tick(state: SimState, now: float) -> None:
         state.fresh.clear()  # the new snapshot holds them
     state.decisions.clear()
     state.choices.clear()
+    state.ref_counts = count_live(state)
+
+
+def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
+    """(running, queued) per (queue, share) of the live jobs, flat (queue x number of shares + share); queued is
+    defined + assigned + activated + starting, as the brokers count it.
+
+    Usage: ``running, queued = count_live(state)``
+    """
+    j, live = state.jobs, state.live
+    st = j["jobStatus"][live]
+    ns = len(state.g.shares)
+    key = j["computingSite"][live].astype(np.int64) * ns + j["gshare"][live]
+    size = len(state.g.queues) * ns
+    running = np.bincount(key[st == S["running"]], minlength=size)
+    queued = np.bincount(key[np.isin(st, QUEUED)], minlength=size)
+    return running, queued
+
+
+def placed(state: SimState, queues: np.ndarray, share: int) -> None:
+    """Jobs of SHARE just placed at QUEUES count as queued for the next chunk's brokerage in this cycle.
+
+    Usage: ``placed(state, np.array([3, 3, 5]), 0)``
+    """
+    if state.live_counts is not None:
+        np.add.at(state.live_counts[1], queues.astype(np.int64) * len(state.g.shares) + share, 1)
 
 
 def decision(state: SimState, tid: int) -> Decision:
@@ -66,8 +96,10 @@ def broker(state: SimState, tid: int, **fields: float) -> Decision:
 
 
 def choices(state: SimState, tid: int, ram: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
-    """The task's candidate queues (indices) and their draw probabilities (weight shares), None if none; RAM: a
-    chunk's ramCount above the task's (inputs retried with more memory), brokered with it (getMaxRamCount).
+    """The task's candidate queues (indices) and their draw probabilities (weight shares) on the live job counts,
+    None if none; RAM: a chunk's ramCount above the task's (inputs retried with more memory), brokered with it
+    (getMaxRamCount). The brokerage itself is kept until the next refresh, but its weights and its step-4 caps
+    are read on the counts of now (``live``), as JEDI's next cycle would see them.
 
     Usage: ``queues, p = brokering.choices(state, 42)``
     """
@@ -75,9 +107,49 @@ def choices(state: SimState, tid: int, ram: float | None = None) -> tuple[np.nda
     got = state.choices.get(key)
     if got is None:
         d = decision(state, tid) if ram is None else broker(state, tid, ramcount=ram)
-        kept = [(state.qi[c.name], max(c.weight, 0.0)) for c in d.candidates if c.name in state.qi]
-        w = np.array([k[1] for k in kept], dtype=float)
-        got = (np.array([k[0] for k in kept], np.int64), w / w.sum()) if kept and w.sum() > 0 else (
-            np.zeros(0, np.int64), w)  # fmt: skip
+        kept = [(state.qi[c.name], max(c.weight, 0.0), float(c.details.get("nRunning", np.nan)),
+                 sum(float(c.details.get(f"n{k}", 0.0)) for k in ("Activated", "Assigned", "Starting", "Defined")))
+                for c in d.candidates if c.name in state.qi]  # fmt: skip
+        arr = np.array([k[1:] for k in kept], dtype=float).reshape(-1, 3)
+        got = (np.array([k[0] for k in kept], np.int64), arr[:, 0], arr[:, 1], arr[:, 2])
         state.choices[key] = got
-    return got if len(got[0]) else None
+    queues, p = live(state, tid, *got)
+    return (queues, p) if len(queues) else None
+
+
+def live(
+    state: SimState, tid: int, queues: np.ndarray, w: np.ndarray, nrun: np.ndarray, nq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weights W of QUEUES brokered on running NRUN and queued NQ (the brokers' view at the refresh) moved to the
+    live counts of the task's share: x (running + 1) / (nrun + 1) x (nq + offset) / (queued + offset); production
+    queues whose queued exceed QUEUED_RUNNING_RATIO_CAP x running are skipped (step 4's caps; when all are, the
+    ALL_CAPPED_KEEP_BEST best stay, 0: none). Candidates without counts (other brokers) keep their weight.
+
+    Usage: ``queues, p = live(state, 42, queues, w, nrun, nq)``
+    """
+    if state.live_counts is None or state.ref_counts is None or len(queues) == 0:
+        ok = w > 0
+        return queues[ok], w[ok] / w[ok].sum() if ok.any() else w[ok]
+    share = int(state.task_s[state.task_rows(np.array([tid]))][0])
+    key = queues * len(state.g.shares) + max(share, 0)
+    d_run = state.live_counts[0][key] - state.ref_counts[0][key]
+    d_q = state.live_counts[1][key] - state.ref_counts[1][key]
+    known = ~np.isnan(nrun)
+    run_now = np.where(known, np.maximum(np.nan_to_num(nrun) + d_run, 0.0), 0.0)
+    q_now = np.where(known, np.maximum(nq + d_q, 0.0), nq)
+    analysis = state.static[tid][3] == "user"
+    offset = ANALYSIS_OFFSET if analysis else float(state.config["WEIGHT_QUEUE_OFFSET"])
+    factor = np.where(known, (run_now + 1.0) / (np.nan_to_num(nrun) + 1.0) * (nq + offset) / (q_now + offset), 1.0)
+    weight = w * factor
+    ok = weight > 0
+    if not analysis:
+        capped = known & (q_now > float(state.config["QUEUED_RUNNING_RATIO_CAP"]) * run_now)
+        if (ok & ~capped).any():
+            ok &= ~capped
+        else:
+            keep = int(state.config["ALL_CAPPED_KEEP_BEST"])
+            best = np.argsort(-np.where(ok, weight, -np.inf), kind="stable")[:keep]
+            ok = np.isin(np.arange(len(queues)), best) & ok
+    if not ok.any():
+        return queues[:0], weight[:0]
+    return queues[ok], weight[ok] / weight[ok].sum()

@@ -11,6 +11,7 @@ from typing import Any
 
 from brokerage.model.gcpause import gc_paused
 from brokerage.sim import (
+    activator,
     adder,
     brokering,
     commands,
@@ -19,6 +20,7 @@ from brokerage.sim import (
     output,
     pilots,
     postprocessor,
+    refiner,
     taskbroker,
     timeouts,
     watchdog,
@@ -35,12 +37,14 @@ Tick = Callable[[SimState, float], None]
 # One tick, in order: (agent, its period as a gdpconfig key, seconds, or None for every tick, its tick)
 AGENTS: tuple[tuple[str, str | float | None, Tick], ...] = (
     ("commands", None, commands.tick),  # TaskCommando: the task commands due now
+    ("refiner", refiner.REFINER_PERIOD_S, refiner.tick),  # TaskRefiner: new tasks arrive (brokerage.sim.arrivals)
     ("brokerage", "JOB_BROKERAGE_REFRESH", brokering.tick),  # the job brokers' view of the grid
     ("taskbroker", "TASKBROKER_PERIOD", taskbroker.tick),  # ContentsFeeder and TaskBroker
     ("jobgenerator", None, jobgen.tick),  # JobGenerator with the job throttler
     ("pilot_end", None, pilots.end_payloads),  # payloads at their walltime: running -> holding
     ("adder", "ADDER_PERIOD", adder.tick),  # holding -> finished / failed (the retry module on failures)
     ("datasetmanager", "DATASETMANAGER_PERIOD", finisher.tick),  # transferring -> finished
+    ("activator", "DATASETMANAGER_PERIOD", activator.tick),  # datasetManager: assigned 1 h -> activated
     ("copyarchive", "COPYARCHIVE_PERIOD", timeouts.tick),  # job timeouts and reassignment
     ("dispatch", None, pilots.dispatch),  # pilots take activated jobs into free slots
     ("postprocessor", None, postprocessor.tick),  # scouts assessed, finishing tasks ended

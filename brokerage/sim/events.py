@@ -31,11 +31,17 @@ RULES: dict[str, tuple[str, str]] = {
                                                             "is larger already)"),
     "retry_ram_kept": ("retry module increase_memory", "no increase: the job asked for {value:g} (at the 8000 MB "
                                                        "top, or the task's ramCount {threshold:g} is already above)"),
+    "pilot_update": ("pilot updateJob", "the pilot holding it reported it running ({value:.2f} h after its last "
+                                        "change)"),
+    "activator": ("datasetManager activator", "assigned for {value:.2f} h > {threshold:.0f} h: its input is taken "
+                                              "as transferred and it is activated"),
     "finisher": ("datasetManager finisher", "outputs at the nucleus after {value:.2f} h in transferring"),
     "H1": ("copyArchive H1", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_analysis {threshold:.2f} h: "
                              "failed, jobDispatcherErrorCode 100 (lost heartbeat)"),
     "H8": ("copyArchive H8", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_production {threshold:.2f} h: "
                              "failed, jobDispatcherErrorCode 100 (lost heartbeat)"),
+    "H3": ("copyArchive H3", "sent for {value:.2f} h > {threshold:.2f} h (the pilot never confirmed it): failed, "
+                             "Watcher code 102"),
     "H6": ("copyArchive H6", "in holding for {value:.2f} h > TIMEOUT_holding {threshold:.2f} h: failed"),
     "K1": ("copyArchive K1", "in the defined table for {value:.2f} d > {threshold:.0f} d (creationTime): closed, "
                              "kill code 2 (expired)"),
@@ -54,6 +60,7 @@ RULES: dict[str, tuple[str, str]] = {
                              "code 51"),
     "R9": ("copyArchive R9", "starting for {value:.2f} h > {threshold:.0f} h (stateChangeTime): closed, kill code 51"),
     "K3": ("copyArchive K3", "analysis job unchanged for {value:.2f} d > {threshold:.0f} d: closed, kill code 2"),
+    "K4": ("copyArchive K4", "pending since creation {value:.2f} h > {threshold:.0f} h: closed, kill code 4"),
     "A": ("analysis rebrokerage", "activated for {value:.2f} h > ANALY_TIMEOUT {threshold:.2f} h: closed, kill "
                                   "code 51, brokered again"),
     "K9": ("copyArchive K9", "in the active table since creation {value:.2f} d > {threshold:.0f} d: closed, kill "

@@ -57,6 +57,7 @@ def tick(state: SimState, now: float) -> None:
     if len(rows) == 0:
         return
     per_queue = counts(state)
+    state.live_counts = brokering.count_live(state)  # the brokers' weights and caps read them (brokering.live)
     prio = t["currentPriority"].to_numpy(float)[rows]
     order = np.lexsort((-prio, state.task_r[rows], state.task_w[rows]))  # stable: equal priorities keep task order
     rows, avail = rows[order], avail[order]
@@ -191,6 +192,7 @@ def insert_jobs(
     pids = state.jobs["PandaID"][rows]
     machines.check_job_births(pids, "activated", machines.GENERATED_VIA)
     state.new_rows.append(rows)
+    brokering.placed(state, q, s)
     if scout:
         state.scout_rows.setdefault(tid, []).append(rows)
     state.log.add(state.now, pids, "-", "activated", "generate", p[pick], ram)

@@ -11,7 +11,7 @@ import pandas as pd
 # PanDA job statuses (jedi-lifecycle.md §2); the code of a status is its index
 STATUSES: tuple[str, ...] = (
     "defined", "assigned", "activated", "throttled", "sent", "starting", "running", "holding", "transferring",
-    "merging", "finished", "failed", "cancelled", "closed",
+    "merging", "finished", "failed", "cancelled", "closed", "pending",
 )  # fmt: skip
 S = {name: i for i, name in enumerate(STATUSES)}
 FINAL = np.array([S["finished"], S["failed"], S["cancelled"], S["closed"]])
@@ -20,7 +20,7 @@ QUEUED = np.array([S["defined"], S["assigned"], S["activated"], S["starting"]])
 # not taken by a pilot yet: what a task command cancels or closes (a throttled job waits too; starting is taken)
 UNDISPATCHED = np.array([S["defined"], S["assigned"], S["activated"], S["throttled"]])
 NOT_RUN = np.array([S["assigned"], S["activated"], S["starting"]])  # the throttler's nNotRun
-DEFINED_TABLE = np.array([S["defined"], S["assigned"]])  # jobsDefined4 (pending/waiting are not simulated)
+DEFINED_TABLE = np.array([S["defined"], S["assigned"], S["pending"]])  # jobsDefined4 (waiting is not simulated)
 ACTIVE_TABLE = np.array([S[s] for s in ("activated", "throttled", "sent", "starting", "running", "holding",
                                         "transferring", "merging")])  # fmt: skip
 

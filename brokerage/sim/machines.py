@@ -17,8 +17,8 @@ from brokerage.model.errors import SimulationError
 from brokerage.sim.jobs import STATUSES
 from brokerage.sim.task_states import is_allowed
 
-# the simulator's job statuses (their codes are the job table's), then the two it does not simulate
-JOB_STATUSES: tuple[str, ...] = (*STATUSES, "pending", "waiting")
+# the simulator's job statuses (their codes are the job table's), then the one it does not simulate
+JOB_STATUSES: tuple[str, ...] = (*STATUSES, "waiting")
 JOB_CODE = {name: i for i, name in enumerate(JOB_STATUSES)}
 FINAL_JOB = frozenset({"finished", "failed", "cancelled", "closed"})
 # jobsActive4: a Watcher, Adder or transfer timeout may fail any of them (§2 "any active -> failed")

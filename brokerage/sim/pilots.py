@@ -41,6 +41,7 @@ def dispatch(state: SimState, now: float) -> None:
     """
     j, g = state.jobs, state.g
     q = j["computingSite"]
+    confirm(state, now)
     st = j["jobStatus"][state.live]
     busy_rows = state.live[(st == S["sent"]) | (st == S["starting"]) | (st == S["running"])]
     busy = np.bincount(q[busy_rows], minlength=len(g.queues))
@@ -66,6 +67,26 @@ def dispatch(state: SimState, now: float) -> None:
     state.log.add(now, j["PandaID"][take], "activated", "running", "dispatch", free[q[take]])
     state.move_jobs(take, "running", via=machines.DISPATCHED_VIA)
     j.cols["startTime"][take] = now
+    state.laststart[np.unique(q[take])] = now  # SiteData.laststart: R5 reads it (seed 000 "Timeout Rules")
+
+
+def confirm(state: SimState, now: float) -> None:
+    """Jobs a pilot holds in sent or starting (the snapshot's) at a queue with pilots report running: the pilot's
+    updateJob (§2, sent/starting -> running); their payload starts now. A sent job silent for 30 min is the
+    Watcher's (H3) before this.
+
+    Usage: ``pilots.confirm(state, state.now)``
+    """
+    j = state.jobs
+    rows = state.live_rows("sent", "starting")
+    rows = rows[~np.isin(state.g.queue_status[j["computingSite"][rows]], NO_PILOT_STATUSES)]
+    if len(rows) == 0:
+        return
+    hours = (now - j["modificationTime"][rows]) / 3600.0
+    state.log.add(now, j["PandaID"][rows], j["jobStatus"][rows], "running", "pilot_update", hours)
+    state.move_jobs(rows, "running")
+    j.cols["startTime"][rows] = now
+    state.laststart[np.unique(j["computingSite"][rows])] = now
 
 
 def _share_rank(state: SimState, running_rows: np.ndarray) -> np.ndarray:

@@ -12,7 +12,13 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
 
-SCOUTING_STARTS = ("defined", "assigning", "ready", "scouting")  # tasks that have not run past their scouts
+SCOUTING_STARTS = (
+    "registered",
+    "defined",
+    "assigning",
+    "ready",
+    "scouting",
+)  # tasks that have not run past their scouts
 PER_CORE_UNITS = ("MBPerCore", "MBPerCoreFixed")
 FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE_PRIOR of 20 jobs
 FAILURE_PRIOR = 0.05
@@ -43,6 +49,7 @@ class SimGrid:
     wq_throttled: np.ndarray  # bool per aligned work queue
     rtypes: list[str]
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
+    disable_reassign: np.ndarray  # bool per queue: its catchall holds disableReassign
 
 
 class SimInputError(SimulationError, ValueError):
@@ -59,6 +66,8 @@ def input_problems(snap: GridSnapshot) -> list[str]:
     Usage: ``assert not input_problems(demo_snapshot())``
     """
     problems = []
+    if snap.tables["queues"].empty:
+        problems.append("queues: no rows; the simulator needs at least one PanDA queue to run jobs at")
     if snap.tables["work_queues"].empty:
         problems.append("work_queues: no rows; the simulator needs JEDI's work queues (queue_type, queue_order, "
                         "criteria, queue_function) to group tasks for the job throttler")  # fmt: skip
@@ -70,7 +79,7 @@ def input_problems(snap: GridSnapshot) -> list[str]:
         shown = ", ".join(missing[:6]) + (", …" if len(missing) > 6 else "")
         problems.append(f"gshares.value: missing for {len(missing)} of {len(g)} shares ({shown}); the share tree "
                         "needs every share's value to set its pledge")  # fmt: skip
-    if snap.tables["queue_slots"].empty:
+    if snap.tables["queue_slots"].empty and not snap.tables["queues"].empty:
         problems.append("queue_slots: no rows; the simulator needs each queue's slots (panda_queue, nslots)")
     return problems
 
@@ -144,8 +153,7 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
     resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
     resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = _task_work(snap)
-    tasks["workQueue"] = _aligned(snap, resource_names)
+    tasks = task_table(snap, resource_names)
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
@@ -155,7 +163,18 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
         maxrss=q["maxrss"].fillna(0).to_numpy(float), queue_cores=q["corecount"].fillna(0).to_numpy(float),
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
+        disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
     )  # fmt: skip
+
+
+def task_table(snap: GridSnapshot, resource_names: list[str]) -> pd.DataFrame:
+    """The simulator's rows of SNAP's tasks (as sim_grid makes them), each in its aligned work queue.
+
+    Usage: ``rows = task_table(snap, g.work_queues[len(g.shares):])``
+    """
+    tasks = _task_work(snap)
+    tasks["workQueue"] = _aligned(snap, resource_names)
+    return tasks
 
 
 def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:

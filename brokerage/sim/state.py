@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from brokerage.model.cache import GridCache
+from brokerage.model.cache import GridCache, derived_cache
 from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
-from brokerage.sim import machines, retry
+from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, JobTable, S
-from brokerage.sim.setup import SimGrid, sim_grid
+from brokerage.sim.setup import SimGrid, sim_grid, task_table
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -85,14 +85,15 @@ class Series:
 
 
 class SimState:
-    """One run's tables and clock: SNAP moved forward under CONFIG, randomness from one generator seeded with SEED.
+    """One run's tables and clock: SNAP moved forward under CONFIG, randomness from one generator seeded with SEED;
+    NEW_TASKS: tasks arrive as the snapshot's history shows (brokerage.sim.arrivals).
 
     Usage: ``state = SimState(snap, Config(), seed=1); state.live_rows("running")``
     """
 
     def __init__(
         self, snap: GridSnapshot, config: Config, seed: int = 0, retry_rules: Sequence[retry.RetryRule] | None = None,
-        error_classes: Sequence[retry.ErrorClass] | None = None,
+        error_classes: Sequence[retry.ErrorClass] | None = None, new_tasks: bool = True,
     ) -> None:  # fmt: skip
         self.snap, self.config, self.seed = snap, config, seed
         self.retry_rules = tuple(retry.DEFAULT_RULES if retry_rules is None else retry_rules)
@@ -117,9 +118,14 @@ class SimState:
         self.series = Series()
         self.now = 0.0
         self.next_run: dict[str, float] = {}  # agent -> when it runs next
+        # per queue, when a job last started there (SiteData.laststart; the pilots move it; seconds, run clock)
+        self.laststart = -3600.0 * self.g.laststart_age_h
         self._brokerage_state(snap)
         self._task_state()
         self._truth(seed)
+        # new tasks (NEW_TASKS False: none): from the snapshot and the seed, never the config
+        self.arrival_plan = arrivals.plan(snap, seed, arrivals.PLAN_HOURS if new_tasks else 0.0)
+        self.arrived = 0  # arrivals of the plan taken so far (brokerage.sim.refiner)
         nq, ns = len(self.g.queues), len(self.g.shares)
         # jobs that ended, counted as they end: per final status, per queue and per share
         self.ended = {
@@ -135,7 +141,11 @@ class SimState:
         self.base_cache = self.cache
         self.brokerage_snap = snap
         self.decisions: dict[int, Decision] = {}
-        self.choices: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # per task (and chunk ramCount): queues, probs
+        # per task (and chunk ramCount): candidate queues, weights, and the running and queued the brokers saw
+        self.choices: dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        # (running, queued) per (queue, share): at the brokers' last refresh, and now (kept by JobGenerator)
+        self.ref_counts: tuple[np.ndarray, np.ndarray] | None = None
+        self.live_counts: tuple[np.ndarray, np.ndarray] | None = None
         self.verdicts: dict[tuple[str, str], ThrottleVerdict] = {}
         self.limits: dict[tuple[str, str], Limits] = {}
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
@@ -204,6 +214,7 @@ class SimState:
         start = np.where(status == S["running"], -r.uniform(0, 1, k) * wall, np.nan)
         mod = np.where(np.isin(status, DEFINED_TABLE), -r.uniform(0, 6 * 3600, k), created)
         mod = np.where(status == S["transferring"], -r.uniform(0, 2 * 3600, k), mod)
+        mod = np.where(status == S["sent"], -r.uniform(0, 3600, k), mod)  # a pilot got it within the last hour
         mod = np.where(status == S["running"], start, mod)
         self.jobs.append(
             jediTaskID=-1, computingSite=q, jobStatus=status,
@@ -216,6 +227,51 @@ class SimState:
             activationTime=np.where(status == S["activated"], created, np.nan), startTime=start,
             runSeconds=wall, willFail=r.random(k) < self.g.failure_rate[q],
         )  # fmt: skip
+
+    def add_tasks(self, tasks: pd.DataFrame, datasets: pd.DataFrame, replicas: pd.DataFrame) -> pd.Index:
+        """New tasks (snapshot rows of tasks, datasets, dataset_replicas; ids above every known one) join the run:
+        the snapshot the brokers read, the task table and every per-task index; their ids.
+
+        Usage: ``ids = state.add_tasks(*arrivals.new_tables(state.snap, templates, 10**9, 10**9))``
+        """
+        cat = lambda name, new: pd.concat([self.snap.tables[name], new], ignore_index=True)  # noqa: E731
+        tables = {"tasks": cat("tasks", tasks), "datasets": cat("datasets", datasets),
+                  "dataset_replicas": cat("dataset_replicas", replicas)}  # fmt: skip
+        self.snap = self.snap.replace(**tables)
+        self.brokerage_snap = self.brokerage_snap.replace(**tables)
+        self.cache = derived_cache(self.base_cache, self.brokerage_snap)
+        mini = self.snap.replace(tasks=tasks, datasets=datasets)
+        rows = task_table(mini, self.g.work_queues[len(self.g.shares) :])
+        self.tasks = pd.concat([self.tasks, rows])
+        self._index_tasks(rows)
+        truth = np.random.default_rng([self.seed, 4, int(rows.index[0])])
+        est = np.where(rows["ramPerCore"], rows["ramCount"] * rows["coreCount"], rows["ramCount"]).astype(float)
+        est = np.where(est > 0, est, DEFAULT_RAM_MB)
+        self.true_ram_mb.update(zip(rows.index.tolist(), (est * truth.lognormal(0.1, 0.3, len(rows))).tolist(),
+                                    strict=True))  # fmt: skip
+        self.true_cpu.update(zip(rows.index.tolist(), truth.lognormal(0.0, 0.3, len(rows)).tolist(), strict=True))
+        return rows.index
+
+    def _index_tasks(self, t: pd.DataFrame) -> None:
+        """Append tasks T (rows of the simulator's task table, ids above every known one) to the per-task indices."""
+        self.static.update({
+            int(tid): (float(b), float(c), int(k), str(lab), float(p))
+            for tid, b, c, k, lab, p in zip(t.index, t["basewalltime"], t["cpu_hs06s_per_job"], t["coreCount"],
+                                            t["prodSourceLabel"], t["currentPriority"], strict=True)
+        })  # fmt: skip
+        grow = lambda old, new: np.concatenate([old, np.asarray(new, old.dtype)])  # noqa: E731
+        self.task_w = grow(self.task_w, t["workQueue"].map(self.wi).fillna(-1))
+        self.task_r = grow(self.task_r, t["resource_type"].map(self.ri).fillna(-1))
+        self.task_s = grow(self.task_s, t["gshare"].map(self.si).fillna(-1))
+        self.task_chunk = grow(self.task_chunk, t["chunk_njobs"])
+        self.task_nucleus.update({int(tid): 0 for tid in t.index})
+        self.task_ram.update(zip(t.index.tolist(), t["ramCount"].astype(float).tolist(), strict=True))
+        self.any_cores |= set(t.index[t["anyCores"].to_numpy(bool)].tolist())
+        self.per_core |= set(t.index[t["ramPerCore"].to_numpy(bool)].tolist())
+        self.task_ids = grow(self.task_ids, t.index)
+        self.task_order = np.argsort(self.task_ids, kind="stable")
+        for name in ("jobs_made", "jobs_finished", "jobs_failed"):
+            setattr(self, name, grow(getattr(self, name), np.zeros(len(t))))
 
     # ------------------------------------------------------------------ clock and indices
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from brokerage.model import profiles
 from brokerage.sim.jobs import ACTIVE_TABLE, DEFINED_TABLE, QUEUED, SUB_TOREASSIGN, S
 from brokerage.sim.propagate import end_jobs
 from brokerage.sim.retry import SOURCE_CODE
@@ -16,6 +17,7 @@ from brokerage.sim.state import SimState
 H, D = 3600.0, 86400.0
 HEARTBEAT_S = 1800.0  # pilot heartbeat period
 R7_H, R8_H, R9_H = 12.0, 48.0, 48.0  # hard-coded in copyArchive
+SENT_H, PENDING_H = 0.5, 1.0  # H3 (sent, on modificationTime) and K4 (pending, on creationTime), hard-coded
 INACTIVE_SITE_H, INACTIVE_JOB_H, INACTIVE_PRIO = 2.0, 4.0, 800.0  # R5 constants
 ANALY_OFFLINE_H = 3.0  # analysis rebrokerage at an offline or test queue
 F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHOLD_NQUEUE_<gshare>
@@ -23,7 +25,7 @@ F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHO
 Hit = tuple[str, np.ndarray, str, np.ndarray, float]  # rule, rows, new status, value compared, threshold
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
-ERROR_CODES = {"H1": 100, "H8": 100, "H6": 103, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
+ERROR_CODES = {"H1": 100, "H8": 100, "H3": 102, "H6": 103, "K4": 102, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
                "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
 
 
@@ -63,6 +65,7 @@ def copy_archive(sim: SimState) -> Iterator[Hit]:
     Usage: ``for rule, rows, new, value, threshold in copy_archive(sim): ...``
     """
     live = sim.live  # non-final rows at the start of the pass; every rule filters by status again
+    live = live[~spared(sim)[sim.jobs["computingSite"][live]]]
     user = sim.jobs["prodSourceLabel"][live] == 1
     yield from _watchers(sim, live, user)
     yield from _fast_rebrokerage(sim)
@@ -70,8 +73,27 @@ def copy_archive(sim: SimState) -> Iterator[Hit]:
     yield from _analysis_and_expiry(sim, live, user)
 
 
+def spared(sim: SimState) -> np.ndarray:
+    """Per queue, whether copyArchive's timeout rules skip its jobs (profile ``seed``): "disable all timeout rules
+    when the queue status is paused or the queue has disableReassign in catchall" (seed 000). Under the switch
+    ``timeout_exemptions_as_panda`` none is spared whole: H8 and R5/R8/R9 skip them one by one. Fast rebrokerage
+    (F) is no timeout and skips none.
+
+    Usage: ``spared(sim)[queue_index]``
+    """
+    if profiles.rule(sim.config, "timeout_exemptions_as_panda"):
+        return np.zeros(len(sim.g.queues), bool)
+    return (sim.g.queue_status == "paused") | sim.g.disable_reassign
+
+
+def _no_reassign(sim: SimState, rows: np.ndarray) -> np.ndarray:
+    """ROWS without those at queues whose catchall has disableReassign (R5, R8, R9 skip them in PanDA's code)."""
+    return rows[~sim.g.disable_reassign[sim.jobs["computingSite"][rows]]]
+
+
 def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
-    """H1/H8 (lost heartbeat), H6 (holding too long), K1/K2 (expired in the defined table or activated)."""
+    """H1/H8 (lost heartbeat), H3 (sent 30 min), H6 (holding too long), K1/K2 (expired in the defined table or
+    activated)."""
     j, cfg, now = sim.jobs, sim.config, sim.now
     st, q = j["jobStatus"], j["computingSite"]  # views: later rules see earlier changes
     # H1 analysis heartbeat, H8 production (paused queues skipped for H8 only)
@@ -86,6 +108,11 @@ def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit
         silence = (now - _last_heartbeat(sim, rows)) / H
         hit = silence > limit
         yield rule, rows[hit], "failed", silence[hit], limit
+
+    # H3: "30 min for sent jobs" (the pilot never confirmed the job it got)
+    rows = live[st[live] == S["sent"]]
+    age = (now - j["modificationTime"][rows]) / H
+    yield "H3", rows[age > SENT_H], "failed", age[age > SENT_H], SENT_H
 
     limit = float(cfg["TIMEOUT_holding"])
     rows = live[st[live] == S["holding"]]
@@ -103,10 +130,10 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
     j, cfg, now = sim.jobs, sim.config, sim.now
     st, q, prio = j["jobStatus"], j["computingSite"], j["currentPriority"]
     # R5 inactive site: priority >= 800 managed jobs idle 4 h at a queue whose pilots stopped starting 2 h ago
-    site_age = sim.g.laststart_age_h + now / H
+    site_age = (now - sim.laststart) / H  # SiteData.laststart moves with every job start (pilots.dispatch)
     inactive = (site_age > INACTIVE_SITE_H) | np.isin(sim.g.queue_status, ("offline", "test"))
     cand = np.isin(st[live], [S["activated"], S["starting"]]) & ~user & (prio[live] >= INACTIVE_PRIO)
-    rows = live[cand & inactive[q[live]]]
+    rows = _no_reassign(sim, live[cand & inactive[q[live]]])
     idle = (now - np.minimum(j["modificationTime"][rows], j["stateChangeTime"][rows])) / H
     yield "R5", rows[idle > INACTIVE_JOB_H], "closed", idle[idle > INACTIVE_JOB_H], INACTIVE_JOB_H
 
@@ -119,17 +146,18 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
     age = (now - j["modificationTime"][rows]) / H
     yield "R7", rows[age > R7_H], "closed", age[age > R7_H], R7_H
 
-    rows = live[(st[live] == S["activated"]) & ~user]
+    rows = _no_reassign(sim, live[(st[live] == S["activated"]) & ~user])
     age = (now - j["modificationTime"][rows]) / H
     yield "R8", rows[age > R8_H], "closed", age[age > R8_H], R8_H
 
-    rows = live[(st[live] == S["starting"]) & ~user]
+    rows = _no_reassign(sim, live[(st[live] == S["starting"]) & ~user])
     age = (now - j["stateChangeTime"][rows]) / H
     yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
 
 
 def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
-    """K3 (analysis jobs unchanged 7 d), A (analysis rebrokerage), K9 (21 d in the active table), K10 (throttled)."""
+    """K3 (analysis jobs unchanged 7 d), A (analysis rebrokerage), K4 (pending 1 h), K9 (21 d in the active table),
+    K10 (throttled)."""
     j, cfg, now = sim.jobs, sim.config, sim.now
     st, q = j["jobStatus"], j["computingSite"]
     # K3: analysis jobs of the active table (running ones only get "tobekilled": left to the pilot)
@@ -145,7 +173,14 @@ def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> I
     over = np.where(down, age > ANALY_OFFLINE_H, age > limit)
     yield "A", rows[over], "closed", age[over], limit
 
-    rows = live[np.isin(st[live], ACTIVE_TABLE) & (st[live] != S["running"])]
+    # K4: "1 hour for pending jobs" (kill code 4, on creationTime)
+    rows = live[st[live] == S["pending"]]
+    age = (now - j["creationTime"][rows]) / H
+    yield "K4", rows[age > PENDING_H], "closed", age[age > PENDING_H], PENDING_H
+
+    # K9: "21 days for running jobs": every row of the active table by creationTime; a running one is only told
+    # tobekilled in PanDA and its pilot ends it at the next heartbeat, here at once
+    rows = live[np.isin(st[live], ACTIVE_TABLE)]
     age = (now - j["creationTime"][rows]) / D
     yield "K9", rows[age > 21.0], "closed", age[age > 21.0], 21.0
 

@@ -19,6 +19,10 @@ STEPS: dict[str, tuple[Step, ...]] = {
                                      "DATASETMANAGER_PERIOD", "COPYARCHIVE_PERIOD", "WATCHDOG_PERIOD"))),
     ),
     "brokerage.sim.pilots": (Step("dispatch", Reads(config=("SLOPPY_DISPATCH_RATIO",))),),
+    "brokerage.sim.brokering": (
+        Step("live brokerage counts", Reads(config=("WEIGHT_QUEUE_OFFSET", "QUEUED_RUNNING_RATIO_CAP",
+                                                    "ALL_CAPPED_KEEP_BEST"))),
+    ),
     "brokerage.sim.watchdog": (Step("watchdog", Reads(config=("MAX_JOB_FAILURE_RATE_TO_PAUSE",))),),
     "brokerage.sim.task_agent": (Step("watchdog", Reads(config=("PENDING_TIMEOUT",))),),
     "brokerage.sim.throttler": (

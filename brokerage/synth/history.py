@@ -99,7 +99,7 @@ def lab_paths(seed: int, taken_at: datetime) -> Lab:
     Usage: ``lab_paths(0, snap.taken_at).paths[0].statuses``
     """
     snap, commands = _lab_grid(seed, taken_at)
-    sim = Simulation(snap, Config(), seed=seed).run(LAB_HOURS, commands=commands)
+    sim = Simulation(snap, Config(), seed=seed, new_tasks=False).run(LAB_HOURS, commands=commands)
     start = dict(zip(sim.g.tasks.index.tolist(), sim.g.tasks["status"].tolist(), strict=True))
     steps: dict[int, list[tuple[str, float]]] = {tid: [(status, 0.0)] for tid, status in start.items()}
     for t, tid, old, new, _why in sim.task_causes:
