@@ -12,6 +12,7 @@ import numpy as np
 
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
+from brokerage.brokers.analysis_panda import PANDA_FILTERS, replica_flags, second_loop
 from brokerage.brokers.analysis_throttle import STEPS as THROTTLE_STEPS
 from brokerage.brokers.analysis_throttle import throttle
 from brokerage.brokers.analysis_weights import STEPS as WEIGHT_STEPS
@@ -22,6 +23,7 @@ from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "analysis"
@@ -60,6 +62,29 @@ def run_pass(ctx: AnalContext, use_locality: bool) -> PassResult:
     alive, skips, funnel = apply_filters(names, alive, TEMPORARY, ctx, skips, funnel)
     removed = sum(f.before - f.after for f in funnel if f.filter == "input data locality check")
     return PassResult(persistent_alive, alive, skips, funnel, removed)
+
+
+def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
+    """JEDI's loops (switch ``anal_order_as_jedi``): with the data locality check, then, when JEDI adds it, without;
+    the first loop that leaves a candidate ends it. A queue keeps the first skip either loop gave it."""
+    names = ctx.qa.name
+    kept: list = []
+    if ctx.avail["total_files"] > 0 and not replica_flags(ctx)[0]:  # '<ds> is incomplete at online storage'
+        none = np.zeros(ctx.n, dtype=bool)
+        return PassResult(none, none, SkipList(), [], 0), 1
+    loops = (True, False) if second_loop(ctx) else (True,)
+    for n, locality in enumerate(loops, start=1):
+        ctx.use_locality = locality
+        start = initial_candidates(ctx)
+        ctx.prelim = start.copy()
+        funnel = [FunnelStep("preliminary candidates", int(start.sum()), int(start.sum()))]
+        alive, skips, funnel = apply_filters(names, start, PANDA_FILTERS, ctx, None, funnel)
+        if alive.any() or n == len(loops):
+            break
+        kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check
+    out = SkipList(kept)
+    out.extend(skips)
+    return PassResult(alive.copy(), alive, out, funnel, 0), n
 
 
 def needs_second_pass(ctx: AnalContext, first: PassResult) -> str:
@@ -113,9 +138,13 @@ def broker(
             message=f"throttle to generate jobs due to {thr['message']}", extra=extra,
         )  # fmt: skip
     ctx = make_context(task, config, cache)
-    result = run_pass(ctx, use_locality=True)
     pass_no, message, extra = 1, "", {}
-    why = needs_second_pass(ctx, result)
+    if rule(config, "anal_order_as_jedi"):
+        result, pass_no = run_panda_loops(ctx)
+        why = ""
+    else:
+        result = run_pass(ctx, use_locality=True)
+        why = needs_second_pass(ctx, result)
     if why:
         first = result
         result = run_pass(ctx, use_locality=False)

@@ -128,6 +128,24 @@ SWITCHES: tuple[Switch, ...] = (
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 
+# --- the analysis broker's switches (crosscheck) ---
+ANALYSIS_SWITCHES: tuple[Switch, ...] = (
+    Switch(
+        "anal_order_as_jedi",
+        "analysis",
+        "throttles; preliminary candidates; persistent filters (status, locality, diskIO, cores, VP, software, "
+        "memory, scratch, storage, blacklist, walltime, pilot); temporary filters; pass 2 without the locality "
+        "check when the first leaves nothing for persistent issues or closed jobs",
+        "loop 1 with the input data check (disk replicas first, the union of partial replicas when no queue has "
+        "all, no skip line), then status, zero share, diskIO, avoid VP, cores, closed jobs, SW/HW, memory, "
+        "scratch, storage and blacklist, walltime, pilot, include/exclude, pre-assignment, overload; a loop 2 "
+        "without the data check when priority > 1000, several real input datasets or low ioIntensity; the "
+        "first loop with a candidate wins and each queue keeps the first skip",
+        "AtlasAnalJobBroker.py:470-1780",
+    ),
+)
+SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
+
 PROFILES: dict[str, frozenset[str]] = {
     SEED: frozenset(),
     PANDA_104: frozenset(s.name for s in SWITCHES),

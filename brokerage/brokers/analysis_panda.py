@@ -1,0 +1,344 @@
+"""PanDA 1.0.4's analysis job brokerage filters, in AtlasAnalJobBroker's order (rule switch ``anal_order_as_jedi``).
+
+Used by ``brokers/analysis.py`` when the rule profile switches them on; each filter follows one block of
+AtlasAnalJobBroker.doBrokerage (the line in its docstring). The context is ``analysis_context.AnalContext``; what the
+data check finds (queues holding the input, union locality) is kept in ``ctx.derived`` for the later filters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from brokerage.brokers.analysis_context import AnalContext, match_queues, split_list
+from brokerage.checks import panda_rules
+from brokerage.checks.pilot import NOPILOT
+from brokerage.checks.software import SOFTWARE
+from brokerage.checks.storage import _endpoint_ok
+from brokerage.framework import Filter, Verdict
+from brokerage.model.explain import fmt
+
+MIB = 1024.0 * 1024.0
+UNIT_BYTES = {"GB": 1024.0**3, "MB": MIB, "kB": 1024.0}
+OUTPUT_FREE_GB_DEFAULT = 200  # STORAGE_MIN_FREE_SIZE_OUTPUT when unset
+ZERO_WALLTIME_HS06_S = 24 * 60 * 60 * 10  # minTimeForZeroWalltime
+OVERLOAD_STATES = ("defined", "assigned", "activated", "starting")
+
+
+def _site_preassigned(ctx: AnalContext) -> bool:
+    """A task whose site names a known queue (JEDI's sitePreAssigned)."""
+    pats = split_list(ctx.task.get("site"))
+    return bool(pats) and bool(match_queues(ctx.cache, pats).any())
+
+
+def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool]:
+    """Queues JEDI's input data check keeps, and whether it fell back to the union of partial replicas.
+
+    A queue with every file on disk wins; else every file on disk or tape; else (no queue has all) any queue with
+    part of it, disk first. Usage: ``keep, union = data_sites(ctx)``
+    """
+    avail = ctx.avail
+    complete = avail["missing_files"] <= 0
+    on_disk = complete & (avail["disk_gb"] >= avail["total_gb"] * (1 - 1e-9))
+    some = avail["avail_files"] > 0
+    if (on_disk & ctx.prelim).any():
+        return on_disk, False
+    if (complete & ctx.prelim).any():
+        return complete, False
+    disk_some = (avail["disk_gb"] > 0) & some
+    return (disk_some if (disk_some & ctx.prelim).any() else some), True
+
+
+def f_data(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:548-640: with locality, only queues holding the input (no skip line is logged)."""
+    ctx.derived["union"] = False
+    ctx.derived["with_data"] = np.zeros(ctx.n, dtype=bool)
+    if not ctx.use_locality or ctx.avail["total_files"] <= 0:
+        return None
+    keep, union = data_sites(ctx)
+    ctx.derived["union"] = union
+    ctx.derived["with_data"] = keep
+    return Verdict(keep, "-input_data", "input data not available at the queue")
+
+
+def f_status(ctx: AnalContext) -> Verdict:
+    """AtlasAnalJobBroker.py:663-682: offline fails; brokeroff and test fail unless the task is pre-assigned."""
+    status = ctx.qa["status"]
+    bad = status == "offline"
+    if not split_list(ctx.task.get("includedsite")):
+        off = np.isin(status, ("brokeroff", "test"))
+        if _site_preassigned(ctx):
+            off &= ~match_queues(ctx.cache, split_list(ctx.task.get("site")))
+        bad = bad | off
+    return Verdict(~bad, "-status", lambda idx: [f"status={s}" for s in status[idx].tolist()])
+
+
+def f_zeroshare(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:688-704: AtlasBrokerUtils.hasZeroShare unless the task is pre-assigned."""
+    if _site_preassigned(ctx):
+        return None
+    prio = int(ctx.task.get("currentpriority") or 0)
+    policies = [str(p or "") for p in ctx.qa["fairsharepolicy"]]
+    memo: dict[str, bool] = {}
+    zero = np.array([memo.setdefault(p, panda_rules.jedi_zero_share(p, ctx.task, prio, False)) for p in policies])
+    return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
+
+
+def f_diskio(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:712-760: queue diskIO over its limit and the task's (per queue core) over it too."""
+    task_io = ctx.task.get("diskio")
+    if not task_io:
+        return None
+    qa = ctx.qa
+    default = ctx.config["MAX_DISKIO_DEFAULT"] or 10**10
+    limit = np.where(qa["maxdiskio"].astype(float) > 0, qa["maxdiskio"].astype(float), float(default))
+    usage = np.nan_to_num(qa["diskio_avg"].astype(float))
+    cores = qa["corecount"].astype(float)
+    per = np.full(ctx.n, float(task_io))
+    if int(ctx.task.get("corecount") or 0) not in (0, 1):
+        per = np.where(cores > 0, float(task_io) / np.where(cores > 0, cores, 1.0), per)
+    bad = (usage > 0) & (usage > limit) & (per > limit)
+    return Verdict(~bad, "-diskIO", lambda idx: [f"diskIO {fmt(usage[i])} > limit {fmt(limit[i])}" for i in idx])
+
+
+def f_vp(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:790-805: avoid VP queues for avoidVP tasks, union locality or no locality check."""
+    vp = ctx.qa["is_vp"].astype(bool)
+    if not (ctx.task.get("avoidvp") or ctx.derived.get("union") or not ctx.use_locality):
+        return None
+    return Verdict(~vp, "-avoid_vp", "to avoid VP")
+
+
+def f_cpucore(ctx: AnalContext) -> Verdict:
+    """AtlasAnalJobBroker.py:807-840: corecount > 1 only multi-core queues, 0 any, else queues of 0 or 1 core."""
+    site = ctx.qa["corecount"].astype(float)
+    task_cc = int(ctx.task.get("corecount") or 0) if ctx.task.get("corecount") is not None else 1
+    ok = site > 1 if task_cc > 1 else np.ones(ctx.n, dtype=bool) if task_cc == 0 else site <= 1
+    maxcc = ctx.task.get("maxcorecount")
+    over = (site > float(maxcc)) if maxcc else np.zeros(ctx.n, dtype=bool)
+    codes = np.where(ok, "-max_cpucore", "-cpucore").astype(object)
+    return Verdict(ok & ~over, codes, lambda idx: [f"cores_site={fmt(site[i])} cores_task={task_cc}" for i in idx])
+
+
+def f_closed(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:876-893: skip queues with closed jobs of the task (not for pre-assigned tasks)."""
+    if _site_preassigned(ctx):
+        return None
+    closed = ctx.history["closed"]
+    return Verdict(closed <= 0, "-closed", lambda idx: [f"n_closed={fmt(closed[i])}" for i in idx])
+
+
+def f_software(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:906-1060: the SW/HW check for every task not pre-assigned (PanDA's AUTO rules)."""
+    if _site_preassigned(ctx):
+        return None
+    return panda_rules.software(SOFTWARE, needs_transhome=False).fn(ctx)
+
+
+def f_memory(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1063-1100: int(ramCount [x queue cores for per-core units] x 0.9) within the RSS range."""
+    t = ctx.task
+    ram = float(t.get("ramcount") or 0)
+    if ram == 0:
+        return None
+    cores = ctx.qa["corecount"].astype(float)
+    need = (
+        np.where(cores > 0, ram * cores, ram)
+        if str(t.get("ramunit") or "") in ("MBPerCore", "MBPerCoreFixed")
+        else np.full(ctx.n, ram)
+    )
+    need = np.floor(need * panda_rules.JEDI_MEMORY_COMPENSATION)
+    hi, lo = ctx.qa["maxrss"].astype(float), ctx.qa["minrss"].astype(float)
+    codes = np.where((hi > 0) & (need > hi), "-lowmemory", np.where((lo > 0) & (need < lo), "-highmemory", ""))
+    return Verdict(codes == "", np.where(codes == "", "-lowmemory", codes).astype(object),
+                   lambda idx: [f"job's core-scaled requirement {fmt(need[i])} MB vs RSS range" for i in idx])  # fmt: skip
+
+
+def _size(count: Any, unit: Any) -> float:
+    """JediTaskSpec.getOutDiskSize's bytes for COUNT in UNIT (GB/MB/kB prefixes, else bytes)."""
+    n = float(count or 0)
+    if n < 0:
+        return 0.0
+    return n * next((b for p, b in UNIT_BYTES.items() if str(unit or "").startswith(p)), 1.0)
+
+
+def f_scratch(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1103-1175: -remoteio for direct-IO-only tasks; outDisk x effective MB + workDisk +
+    300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores."""
+    t, qa = ctx.task, ctx.qa
+    direct_q = np.asarray(qa["direct_access_lan"], dtype=bool)
+    remote = (t.get("allowinputlan") == "only") & ~direct_q
+    fsize, fev = panda_rules._master_file(ctx)
+    events = float(t.get("chunk_nevents") or 0)
+    files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+    eff_mb = float(t.get("chunk_input_mb") or 0) or 1.0
+    base = _size(t.get("outdiskcount"), t.get("outdiskunit")) * eff_mb
+    base += float(t.get("workdiskcount") or 0) * MIB + panda_rules.WORK_DISK_MARGIN
+    direct = direct_q & bool(t.get("allowinputlan"))
+    need = np.where(direct, base // MIB, (base + fsize * files) // MIB)
+    cores = qa["corecount"].astype(float)
+    site_cc = np.where(cores > 1, cores, 1.0)
+    task_cc = np.where(int(t.get("corecount") or 0) in (0, 1), 1.0, site_cc)
+    maxwdir = qa["maxwdir"].astype(float)
+    scaled = maxwdir * task_cc / site_cc
+    small = (maxwdir > 0) & (need > scaled)
+    codes = np.where(remote, "-remoteio", "-disk").astype(object)
+    return Verdict(~remote & ~small, codes, lambda idx: [f"scratch {fmt(scaled[i])} < {fmt(need[i])}" for i in idx])
+
+
+def f_storage(ctx: AnalContext) -> Verdict:
+    """AtlasAnalJobBroker.py:1180-1232: output space_usable < STORAGE_MIN_FREE_SIZE_OUTPUT GB (-disk), then the
+    endpoint blacklist of AtlasBrokerUtils.check_endpoints_with_blacklist (-blacklist)."""
+    out = ctx.qa.out_endpoint
+    safe = np.maximum(out, 0)
+    ep = ctx.ep
+    usable = (ep["space_free"].astype(float) + ep["space_expired"].astype(float))[safe]
+    floor = float(OUTPUT_FREE_GB_DEFAULT)  # STORAGE_MIN_FREE_SIZE_OUTPUT: not a key of ours, JEDI falls back to 200
+    no_out = out < 0
+    short = ~no_out & (usable < floor)
+    ok = _endpoint_ok(ctx.cache)
+    satellite = ~ctx.derived.get("with_data", np.zeros(ctx.n, dtype=bool))
+    black = ~ok["read_lan"] | ~ok["write_lan"] | (satellite & (~ok["write_wan"] | ~ok["read_wan"]))
+    bad_space = no_out | short
+    codes = np.where(bad_space, "-disk", "-blacklist").astype(object)
+    return Verdict(~bad_space & ~black, codes, lambda idx: [
+        "output endpoint undefined" if no_out[i] else f"space {fmt(usable[i])} GB" if short[i] else "blacklisted"
+        for i in idx])  # fmt: skip
+
+
+def f_walltime(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1237-1372: cpuTime x events against the scaled maxtime/mintime; scouts and tasks
+    without a cpuTime need a scaled maxtime of 24 h x 10 HS06 x cores."""
+    t, qa = ctx.task, ctx.qa
+    unit = str(t.get("cputimeunit") or "")
+    hs06 = unit in ("HS06sPerEvent", "HS06sPerEventFixed", "mHS06sPerEvent", "mHS06sPerEventFixed")
+    cpu = (float(t.get("cputime") or 0) / (1000.0 if unit.startswith("m") else 1.0)) if hs06 else 0.0
+    need = cpu * float(t.get("chunk_nevents") or 0) if hs06 else 0.0
+    maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
+    site_max, site_min = panda_rules._scaled(ctx, maxtime, hs06), panda_rules._scaled(ctx, mintime, hs06)
+    code = np.full(ctx.n, "", dtype=object)
+    if need > 0:
+        code[(maxtime != 0) & (need > site_max)] = "-shortwalltime"
+        code[(code == "") & (mintime != 0) & (need < site_min)] = "-longwalltime"
+    scout = bool(t.get("is_scout")) and not _site_preassigned(ctx)
+    if scout or (hs06 and not cpu) or not unit:
+        cores = qa["corecount"].astype(float)
+        floor = ZERO_WALLTIME_HS06_S * np.where(cores > 0, cores, 1.0)
+        code[(code == "") & (site_max != 0) & (site_max < floor)] = "-scout_walltime" if scout else "-min_walltime"
+    return Verdict(code == "", np.where(code == "", "-shortwalltime", code).astype(object),
+                   lambda idx: [f"walltime {fmt(need)} vs [{fmt(site_min[i])}, {fmt(site_max[i])}]" for i in idx])  # fmt: skip
+
+
+def f_pilot(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1376-1395: queues without pilots fail, except for test-label tasks."""
+    if str(ctx.task.get("prodsourcelabel") or "") == "test":
+        return None
+    return NOPILOT.run(ctx)
+
+
+def f_include(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1400-1440: excludedSite (-excluded), includedSite (-notincluded), after the pilot check."""
+    exc, inc = split_list(ctx.task.get("excludedsite")), split_list(ctx.task.get("includedsite"))
+    if not exc and not inc:
+        return None
+    excluded = match_queues(ctx.cache, exc) if exc else np.zeros(ctx.n, dtype=bool)
+    included = match_queues(ctx.cache, inc) if inc else np.ones(ctx.n, dtype=bool)
+    codes = np.where(excluded, "-excluded", "-notincluded").astype(object)
+    return Verdict(~excluded & included, codes, "excluded or not included")
+
+
+def f_preassigned(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1460-1485: a pre-assigned task keeps only its site (-nonpreassigned)."""
+    if not _site_preassigned(ctx):
+        return None
+    keep = match_queues(ctx.cache, split_list(ctx.task.get("site")))
+    return Verdict(keep, "-nonpreassigned", "non pre-assigned site")
+
+
+def overload(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
+    """Per queue: overloaded (nQueue > OVERLOAD_MIN_QUEUE and nRunning 0 or nQueue/nRunning > grand ratio x offset)
+    in the task's gshare, and the VP variant (-overloaded_vp: a queue holding the data only through VP)."""
+    c = ctx.counts
+    nq = sum(c[s] for s in OVERLOAD_STATES)
+    nr = c["running"]
+    tq, tr = float(nq.sum()), float(nr.sum())
+    grand = tq / tr if tr > 0 else 0.0
+    ratio = np.divide(nq, nr, out=np.full(ctx.n, np.inf), where=nr > 0)
+    min_queue, offset = float(ctx.config["OVERLOAD_MIN_QUEUE"]), float(ctx.config["OVERLOAD_RATIO_OFFSET"])
+    over = (nq > min_queue) & ((nr == 0) | (ratio > grand * offset))
+    return over, nr == 0
+
+
+def f_overload(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:1545-1610: overloaded queues fail unless every remaining queue is overloaded."""
+    if ctx.task.get("is_merge"):
+        return None
+    over, _ = overload(ctx)
+    if not (ctx.alive & ~over).any():
+        return None
+    return Verdict(~over, "-overloaded", "nQueue > minQueue and the queue/running ratio too high")
+
+
+PANDA_FILTERS: tuple[Filter, ...] = (
+    Filter("input data check", ("-input_data",), "only queues holding the input, with the locality check", f_data),
+    Filter("status check", ("-status",), "offline fails; brokeroff and test unless pre-assigned", f_status),
+    Filter("zero share check", ("-zeroshare",), "AtlasBrokerUtils.hasZeroShare", f_zeroshare),
+    Filter("diskIO check", ("-diskIO",), "queue and task diskIO over the limit", f_diskio),
+    Filter("avoid VP queue check", ("-avoid_vp",), "avoid VP queues", f_vp),
+    Filter("CPU core check", ("-cpucore", "-max_cpucore"), "core count match", f_cpucore),
+    Filter("too many closed check", ("-closed",), "closed jobs of the task at the queue", f_closed),
+    Filter("SW/HW check", ("-cache",), "release, cache and architecture", f_software),
+    Filter("memory check", ("-lowmemory", "-highmemory"), "core-scaled RAM within the RSS range", f_memory),
+    Filter("scratch disk check", ("-remoteio", "-disk"), "direct IO and scratch space", f_scratch),
+    Filter("storage space check", ("-disk", "-blacklist"), "output space and endpoint blacklist", f_storage),
+    Filter("walltime check", ("-shortwalltime", "-longwalltime", "-scout_walltime", "-min_walltime"),
+           "walltime against the queue's limits", f_walltime),
+    Filter("pilot activity check", ("-nopilot",), "queues without pilots", f_pilot),
+    Filter("include/exclude check", ("-excluded", "-notincluded"), "excludedSite and includedSite", f_include),
+    Filter("preassign check", ("-nonpreassigned",), "only the pre-assigned site", f_preassigned),
+    Filter("overload check", ("-overloaded",), "overloaded queues in the task's gshare", f_overload),
+)  # fmt: skip
+"""AtlasAnalJobBroker's filters in its order (switch ``anal_order_as_jedi``)."""
+
+MAX_MISSING_INPUT_FILES = 10  # MAX_MISSING_INPUT_FILES default
+MIN_INPUT_COMPLETENESS = 90  # MIN_INPUT_COMPLETENESS default (%)
+
+
+def replica_flags(ctx: AnalContext) -> tuple[bool, bool]:
+    """AtlasBrokerUtils.get_sites_with_data over every input dataset: (each has a (nearly) complete replica readable
+    over LAN or WAN, each has one readable over WAN). Usage: ``complete, remote = replica_flags(ctx)``"""
+    snap = ctx.cache.snap
+    tid = int(ctx.task["jeditaskid"])
+    ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"].astype(int) > 0)]
+    reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
+    ep = ctx.ep
+    index = {str(n): i for i, n in enumerate(ep.name.tolist())}
+    down = ("OFF", "TEST")
+    complete_all, remote_all = True, True
+    for d in ds.to_dict("records"):
+        total = int(d["nfiles"])
+        complete = remote = False
+        for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
+            found = min(int(r["nfiles"]), total)
+            near = found == total or (
+                found > 0
+                and (total - found <= MAX_MISSING_INPUT_FILES or found / total * 100 >= MIN_INPUT_COMPLETENESS)
+            )
+            i = index.get(str(r["ddm_endpoint_name"]))
+            if not near or i is None:
+                continue
+            lan, wan = ep["read_lan"][i] not in down, ep["read_wan"][i] not in down
+            complete |= lan or wan
+            remote |= wan
+        complete_all &= complete
+        remote_all &= remote
+    return complete_all, remote_all
+
+
+def second_loop(ctx: AnalContext) -> bool:
+    """AtlasAnalJobBroker.py:504-533: a task with input gets a loop without the data check whenever every input
+    dataset is readable over WAN (getNumSitesPerJob() is at least 1, so the last condition always holds)."""
+    if ctx.avail["total_files"] <= 0:
+        return False
+    return replica_flags(ctx)[1]
