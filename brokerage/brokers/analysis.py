@@ -12,7 +12,7 @@ import numpy as np
 
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
-from brokerage.brokers.analysis_panda import PANDA_FILTERS, replica_flags, second_loop
+from brokerage.brokers.analysis_panda import PANDA_FILTERS, problematic, replica_flags, second_loop
 from brokerage.brokers.analysis_throttle import STEPS as THROTTLE_STEPS
 from brokerage.brokers.analysis_throttle import throttle
 from brokerage.brokers.analysis_weights import STEPS as WEIGHT_STEPS
@@ -20,7 +20,7 @@ from brokerage.brokers.analysis_weights import candidate_factors, weights
 from brokerage.framework import BEST_CANDIDATES, Reads, Step, apply_filters, rank_and_cut
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
-from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList
+from brokerage.model.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import rule
@@ -84,6 +84,11 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check
     out = SkipList(kept)
     out.extend(skips)
+    bad, why = problematic(ctx)
+    gone = np.flatnonzero(alive & bad)
+    if len(gone):
+        out.add(names, gone, "-badsite", LazyTexts(lambda idx: why[idx].tolist(), gone), "final check")
+        alive = alive & ~bad
     return PassResult(alive.copy(), alive, out, funnel, 0), n
 
 

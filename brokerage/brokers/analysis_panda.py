@@ -32,6 +32,11 @@ def _site_preassigned(ctx: AnalContext) -> bool:
     return bool(pats) and bool(match_queues(ctx.cache, pats).any())
 
 
+def _merge(ctx: AnalContext) -> bool:
+    """The input chunk is a merge chunk (JEDI's inputChunk.isMerging)."""
+    return bool(ctx.task.get("is_merge"))
+
+
 def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool]:
     """Queues JEDI's input data check keeps, and whether it fell back to the union of partial replicas.
 
@@ -81,7 +86,8 @@ def f_zeroshare(ctx: AnalContext) -> Verdict | None:
     prio = int(ctx.task.get("currentpriority") or 0)
     policies = [str(p or "") for p in ctx.qa["fairsharepolicy"]]
     memo: dict[str, bool] = {}
-    zero = np.array([memo.setdefault(p, panda_rules.jedi_zero_share(p, ctx.task, prio, False)) for p in policies])
+    merge = _merge(ctx)
+    zero = np.array([memo.setdefault(p, panda_rules.jedi_zero_share(p, ctx.task, prio, merge)) for p in policies])
     return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
 
 
@@ -123,7 +129,7 @@ def f_cpucore(ctx: AnalContext) -> Verdict:
 
 def f_closed(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:876-893: skip queues with closed jobs of the task (not for pre-assigned tasks)."""
-    if _site_preassigned(ctx):
+    if _site_preassigned(ctx) or _merge(ctx):
         return None
     closed = ctx.history["closed"]
     return Verdict(closed <= 0, "-closed", lambda idx: [f"n_closed={fmt(closed[i])}" for i in idx])
@@ -140,7 +146,7 @@ def f_memory(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1063-1100: int(ramCount [x queue cores for per-core units] x 0.9) within the RSS range."""
     t = ctx.task
     ram = float(t.get("ramcount") or 0)
-    if ram == 0:
+    if ram == 0 or _merge(ctx):  # a merge chunk's ramCount is 0 and there is no mergeRamCount: not checked
         return None
     cores = ctx.qa["corecount"].astype(float)
     need = (
@@ -168,15 +174,18 @@ def f_scratch(ctx: AnalContext) -> Verdict | None:
     300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores."""
     t, qa = ctx.task, ctx.qa
     direct_q = np.asarray(qa["direct_access_lan"], dtype=bool)
-    remote = (t.get("allowinputlan") == "only") & ~direct_q
+    merge = _merge(ctx)
+    remote = (t.get("allowinputlan") == "only" and not merge) & ~direct_q
     fsize, fev = panda_rules._master_file(ctx)
     events = float(t.get("chunk_nevents") or 0)
     files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
     eff_mb = float(t.get("chunk_input_mb") or 0) or 1.0
     base = _size(t.get("outdiskcount"), t.get("outdiskunit")) * eff_mb
     base += float(t.get("workdiskcount") or 0) * MIB + panda_rules.WORK_DISK_MARGIN
-    direct = direct_q & bool(t.get("allowinputlan"))
+    direct = direct_q & bool(t.get("allowinputlan")) & (not merge)
     need = np.where(direct, base // MIB, (base + fsize * files) // MIB)
+    if merge:  # one file per merge job: twice its size
+        need = np.full(ctx.n, (2 * fsize) // MIB)
     cores = qa["corecount"].astype(float)
     site_cc = np.where(cores > 1, cores, 1.0)
     task_cc = np.where(int(t.get("corecount") or 0) in (0, 1), 1.0, site_cc)
@@ -218,7 +227,7 @@ def f_walltime(ctx: AnalContext) -> Verdict | None:
     maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
     site_max, site_min = panda_rules._scaled(ctx, maxtime, hs06), panda_rules._scaled(ctx, mintime, hs06)
     code = np.full(ctx.n, "", dtype=object)
-    if need > 0:
+    if need > 0 and not _merge(ctx):
         code[(maxtime != 0) & (need > site_max)] = "-shortwalltime"
         code[(code == "") & (mintime != 0) & (need < site_min)] = "-longwalltime"
     scout = bool(t.get("is_scout")) and not _site_preassigned(ctx)
@@ -272,7 +281,7 @@ def overload(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
 
 def f_overload(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1545-1610: overloaded queues fail unless every remaining queue is overloaded."""
-    if ctx.task.get("is_merge"):
+    if _merge(ctx):
         return None
     over, _ = overload(ctx)
     if not (ctx.alive & ~over).any():
@@ -342,3 +351,22 @@ def second_loop(ctx: AnalContext) -> bool:
     if ctx.avail["total_files"] <= 0:
         return False
     return replica_flags(ctx)[1]
+
+
+def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
+    """AtlasAnalJobBroker.py:1560-1760: queues JEDI marks problematic for the final check (-badsite): nQueue >
+    OVERLOAD_MIN_QUEUE with nothing running, the user's long queue (the Analysis Stabilizer), or (nFailed + nClosed)
+    > max(2 x nFinished, MIN_BAD_JOBS_TO_SKIP_PQ); none for merge chunks' user and failure parts. Returns (mask,
+    reason per queue)."""
+    c = ctx.counts
+    nq = sum(c[s] for s in OVERLOAD_STATES)
+    idle = (nq > float(ctx.config["OVERLOAD_MIN_QUEUE"])) & (c["running"] == 0)
+    why = np.where(idle, "nQueue > minQueue and nRunning=0", "").astype(object)
+    if not _merge(ctx):
+        h = ctx.history
+        bad = (h["failed"] + h["closed"]) > np.maximum(2 * h["finished"], float(ctx.config["MIN_BAD_JOBS_TO_SKIP_PQ"]))
+        why = np.where((why == "") & ctx.stab.throttled, "long queue of the user", why)
+        why = np.where((why == "") & bad, "too many failed or closed jobs", why)
+    if _site_preassigned(ctx):
+        why = np.where(match_queues(ctx.cache, split_list(ctx.task.get("site"))), "", why)
+    return why != "", why
