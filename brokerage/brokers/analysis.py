@@ -33,7 +33,10 @@ STEPS: tuple[Step, ...] = (
     *WEIGHT_STEPS,
     Step(BEST_CANDIDATES, Reads(config=("MAX_SITE_CANDIDATES",))),
     Step("pending", Reads(config=("ANAL_PENDING_MINUTES",))),
-)
+    Step("PanDA's filters and loops (panda-1.0.4)",
+         Reads(config=("RULES", "MAX_DISKIO_DEFAULT", "OVERLOAD_MIN_QUEUE", "OVERLOAD_RATIO_OFFSET",
+                       "MIN_BAD_JOBS_TO_SKIP_PQ", "MAX_MISSING_INPUT_FILES", "MIN_INPUT_COMPLETENESS"))),
+)  # fmt: skip
 """What the broker reads besides its filters: the throttle (step 1), pass 2, the weight factors (step 4, in the
 decision's order) and the steps after them."""
 

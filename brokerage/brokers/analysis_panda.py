@@ -310,9 +310,6 @@ PANDA_FILTERS: tuple[Filter, ...] = (
 )  # fmt: skip
 """AtlasAnalJobBroker's filters in its order (switch ``anal_order_as_jedi``)."""
 
-MAX_MISSING_INPUT_FILES = 10  # MAX_MISSING_INPUT_FILES default
-MIN_INPUT_COMPLETENESS = 90  # MIN_INPUT_COMPLETENESS default (%)
-
 
 def replica_flags(ctx: AnalContext) -> tuple[bool, bool]:
     """AtlasBrokerUtils.get_sites_with_data over every input dataset: (each has a (nearly) complete replica readable
@@ -324,16 +321,14 @@ def replica_flags(ctx: AnalContext) -> tuple[bool, bool]:
     ep = ctx.ep
     index = {str(n): i for i, n in enumerate(ep.name.tolist())}
     down = ("OFF", "TEST")
+    max_missing, min_pct = float(ctx.config["MAX_MISSING_INPUT_FILES"]), float(ctx.config["MIN_INPUT_COMPLETENESS"])
     complete_all, remote_all = True, True
     for d in ds.to_dict("records"):
         total = int(d["nfiles"])
         complete = remote = False
         for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
             found = min(int(r["nfiles"]), total)
-            near = found == total or (
-                found > 0
-                and (total - found <= MAX_MISSING_INPUT_FILES or found / total * 100 >= MIN_INPUT_COMPLETENESS)
-            )
+            near = found == total or (found > 0 and (total - found <= max_missing or found / total * 100 >= min_pct))
             i = index.get(str(r["ddm_endpoint_name"]))
             if not near or i is None:
                 continue
