@@ -5,14 +5,22 @@ analysis_filters and analysis_weights)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
-from brokerage.brokers.analysis_panda import PANDA_FILTERS, problematic, replica_flags, second_loop
+from brokerage.brokers.analysis_panda import (
+    PANDA_FILTERS,
+    basic_weight,
+    data_weight,
+    jedi_stabilizer,
+    problematic,
+    replica_flags,
+    second_loop,
+)
 from brokerage.brokers.analysis_throttle import STEPS as THROTTLE_STEPS
 from brokerage.brokers.analysis_throttle import throttle
 from brokerage.brokers.analysis_weights import STEPS as WEIGHT_STEPS
@@ -72,6 +80,7 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
     the first loop that leaves a candidate ends it. A queue keeps the first skip either loop gave it."""
     names = ctx.qa.name
     kept: list = []
+    ctx.stab = jedi_stabilizer(ctx)
     if ctx.avail["total_files"] > 0 and not replica_flags(ctx)[0]:  # '<ds> is incomplete at online storage'
         none = np.zeros(ctx.n, dtype=bool)
         return PassResult(none, none, SkipList(), [], 0), 1
@@ -177,6 +186,8 @@ def broker(
             message="; ".join(filter(None, [message, "no candidates"])), extra=extra,
         )  # fmt: skip
     w = weights(ctx, idx)
+    if rule(config, "anal_order_as_jedi"):
+        w = replace(w, used=basic_weight(ctx, idx) * data_weight(ctx, idx))
     keep, _ = rank_and_cut(ctx.qa.name, idx, w.used, int(config["MAX_SITE_CANDIDATES"]), skips, funnel)
     candidates = []
     for rank, k in enumerate(keep.tolist(), start=1):
