@@ -39,22 +39,69 @@ def _merge(ctx: AnalContext) -> bool:
     return bool(ctx.task.get("is_merge"))
 
 
-def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool]:
-    """Queues JEDI's input data check keeps, and whether it fell back to the union of partial replicas.
+def _replica_states(ctx: AnalContext) -> list[dict[str, np.ndarray]]:
+    """Per real input dataset, per queue: a complete / incomplete replica at any input endpoint, on disk or any
+    storage (the state map of AtlasBrokerUtils.get_sites_with_data), and whether a truly complete disk replica is
+    readable anywhere (JEDI's true_complete_disk_ok)."""
+    snap, qa, ep = ctx.cache.snap, ctx.qa, ctx.ep
+    tid = int(ctx.task["jeditaskid"])
+    ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"].astype(int) > 0)]
+    reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
+    tape = ep["is_tape"].astype(bool)
+    readable = ~np.isin(ep["read_lan"], ("OFF", "TEST")) | ~np.isin(ep["read_wan"], ("OFF", "TEST"))
+    out = []
+    for d in ds.to_dict("records"):
+        total = int(d["nfiles"])
+        found = np.zeros(len(ep.name))
+        for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
+            i = ep.index.get(r["ddm_endpoint_name"])
+            if i is not None:
+                found[i] = max(found[i], min(int(r["nfiles"]), total))
+        full, part = found >= total, (found > 0) & (found < total)
+        state = {}
+        for key, mask in (("complete", full), ("incomplete", part), ("complete_disk", full & ~tape),
+                          ("incomplete_disk", part & ~tape)):  # fmt: skip
+            hit = mask[qa.rel_endpoint].astype(float)
+            state[key] = np.bincount(qa.rel_queue, weights=hit, minlength=qa.n) > 0
+        state["true_disk"] = bool((full & ~tape & readable).any())
+        out.append(state)
+    return out
 
-    A queue with every file on disk wins; else every file on disk or tape; else (no queue has all) any queue with
-    part of it, disk first. Usage: ``keep, union = data_sites(ctx)``
+
+def _sites(complete: np.ndarray, incomplete: np.ndarray, non_vp_disk: bool, use_incomplete: bool) -> np.ndarray:
+    """AtlasBrokerUtils.getAnalSitesWithDataDisk over masks: complete sites (plus incomplete ones when incomplete
+    replicas are allowed and no complete disk replica exists), else the incomplete sites."""
+    if complete.any():
+        return complete | incomplete if use_incomplete and not non_vp_disk else complete
+    return incomplete
+
+
+def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool, np.ndarray]:
+    """AtlasAnalJobBroker.py:548-640: the queues JEDI's input data check keeps, whether it fell back to the union of
+    partial replicas, and each queue's data weight (per dataset 1 on disk, 0.001 elsewhere).
+
+    Usage: ``keep, union, weight = data_sites(ctx)``
     """
-    avail = ctx.avail
-    complete = avail["missing_files"] <= 0
-    on_disk = complete & (avail["disk_gb"] >= avail["total_gb"] * (1 - 1e-9))
-    some = avail["avail_files"] > 0
-    if (on_disk & ctx.prelim).any():
-        return on_disk, False
-    if (complete & ctx.prelim).any():
-        return complete, False
-    disk_some = (avail["disk_gb"] > 0) & some
-    return (disk_some if (disk_some & ctx.prelim).any() else some), True
+    prelim = ctx.prelim
+    keep = disk = union = disk_union = None
+    weight = np.zeros(ctx.n)
+    for st in _replica_states(ctx):
+        use_inc = not st["true_disk"]
+        anywhere = _sites(st["complete"], st["incomplete"], bool((st["complete_disk"] & prelim).any()), use_inc)
+        anywhere &= prelim
+        on_disk = _sites(st["complete_disk"], st["incomplete_disk"], True, use_inc) & prelim
+        weight += np.where(on_disk, 1.0, np.where(anywhere, 0.001, 0.0))
+        keep = anywhere.copy() if keep is None else keep & anywhere
+        disk = on_disk.copy() if disk is None else disk & on_disk
+        union = anywhere.copy() if union is None else union | anywhere
+        disk_union = on_disk.copy() if disk_union is None else disk_union | on_disk
+    if keep is None:
+        return np.ones(ctx.n, dtype=bool), False, np.ones(ctx.n)
+    if disk.any():
+        return disk, False, weight
+    if not keep.any() and union.any():
+        return (disk_union if disk_union.any() else union), True, weight
+    return keep, False, weight
 
 
 def f_data(ctx: AnalContext) -> Verdict | None:
@@ -63,9 +110,10 @@ def f_data(ctx: AnalContext) -> Verdict | None:
     ctx.derived["with_data"] = np.zeros(ctx.n, dtype=bool)
     if not ctx.use_locality or ctx.avail["total_files"] <= 0:
         return None
-    keep, union = data_sites(ctx)
+    keep, union, weight = data_sites(ctx)
     ctx.derived["union"] = union
     ctx.derived["with_data"] = keep
+    ctx.derived["data_weight"] = weight
     return Verdict(keep, "-input_data", "input data not available at the queue")
 
 
@@ -451,10 +499,10 @@ def data_weight(ctx: AnalContext, idx: np.ndarray) -> np.ndarray:
     only; else 1 + local disk GB (whole GB) / 10 when the input has at least 1 GB."""
     avail = ctx.avail
     if ctx.use_locality and not ctx.derived.get("union"):
-        if avail["total_files"] <= 0:
+        weight = ctx.derived.get("data_weight")
+        if avail["total_files"] <= 0 or weight is None:
             return np.ones(len(idx))
-        disk = avail["disk_gb"][idx] >= avail["total_gb"] * (1 - 1e-9)
-        return np.where(disk, 1.0, np.where(avail["avail_files"][idx] > 0, 0.001, 1.0))
+        return np.where(weight[idx] > 0, weight[idx], 1.0)
     if int(avail["total_gb"]) <= 0:
         return np.ones(len(idx))
     return 1.0 + np.floor(avail["disk_gb"][idx] + 1e-9) / 10.0
