@@ -13,10 +13,10 @@ import numpy as np
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
 from brokerage.brokers.analysis_panda import (
-    PANDA_FILTERS,
     basic_weight,
     data_weight,
     jedi_stabilizer,
+    panda_pass,
     problematic,
     replica_flags,
     second_loop,
@@ -90,7 +90,7 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         start = initial_candidates(ctx)
         ctx.prelim = start.copy()
         funnel = [FunnelStep("preliminary candidates", int(start.sum()), int(start.sum()))]
-        alive, skips, funnel = apply_filters(names, start, PANDA_FILTERS, ctx, None, funnel)
+        alive, skips, funnel = panda_pass(ctx, start, funnel)
         if alive.any() or n == len(loops):
             break
         kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check

@@ -7,6 +7,7 @@ data check finds (queues holding the input, union locality) is kept in ``ctx.der
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,9 +18,11 @@ from brokerage.checks import panda_rules
 from brokerage.checks.pilot import NOPILOT
 from brokerage.checks.software import SOFTWARE
 from brokerage.checks.storage import _endpoint_ok
-from brokerage.framework import Filter, Verdict
+from brokerage.framework import Filter, Verdict, apply_filters
 from brokerage.model import views
-from brokerage.model.explain import fmt
+from brokerage.model.explain import FunnelStep, SkipList, fmt
+from brokerage.model.profiles import rule
+from brokerage.model.pseudoqueues import RESOURCE_TYPES, UNIFIED_CAPABILITY
 
 MIB = 1024.0 * 1024.0
 UNIT_BYTES = {"GB": 1024.0**3, "MB": MIB, "kB": 1024.0}
@@ -529,3 +532,52 @@ def jedi_stabilizer(ctx: AnalContext) -> StabilizerTable:
         nq_user[su.queue[pos]] = su.nQ_user[pos]
         nr_user[su.queue[pos]] = su.nR_user[pos]
     return compute(nq, nr_pq, trr, nr_user, nq_user, n_users, ctx.config)
+
+
+STAGE = {f.name: i for i, f in enumerate(PANDA_FILTERS)}
+
+
+def panda_pass(
+    ctx: AnalContext, start: np.ndarray, funnel: list[FunnelStep]
+) -> tuple[np.ndarray, SkipList, list[FunnelStep]]:
+    """One JEDI loop over every pseudo queue (switch ``anal_unified_any_pseudo``): a unified queue is brokered as each
+    of its resource types' pseudo queues and stays while any passes; when all fail, it is named by the pseudo queue
+    that got furthest. Usage: ``alive, skips, funnel = panda_pass(ctx, start, [])``"""
+    names = ctx.qa.name
+    unified = np.asarray(views.queue_arrays(ctx.cache)["capability"]) == UNIFIED_CAPABILITY
+    if ctx.view is None or not unified.any() or not rule(ctx.config, "anal_unified_any_pseudo"):
+        return apply_filters(names, start, PANDA_FILTERS, ctx, None, funnel)
+    own = apply_filters(names, start, PANDA_FILTERS, ctx, None, funnel)
+    cores = np.maximum(views.queue_arrays(ctx.cache)["corecount"].astype(float), 1.0)
+    best_alive, best_skips = own[0].copy(), {s.candidate: s for s in own[1]}
+    reach = _reach(names, own[0], best_skips)
+    for rt in RESOURCE_TYPES.values():
+        if rt.name == ctx.view:
+            continue
+        vctx = replace(ctx, qa=views.pseudo_queue_arrays(ctx.cache, rt.name), view=rt.name, derived={})
+        exists = ~unified | (cores >= rt.mincore)
+        alive, skips, _ = apply_filters(names, start & exists & unified, PANDA_FILTERS, vctx, None, [])
+        by_name = {s.candidate: s for s in skips}
+        further = _reach(names, alive, by_name) > reach
+        for i in np.flatnonzero(further & unified):
+            name = str(names[i])
+            reach[i] = STAGE_ALIVE if alive[i] else STAGE[by_name[name].stage]
+            best_skips.pop(name, None) if alive[i] else best_skips.__setitem__(name, by_name[name])
+        best_alive |= alive & unified
+    kept = [s for s in own[1] if best_skips.get(s.candidate) is s]
+    kept += [s for n, s in best_skips.items() if s not in kept and not best_alive[ctx.qa.index[n]]]
+    return best_alive, SkipList(kept), own[2]
+
+
+STAGE_ALIVE = len(PANDA_FILTERS)
+
+
+def _reach(names: np.ndarray, alive: np.ndarray, skips: dict[str, Any]) -> np.ndarray:
+    """How far each queue got: STAGE_ALIVE when it passed, else the index of the filter that removed it (-1: never
+    a candidate)."""
+    out = np.where(alive, STAGE_ALIVE, -1)
+    for i, name in enumerate(names.tolist()):
+        s = skips.get(str(name))
+        if s is not None and not alive[i]:
+            out[i] = STAGE.get(s.stage, -1)
+    return out

@@ -144,6 +144,16 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         "AtlasAnalJobBroker.py:470-1780",
     ),
 )
+ANALYSIS_SWITCHES += (
+    Switch(
+        "anal_unified_any_pseudo",
+        "analysis",
+        "a unified queue is brokered as the pseudo queue of the task's resource type",
+        "the scan list holds every pseudo queue of a unified queue (one per resource type its cores allow); the "
+        "unified queue stays while any passes",
+        "AtlasAnalJobBroker.py:441, JobBrokerBase.py:70-86",
+    ),
+)
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
 
 PROFILES: dict[str, frozenset[str]] = {
