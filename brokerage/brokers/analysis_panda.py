@@ -89,10 +89,10 @@ def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool, np.ndarray]:
     keep = disk = union = disk_union = None
     weight = np.zeros(ctx.n)
     for st in _replica_states(ctx):
-        use_inc = not st["true_disk"]
-        anywhere = _sites(st["complete"], st["incomplete"], bool((st["complete_disk"] & prelim).any()), use_inc)
-        anywhere &= prelim
-        on_disk = _sites(st["complete_disk"], st["incomplete_disk"], True, use_inc) & prelim
+        use_inc = not st["true_disk"]  # JEDI's site map holds the candidates only
+        full, part, full_disk = st["complete"] & prelim, st["incomplete"] & prelim, st["complete_disk"] & prelim
+        anywhere = _sites(full, part, bool(full_disk.any()), use_inc)
+        on_disk = _sites(full_disk, st["incomplete_disk"] & prelim, True, use_inc)
         weight += np.where(on_disk, 1.0, np.where(anywhere, 0.001, 0.0))
         keep = anywhere.copy() if keep is None else keep & anywhere
         disk = on_disk.copy() if disk is None else disk & on_disk
@@ -408,7 +408,7 @@ def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
     reason per queue)."""
     c = ctx.counts
     nq = sum(c[s] for s in OVERLOAD_STATES)
-    idle = (nq > float(ctx.config["OVERLOAD_MIN_QUEUE"])) & (c["running"] == 0)
+    idle = (nq > float(ctx.config["OVERLOAD_MIN_QUEUE"])) & (c["running"] == 0) & (not _merge(ctx))
     why = np.where(idle, "nQueue > minQueue and nRunning=0", "").astype(object)
     if not _merge(ctx):
         h = ctx.history
