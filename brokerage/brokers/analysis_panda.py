@@ -425,18 +425,26 @@ CLASS_SHARES = ("User Analysis", "Express Analysis")
 WEIGHT_FLOOR = 2.0**-20
 
 
+MAX_FILES, MAX_RECORDS = 20000, 50000  # the crosscheck converter's file and event-range caps (crosscheck/chunks.py)
+
+
 def jobs_estimate(ctx: AnalContext) -> float:
-    """JEDI's n_jobs_to_submit (the sub-chunks of the input chunk): the master's events / nEventsPerJob, or one job
-    per file; 1 without input. Usage: ``jobs_estimate(ctx)``"""
+    """JEDI's n_jobs_to_submit: the sub-chunks InputChunk.getSubChunk cuts the master's files into with
+    nEventsPerJob (a file cut into event ranges gives one job per range; whole files are packed while their events
+    fit), or one job per file; 1 without input. Usage: ``jobs_estimate(ctx)``"""
     snap = ctx.cache.snap
     ds = snap.datasets[(snap.datasets["jeditaskid"] == int(ctx.task["jeditaskid"])) & snap.datasets["is_master"]]
     if ds.empty or int(ds["nfiles"].iloc[0]) == 0:
         return 1.0
-    per_job = float(ctx.task.get("chunk_nevents") or 0)
-    events = float(ds["nevents"].iloc[0])
-    if per_job > 0 and events > 0:
-        return float(np.ceil(events / per_job))
-    return float(min(int(ds["nfiles"].iloc[0]), 20000))
+    n = max(1, min(int(ds["nfiles"].iloc[0]), MAX_FILES))
+    nev = int(float(ds["nevents"].iloc[0]) // n)
+    per_job = int(ctx.task.get("chunk_nevents") or 0)
+    if per_job <= 0 or nev <= 0:
+        return float(n)
+    if per_job < nev:
+        pieces = -(-nev // per_job)
+        return float(n * pieces if n * pieces <= MAX_RECORDS else n)
+    return float(-(-n // (per_job // nev)))
 
 
 def _main_weights(task_class: int, n_jobs: float, rem_by_class: dict[int, float], total: float) -> dict[int, float]:
