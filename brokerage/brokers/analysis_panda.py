@@ -555,7 +555,8 @@ def panda_pass(
     unified = np.asarray(views.queue_arrays(ctx.cache)["capability"]) == UNIFIED_CAPABILITY
     if ctx.view is None or not unified.any() or not rule(ctx.config, "anal_unified_any_pseudo"):
         return apply_filters(names, start, PANDA_FILTERS, ctx, None, funnel)
-    own = apply_filters(names, start, PANDA_FILTERS, ctx, None, funnel)
+    # the overload check reads no pseudo-queue column and looks at every queue left: it runs once, after the views
+    own = apply_filters(names, start, PANDA_FILTERS[:-1], ctx, None, funnel)
     cores = np.maximum(views.queue_arrays(ctx.cache)["corecount"].astype(float), 1.0)
     best_alive, best_skips = own[0].copy(), {s.candidate: s for s in own[1]}
     reach = _reach(names, own[0], best_skips)
@@ -564,7 +565,7 @@ def panda_pass(
             continue
         vctx = replace(ctx, qa=views.pseudo_queue_arrays(ctx.cache, rt.name), view=rt.name, derived={})
         exists = ~unified | (cores >= rt.mincore)
-        alive, skips, _ = apply_filters(names, start & exists & unified, PANDA_FILTERS, vctx, None, [])
+        alive, skips, _ = apply_filters(names, start & exists & unified, PANDA_FILTERS[:-1], vctx, None, [])
         by_name = {s.candidate: s for s in skips}
         further = _reach(names, alive, by_name) > reach
         for i in np.flatnonzero(further & unified):
@@ -574,7 +575,7 @@ def panda_pass(
         best_alive |= alive & unified
     kept = [s for s in own[1] if best_skips.get(s.candidate) is s]
     kept += [s for n, s in best_skips.items() if s not in kept and not best_alive[ctx.qa.index[n]]]
-    return best_alive, SkipList(kept), own[2]
+    return apply_filters(names, best_alive, PANDA_FILTERS[-1:], ctx, SkipList(kept), own[2])
 
 
 STAGE_ALIVE = len(PANDA_FILTERS)
