@@ -15,6 +15,7 @@ from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORAR
 from brokerage.brokers.analysis_panda import (
     basic_weight,
     data_weight,
+    ignores_locality,
     jedi_stabilizer,
     panda_pass,
     problematic,
@@ -91,6 +92,17 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         ctx.prelim = start.copy()
         funnel = [FunnelStep("preliminary candidates", int(start.sum()), int(start.sum()))]
         alive, skips, funnel = panda_pass(ctx, start, funnel)
+        bad, why = problematic(ctx)
+        if n < len(loops) and alive.any() and bad[alive].all() and ignores_locality(ctx):
+            gone = np.flatnonzero(alive)  # AtlasAnalJobBroker.py:1735-1755: every candidate has a user problem
+            skips.add(
+                names,
+                gone,
+                "-tmp_user_problem",
+                LazyTexts(lambda idx, texts=why: texts[idx].tolist(), gone),
+                "temp user problem check",
+            )
+            alive = np.zeros_like(alive)
         if alive.any() or n == len(loops):
             break
         kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check

@@ -590,3 +590,16 @@ def _reach(names: np.ndarray, alive: np.ndarray, skips: dict[str, Any]) -> np.nd
         if s is not None and not alive[i]:
             out[i] = STAGE.get(s.stage, -1)
     return out
+
+
+IGNORE_LOCALITY_PRIORITY = 2000  # task_prio_cutoff_for_input_data_motion
+
+
+def ignores_locality(ctx: AnalContext) -> bool:
+    """JEDI's to_ignore_data_loc: taskPriority >= 2000, or ioIntensity at most IO_INTENSITY_CUTOFF_USER (the frozen-
+    time timeout DATA_CHECK_TIMEOUT_USER is not a key of ours: unset, as JEDI's default)."""
+    t = ctx.task
+    if int(t.get("taskpriority") or 0) >= IGNORE_LOCALITY_PRIORITY:
+        return True
+    cutoff, io = ctx.config["IO_INTENSITY_CUTOFF_USER"], t.get("iointensity")
+    return bool(cutoff) and not pd_isna(io) and bool(io) and float(cutoff) >= float(io)
