@@ -81,7 +81,8 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
     the first loop that leaves a candidate ends it. A queue keeps the first skip either loop gave it."""
     names = ctx.qa.name
     kept: list = []
-    ctx.stab = jedi_stabilizer(ctx)
+    if rule(ctx.config, "anal_stabilizer_as_jedi"):
+        ctx.stab = jedi_stabilizer(ctx)
     if ctx.avail["total_files"] > 0 and not replica_flags(ctx)[0]:  # '<ds> is incomplete at online storage'
         none = np.zeros(ctx.n, dtype=bool)
         return PassResult(none, none, SkipList(), [], 0), 1
@@ -93,7 +94,8 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         funnel = [FunnelStep("preliminary candidates", int(start.sum()), int(start.sum()))]
         alive, skips, funnel = panda_pass(ctx, start, funnel)
         bad, why = problematic(ctx)
-        if n < len(loops) and alive.any() and bad[alive].all() and ignores_locality(ctx):
+        problems = rule(ctx.config, "anal_problems_as_jedi")
+        if problems and n < len(loops) and alive.any() and bad[alive].all() and ignores_locality(ctx):
             gone = np.flatnonzero(alive)  # AtlasAnalJobBroker.py:1735-1755: every candidate has a user problem
             skips.add(
                 names,
@@ -108,7 +110,9 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check
     out = SkipList(kept)
     out.extend(skips)
-    bad, why = problematic(ctx)
+    if not problems:  # the seed's temporary filters instead of JEDI's final check
+        alive, out, funnel = apply_filters(names, alive, TEMPORARY[:1] + TEMPORARY[2:], ctx, out, funnel)
+        return PassResult(alive.copy(), alive, out, funnel, 0), n
     gone = np.flatnonzero(alive & bad)
     if len(gone):
         out.add(names, gone, "-badsite", LazyTexts(lambda idx: why[idx].tolist(), gone), "final check")
@@ -198,7 +202,7 @@ def broker(
             message="; ".join(filter(None, [message, "no candidates"])), extra=extra,
         )  # fmt: skip
     w = weights(ctx, idx)
-    if rule(config, "anal_order_as_jedi"):
+    if rule(config, "anal_order_as_jedi") and rule(config, "anal_weight_as_jedi"):
         w = replace(w, used=basic_weight(ctx, idx) * data_weight(ctx, idx))
     keep, _ = rank_and_cut(ctx.qa.name, idx, w.used, int(config["MAX_SITE_CANDIDATES"]), skips, funnel)
     candidates = []

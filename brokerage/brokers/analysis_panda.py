@@ -7,17 +7,22 @@ data check finds (queues holding the input, union locality) is kept in ``ctx.der
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from brokerage.brokers import analysis_filters as seed_filters
 from brokerage.brokers.analysis_context import AnalContext, match_queues, split_list
 from brokerage.brokers.stabilizer import StabilizerTable, compute, share_users
 from brokerage.checks import panda_rules
+from brokerage.checks.diskio import DISKIO
+from brokerage.checks.memory import MEMORY
 from brokerage.checks.pilot import NOPILOT
 from brokerage.checks.software import SOFTWARE
-from brokerage.checks.storage import _endpoint_ok
+from brokerage.checks.storage import BLACKLIST, STORAGE, _endpoint_ok
+from brokerage.checks.walltime import WALLTIME
 from brokerage.framework import Filter, Verdict, apply_filters
 from brokerage.model import views
 from brokerage.model.explain import FunnelStep, SkipList, fmt
@@ -342,24 +347,54 @@ def f_overload(ctx: AnalContext) -> Verdict | None:
     return Verdict(~over, "-overloaded", "nQueue > minQueue and the queue/running ratio too high")
 
 
+def _storage_seed(ctx: AnalContext) -> Verdict | None:
+    """The seed's storage space check, then its endpoint blacklist check, as one verdict."""
+    space, black = STORAGE.run(ctx), BLACKLIST.run(ctx)
+    codes = np.where(space.passed, black.criteria, space.criteria).astype(object)
+    return Verdict(space.passed & black.passed, codes, "storage space or endpoint blacklist (seed rules)")
+
+
+def _switched(
+    name: str, jedi: Callable[[AnalContext], Verdict | None], seed: Callable[[AnalContext], Verdict | None] | None
+) -> Callable[[AnalContext], Verdict | None]:
+    """JEDI's check under switch NAME, else the seed's (None: the seed has no such check)."""
+
+    def fn(ctx: AnalContext) -> Verdict | None:
+        if rule(ctx.config, name):
+            return jedi(ctx)
+        return seed(ctx) if seed is not None else None
+
+    fn.__doc__ = jedi.__doc__
+    return fn
+
+
 PANDA_FILTERS: tuple[Filter, ...] = (
     Filter("input data check", ("-input_data",), "only queues holding the input, with the locality check", f_data),
-    Filter("status check", ("-status",), "offline fails; brokeroff and test unless pre-assigned", f_status),
-    Filter("zero share check", ("-zeroshare",), "AtlasBrokerUtils.hasZeroShare", f_zeroshare),
-    Filter("diskIO check", ("-diskIO",), "queue and task diskIO over the limit", f_diskio),
+    Filter("status check", ("-status",), "offline fails; brokeroff and test unless pre-assigned",
+           _switched("anal_status_as_jedi", f_status, seed_filters.f_status)),
+    Filter("zero share check", ("-zeroshare",), "AtlasBrokerUtils.hasZeroShare",
+           _switched("anal_zeroshare_check", f_zeroshare, None)),
+    Filter("diskIO check", ("-diskIO",), "queue and task diskIO over the limit",
+           _switched("anal_diskio_per_core", f_diskio, DISKIO.run)),
     Filter("avoid VP queue check", ("-avoid_vp",), "avoid VP queues", f_vp),
     Filter("CPU core check", ("-cpucore", "-max_cpucore"), "core count match", f_cpucore),
-    Filter("too many closed check", ("-closed",), "closed jobs of the task at the queue", f_closed),
-    Filter("SW/HW check", ("-cache",), "release, cache and architecture", f_software),
-    Filter("memory check", ("-lowmemory", "-highmemory"), "core-scaled RAM within the RSS range", f_memory),
-    Filter("scratch disk check", ("-remoteio", "-disk"), "direct IO and scratch space", f_scratch),
-    Filter("storage space check", ("-disk", "-blacklist"), "output space and endpoint blacklist", f_storage),
+    Filter("too many closed check", ("-closed",), "closed jobs of the task at the queue",
+           _switched("anal_closed_check", f_closed, None)),
+    Filter("SW/HW check", ("-cache",), "release, cache and architecture",
+           _switched("anal_software_as_jedi", f_software, SOFTWARE.run)),
+    Filter("memory check", ("-lowmemory", "-highmemory"), "core-scaled RAM within the RSS range",
+           _switched("anal_memory_as_jedi", f_memory, MEMORY.run)),
+    Filter("scratch disk check", ("-remoteio", "-disk"), "direct IO and scratch space",
+           _switched("anal_scratch_as_jedi", f_scratch, seed_filters.f_scratch)),
+    Filter("storage space check", ("-disk", "-blacklist"), "output space and endpoint blacklist",
+           _switched("anal_storage_as_jedi", f_storage, _storage_seed)),
     Filter("walltime check", ("-shortwalltime", "-longwalltime", "-scout_walltime", "-min_walltime"),
-           "walltime against the queue's limits", f_walltime),
+           "walltime against the queue's limits", _switched("anal_walltime_as_jedi", f_walltime, WALLTIME.run)),
     Filter("pilot activity check", ("-nopilot",), "queues without pilots", f_pilot),
     Filter("include/exclude check", ("-excluded", "-notincluded"), "excludedSite and includedSite", f_include),
     Filter("preassign check", ("-nonpreassigned",), "only the pre-assigned site", f_preassigned),
-    Filter("overload check", ("-overloaded",), "overloaded queues in the task's gshare", f_overload),
+    Filter("overload check", ("-overloaded",), "overloaded queues in the task's gshare",
+           _switched("anal_overload_as_jedi", f_overload, seed_filters.f_queue_cap)),
 )  # fmt: skip
 """AtlasAnalJobBroker's filters in its order (switch ``anal_order_as_jedi``)."""
 
