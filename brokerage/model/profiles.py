@@ -264,6 +264,19 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
 )
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
 
+# --- the production broker's switches added by the crosscheck ---
+SWITCHES += (
+    Switch(
+        "io_as_jedi",
+        "production",
+        "missing input at the queue must be < SIZE_CUTOFF_TO_MOVE_INPUT GB and < NUM_CUTOFF_TO_MOVE_INPUT files",
+        "only complete replicas count (disk, then disk or tape); a queue fails when even with tape more than "
+        "the cutoffs must move, a tape-only queue fails while another has the input on disk, no queue passing "
+        "disables the check; not for merge, pre-assigned or event service tasks",
+        "AtlasProdJobBroker.py:1560-1680",
+    ),
+)
+
 PROFILES: dict[str, frozenset[str]] = {
     SEED: frozenset(),
     PANDA_104: frozenset(s.name for s in SWITCHES),
