@@ -76,3 +76,69 @@ def io(base: Filter) -> Filter:
         return Verdict(passed, "-io", lambda idx: [f"{mb[i]:g} MB / {nf[i]:g} files of input to move" for i in idx])
 
     return replace(base, fn=fn, reads=None)
+
+
+DOWN = ("OFF", "TEST")  # DdmSpec DOWNTIME_STATUSES
+NEAR_MISSING, NEAR_PCT = "MAX_MISSING_INPUT_FILES", "MIN_INPUT_COMPLETENESS"
+BLACKLIST_CODES = ("-read_lan_blacklist", "-write_lan_blacklist", "-write_wan_blacklist", "-read_wan_blacklist")
+
+
+def _complete_locations(ctx: Any) -> np.ndarray | None:
+    """Endpoints holding a (nearly) complete replica of every input dataset (None without input)."""
+    snap, ep = ctx.cache.snap, ctx.ep
+    tid = int(ctx.task["jeditaskid"])
+    ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"].astype(int) > 0)]
+    if ds.empty:
+        return None
+    reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
+    miss, pct = float(ctx.config[NEAR_MISSING]), float(ctx.config[NEAR_PCT])
+    out = np.ones(len(ep.name), dtype=bool)
+    for d in ds.to_dict("records"):
+        total, here = int(d["nfiles"]), np.zeros(len(ep.name), dtype=bool)
+        for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
+            i, found = ep.index.get(r["ddm_endpoint_name"]), min(int(r["nfiles"]), total)
+            if i is not None and found > 0 and (found == total or total - found <= miss or found / total * 100 >= pct):
+                here[i] = True
+        out &= here
+    return out
+
+
+def jedi_blacklist(ctx: Any) -> tuple[np.ndarray, np.ndarray]:
+    """AtlasBrokerUtils.check_endpoints_with_blacklist(storage_type='DATADISK') per queue: (passed, code). Only
+    DATADISK endpoints count (a queue without one cannot read or write over LAN); the nucleus' own queues need no
+    WAN, except to receive input at endpoints without a complete replica."""
+    qa, ep = ctx.qa, ctx.ep
+    disk = np.asarray(ep["type"]) == "DATADISK"
+    rq, re_ = qa.rel_queue, qa.rel_endpoint
+    nucleus = np.asarray(ctx.at_nucleus, dtype=bool)
+    complete = _complete_locations(ctx)
+
+    def any_at(ok: np.ndarray) -> np.ndarray:
+        return np.bincount(rq, weights=(disk[re_] & ok[re_]).astype(float), minlength=qa.n) > 0
+
+    read_lan = any_at(~np.isin(ep["read_lan"], DOWN))
+    satellite_ep = np.zeros(len(ep.name), dtype=bool) if complete is None else ~complete
+    wan_in = ~np.isin(ep["write_wan"], DOWN)
+    recv = np.bincount(rq, weights=(disk[re_] & np.where(nucleus[rq] & ~satellite_ep[re_], True, wan_in[re_])).astype(float),
+                       minlength=qa.n) > 0  # fmt: skip
+    out, safe = qa.out_endpoint, np.maximum(qa.out_endpoint, 0)
+    out_disk = (out >= 0) & disk[safe]
+    write_lan = out_disk & ~np.isin(ep["write_lan"][safe], DOWN)
+    send = out_disk & (nucleus | ~np.isin(ep["read_wan"][safe], DOWN))
+    codes = np.full(qa.n, "", dtype=object)
+    for code, ok in reversed(list(zip(BLACKLIST_CODES, (read_lan, write_lan, recv, send), strict=True))):
+        codes = np.where(ok, codes, code)
+    return codes == "", codes
+
+
+def blacklist(base: Filter) -> Filter:
+    """The endpoint blacklist with JEDI's DATADISK-only test (switch ``blacklist_as_jedi``), a temporary problem."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if not rule(ctx.config, "blacklist_as_jedi") or ctx.hint_mode:
+            return base.run(ctx)
+        passed, codes = jedi_blacklist(ctx)
+        return Verdict(passed, np.where(passed, "-read_lan_blacklist", codes).astype(object),
+                       "endpoints blacklisted for the activity (DATADISK endpoints only)", True)  # fmt: skip
+
+    return replace(base, fn=fn, reads=None)

@@ -275,6 +275,14 @@ SWITCHES += (
         "disables the check; not for merge, pre-assigned or event service tasks",
         "AtlasProdJobBroker.py:1560-1680",
     ),
+    Switch(
+        "blacklist_as_jedi",
+        "production",
+        "an endpoint of the queue blacklisted (OFF/TEST) for reading/writing over LAN, or over WAN at satellites",
+        "only DATADISK endpoints are tested (a queue without a DATADISK input or output endpoint fails); the "
+        "nucleus' queues need no WAN except to receive input at endpoints without a (nearly) complete replica",
+        "AtlasProdJobBroker.py:1014-1021, AtlasBrokerUtils.py:1215-1290",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
