@@ -13,15 +13,13 @@ import numpy as np
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
 from brokerage.brokers.analysis_panda import (
-    basic_weight,
-    data_weight,
     ignores_locality,
-    jedi_stabilizer,
     panda_pass,
     problematic,
     replica_flags,
     second_loop,
 )
+from brokerage.brokers.analysis_panda_weights import basic_weight, data_weight, jedi_stabilizer
 from brokerage.brokers.analysis_throttle import STEPS as THROTTLE_STEPS
 from brokerage.brokers.analysis_throttle import throttle
 from brokerage.brokers.analysis_weights import STEPS as WEIGHT_STEPS

@@ -15,7 +15,7 @@ import numpy as np
 
 from brokerage.brokers import analysis_filters as seed_filters
 from brokerage.brokers.analysis_context import AnalContext, match_queues, split_list
-from brokerage.brokers.stabilizer import StabilizerTable, compute, share_users
+from brokerage.brokers.analysis_panda_weights import OVERLOAD_STATES, merge_chunk, pd_isna
 from brokerage.checks import panda_rules
 from brokerage.checks.diskio import DISKIO
 from brokerage.checks.memory import MEMORY
@@ -33,18 +33,12 @@ MIB = 1024.0 * 1024.0
 UNIT_BYTES = {"GB": 1024.0**3, "MB": MIB, "kB": 1024.0}
 OUTPUT_FREE_GB_DEFAULT = 200  # STORAGE_MIN_FREE_SIZE_OUTPUT when unset
 ZERO_WALLTIME_HS06_S = 24 * 60 * 60 * 10  # minTimeForZeroWalltime
-OVERLOAD_STATES = ("defined", "assigned", "activated", "starting")
 
 
 def _site_preassigned(ctx: AnalContext) -> bool:
     """A task whose site names a known queue (JEDI's sitePreAssigned)."""
     pats = split_list(ctx.task.get("site"))
     return bool(pats) and bool(match_queues(ctx.cache, pats).any())
-
-
-def _merge(ctx: AnalContext) -> bool:
-    """The input chunk is a merge chunk (JEDI's inputChunk.isMerging)."""
-    return bool(ctx.task.get("is_merge"))
 
 
 def _replica_states(ctx: AnalContext) -> list[dict[str, np.ndarray]]:
@@ -144,7 +138,7 @@ def f_zeroshare(ctx: AnalContext) -> Verdict | None:
     prio = int(ctx.task.get("currentpriority") or 0)
     policies = [str(p or "") for p in ctx.qa["fairsharepolicy"]]
     memo: dict[str, bool] = {}
-    merge = _merge(ctx)
+    merge = merge_chunk(ctx)
     zero = np.array([memo.setdefault(p, panda_rules.jedi_zero_share(p, ctx.task, prio, merge)) for p in policies])
     return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
 
@@ -187,7 +181,7 @@ def f_cpucore(ctx: AnalContext) -> Verdict:
 
 def f_closed(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:876-893: skip queues with closed jobs of the task (not for pre-assigned tasks)."""
-    if _site_preassigned(ctx) or _merge(ctx):
+    if _site_preassigned(ctx) or merge_chunk(ctx):
         return None
     closed = ctx.history["closed"]
     return Verdict(closed <= 0, "-closed", lambda idx: [f"n_closed={fmt(closed[i])}" for i in idx])
@@ -204,7 +198,7 @@ def f_memory(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1063-1100: int(ramCount [x queue cores for per-core units] x 0.9) within the RSS range."""
     t = ctx.task
     ram = float(t.get("ramcount") or 0)
-    if ram == 0 or _merge(ctx):  # a merge chunk's ramCount is 0 and there is no mergeRamCount: not checked
+    if ram == 0 or merge_chunk(ctx):  # a merge chunk's ramCount is 0 and there is no mergeRamCount: not checked
         return None
     cores = ctx.qa["corecount"].astype(float)
     need = (
@@ -232,7 +226,7 @@ def f_scratch(ctx: AnalContext) -> Verdict | None:
     300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores."""
     t, qa = ctx.task, ctx.qa
     direct_q = np.asarray(qa["direct_access_lan"], dtype=bool)
-    merge = _merge(ctx)
+    merge = merge_chunk(ctx)
     remote = (t.get("allowinputlan") == "only" and not merge) & ~direct_q
     fsize, fev = panda_rules._master_file(ctx)
     events = float(t.get("chunk_nevents") or 0)
@@ -285,7 +279,7 @@ def f_walltime(ctx: AnalContext) -> Verdict | None:
     maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
     site_max, site_min = panda_rules._scaled(ctx, maxtime, hs06), panda_rules._scaled(ctx, mintime, hs06)
     code = np.full(ctx.n, "", dtype=object)
-    if need > 0 and not _merge(ctx):
+    if need > 0 and not merge_chunk(ctx):
         code[(maxtime != 0) & (need > site_max)] = "-shortwalltime"
         code[(code == "") & (mintime != 0) & (need < site_min)] = "-longwalltime"
     scout = bool(t.get("is_scout")) and not _site_preassigned(ctx)
@@ -339,7 +333,7 @@ def overload(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
 
 def f_overload(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1545-1610: overloaded queues fail unless every remaining queue is overloaded."""
-    if _merge(ctx):
+    if merge_chunk(ctx):
         return None
     over, _ = overload(ctx)
     if not (ctx.alive & ~over).any():
@@ -443,9 +437,9 @@ def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
     reason per queue)."""
     c = ctx.counts
     nq = sum(c[s] for s in OVERLOAD_STATES)
-    idle = (nq > float(ctx.config["OVERLOAD_MIN_QUEUE"])) & (c["running"] == 0) & (not _merge(ctx))
+    idle = (nq > float(ctx.config["OVERLOAD_MIN_QUEUE"])) & (c["running"] == 0) & (not merge_chunk(ctx))
     why = np.where(idle, "nQueue > minQueue and nRunning=0", "").astype(object)
-    if not _merge(ctx):
+    if not merge_chunk(ctx):
         h = ctx.history
         bad = (h["failed"] + h["closed"]) > np.maximum(2 * h["finished"], float(ctx.config["MIN_BAD_JOBS_TO_SKIP_PQ"]))
         why = np.where((why == "") & ctx.stab.throttled, "long queue of the user", why)
@@ -453,128 +447,6 @@ def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
     if _site_preassigned(ctx):
         why = np.where(match_queues(ctx.cache, split_list(ctx.task.get("site"))), "", why)
     return why != "", why
-
-
-EPS_INIT, EPS_HI_MID, EPS_HI_LO, EPS_MID_LO = 0.001, 0.05, 0.002, 0.1  # weight_epsilon_* of AtlasAnalJobBroker
-CLASS_SHARES = ("User Analysis", "Express Analysis")
-WEIGHT_FLOOR = 2.0**-20
-
-
-MAX_FILES, MAX_RECORDS = 20000, 50000  # the crosscheck converter's file and event-range caps (crosscheck/chunks.py)
-
-
-def jobs_estimate(ctx: AnalContext) -> float:
-    """JEDI's n_jobs_to_submit: the sub-chunks InputChunk.getSubChunk cuts the master's files into with
-    nEventsPerJob (a file cut into event ranges gives one job per range; whole files are packed while their events
-    fit), or one job per file; 1 without input. Usage: ``jobs_estimate(ctx)``"""
-    snap = ctx.cache.snap
-    ds = snap.datasets[(snap.datasets["jeditaskid"] == int(ctx.task["jeditaskid"])) & snap.datasets["is_master"]]
-    if ds.empty or int(ds["nfiles"].iloc[0]) == 0:
-        return 1.0
-    n = max(1, min(int(ds["nfiles"].iloc[0]), MAX_FILES))
-    nev = int(float(ds["nevents"].iloc[0]) // n)
-    per_job = int(ctx.task.get("chunk_nevents") or 0)
-    if per_job <= 0 or nev <= 0:
-        return float(n)
-    if per_job < nev:
-        pieces = -(-nev // per_job)
-        return float(n * pieces if n * pieces <= MAX_RECORDS else n)
-    return float(-(-n // (per_job // nev)))
-
-
-def _main_weights(task_class: int, n_jobs: float, rem_by_class: dict[int, float], total: float) -> dict[int, float]:
-    """main_weight_site_class_dict: the jobs to place shared out over site classes in the task class's order."""
-    main = {1: EPS_INIT, 0: EPS_INIT, -1: EPS_INIT}
-    left = min(n_jobs, total)
-    if task_class == -1:
-        main[-1] = left
-    elif task_class == 0:
-        main[0] = min(left, rem_by_class[0])
-        main[-1] = left - main[0]
-        if main[0] > 0:
-            main[0] -= EPS_MID_LO
-            main[-1] += EPS_MID_LO
-    else:
-        main[1] = min(left, rem_by_class[1])
-        left -= main[1]
-        main[0] = min(left, rem_by_class[0])
-        main[-1] = left - main[0]
-        if main[1] > 0:
-            main[1] -= EPS_HI_MID + EPS_HI_LO
-            main[0] += EPS_HI_MID
-            main[-1] += EPS_HI_LO
-    return main
-
-
-def basic_weight(ctx: AnalContext, idx: np.ndarray) -> np.ndarray:
-    """AtlasAnalJobBroker.py:1900-2110: the new basic weight nbw_main x nbw_sec + 2^-20 of the candidates IDX, from
-    the user's remaining queue room (the Stabilizer's max_q_len - nQ_user) and, for User and Express Analysis, the
-    site classes. Usage: ``basic_weight(ctx, np.flatnonzero(alive))``"""
-    rem = np.maximum(ctx.stab.max_q_len[idx] - ctx.stab.nQ_user[idx], 0.0).astype(float)
-    n_jobs, total, merge = jobs_estimate(ctx), float(rem.sum()), _merge(ctx)
-    sc = ctx.qa["site_class"].astype(float)[idx]
-    cls = np.where(np.isnan(sc), 0, sc).astype(int)
-    if ctx.task.get("gshare") not in CLASS_SHARES:
-        main = np.full(len(idx), n_jobs)
-        numer = np.maximum(rem - n_jobs / len(idx), n_jobs * 0.001)
-        if total - n_jobs > 0 and not merge:
-            return main * (numer / (total - n_jobs)) + WEIGHT_FLOOR
-        return main * (rem / total if total > 0 else np.full(len(idx), 1.0 / len(idx))) + WEIGHT_FLOOR
-    tc_raw = ctx.task.get("task_class")
-    tc = 1 if tc_raw is None or pd_isna(tc_raw) else int(tc_raw)
-    rem_by = {c: float(rem[cls == c].sum()) for c in (1, 0, -1)}
-    n_by = {c: int((cls == c).sum()) for c in (1, 0, -1)}
-    mains = _main_weights(tc, n_jobs, rem_by, total)
-    out = np.empty(len(idx))
-    for k, c in enumerate(cls.tolist()):
-        m = mains[c]
-        numer = max(rem[k] - m / n_by[c], m * 0.001)
-        reduced = rem_by[c] - m
-        sec = numer / reduced if reduced > 0 and not merge else rem[k] / rem_by[c] if rem_by[c] > 0 else 1 / n_by[c]
-        out[k] = m * sec + WEIGHT_FLOOR
-    return out
-
-
-def pd_isna(value: Any) -> bool:
-    """A missing number (None or NaN)."""
-    return value is None or (isinstance(value, float) and np.isnan(value))
-
-
-def data_weight(ctx: AnalContext, idx: np.ndarray) -> np.ndarray:
-    """AtlasAnalJobBroker.py:2200-2225: with the data check (no union), 1 per dataset on disk and 0.001 on tape
-    only; else 1 + local disk GB (whole GB) / 10 when the input has at least 1 GB."""
-    avail = ctx.avail
-    if ctx.use_locality and not ctx.derived.get("union"):
-        weight = ctx.derived.get("data_weight")
-        if avail["total_files"] <= 0 or weight is None:
-            return np.ones(len(idx))
-        return np.where(weight[idx] > 0, weight[idx], 1.0)
-    if int(avail["total_gb"]) <= 0:
-        return np.ones(len(idx))
-    return 1.0 + np.floor(avail["disk_gb"][idx] + 1e-9) / 10.0
-
-
-def jedi_stabilizer(ctx: AnalContext) -> StabilizerTable:
-    """AtlasAnalJobBroker.py:1615-1700 and 1990-2040: the Stabilizer with JEDI's inputs: the to-running rate scaled
-    by the gshare's share of the queue's running jobs, nR from the ``_total`` pseudo-user, nUsers counting that
-    pseudo-user (1 at a queue without user jobs). Usage: ``jedi_stabilizer(ctx).max_q_len``"""
-    gshare = str(ctx.task.get("gshare") or "")
-    counts, all_counts = ctx.counts, views.job_counts(ctx.cache, None)
-    nq = sum(counts[s] for s in OVERLOAD_STATES)
-    nr_share, nr_all = counts["running"], all_counts["running"]
-    site_trr = np.nan_to_num(ctx.qa["trr"].astype(float))
-    trr = np.divide(nr_share * site_trr, nr_all, out=np.zeros(ctx.n), where=nr_all > 0)
-    su = share_users(ctx.cache, gshare)
-    pairs = np.bincount(su.queue, minlength=ctx.n) if len(su.queue) else np.zeros(ctx.n)
-    total_r = np.bincount(su.queue, weights=su.nR_user, minlength=ctx.n) if len(su.queue) else np.zeros(ctx.n)
-    nr_pq = np.where(pairs > 0, total_r, nr_share)
-    n_users = np.where(pairs > 0, pairs + 1.0, 1.0)
-    nq_user, nr_user = np.zeros(ctx.n), np.zeros(ctx.n)
-    pos = su.by_user.get(str(ctx.task.get("username") or ""))
-    if pos is not None:
-        nq_user[su.queue[pos]] = su.nQ_user[pos]
-        nr_user[su.queue[pos]] = su.nR_user[pos]
-    return compute(nq, nr_pq, trr, nr_user, nq_user, n_users, ctx.config)
 
 
 STAGE = {f.name: i for i, f in enumerate(PANDA_FILTERS)}

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from brokerage.brokers import analysis_panda as ap
+from brokerage.brokers import analysis_panda_weights as apw
 from brokerage.brokers.analysis_context import make_context
 from brokerage.model import views
 from brokerage.model.cache import cache_for
@@ -84,7 +85,7 @@ def test_jobs_estimate_packs_whole_files() -> None:
         [anal_task(1, chunk_nevents=1000)],
         datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 120, "size_gb": 24.0, "nevents": 100000}],
     )
-    assert ap.jobs_estimate(_ctx(snap)) == 120.0
+    assert apw.jobs_estimate(_ctx(snap)) == 120.0
 
 
 def test_jobs_estimate_cuts_files_into_ranges() -> None:
@@ -94,19 +95,19 @@ def test_jobs_estimate_cuts_files_into_ranges() -> None:
         [anal_task(1, chunk_nevents=100)],
         datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 20, "size_gb": 40.0, "nevents": 20000}],
     )
-    assert ap.jobs_estimate(_ctx(snap)) == 200.0
+    assert apw.jobs_estimate(_ctx(snap)) == 200.0
 
 
 def test_main_weights_class_a_task() -> None:
     """A class-A task with 200 jobs, room 0 at hi-sites and 988 at mid-sites: mid-sites get 200, hi and lo the
     initial epsilon 0.001 (no hi-site share to move)."""
-    main = ap._main_weights(1, 200.0, {1: 0.0, 0: 988.0, -1: 0.0}, 988.0)
+    main = apw._main_weights(1, 200.0, {1: 0.0, 0: 988.0, -1: 0.0}, 988.0)
     assert main == {1: 0.0, 0: 200.0, -1: 0.0}
 
 
 def test_main_weights_move_epsilons_from_hi_sites() -> None:
     """Class A, 100 jobs, room 100 at hi-sites: hi gets 100 - 0.05 - 0.002, mid 0.001 + 0.05, lo 0 + 0.002."""
-    main = ap._main_weights(1, 100.0, {1: 100.0, 0: 50.0, -1: 0.0}, 150.0)
+    main = apw._main_weights(1, 100.0, {1: 100.0, 0: 50.0, -1: 0.0}, 150.0)
     assert math.isclose(main[1], 99.948) and math.isclose(main[0], 0.05) and math.isclose(main[-1], 0.002)
 
 
@@ -115,8 +116,8 @@ def test_basic_weight_single_mid_site() -> None:
     snap = grid([anal_queue("A", "S1")], [anal_task(1, chunk_nevents=100)],
                 datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 5, "size_gb": 1.0, "nevents": 500}])  # fmt: skip
     ctx = _ctx(snap)
-    ctx.stab = ap.jedi_stabilizer(ctx)
-    assert ap.basic_weight(ctx, np.array([0])).tolist() == [5.0 + 2.0**-20]
+    ctx.stab = apw.jedi_stabilizer(ctx)
+    assert apw.basic_weight(ctx, np.array([0])).tolist() == [5.0 + 2.0**-20]
 
 
 def test_idle_queue_is_overloaded_when_others_are_not() -> None:
