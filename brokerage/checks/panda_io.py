@@ -142,3 +142,14 @@ def blacklist(base: Filter) -> Filter:
                        "endpoints blacklisted for the activity (DATADISK endpoints only)", True)  # fmt: skip
 
     return replace(base, fn=fn, reads=None)
+
+
+def remoteio(base: Filter) -> Filter:
+    """The direct access check without merge jobs (switch ``remoteio_not_for_merge``): JEDI skips it for them."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        if rule(ctx.config, "remoteio_not_for_merge") and ctx.merge:
+            return None
+        return base.run(ctx)
+
+    return replace(base, fn=fn, reads=None)

@@ -129,6 +129,7 @@ PANDA_VERSIONS = {
     SOFTWARE.name: panda_rules.software,
     ZEROSHARE.name: panda_rules.zeroshare,
     BLACKLIST.name: lambda f: panda_io.blacklist(panda_rules.blacklist(f)),
+    REMOTEIO.name: panda_io.remoteio,
     links.LINK_BLOCKED.name: panda_rules.links,
     links.LINK_QUEUED.name: panda_rules.links_temporary,
     links.LINKS_FULL.name: panda_rules.dropped,

@@ -283,6 +283,13 @@ SWITCHES += (
         "nucleus' queues need no WAN except to receive input at endpoints without a (nearly) complete replica",
         "AtlasProdJobBroker.py:1014-1021, AtlasBrokerUtils.py:1215-1290",
     ),
+    Switch(
+        "remoteio_not_for_merge",
+        "production",
+        "tasks reading input only by direct access skip queues that do not support it",
+        "merge jobs are not checked (-remoteio only for other jobs)",
+        "AtlasProdJobBroker.py:945",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
