@@ -107,7 +107,8 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
             break
         kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check
     out = SkipList(kept)
-    out.extend(skips)
+    named = {s.candidate for s in kept}
+    out.extend(s for s in skips if s.candidate not in named)  # a queue keeps the first skip either loop gave it
     if not problems:  # the seed's temporary filters instead of JEDI's final check
         alive, out, funnel = apply_filters(names, alive, TEMPORARY[:1] + TEMPORARY[2:], ctx, out, funnel)
         return PassResult(alive.copy(), alive, out, funnel, 0), n
