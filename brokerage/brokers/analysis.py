@@ -5,13 +5,21 @@ analysis_filters and analysis_weights)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from brokerage.brokers.analysis_context import AnalContext, make_context, match_queues, split_list
 from brokerage.brokers.analysis_filters import PERSISTENT, PRELIMINARY, TEMPORARY, initial_candidates
+from brokerage.brokers.analysis_panda import (
+    ignores_locality,
+    panda_pass,
+    problematic,
+    replica_flags,
+    second_loop,
+)
+from brokerage.brokers.analysis_panda_weights import basic_weight, data_weight, jedi_stabilizer
 from brokerage.brokers.analysis_throttle import STEPS as THROTTLE_STEPS
 from brokerage.brokers.analysis_throttle import throttle
 from brokerage.brokers.analysis_weights import STEPS as WEIGHT_STEPS
@@ -19,9 +27,10 @@ from brokerage.brokers.analysis_weights import candidate_factors, weights
 from brokerage.framework import BEST_CANDIDATES, Reads, Step, apply_filters, rank_and_cut
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
-from brokerage.model.explain import Candidate, Decision, FunnelStep, SkipList
+from brokerage.model.explain import Candidate, Decision, FunnelStep, LazyTexts, SkipList
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 
 BROKER = "analysis"
@@ -31,7 +40,10 @@ STEPS: tuple[Step, ...] = (
     *WEIGHT_STEPS,
     Step(BEST_CANDIDATES, Reads(config=("MAX_SITE_CANDIDATES",))),
     Step("pending", Reads(config=("ANAL_PENDING_MINUTES",))),
-)
+    Step("PanDA's filters and loops (panda-1.0.4)",
+         Reads(config=("RULES", "MAX_DISKIO_DEFAULT", "OVERLOAD_MIN_QUEUE", "OVERLOAD_RATIO_OFFSET",
+                       "MIN_BAD_JOBS_TO_SKIP_PQ", "MAX_MISSING_INPUT_FILES", "MIN_INPUT_COMPLETENESS"))),
+)  # fmt: skip
 """What the broker reads besides its filters: the throttle (step 1), pass 2, the weight factors (step 4, in the
 decision's order) and the steps after them."""
 
@@ -60,6 +72,51 @@ def run_pass(ctx: AnalContext, use_locality: bool) -> PassResult:
     alive, skips, funnel = apply_filters(names, alive, TEMPORARY, ctx, skips, funnel)
     removed = sum(f.before - f.after for f in funnel if f.filter == "input data locality check")
     return PassResult(persistent_alive, alive, skips, funnel, removed)
+
+
+def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
+    """JEDI's loops (switch ``anal_order_as_jedi``): with the data locality check, then, when JEDI adds it, without;
+    the first loop that leaves a candidate ends it. A queue keeps the first skip either loop gave it."""
+    names = ctx.qa.name
+    kept: list = []
+    if rule(ctx.config, "anal_stabilizer_as_jedi"):
+        ctx.stab = jedi_stabilizer(ctx)
+    if ctx.avail["total_files"] > 0 and not replica_flags(ctx)[0]:  # '<ds> is incomplete at online storage'
+        none = np.zeros(ctx.n, dtype=bool)
+        return PassResult(none, none, SkipList(), [], 0), 1
+    loops = (True, False) if second_loop(ctx) else (True,)
+    for n, locality in enumerate(loops, start=1):
+        ctx.use_locality = locality
+        start = initial_candidates(ctx)
+        ctx.prelim = start.copy()
+        funnel = [FunnelStep("preliminary candidates", int(start.sum()), int(start.sum()))]
+        alive, skips, funnel = panda_pass(ctx, start, funnel)
+        bad, why = problematic(ctx)
+        problems = rule(ctx.config, "anal_problems_as_jedi")
+        if problems and n < len(loops) and alive.any() and bad[alive].all() and ignores_locality(ctx):
+            gone = np.flatnonzero(alive)  # AtlasAnalJobBroker.py:1735-1755: every candidate has a user problem
+            skips.add(
+                names,
+                gone,
+                "-tmp_user_problem",
+                LazyTexts(lambda idx, texts=why: texts[idx].tolist(), gone),
+                "temp user problem check",
+            )
+            alive = np.zeros_like(alive)
+        if alive.any() or n == len(loops):
+            break
+        kept += [s for s in skips if s.criteria != "-input_data"]  # JEDI logs no line for its data check
+    out = SkipList(kept)
+    named = {s.candidate for s in kept}
+    out.extend(s for s in skips if s.candidate not in named)  # a queue keeps the first skip either loop gave it
+    if not problems:  # the seed's temporary filters instead of JEDI's final check
+        alive, out, funnel = apply_filters(names, alive, TEMPORARY[:1] + TEMPORARY[2:], ctx, out, funnel)
+        return PassResult(alive.copy(), alive, out, funnel, 0), n
+    gone = np.flatnonzero(alive & bad)
+    if len(gone):
+        out.add(names, gone, "-badsite", LazyTexts(lambda idx: why[idx].tolist(), gone), "final check")
+        alive = alive & ~bad
+    return PassResult(alive.copy(), alive, out, funnel, 0), n
 
 
 def needs_second_pass(ctx: AnalContext, first: PassResult) -> str:
@@ -113,9 +170,13 @@ def broker(
             message=f"throttle to generate jobs due to {thr['message']}", extra=extra,
         )  # fmt: skip
     ctx = make_context(task, config, cache)
-    result = run_pass(ctx, use_locality=True)
     pass_no, message, extra = 1, "", {}
-    why = needs_second_pass(ctx, result)
+    if rule(config, "anal_order_as_jedi"):
+        result, pass_no = run_panda_loops(ctx)
+        why = ""
+    else:
+        result = run_pass(ctx, use_locality=True)
+        why = needs_second_pass(ctx, result)
     if why:
         first = result
         result = run_pass(ctx, use_locality=False)
@@ -140,6 +201,8 @@ def broker(
             message="; ".join(filter(None, [message, "no candidates"])), extra=extra,
         )  # fmt: skip
     w = weights(ctx, idx)
+    if rule(config, "anal_order_as_jedi") and rule(config, "anal_weight_as_jedi"):
+        w = replace(w, used=basic_weight(ctx, idx) * data_weight(ctx, idx))
     keep, _ = rank_and_cut(ctx.qa.name, idx, w.used, int(config["MAX_SITE_CANDIDATES"]), skips, funnel)
     candidates = []
     for rank, k in enumerate(keep.tolist(), start=1):

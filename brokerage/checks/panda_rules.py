@@ -36,14 +36,14 @@ def _hw_spec(task: dict[str, Any]) -> bool:
     return arch.gpu is not None or arch.cpu is not None
 
 
-def software(base: Filter) -> Filter:
+def software(base: Filter, needs_transhome: bool = True) -> Filter:
     """The release/cache check with JEDI's rules under the switches: no transHome, no check (``sw_check_needs_
     transhome``); explicit release lists fail and ANY fails tasks with a HW spec (``no_auto_queues``); a HW spec
     needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``)."""
 
     def fn(ctx: Any) -> Verdict | None:
         cfg = ctx.config
-        if rule(cfg, "sw_check_needs_transhome") and not ctx.task.get("transhome"):
+        if needs_transhome and rule(cfg, "sw_check_needs_transhome") and not ctx.task.get("transhome"):
             return None
         v = base.fn(ctx)
         if v is None:

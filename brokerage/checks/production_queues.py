@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.checks import diskio, links, panda_rules, placement
+from brokerage.checks import diskio, links, panda_io, panda_rules, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
 from brokerage.checks.context import ProdContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
@@ -128,7 +128,8 @@ FILTERS: tuple[Filter, ...] = (
 PANDA_VERSIONS = {
     SOFTWARE.name: panda_rules.software,
     ZEROSHARE.name: panda_rules.zeroshare,
-    BLACKLIST.name: panda_rules.blacklist,
+    BLACKLIST.name: lambda f: panda_io.blacklist(panda_rules.blacklist(f)),
+    REMOTEIO.name: panda_io.remoteio,
     links.LINK_BLOCKED.name: panda_rules.links,
     links.LINK_QUEUED.name: panda_rules.links_temporary,
     links.LINKS_FULL.name: panda_rules.dropped,
@@ -141,12 +142,13 @@ PANDA_VERSIONS = {
 }
 _PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
 _PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)
+PANDA_IO = panda_io.io(diskio.IO)
 PANDA_FILTERS: tuple[Filter, ...] = (
     *(PANDA_VERSIONS.get(f.name, lambda x: x)(f) for f in _PANDA_ORDER),
-    diskio.IO,
+    PANDA_IO,
 )
 """PanDA 1.0.4's order (switch ``io_check_late``): the IO check runs after the pilot check; the express network check
 moves to the weight stage (``final_stage_as_jedi``); checks with PanDA's rules where switches say so
 (``checks/panda_rules.py``)."""
-PANDA_HINT_FILTERS: tuple[Filter, ...] = tuple(f for f in PANDA_FILTERS if f is not diskio.IO)
+PANDA_HINT_FILTERS: tuple[Filter, ...] = tuple(f for f in PANDA_FILTERS if f is not PANDA_IO)
 """What PanDA's job broker runs in hint mode for the task broker: everything up to the pilot check (no IO check)."""

@@ -17,9 +17,10 @@ import click
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="gdpconfig override (both sides)")
 @click.option("--json", "as_json", is_flag=True, help="print the whole report as JSON (per task and per queue)")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="also write an HTML report here")
+@click.option("--strict", is_flag=True, help="exit 1 on any difference the allow-list does not cover (the CI lane)")
 def crosscheck(
     snapshot_path: str | None, random_grids: int | None, seed: int, brokers: str, max_tasks: int | None,
-    assignments: tuple[str, ...], as_json: bool, html_path: str | None,
+    assignments: tuple[str, ...], as_json: bool, html_path: str | None, strict: bool,
 ) -> None:  # fmt: skip
     """Run PanDA's own brokers (panda-server 1.0.4, offline) and ours on the same grid and compare every verdict.
 
@@ -37,15 +38,22 @@ def crosscheck(
     except PandaMissing as exc:
         fail(str(exc))
     try:
-        guarded(_run)(env, snapshot_path, random_grids, seed, wanted, max_tasks, assignments, as_json, html_path)
+        report = guarded(_run)(
+            env, snapshot_path, random_grids, seed, wanted, max_tasks, assignments, as_json, html_path
+        )
     except PandaFailed as exc:
         fail(str(exc))
+    if strict and (n := report.not_allowed()):
+        click.echo(
+            f"crosscheck: {n} difference(s) not in the allow-list (brokerage/crosscheck/compare.py ALLOWED)", err=True
+        )
+        raise SystemExit(1)
 
 
 def _run(
     env: object, snapshot_path: str | None, random_grids: int | None, seed: int, wanted: tuple[str, ...],
     max_tasks: int | None, assignments: tuple[str, ...], as_json: bool, html_path: str | None,
-) -> None:  # fmt: skip
+) -> object:  # fmt: skip
     from brokerage.cli.common import grid_overrides, load_grid
     from brokerage.crosscheck.generator import random_grid
     from brokerage.crosscheck.render import page, text
@@ -67,3 +75,4 @@ def _run(
     else:
         for line in text(report):
             click.echo(line)
+    return report

@@ -95,7 +95,7 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
         "diskIOUnit": "kBPerS", "nucleus": task.get("nucleus") or None, "cloud": None if user else "WORLD",
         "site": task.get("site") or None, "architecture": task.get("architecture") or None,
         "transHome": analysis_transhome(task.get("transhome")) if user else (task.get("transhome") or None), "container_name": task.get("container_name") or None,
-        "parent_tid": _v(task.get("parent_tid")), "eventService": 1 if task.get("eventservice") else 0,
+        "parent_tid": _v(task.get("parent_tid")) or int(task["jeditaskid"]), "eventService": 1 if task.get("eventservice") else 0,
         "splitRule": split_rule(task), "walltime": None, "walltimeUnit": None,
     }  # fmt: skip
 

@@ -63,6 +63,15 @@ class Report:
     totals: dict[str, Totals] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
+    def not_allowed(self) -> int:
+        """Differences no allow-list entry covers, plus unmapped tokens and unknown PanDA errors (the CI lane's count).
+
+        Usage: ``if report.not_allowed(): sys.exit(1)``
+        """
+        rows = sum(1 for c in self.comparisons for r in c.rows if r.differs and not r.allowed)
+        errors = sum(t.errors for t in self.totals.values())
+        return rows + errors + sum(sum(t.unmapped.values()) for t in self.totals.values())
+
     def to_dict(self, with_tasks: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "panda_version": self.panda_version, "profile": self.profile, "grids": self.grids,

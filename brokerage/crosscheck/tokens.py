@@ -29,6 +29,8 @@ MAPPED: dict[str, str] = {
     "-destination_blacklist": "-destination_blacklist",  # switch jumbo_check (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
     "avoid VP": "-avoid_vp",  # "  skip site=S to avoid VP" carries no criteria token
+    "-blacklist": "-blacklist",  # switch anal_order_as_jedi (brokers/analysis_panda.py)
+    "-closed": "-closed",  # switch anal_order_as_jedi (brokers/analysis_panda.py)
 }  # fmt: skip
 
 # token -> why there is no code of ours (the rule is not modelled, or cannot happen offline)
@@ -45,9 +47,7 @@ NOT_MODELLED: dict[str, str] = {
     "-below_min_weight": "MIN_WEIGHT_<label> is off by default (not modelled)",
     "-t1_weight": "final selection with negative t1Weight keeps the largest-nRunningAll site only (not modelled)",
     "-full_chain_parent": "full-chain parent ran elsewhere",
-    "-blacklist": "analysis: the storage blacklist test (generic message) (not modelled)",
     "-local_quota": "rucio local quota: the snapshot has no quotas per endpoint",
-    "-closed": "analysis: closed jobs of the task at the site (not modelled)",
     "-cloudmismatch": "analysis: task cloud other than the site's (tasks carry no cloud here)",
     "-hospital": "analysis: *_HOSPITAL queues (not modelled)",
     "-fileunavailable": "analysis: use_only_local_data queues lacking files (not modelled)",

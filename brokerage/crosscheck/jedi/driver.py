@@ -82,6 +82,7 @@ def main():
     out = {"panda_version": runner.panda_version(), "grids": []}
     for grid in doc["grids"]:
         random.seed(grid.get("seed", 0))
+        runner.reset_process_caches()
         results = {}
         started = time.perf_counter()
         try:

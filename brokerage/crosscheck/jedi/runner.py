@@ -29,6 +29,15 @@ MsgWrapper.uploadLog = _upload_log
 MsgWrapper.sendMsg = lambda self, *a, **k: None
 
 
+def reset_process_caches():
+    """Empty JEDI's per-process caches (AtlasBrokerUtils.CACHE_*): each grid is a fresh JEDI process's view."""
+    from pandajedi.jedibrokerage import AtlasBrokerUtils
+
+    for name in dir(AtlasBrokerUtils):
+        if name.startswith("CACHE_") and isinstance(getattr(AtlasBrokerUtils, name), dict):
+            getattr(AtlasBrokerUtils, name).clear()
+
+
 def panda_version():
     try:
         import PandaPkgInfo

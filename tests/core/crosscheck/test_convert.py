@@ -123,3 +123,9 @@ def test_random_grids_are_deterministic_and_valid() -> None:
 
 def test_unknown_cloud_is_filled(doc: dict) -> None:
     assert UNKNOWN_CLOUD == "XX"
+
+
+def test_a_task_without_parent_is_its_own_parent() -> None:
+    """A null parent_tid becomes the task's own id (a JEDI root task), so the full-chain check finds no parent."""
+    assert task_spec({"jeditaskid": 7, "parent_tid": None})["parent_tid"] == 7
+    assert task_spec({"jeditaskid": 7, "parent_tid": 3})["parent_tid"] == 3

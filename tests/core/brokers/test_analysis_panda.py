@@ -1,0 +1,139 @@
+"""Analysis brokerage under the panda-1.0.4 rule profile: PanDA 1.0.4's filter order, loops, checks and weights
+(brokers/analysis_panda.py), each case computed by hand from AtlasAnalJobBroker's code."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from brokerage.brokers import analysis_panda as ap
+from brokerage.brokers import analysis_panda_weights as apw
+from brokerage.brokers.analysis_context import make_context
+from brokerage.model import views
+from brokerage.model.cache import cache_for
+from brokerage.model.profiles import ANALYSIS_SWITCHES, PANDA_104, PROFILES, SEED
+from brokerage.model.snapshot import GridSnapshot
+from tests.builders import anal_queue, anal_task, counts, grid
+from tests.core.checks.helpers import UA, cfg, codes, run, with_input
+
+JEDI = {"RULES": PANDA_104}
+
+
+def _ctx(snap: GridSnapshot, **config: object) -> ap.AnalContext:
+    cache = cache_for(snap, None)
+    ctx = make_context(views.task_row(cache, 1), cfg(**{**JEDI, **config}), cache)
+    ctx.prelim = np.ones(ctx.n, dtype=bool)
+    return ctx
+
+
+def test_every_analysis_switch_is_in_the_panda_profile_only() -> None:
+    """The seed profile stays the default: every analysis switch is on in panda-1.0.4 and off in seed."""
+    names = {s.name for s in ANALYSIS_SWITCHES}
+    assert names <= PROFILES[PANDA_104] and not names & PROFILES[SEED]
+
+
+def test_status_only_offline_fails_standby_passes() -> None:
+    """AtlasAnalJobBroker: offline fails; brokeroff and test fail for a task not pre-assigned; standby passes."""
+    snap = grid(
+        [anal_queue("ON", "S1"), anal_queue("SB", "S2", status="standby"), anal_queue("OFF", "S3", status="offline"),
+         anal_queue("BO", "S4", status="brokeroff")],
+        [anal_task(1)],
+    )  # fmt: skip
+    d = run(snap, cfg(**JEDI))
+    assert codes(d) == {"OFF": "-status", "BO": "-status"}
+    assert {c.name for c in d.candidates} == {"ON", "SB"}
+
+
+def test_seed_profile_keeps_the_seed_status_rule() -> None:
+    """Under the seed profile a standby queue is skipped (the queue status must be online)."""
+    snap = grid([anal_queue("ON", "S1"), anal_queue("SB", "S2", status="standby")], [anal_task(1)])
+    assert codes(run(snap)) == {"SB": "-status"}
+
+
+def test_memory_without_base_ram_and_int_compensation() -> None:
+    """int(ramCount x queue cores x 0.9) for MBPerCore, no baseRamCount: 1000 x 4 x 0.9 = 3600 > maxrss 3500."""
+    snap = grid(
+        [anal_queue("A", "S1", corecount=4, maxrss=3500), anal_queue("B", "S2", corecount=4, maxrss=3600)],
+        [anal_task(1, corecount=4, ramcount=1000, ramunit="MBPerCore", baseramcount=500)],
+    )
+    assert codes(run(snap, cfg(**JEDI))) == {"A": "-lowmemory"}
+
+
+def test_zero_share_check_runs_for_analysis() -> None:
+    """hasZeroShare: 'type=any:0%' zero-shares every processing group but test at that queue."""
+    snap = grid(
+        [anal_queue("A", "S1", fairsharepolicy="type=any:0%"), anal_queue("B", "S2")],
+        [anal_task(1, processingtype="panda-client")],
+    )
+    assert codes(run(snap, cfg(**JEDI))) == {"A": "-zeroshare"}
+
+
+def test_data_check_prefers_complete_disk_replicas() -> None:
+    """Input data check: with a complete disk replica at S1 only S1's queue stays (S2 holds 3 of 10 files)."""
+    snap = with_input([anal_queue("A", "S1"), anal_queue("B", "S2")], {"S1": 10, "S2": 3})
+    keep, union, weight = ap.data_sites(_ctx(snap))
+    names = views.queue_arrays(cache_for(snap, None)).name
+    assert list(names[keep]) == ["A"] and not union
+    assert weight.tolist() == [1.0, 0.0]
+
+
+def test_jobs_estimate_packs_whole_files() -> None:
+    """getSubChunk: 120 files of 833 events and 1000 events per job give one file per job: 120 jobs."""
+    snap = grid(
+        [anal_queue("A", "S1")],
+        [anal_task(1, chunk_nevents=1000)],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 120, "size_gb": 24.0, "nevents": 100000}],
+    )
+    assert apw.jobs_estimate(_ctx(snap)) == 120.0
+
+
+def test_jobs_estimate_cuts_files_into_ranges() -> None:
+    """20 files of 1000 events with 100 events per job: 10 ranges per file, 200 jobs."""
+    snap = grid(
+        [anal_queue("A", "S1")],
+        [anal_task(1, chunk_nevents=100)],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 20, "size_gb": 40.0, "nevents": 20000}],
+    )
+    assert apw.jobs_estimate(_ctx(snap)) == 200.0
+
+
+def test_main_weights_class_a_task() -> None:
+    """A class-A task with 200 jobs, room 0 at hi-sites and 988 at mid-sites: mid-sites get 200, hi and lo the
+    initial epsilon 0.001 (no hi-site share to move)."""
+    main = apw._main_weights(1, 200.0, {1: 0.0, 0: 988.0, -1: 0.0}, 988.0)
+    assert main == {1: 0.0, 0: 200.0, -1: 0.0}
+
+
+def test_main_weights_move_epsilons_from_hi_sites() -> None:
+    """Class A, 100 jobs, room 100 at hi-sites: hi gets 100 - 0.05 - 0.002, mid 0.001 + 0.05, lo 0 + 0.002."""
+    main = apw._main_weights(1, 100.0, {1: 100.0, 0: 50.0, -1: 0.0}, 150.0)
+    assert math.isclose(main[1], 99.948) and math.isclose(main[0], 0.05) and math.isclose(main[-1], 0.002)
+
+
+def test_basic_weight_single_mid_site() -> None:
+    """One mid-site with room 100 (BASE_QUEUE_LENGTH_PER_PQ) and 5 jobs: 5 x (100 - 5) / (100 - 5) + 2^-20."""
+    snap = grid([anal_queue("A", "S1")], [anal_task(1, chunk_nevents=100)],
+                datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 5, "size_gb": 1.0, "nevents": 500}])  # fmt: skip
+    ctx = _ctx(snap)
+    ctx.stab = apw.jedi_stabilizer(ctx)
+    assert apw.basic_weight(ctx, np.array([0])).tolist() == [5.0 + 2.0**-20]
+
+
+def test_idle_queue_is_overloaded_when_others_are_not() -> None:
+    """Overload check: nQueue 30 > OVERLOAD_MIN_QUEUE 20 with nRunning 0 removes A while B is not overloaded."""
+    snap = grid(
+        [anal_queue("A", "S1"), anal_queue("B", "S2")],
+        [anal_task(1)],
+        job_counts=counts("A", UA, activated=30) + counts("B", UA, running=10, activated=5),
+    )
+    d = run(snap, cfg(**JEDI))
+    assert codes(d) == {"A": "-overloaded"} and [c.name for c in d.candidates] == ["B"]
+
+
+def test_problematic_idle_queue_is_dropped_at_the_final_check() -> None:
+    """Every queue overloaded: the overload check keeps them, but the idle one (nQueue 30 > 20, nothing running) is
+    problematic and the final check drops it (-badsite)."""
+    snap = grid([anal_queue("A", "S1")], [anal_task(1)], job_counts=counts("A", UA, activated=30))
+    d = run(snap, cfg(**JEDI))
+    assert codes(d) == {"A": "-badsite"} and not d.candidates
