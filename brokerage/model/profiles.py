@@ -23,7 +23,7 @@ class Switch:
     """One difference between the seeds and PanDA's code: on in a profile means "follow the code"."""
 
     name: str
-    broker: str  # production, nucleus, analysis, all
+    broker: str  # production, nucleus, analysis, all, simulator (the lifecycle)
     seed: str  # what the seed says (the default profile's rule)
     code: str  # what PanDA's code does at the profile's version
     where: str  # JEDI file:line (panda-server 1.0.4)
@@ -125,6 +125,30 @@ SWITCHES: tuple[Switch, ...] = (
            "only tasks without one", "a full/http task needs a 'full' queue ('http' for http); a task stack must "
            "equal the queue's, a task without one is not checked; 'none' is no value JEDI stores (no check)",
            "AtlasProdJobBroker.py:1213-1250, task_split_rules.enum_ipConnectivity"),
+    # the simulator's task and job lifecycle (docs/lifecycle.md's rule table)
+    Switch("retry_commands_as_jedi", "simulator", "tasks can be retried if they are in finished or exhausted state",
+           "retry is accepted from finished, failed and exhausted (done refused; aborted refused by the server's "
+           "command check)", "JediDBProxy statusToRetry, PandaServer task command check"),
+    Switch("memory_retry_as_jedi", "simulator",
+           "a job out of memory: its ramCount to the next of [1000, 2000, 3000, 4000, 6000, 8000] above max(maxPSS, "
+           "current ramCount); the whole task when 30 % of its jobs failed for memory",
+           "the job's de-compensated minRamCount (not maxPSS) to the next step; the whole task when over 30 % of its "
+           "input files have a ramCount above the task's", "retryModule increaseRamLimitJobJEDI"),
+    Switch("throttle_as_jedi", "simulator",
+           "throttled when the largest attemptNr in the task is a multiple of 5, for 120 x int(max(attemptNr)/5)^2 "
+           "minutes (closed jobs count as attempts)",
+           "throttled when int(avg failedAttempt / 5) > numThrottled over ready/running master files, for 120 x n^2 "
+           "minutes with n the throttle count (closed jobs do not count)", "AtlasProdWatchDog doActionForThrottled"),
+    Switch("pending_as_jedi", "simulator",
+           "a task whose job brokerage skipped every queue is pending 1 hour (production), 20 min (analysis)",
+           "waitForPending 60 min for every label; production at priority >= 950 after 10 min, >= 900 after 30 min",
+           "WatchDog reactivatePendingTasks_JEDI"),
+    Switch("exhausted_as_jedi", "simulator", "an exhausted task waits for manual intervention or a timeout of 10 days",
+           "waitForExhausted 48 h, then finishing", "WatchDog kickExhaustedTasks_JEDI"),
+    Switch("scout_assess_as_jedi", "simulator",
+           "once the first 5 scout jobs are finished the task's ramCount and cpuTime are set from them",
+           "scouting ends when every exposed scout input is done, or (managed tasks, early avalanche) when >= 50 % "
+           "of the scout jobs finished", "prepareTasksToBeFinished_JEDI"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

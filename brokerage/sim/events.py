@@ -22,8 +22,8 @@ RULES: dict[str, tuple[str, str]] = {
                               "{threshold:.3f})"),
     "retry_ram": ("retry module increase_memory", "the input's ramCount for its next attempt {threshold:g} -> "
                                                   "{value:g} (the next step of 1000/2000/3000/4000/6000/8000 MB)"),
-    "retry_task_ram": ("retry module increase_memory", "over 30 % of the task's inputs needed more: the task's "
-                                                       "ramCount {threshold:g} -> {value:g}"),
+    "retry_task_ram": ("retry module increase_memory", "30 % rule (inputs above the task's ramCount, or jobs "
+                                                       "failed for memory): the task's ramCount {threshold:g} -> {value:g}"),
     "retry_cputime": ("retry module increase_cputime", "killed at the queue's maxtime: the task's cpuTime "
                                                        "{threshold:g} -> {value:g} HS06 s/event"),
     "retry_cputime_kept": ("retry module increase_cputime", "no increase of the task's cpuTime {value:g} (it has "

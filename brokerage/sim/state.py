@@ -99,6 +99,7 @@ class SimState:
         self.error_classes = tuple(retry.DEFAULT_CLASSES if error_classes is None else error_classes)
         self.retries: dict[tuple[str, int, str], int] = {}  # (error source, code, what the retry module did) -> jobs
         self.raised_ram: dict[int, dict[int, float]] = {}  # task -> its inputs the retry module gave more memory
+        self.memory_failed: dict[int, int] = {}  # task -> its jobs that failed for memory (seed's 30 % rule)
         self.rng = np.random.default_rng(seed)
         self.g: SimGrid = sim_grid(snap)
         self.qi = {n: i for i, n in enumerate(self.g.queues)}
