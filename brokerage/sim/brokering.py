@@ -62,7 +62,20 @@ def broker(state: SimState, tid: int, **fields: float) -> Decision:
     Usage: ``brokering.broker(state, 42, ramcount=3000.0)``
     """
     changed = {**state.fresh.get(tid, {}), **fields}
+    scout = is_scouting(state, tid)
+    if scout != state.snap_is_scout.get(tid, False):  # the brokers' snapshot says otherwise: scouts as scouts
+        changed["is_scout"] = scout
     return run_job_brokerage(state.brokerage_snap, tid, state.config, cache=state.cache, task_fields=changed or None)
+
+
+def is_scouting(state: SimState, tid: int) -> bool:
+    """Whether TID's next jobs are scouts (a task that has not run past its scouts: useScout, ready or scouting);
+    the brokers then apply the scout rules (nucleus only, active queues, maxtime >= 24 h).
+
+    Usage: ``brokering.is_scouting(state, 42)``
+    """
+    t = state.tasks
+    return bool(t.at[tid, "useScout"]) and str(t.at[tid, "status"]) in ("ready", "scouting")
 
 
 def choices(state: SimState, tid: int, ram: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:

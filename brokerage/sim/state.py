@@ -136,6 +136,8 @@ class SimState:
         self.base_cache = self.cache
         self.brokerage_snap = snap
         self.decisions: dict[int, Decision] = {}
+        tasks = snap.tables["tasks"]  # what the snapshot says of each task's next jobs (the brokers read is_scout)
+        self.snap_is_scout = dict(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
         self.choices: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # per task (and chunk ramCount): queues, probs
         self.verdicts: dict[tuple[str, str], ThrottleVerdict] = {}
         self.limits: dict[tuple[str, str], Limits] = {}
