@@ -9,13 +9,15 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
+from brokerage.sim import live_counts
 from brokerage.sim.jobs import STATUSES, S
 from brokerage.sim.state import SimState
 
 
 def tick(state: SimState, now: float) -> None:
-    """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too); the kept
-    decisions are dropped, so every task is brokered anew on them.
+    """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too): per queue,
+    share and status, per user (caps, Analysis Stabilizer) and per task's ended jobs (failed/closed-jobs filter);
+    the kept decisions are dropped, so every task is brokered anew on them.
 
     Usage: ``brokering.tick(state, state.now)``
     """
@@ -30,7 +32,11 @@ def tick(state: SimState, now: float) -> None:
             "jobstatus": np.asarray(STATUSES, dtype=object)[j["jobStatus"][live]],
         })  # fmt: skip
         counts = df.value_counts().rename("njobs").reset_index()
-        tables = {"job_counts": counts[state.snap.tables["job_counts"].columns]}
+        tables = {
+            "job_counts": counts[state.snap.tables["job_counts"].columns],
+            "user_job_counts": live_counts.user_job_counts(state),
+            "task_job_counts": live_counts.task_job_counts(state),
+        }
         if state.scouted:  # the scouts' estimates reach the brokers at their next refresh
             tasks = state.snap.tables["tasks"].copy()
             at = {int(tid): i for i, tid in enumerate(tasks["jeditaskid"])}
