@@ -149,6 +149,14 @@ SWITCHES: tuple[Switch, ...] = (
            "once the first 5 scout jobs are finished the task's ramCount and cpuTime are set from them",
            "scouting ends when every exposed scout input is done, or (managed tasks, early avalanche) when >= 50 % "
            "of the scout jobs finished", "prepareTasksToBeFinished_JEDI"),
+    Switch("holding_as_jedi", "simulator",
+           "3 hours for holding jobs with currentPriority >= 800, TIMEOUT_holding (days) below",
+           "3 h for currentPriority > 800 (strict) and for analysis holding jobs, TIMEOUT_holding (48 h) for all",
+           "copyArchive holding watchers (H4, H5, H6)"),
+    Switch("transfer_timeout_as_jedi", "simulator",
+           "transtimehi days for transferring jobs with currentPriority >= 800, transtimelo days below (the queue's "
+           "CRIC values)", "hard-coded 2 days at priority >= 800 for non-analysis jobs, else 6 days, from endTime",
+           "datasetManager finisher (TRANSFER_TIMEOUT_HI_PRIORITY / _LO_PRIORITY)"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

@@ -32,6 +32,9 @@ RULES: dict[str, tuple[str, str]] = {
     "retry_ram_kept": ("retry module increase_memory", "no increase: the job asked for {value:g} (at the 8000 MB "
                                                        "top, or the task's ramCount {threshold:g} is already above)"),
     "finisher": ("datasetManager finisher", "outputs at the nucleus after {value:.2f} h in transferring"),
+    "transfer_timeout": ("datasetManager finisher", "outputs not at the nucleus after {value:.2f} d in transferring "
+                         "> {threshold:g} d (transtimehi/transtimelo): failed, taskBufferErrorCode 101"),
+    "H5": ("copyArchive H5", "in holding for {value:.2f} h > {threshold:.2f} h at priority >= 800: failed"),
     "H1": ("copyArchive H1", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_analysis {threshold:.2f} h: "
                              "failed, jobDispatcherErrorCode 100 (lost heartbeat)"),
     "H8": ("copyArchive H8", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_production {threshold:.2f} h: "

@@ -43,6 +43,7 @@ class SimGrid:
     wq_throttled: np.ndarray  # bool per aligned work queue
     rtypes: list[str]
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
+    transtime_d: np.ndarray  # CRIC transtimehi, transtimelo per queue (days; NaN: unset), shape (queues, 2)
 
 
 class SimInputError(SimulationError, ValueError):
@@ -155,6 +156,7 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
         maxrss=q["maxrss"].fillna(0).to_numpy(float), queue_cores=q["corecount"].fillna(0).to_numpy(float),
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
+        transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
     )  # fmt: skip
 
 
