@@ -157,6 +157,12 @@ SWITCHES: tuple[Switch, ...] = (
            "transtimehi days for transferring jobs with currentPriority >= 800, transtimelo days below (the queue's "
            "CRIC values)", "hard-coded 2 days at priority >= 800 for non-analysis jobs, else 6 days, from endTime",
            "datasetManager finisher (TRANSFER_TIMEOUT_HI_PRIORITY / _LO_PRIORITY)"),
+    Switch("basewalltime_as_jedi", "simulator",
+           "baseWalltime, the part of the job not scaling with CPU power, defaults to 600 s",
+           "an unset baseWalltime counts as 0 s", "JediTaskSpec.baseWalltime, JobSplitter walltime"),
+    Switch("tq_split_as_dirac", "dirac", "all jobs with identical requirements are grouped in one TaskQueue",
+           "a task queue holding DIRAC_MAX_JOBS_IN_TQ (5000) jobs takes no more; the next jobs of the same "
+           "requirements open a new one", "DIRAC TaskQueueDB.py (task-queue definition)"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

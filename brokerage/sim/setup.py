@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from brokerage.model.errors import SimulationError
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
@@ -18,6 +21,8 @@ FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE
 FAILURE_PRIOR = 0.05
 MAX_ATTEMPT = {"managed": 3, "user": 10}  # refiner defaults: production maxAttempt 3; analysis 10 ...
 MAX_FAILURE = {"managed": 10**6, "user": 3}  # ... with maxFailure 3 (production: no failure limit)
+DEFAULT_CPU_EFFICIENCY = 90  # seed 003: "cpuEfficiency defaults to 90%"
+DEFAULT_BASE_WALLTIME_S = 600.0  # seed 003: baseWalltime "default 600s" (switch basewalltime_as_jedi: 0)
 NO_PILOT_STATUSES = ("offline",)  # pilots stop: running jobs lose their heartbeat, nothing is dispatched
 
 
@@ -85,7 +90,7 @@ def _failure_rates(snap: GridSnapshot, queues: list[str]) -> np.ndarray:
     return (fail + FAILURE_PRIOR * FAILURE_PRIOR_JOBS) / (fin + fail + FAILURE_PRIOR_JOBS)
 
 
-def _task_work(snap: GridSnapshot) -> pd.DataFrame:
+def _task_work(snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_S) -> pd.DataFrame:
     """Per task: events per job, input units (one job's input each) still to process, walltime per job."""
     t = snap.tables["tasks"].set_index("jeditaskid")
     d = snap.tables["datasets"]
@@ -94,13 +99,16 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
     per_job = (t["chunk_nevents"] / t["chunk_njobs"].clip(lower=1)).clip(lower=1)
     units = np.ceil(left / per_job).astype(np.int64)
     cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
-    eff = (t["cpuefficiency"].fillna(90) / 100.0).clip(lower=0.05)
+    # seed 003: "cpuEfficiency can be set to 0 to disable scaling with nEvents. In this case wall = baseWalltime"
+    eff = t["cpuefficiency"].fillna(DEFAULT_CPU_EFFICIENCY) / 100.0
+    base = t["basewalltime"].fillna(0).astype(float)
+    base = base.where(base > 0, base_walltime)  # unset (0): the seed's default 600 s
     cpu = t["cputime"].fillna(0) * per_job  # HS06 s per job; divided by the queue's corepower when dispatched
     out = pd.DataFrame({
         "status": t["status"], "oldStatus": t["status"], "prodSourceLabel": t["prodsourcelabel"],
         "gshare": t["gshare"], "resource_type": t["resource_type"], "currentPriority": t["currentpriority"],
         "taskPriority": t["taskpriority"], "nucleus": t["nucleus"], "coreCount": cores.astype(int),
-        "cpu_hs06s_per_job": cpu / (cores * eff), "basewalltime": t["basewalltime"].fillna(0),
+        "cpu_hs06s_per_job": np.where(eff > 0, cpu / (cores * eff.where(eff > 0, 1.0)), 0.0), "basewalltime": base,
         "chunk_njobs": t["chunk_njobs"].clip(lower=1).astype(int), "nFiles": units,
         "anyCores": (t["corecount"] == 0).to_numpy(),  # its jobs take the cores of the queue they land at
         "nFilesUsed": 0, "nFilesFinished": 0, "nFilesFailed": 0, "modificationTime": -3600.0 * 6,
@@ -119,7 +127,7 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
     return out
 
 
-def sim_grid(snap: GridSnapshot) -> SimGrid:
+def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> SimGrid:
     """The simulator's view of SNAP: slots from queue_slots (a queue without a row: its running jobs), failure
     rates from recent job outcomes, share targets from the share tree, tasks in their aligned work queues
     (docs/lifecycle.md lists every choice). SimInputError when the snapshot lacks a table it needs.
@@ -145,7 +153,8 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
     resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
     resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = _task_work(snap)
+    code = config is not None and rule(config, "basewalltime_as_jedi")
+    tasks = _task_work(snap, 0.0 if code else DEFAULT_BASE_WALLTIME_S)
     tasks["workQueue"] = _aligned(snap, resource_names)
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(

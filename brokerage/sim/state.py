@@ -101,7 +101,7 @@ class SimState:
         self.raised_ram: dict[int, dict[int, float]] = {}  # task -> its inputs the retry module gave more memory
         self.memory_failed: dict[int, int] = {}  # task -> its jobs that failed for memory (seed's 30 % rule)
         self.rng = np.random.default_rng(seed)
-        self.g: SimGrid = sim_grid(snap)
+        self.g: SimGrid = sim_grid(snap, config)
         self.qi = {n: i for i, n in enumerate(self.g.queues)}
         self.si = {n: i for i, n in enumerate(self.g.shares)}
         self.wi = {n: i for i, n in enumerate(self.g.work_queues)}
