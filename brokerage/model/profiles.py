@@ -163,6 +163,10 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("tq_split_as_dirac", "dirac", "all jobs with identical requirements are grouped in one TaskQueue",
            "a task queue holding DIRAC_MAX_JOBS_IN_TQ (5000) jobs takes no more; the next jobs of the same "
            "requirements open a new one", "DIRAC TaskQueueDB.py (task-queue definition)"),
+    Switch("evgensimul_6h_as_jedi", "simulator",
+           "6 hours for activated evgen/simul jobs at T2 (nRunning=0 or nActivated/nRunning>0) and at T1 except US "
+           "and ND (seed 003's production timeouts)", "no such rule: those jobs wait for the 48 h activated rule",
+           "copyArchive (absent)"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

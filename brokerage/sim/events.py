@@ -34,6 +34,8 @@ RULES: dict[str, tuple[str, str]] = {
     "finisher": ("datasetManager finisher", "outputs at the nucleus after {value:.2f} h in transferring"),
     "transfer_timeout": ("datasetManager finisher", "outputs not at the nucleus after {value:.2f} d in transferring "
                          "> {threshold:g} d (transtimehi/transtimelo): failed, taskBufferErrorCode 101"),
+    "E6": ("copyArchive E6", "evgen/simul job activated {value:.2f} h > {threshold:.0f} h at a T2 or a T1 outside US "
+                             "and ND (seed 003): closed, to be reassigned"),
     "H5": ("copyArchive H5", "in holding for {value:.2f} h > {threshold:.2f} h at priority >= 800: failed"),
     "H1": ("copyArchive H1", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_analysis {threshold:.2f} h: "
                              "failed, jobDispatcherErrorCode 100 (lost heartbeat)"),

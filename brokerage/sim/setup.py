@@ -23,7 +23,11 @@ MAX_ATTEMPT = {"managed": 3, "user": 10}  # refiner defaults: production maxAtte
 MAX_FAILURE = {"managed": 10**6, "user": 3}  # ... with maxFailure 3 (production: no failure limit)
 DEFAULT_CPU_EFFICIENCY = 90  # seed 003: "cpuEfficiency defaults to 90%"
 DEFAULT_BASE_WALLTIME_S = 600.0  # seed 003: baseWalltime "default 600s" (switch basewalltime_as_jedi: 0)
-NO_PILOT_STATUSES = ("offline",)  # pilots stop: running jobs lose their heartbeat, nothing is dispatched
+NO_PILOT_STATUSES = ("offline",)
+EVGEN_6H_EXEMPT_CLOUDS = (
+    "US",
+    "ND",
+)  # seed 003: "6 hours for activated evgen/simul jobs at T1 except US and ND"  # pilots stop: running jobs lose their heartbeat, nothing is dispatched
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class SimGrid:
     rtypes: list[str]
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
     transtime_d: np.ndarray  # CRIC transtimehi, transtimelo per queue (days; NaN: unset), shape (queues, 2)
+    evgen_6h_queue: np.ndarray  # bool per queue: seed 003's 6-hour evgen/simul rule applies (T2s, T1s but US, ND)
+    evgen_simul_tasks: np.ndarray  # production tasks of processingType evgen or simul
 
 
 class SimInputError(SimulationError, ValueError):
@@ -166,6 +172,7 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
         transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
+        evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
     )  # fmt: skip
 
 
@@ -174,3 +181,16 @@ def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:
     t = snap.tables["tasks"]
     wq = task_work_queues(t, snap.tables["work_queues"]).to_numpy(object)
     return np.where(np.isin(wq, resource_names), wq, t["gshare"].to_numpy(object))
+
+
+def _evgen_6h_queues(snap: GridSnapshot) -> np.ndarray:
+    """Per queue: at a T2 (tier_level >= 2 of its site), or a T1 outside the US and ND clouds (seed 003)."""
+    q, sites = snap.tables["queues"], snap.tables["sites"]
+    tier = q["atlas_site"].map(sites.set_index("site_name")["tier_level"]).fillna(2).to_numpy(float)
+    return (tier >= 2) | ~q["cloud"].fillna("").str.upper().isin(EVGEN_6H_EXEMPT_CLOUDS).to_numpy()
+
+
+def _evgen_simul_tasks(snap: GridSnapshot) -> np.ndarray:
+    t = snap.tables["tasks"]
+    pick = t["processingtype"].isin(("evgen", "simul")) & (t["prodsourcelabel"] != "user")
+    return np.sort(t.loc[pick, "jeditaskid"].to_numpy(np.int64))

@@ -106,6 +106,7 @@ class SimState:
         self.si = {n: i for i, n in enumerate(self.g.shares)}
         self.wi = {n: i for i, n in enumerate(self.g.work_queues)}
         self.ri = {n: i for i, n in enumerate(self.g.rtypes)}
+        self.evgen_simul_tasks = self.g.evgen_simul_tasks  # E6's tasks (copyArchive)
         self.tasks = self.g.tasks.copy()
         self.jobs = JobTable.empty(1 << 20)
         self.files = Files()

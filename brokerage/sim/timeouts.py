@@ -21,12 +21,13 @@ INACTIVE_SITE_H, INACTIVE_JOB_H, INACTIVE_PRIO = 2.0, 4.0, 800.0  # R5 constants
 ANALY_OFFLINE_H = 3.0  # analysis rebrokerage at an offline or test queue
 F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHOLD_NQUEUE_<gshare>
 HOLDING_PRIO, HOLDING_FAST_H = 800.0, 3.0  # H5: high-priority holding jobs fail after 3 h
+EVGEN_SIMUL_H = 6.0  # E6: activated evgen/simul jobs at T2s and non-US/ND T1s (seed 003)
 
 Hit = tuple[str, np.ndarray, str, np.ndarray, float]  # rule, rows, new status, value compared, threshold
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
 ERROR_CODES = {"H1": 100, "H8": 100, "H5": 103, "H6": 103, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
-               "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
+               "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "E6": 100, "A": 100}  # fmt: skip
 
 
 def tick(state: SimState, now: float) -> None:
@@ -69,6 +70,7 @@ def copy_archive(sim: SimState) -> Iterator[Hit]:
     yield from _watchers(sim, live, user)
     yield from _fast_rebrokerage(sim)
     yield from _reassignments(sim, live, user)
+    yield from _evgen_simul(sim, live, user)
     yield from _analysis_and_expiry(sim, live, user)
 
 
@@ -148,6 +150,21 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
     rows = live[(st[live] == S["starting"]) & ~user]
     age = (now - j["stateChangeTime"][rows]) / H
     yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
+
+
+def _evgen_simul(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
+    """E6, seed 003's production timeouts: "6 hours for activated even/simul jobs at T2 when nRunning=0 or
+    nActivated/nRunning>0" and "6 hours for activated evgen/simul jobs at T1 except US and ND": closed (code 51) to
+    be reassigned. PanDA's code has no such rule (switch evgensimul_6h_as_jedi). At a T2 the condition holds for
+    every activated job (its own queue has one activated job at least)."""
+    if profiles.rule(sim.config, "evgensimul_6h_as_jedi") or not sim.evgen_simul_tasks:
+        return
+    j, now = sim.jobs, sim.now
+    st, q = j["jobStatus"], j["computingSite"]
+    rows = live[(st[live] == S["activated"]) & ~user]
+    rows = rows[np.isin(j["jediTaskID"][rows], sim.evgen_simul_tasks) & sim.g.evgen_6h_queue[q[rows]]]
+    age = (now - j["modificationTime"][rows]) / H
+    yield "E6", rows[age > EVGEN_SIMUL_H], "closed", age[age > EVGEN_SIMUL_H], EVGEN_SIMUL_H
 
 
 def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:

@@ -76,3 +76,32 @@ def test_the_code_ignores_the_queues_transfer_times() -> None:
     sim.now = now
     finisher.tick(sim, now)
     assert status_of(sim, rows) == ["finished", "finished", "failed"]
+
+
+def test_activated_evgen_simul_jobs_are_reassigned_after_6_hours_at_t2_and_t1_outside_us_nd() -> None:
+    """Seed 003: "6 hours for activated even/simul jobs at T2 when nRunning=0 or nActivated/nRunning>0" and "6 hours
+    for activated evgen/simul jobs at T1 except US and ND": 6.5 h old jobs of a simul task are closed (code 51) at
+    the T2 and the DE T1, kept at the US T1; a reco task's job and a 5.5 h one stay. Switch evgensimul_6h_as_jedi:
+    PanDA's code has no such rule."""
+    from tests.builders import dataset, site, task
+
+    qs = [queue("T2Q", "T2", cloud="FR"), queue("DEQ", "T1DE", cloud="DE"), queue("USQ", "T1US", cloud="US")]
+    sites = [site("T2", "satellite", tier_level=2), site("T1DE", tier_level=1), site("T1US", tier_level=1)]
+    tasks = [task(1, processingtype="simul", chunk_nevents=10, chunk_njobs=1),
+             task(2, processingtype="reco", chunk_nevents=10, chunk_njobs=1)]  # fmt: skip
+    ds = [dataset(1, 1, nfiles=1, nevents=10), dataset(2, 2, nfiles=1, nevents=10)]
+    now = 20 * H
+    for config, want in ((Config(), ["closed", "closed", "activated", "activated", "activated"]),
+                         (CODE, ["activated"] * 5)):  # fmt: skip
+        sim = small_sim(config, queues=qs, tasks=tasks, datasets=ds, sites=sites, job_counts=[])
+        rows = np.r_[
+            add_jobs(sim, queue="T2Q", jediTaskID=1, modificationTime=now - 6.5 * H),
+            add_jobs(sim, queue="DEQ", jediTaskID=1, modificationTime=now - 6.5 * H),
+            add_jobs(sim, queue="USQ", jediTaskID=1, modificationTime=now - 6.5 * H),
+            add_jobs(sim, queue="T2Q", jediTaskID=2, modificationTime=now - 6.5 * H),
+            add_jobs(sim, queue="T2Q", jediTaskID=1, modificationTime=now - 5.5 * H),
+        ]
+        sim.now = now
+        timeouts.tick(sim, now)
+        assert status_of(sim, rows) == want, config.overrides
+        assert (sim.jobs["errorCode"][rows[:2]] == 100).all() or config is CODE
