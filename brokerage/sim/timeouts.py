@@ -157,7 +157,7 @@ def _evgen_simul(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[
     nActivated/nRunning>0" and "6 hours for activated evgen/simul jobs at T1 except US and ND": closed (code 51) to
     be reassigned. PanDA's code has no such rule (switch evgensimul_6h_as_jedi). At a T2 the condition holds for
     every activated job (its own queue has one activated job at least)."""
-    if profiles.rule(sim.config, "evgensimul_6h_as_jedi") or not sim.evgen_simul_tasks:
+    if profiles.rule(sim.config, "evgensimul_6h_as_jedi") or len(sim.evgen_simul_tasks) == 0:
         return
     j, now = sim.jobs, sim.now
     st, q = j["jobStatus"], j["computingSite"]
