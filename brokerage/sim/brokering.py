@@ -47,6 +47,7 @@ def tick(state: SimState, now: float) -> None:
         state.brokerage_snap = state.snap.replace(**tables)
         state.cache = derived_cache(state.base_cache, state.brokerage_snap)
         state.fresh.clear()  # the new snapshot holds them
+    state.hp_stats = live_counts.hp_stats(state)  # JOB_STATS_HP, refreshed with the other job statistics
     state.decisions.clear()
     state.choices.clear()
 

@@ -102,18 +102,13 @@ def _budget(
 
 
 def top_in_panda(state: SimState, w: int, r: int) -> tuple[float, int]:
-    """JOB_STATS_HP for work queue W x resource type R: the highest currentPriority among its live jobs and how
-    many of those are not running yet (assigned, activated, starting); minus infinity and 0 without jobs.
+    """JOB_STATS_HP for work queue W x resource type R as of the brokers' last refresh (``state.hp_stats``, a
+    pre-aggregated table in PanDA too): the highest currentPriority among its live jobs and how many of those are
+    not running yet; minus infinity and 0 without jobs.
 
     Usage: ``top_in_panda(state, 0, 0)``
     """
-    j, live = state.jobs, state.live
-    mine = live[(j["workQueue"][live] == w) & (j["resource_type"][live] == r)]
-    if len(mine) == 0:
-        return float("-inf"), 0
-    p = j["currentPriority"][mine]
-    top = float(p.max())
-    return top, int(np.count_nonzero((p == top) & np.isin(j["jobStatus"][mine], NOT_RUN)))
+    return state.hp_stats.get((w, r), (float("-inf"), 0))
 
 
 def make_jobs(

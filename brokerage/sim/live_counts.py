@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from brokerage.sim.jobs import FINAL, STATUSES, S
+from brokerage.sim.jobs import FINAL, NOT_RUN, STATUSES, S
 from brokerage.sim.state import SimState
 
-ENDED = ("finished", "failed", "closed")  # what task_job_counts holds (cancelled jobs are not counted)
+ENDED = ("finished", "failed", "closed")
+WQ_KEY = (
+    1 << 16
+)  # (work queue, resource type) -> one integer key  # what task_job_counts holds (cancelled jobs are not counted)
 
 
 def user_job_counts(state: SimState) -> pd.DataFrame:
@@ -102,3 +105,21 @@ def task_job_counts(state: SimState) -> pd.DataFrame:
         new = new.astype({"modificationtime": aged["modificationtime"].dtype})
         return pd.concat([aged, new], ignore_index=True)
     return new.reset_index(drop=True)
+
+
+def hp_stats(state: SimState) -> dict[tuple[int, int], tuple[float, int]]:
+    """JOB_STATS_HP of every (aligned work queue, resource type) from the live jobs: the highest currentPriority and
+    how many jobs at it are not running yet (assigned, activated, starting); the throttler's high-priority override
+    reads it.
+
+    Usage: ``state.hp_stats = hp_stats(state)``
+    """
+    j, live = state.jobs, state.live
+    if len(live) == 0:
+        return {}
+    key = j["workQueue"][live].astype(np.int64) * WQ_KEY + j["resource_type"][live]
+    prio = j["currentPriority"][live]
+    top = pd.Series(prio).groupby(key).max()
+    at_top = prio == top.reindex(key).to_numpy()
+    waiting = pd.Series(at_top & np.isin(j["jobStatus"][live], NOT_RUN)).groupby(key).sum()
+    return {(int(k) // WQ_KEY, int(k) % WQ_KEY): (float(v), int(waiting[k])) for k, v in top.items()}

@@ -34,8 +34,11 @@ def tick(state: SimState, now: float) -> None:
     all_done = (sub["nFilesFinished"] + sub["nFilesFailed"] >= exposed).to_numpy()
     code = rule(state.config, "scout_assess_as_jedi")
     managed = (sub["prodSourceLabel"] == "managed").to_numpy()
+    finished = state.jobs_finished[state.task_rows(scouting.to_numpy(np.int64))]  # a scouting task's are its scouts'
+    maybe = all_done | (finished >= (1 if code else N_SCOUTS_TO_ASSESS))
     j = state.jobs
-    for i, tid in enumerate(scouting.tolist()):
+    for i in np.flatnonzero(maybe).tolist():
+        tid = int(scouting[i])
         mine = state.scout_rows.get(tid)
         rows = np.concatenate(mine) if mine else np.zeros(0, np.int64)
         rows = rows[j["jobStatus"][rows] == S["finished"]]

@@ -141,6 +141,9 @@ class SimState:
         self.snap_is_scout = dict(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
         self.choices: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # per task (and chunk ramCount): queues, probs
         self.verdicts: dict[tuple[str, str], ThrottleVerdict] = {}
+        self.hp_stats: dict[
+            tuple[int, int], tuple[float, int]
+        ] = {}  # JOB_STATS_HP (brokerage.sim.live_counts.hp_stats)
         self.limits: dict[tuple[str, str], Limits] = {}
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
         # ramcount), given to the brokers at their next refresh

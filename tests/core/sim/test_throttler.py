@@ -79,20 +79,21 @@ def test_high_priority_queued_rule() -> None:
 def test_a_skipped_work_queue_passes_a_task_that_outranks_its_jobs() -> None:
     """The high-priority override: MC Simulation holds 3000 activated jobs (priority 500 or 900) against 10 running,
     so the throttler SKIPs (c); a task at 950 outranks them all and gets jobs (minPriority 950), the task at 500
-    none; NRUNNINGCAP's SKIP (g) is never overridden."""
+    none; NRUNNINGCAP's SKIP (g) is never overridden; a task at 900 ties over 500 waiting jobs: no override."""
     from brokerage.model.gdpconfig import Config
-    from brokerage.sim import jobgen
+    from brokerage.sim import brokering, jobgen
     from tests.builders import counts, dataset, task
     from tests.core.sim.conftest import small_sim
 
-    def run(config: Config):  # type: ignore[no-untyped-def]
+    def run(config: Config, top: int = 950):  # type: ignore[no-untyped-def]
         sim = small_sim(
             config,
-            tasks=[task(1, status="running", currentpriority=950, chunk_nevents=100, chunk_njobs=10, cputime=1.0),
+            tasks=[task(1, status="running", currentpriority=top, chunk_nevents=100, chunk_njobs=10, cputime=1.0),
                    task(2, status="running", currentpriority=500, chunk_nevents=100, chunk_njobs=10, cputime=1.0)],
             datasets=[dataset(1, 1, nfiles=10, nevents=100), dataset(2, 2, nfiles=10, nevents=100)],
             job_counts=counts("A", running=10, activated=3000) + counts("B", running=10),
         )  # fmt: skip
+        brokering.tick(sim, 0.0)  # JOB_STATS_HP, as of the brokers' refresh
         jobgen.tick(sim, 0.0)
         made = sim.jobs["jediTaskID"][: sim.jobs.n]
         return sim.verdicts[("MC Simulation", "SCORE")], int((made == 1).sum()), int((made == 2).sum())
@@ -101,3 +102,5 @@ def test_a_skipped_work_queue_passes_a_task_that_outranks_its_jobs() -> None:
     assert verdict.rule == "pass high priority" and verdict.min_priority == 950 and first == 10 and second == 0
     verdict, first, second = run(Config().with_overrides({"NRUNNINGCAP": 5}))
     assert verdict.rule == "g" and first == second == 0
+    verdict, first, second = run(Config(), top=900)  # ties the top jobs, over 500 of which wait: no override
+    assert verdict.rule == "c" and first == second == 0
