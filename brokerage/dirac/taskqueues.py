@@ -1,4 +1,4 @@
-"""Task queues: waiting jobs grouped by exactly equal requirements, bucketed, split at DIRAC_MAX_JOBS_IN_TQ."""
+"""Task queues: waiting jobs grouped by exactly equal requirements, bucketed (split at DIRAC_MAX_JOBS_IN_TQ by switch)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from brokerage.dirac.priorities import PriorityInputs, group_shares, real_priori
 from brokerage.framework import Reads, Step, keys_of
 from brokerage.model.errors import UnknownIdError
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 
 # TaskQueueDB.multiValueDefFields, in DIRAC's order
@@ -167,18 +168,34 @@ def _matched_only(key: np.ndarray, status: np.ndarray, w_idx: np.ndarray) -> np.
     return m_idx[np.sort(m_first)]
 
 
+NO_SPLIT = 2**62  # the seed's task queue takes every job of its requirements
+
+
+def max_jobs_in_tq(config: Config) -> int:
+    """Jobs a task queue takes before a new one opens. Seed 004: "All jobs with identical requirements are grouped
+    in one TaskQueue" (no limit); DIRAC's code (switch tq_split_as_dirac) and an explicit DIRAC_MAX_JOBS_IN_TQ
+    split at DIRAC_MAX_JOBS_IN_TQ (5000).
+
+    Usage: ``max_jobs_in_tq(Config()) == NO_SPLIT``
+    """
+    explicit = "DIRAC_MAX_JOBS_IN_TQ" in {*config.stored, *config.overrides}
+    if explicit or rule(config, "tq_split_as_dirac"):
+        return int(config["DIRAC_MAX_JOBS_IN_TQ"])
+    return NO_SPLIT
+
+
 def build_task_queues(
     jobs: pd.DataFrame, shares_table: pd.DataFrame, config: Config
 ) -> TaskQueues:  # fmt: skip
     """Group JOBS (dirac_jobs rows) into task queues as TaskQueueDB.insertJob would, inserting them in JobID order.
 
-    Key = (Owner, OwnerGroup, CPUTime bucket, the set of each multi-valued field); a queue full at
-    DIRAC_MAX_JOBS_IN_TQ jobs makes the next jobs of its key open a new one; ids follow creation order.
+    Key = (Owner, OwnerGroup, CPUTime bucket, the set of each multi-valued field); one queue per key (seed), or a
+    queue full at max_jobs_in_tq jobs makes the next jobs of its key open a new one; ids follow creation order.
     A definition seen only on Matched jobs is an empty task queue. Priorities come from the shares (§4.2).
     Usage: ``tqs = build_task_queues(snap.tables["dirac_jobs"], snap.tables["dirac_group_shares"], Config())``
     """
     buckets = tuple(int(b) for b in config["DIRAC_CPU_BUCKETS"])
-    cap = int(config["DIRAC_MAX_JOBS_IN_TQ"])
+    cap = max_jobs_in_tq(config)
     df = jobs.sort_values("JobID", kind="stable") if len(jobs) else jobs
     status = df["Status"].to_numpy(dtype=object)
     waiting = status == WAITING
@@ -239,7 +256,7 @@ def build_task_queues(
 
 STEPS: tuple[Step, ...] = (
     Step("buckets", Reads(config=("DIRAC_CPU_BUCKETS",))),
-    Step("taskqueues", Reads(config=("DIRAC_MAX_JOBS_IN_TQ",))),
+    Step("taskqueues", Reads(config=("DIRAC_MAX_JOBS_IN_TQ", "RULES"))),
 )
 """The gdpconfig keys building the task queues reads (build_task_queues); the priorities' are in priorities.STEPS."""
 BUILD_KEYS = keys_of((*STEPS, *PRIORITY_STEPS))  # a build is shared under the values of these

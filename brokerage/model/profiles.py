@@ -23,7 +23,7 @@ class Switch:
     """One difference between the seeds and PanDA's code: on in a profile means "follow the code"."""
 
     name: str
-    broker: str  # production, nucleus, analysis, all
+    broker: str  # production, nucleus, analysis, all, simulator (the lifecycle)
     seed: str  # what the seed says (the default profile's rule)
     code: str  # what PanDA's code does at the profile's version
     where: str  # JEDI file:line (panda-server 1.0.4)
@@ -131,6 +131,48 @@ SWITCHES: tuple[Switch, ...] = (
            "a paused queue skips only the production heartbeat watcher (H8); catchall disableReassign skips only the "
            "inactive-site, long-activated and long-starting reassignments (R5, R8, R9)",
            "copyArchive sitesToSkipTO / sitesToDisableReassign, SiteSpec.disable_reassign"),
+    # the simulator's task and job lifecycle (docs/lifecycle.md's rule table)
+    Switch("retry_commands_as_jedi", "simulator", "tasks can be retried if they are in finished or exhausted state",
+           "retry is accepted from finished, failed and exhausted (done refused; aborted refused by the server's "
+           "command check)", "JediDBProxy statusToRetry, PandaServer task command check"),
+    Switch("memory_retry_as_jedi", "simulator",
+           "a job out of memory: its ramCount to the next of [1000, 2000, 3000, 4000, 6000, 8000] above max(maxPSS, "
+           "current ramCount); the whole task when 30 % of its jobs failed for memory",
+           "the job's de-compensated minRamCount (not maxPSS) to the next step; the whole task when over 30 % of its "
+           "input files have a ramCount above the task's", "retryModule increaseRamLimitJobJEDI"),
+    Switch("throttle_as_jedi", "simulator",
+           "throttled when the largest attemptNr in the task is a multiple of 5, for 120 x int(max(attemptNr)/5)^2 "
+           "minutes (closed jobs count as attempts)",
+           "throttled when int(avg failedAttempt / 5) > numThrottled over ready/running master files, for 120 x n^2 "
+           "minutes with n the throttle count (closed jobs do not count)", "AtlasProdWatchDog doActionForThrottled"),
+    Switch("pending_as_jedi", "simulator",
+           "a task whose job brokerage skipped every queue is pending 1 hour (production), 20 min (analysis)",
+           "waitForPending 60 min for every label; production at priority >= 950 after 10 min, >= 900 after 30 min",
+           "WatchDog reactivatePendingTasks_JEDI"),
+    Switch("exhausted_as_jedi", "simulator", "an exhausted task waits for manual intervention or a timeout of 10 days",
+           "waitForExhausted 48 h, then finishing", "WatchDog kickExhaustedTasks_JEDI"),
+    Switch("scout_assess_as_jedi", "simulator",
+           "once the first 5 scout jobs are finished the task's ramCount and cpuTime are set from them",
+           "scouting ends when every exposed scout input is done, or (managed tasks, early avalanche) when >= 50 % "
+           "of the scout jobs finished", "prepareTasksToBeFinished_JEDI"),
+    Switch("holding_as_jedi", "simulator",
+           "3 hours for holding jobs with currentPriority >= 800, TIMEOUT_holding (days) below",
+           "3 h for currentPriority > 800 (strict) and for analysis holding jobs, TIMEOUT_holding (48 h) for all",
+           "copyArchive holding watchers (H4, H5, H6)"),
+    Switch("transfer_timeout_as_jedi", "simulator",
+           "transtimehi days for transferring jobs with currentPriority >= 800, transtimelo days below (the queue's "
+           "CRIC values)", "hard-coded 2 days at priority >= 800 for non-analysis jobs, else 6 days, from endTime",
+           "datasetManager finisher (TRANSFER_TIMEOUT_HI_PRIORITY / _LO_PRIORITY)"),
+    Switch("basewalltime_as_jedi", "simulator",
+           "baseWalltime, the part of the job not scaling with CPU power, defaults to 600 s",
+           "an unset baseWalltime counts as 0 s", "JediTaskSpec.baseWalltime, JobSplitter walltime"),
+    Switch("tq_split_as_dirac", "dirac", "all jobs with identical requirements are grouped in one TaskQueue",
+           "a task queue holding DIRAC_MAX_JOBS_IN_TQ (5000) jobs takes no more; the next jobs of the same "
+           "requirements open a new one", "DIRAC TaskQueueDB.py (task-queue definition)"),
+    Switch("evgensimul_6h_as_jedi", "simulator",
+           "6 hours for activated evgen/simul jobs at T2 (nRunning=0 or nActivated/nRunning>0) and at T1 except US "
+           "and ND (seed 003's production timeouts)", "no such rule: those jobs wait for the 48 h activated rule",
+           "copyArchive (absent)"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

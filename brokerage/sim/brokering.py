@@ -9,6 +9,7 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
+from brokerage.sim import live_counts
 from brokerage.sim.jobs import QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
 
@@ -18,8 +19,9 @@ ANALYSIS_OFFSET = 1.0
 
 
 def tick(state: SimState, now: float) -> None:
-    """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too); the kept
-    decisions are dropped, so every task is brokered anew on them.
+    """Give the brokers the simulated job counts (JEDI reads pre-aggregated job statistics that lag too): per queue,
+    share and status, per user (caps, Analysis Stabilizer) and per task's ended jobs (failed/closed-jobs filter);
+    the kept decisions are dropped, so every task is brokered anew on them.
 
     Usage: ``brokering.tick(state, state.now)``
     """
@@ -34,7 +36,11 @@ def tick(state: SimState, now: float) -> None:
             "jobstatus": np.asarray(STATUSES, dtype=object)[j["jobStatus"][live]],
         })  # fmt: skip
         counts = df.value_counts().rename("njobs").reset_index()
-        tables = {"job_counts": counts[state.snap.tables["job_counts"].columns]}
+        tables = {
+            "job_counts": counts[state.snap.tables["job_counts"].columns],
+            "user_job_counts": live_counts.user_job_counts(state),
+            "task_job_counts": live_counts.task_job_counts(state),
+        }
         if state.scouted:  # the scouts' estimates reach the brokers at their next refresh
             tasks = state.snap.tables["tasks"].copy()
             at = {int(tid): i for i, tid in enumerate(tasks["jeditaskid"])}
@@ -45,6 +51,7 @@ def tick(state: SimState, now: float) -> None:
         state.brokerage_snap = state.snap.replace(**tables)
         state.cache = derived_cache(state.base_cache, state.brokerage_snap)
         state.fresh.clear()  # the new snapshot holds them
+    state.hp_stats = live_counts.hp_stats(state)  # JOB_STATS_HP, refreshed with the other job statistics
     state.decisions.clear()
     state.choices.clear()
     state.ref_counts = count_live(state)
@@ -92,7 +99,20 @@ def broker(state: SimState, tid: int, **fields: float) -> Decision:
     Usage: ``brokering.broker(state, 42, ramcount=3000.0)``
     """
     changed = {**state.fresh.get(tid, {}), **fields}
+    scout = is_scouting(state, tid)
+    if scout != state.snap_is_scout.get(tid, False):  # the brokers' snapshot says otherwise: scouts as scouts
+        changed["is_scout"] = scout
     return run_job_brokerage(state.brokerage_snap, tid, state.config, cache=state.cache, task_fields=changed or None)
+
+
+def is_scouting(state: SimState, tid: int) -> bool:
+    """Whether TID's next jobs are scouts (a task that has not run past its scouts: useScout, ready or scouting);
+    the brokers then apply the scout rules (nucleus only, active queues, maxtime >= 24 h).
+
+    Usage: ``brokering.is_scouting(state, 42)``
+    """
+    t = state.tasks
+    return bool(t.at[tid, "useScout"]) and str(t.at[tid, "status"]) in ("ready", "scouting")
 
 
 def choices(state: SimState, tid: int, ram: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:

@@ -13,13 +13,21 @@ from brokerage.model.errors import SimulationError
 from brokerage.sim.jobs import FINAL, UNDISPATCHED, S
 from brokerage.sim.propagate import end_jobs
 from brokerage.sim.state import TICK_S, SimState
-from brokerage.sim.task_states import FINISHABLE, KILLABLE, PAUSABLE, REASSIGNABLE, is_allowed
+from brokerage.sim.task_states import (
+    FINISHABLE,
+    INCEXEC_FROM,
+    KILLABLE,
+    PAUSABLE,
+    REASSIGNABLE,
+    RETRY_FROM_CODE,
+    is_allowed,
+    retry_from,
+)  # fmt: skip
 from brokerage.sim.watchdog import throttle_paused
 
-# the server's command check (reference §7.3): retry from finished, failed, exhausted (JEDI's statusToRetry also lists
-# aborted, but the server refuses it first; done is refused, §4.6); incexec from those and done, aborted
-RETRYABLE = frozenset({"finished", "failed", "exhausted"})
-INCEXECABLE = RETRYABLE | {"done", "aborted"}
+# retry and incexec: the task machine's lists (brokerage.sim.task_states, one place); retry's depends on the profile
+RETRYABLE = RETRY_FROM_CODE
+INCEXECABLE = INCEXEC_FROM
 RETRY_EXTRA_ATTEMPTS = 5  # a retry gives files at their limit 5 more attempts (and failures)
 ALLOWED: dict[str, frozenset[str]] = {
     "kill": KILLABLE, "finish": FINISHABLE, "pause": PAUSABLE, "resume": frozenset({"paused"}),
@@ -106,8 +114,9 @@ def apply(sim: SimState, cmd: TaskCommand) -> str:
     if cmd.task not in t.index:
         raise CommandRefused(f"task {cmd.task}: not a task of the simulated grid")
     status = str(t.at[cmd.task, "status"])
-    if status not in ALLOWED[cmd.command]:
-        allowed = ", ".join(sorted(ALLOWED[cmd.command]))
+    allowed_from = retry_from(sim.config) if cmd.command == "retry" else ALLOWED[cmd.command]
+    if status not in allowed_from:
+        allowed = ", ".join(sorted(allowed_from))
         raise CommandRefused(
             f"task {cmd.task}: {cmd.command} is not allowed in status {status} (allowed from: {allowed})"
         )

@@ -22,8 +22,8 @@ RULES: dict[str, tuple[str, str]] = {
                               "{threshold:.3f})"),
     "retry_ram": ("retry module increase_memory", "the input's ramCount for its next attempt {threshold:g} -> "
                                                   "{value:g} (the next step of 1000/2000/3000/4000/6000/8000 MB)"),
-    "retry_task_ram": ("retry module increase_memory", "over 30 % of the task's inputs needed more: the task's "
-                                                       "ramCount {threshold:g} -> {value:g}"),
+    "retry_task_ram": ("retry module increase_memory", "30 % rule (inputs above the task's ramCount, or jobs "
+                                                       "failed for memory): the task's ramCount {threshold:g} -> {value:g}"),
     "retry_cputime": ("retry module increase_cputime", "killed at the queue's maxtime: the task's cpuTime "
                                                        "{threshold:g} -> {value:g} HS06 s/event"),
     "retry_cputime_kept": ("retry module increase_cputime", "no increase of the task's cpuTime {value:g} (it has "
@@ -36,6 +36,11 @@ RULES: dict[str, tuple[str, str]] = {
     "activator": ("datasetManager activator", "assigned for {value:.2f} h > {threshold:.0f} h: its input is taken "
                                               "as transferred and it is activated"),
     "finisher": ("datasetManager finisher", "outputs at the nucleus after {value:.2f} h in transferring"),
+    "transfer_timeout": ("datasetManager finisher", "outputs not at the nucleus after {value:.2f} d in transferring "
+                         "> {threshold:g} d (transtimehi/transtimelo): failed, taskBufferErrorCode 101"),
+    "E6": ("copyArchive E6", "evgen/simul job activated {value:.2f} h > {threshold:.0f} h at a T2 or a T1 outside US "
+                             "and ND (seed 003): closed, to be reassigned"),
+    "H5": ("copyArchive H5", "in holding for {value:.2f} h > {threshold:.2f} h at priority >= 800: failed"),
     "H1": ("copyArchive H1", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_analysis {threshold:.2f} h: "
                              "failed, jobDispatcherErrorCode 100 (lost heartbeat)"),
     "H8": ("copyArchive H8", "no heartbeat for {value:.2f} h > HEARTBEAT_TIMEOUT_production {threshold:.2f} h: "

@@ -11,7 +11,7 @@ from brokerage.sim.jobs import NOT_RUN, S
 from brokerage.sim.scouts import scout_priority
 from brokerage.sim.setup import MAX_ATTEMPT, MAX_FAILURE
 from brokerage.sim.state import DEFAULT_RAM_MB, MAX_WALL_S, MIN_WALL_S, Files, SimState
-from brokerage.sim.throttler import limits_of, throttle
+from brokerage.sim.throttler import high_prio_queued, limits_of, override, throttle
 
 GENERATING = ("ready", "running", "scouting")  # task statuses JobGenerator reads (§9.1)
 STAGEIN_SHARE = 0.4  # of the failures the queues' failure rates make: stage-in (pilot 1099), the rest the payload's
@@ -60,14 +60,15 @@ def tick(state: SimState, now: float) -> None:
     state.live_counts = brokering.count_live(state)  # the brokers' weights and caps read them (brokering.live)
     prio = t["currentPriority"].to_numpy(float)[rows]
     order = np.lexsort((-prio, state.task_r[rows], state.task_w[rows]))  # stable: equal priorities keep task order
-    rows, avail = rows[order], avail[order]
+    rows, avail, prio = rows[order], avail[order], prio[order]
     w_of, r_of = state.task_w[rows], state.task_r[rows]
     starts = np.flatnonzero(np.r_[True, (np.diff(w_of) != 0) | (np.diff(r_of) != 0)])
     for a, b in zip(starts, np.r_[starts[1:], len(rows)], strict=True):
         w, r = int(w_of[a]), int(r_of[a])
-        budget = _budget(state, w, r, per_queue[(w, r)])
+        label = state.static[int(ids[rows[a]])][3]
+        budget, floor = _budget(state, w, r, per_queue[(w, r)], float(prio[a]), label)
         for k in range(a, b):
-            if budget <= 0:
+            if budget <= 0 or prio[k] < floor:
                 break
             row = int(rows[k])
             n = min(int(avail[k]), int(state.task_chunk[row]), budget)
@@ -79,15 +80,36 @@ def tick(state: SimState, now: float) -> None:
     state.add_live()
 
 
-def _budget(state: SimState, w: int, r: int, counted: tuple[int, int, int]) -> int:
-    """The job throttler's verdict for work queue W x resource type R (kept for the run's output): its max jobs."""
+def _budget(
+    state: SimState, w: int, r: int, counted: tuple[int, int, int], top: float, label: str
+) -> tuple[int, float]:  # fmt: skip
+    """The job throttler's verdict for work queue W x resource type R (kept for the run's output): its max jobs and
+    the minPriority of the high-priority override (a SKIP but g passes when a waiting task at priority TOP
+    outranks the work queue's jobs: highPrioQueued, production only)."""
     wq, rtype = state.g.work_queues[w], state.g.rtypes[r]
     limits = state.limits.get((wq, rtype))
     if limits is None:
         limits = state.limits[(wq, rtype)] = limits_of(state.config, wq, rtype)
     verdict = throttle(state.config, wq, rtype, *counted, limits=limits, throttled=bool(state.g.wq_throttled[w]))
+    if verdict.throttled and verdict.rule != "g" and label != "user":
+        in_panda, n_top = top_in_panda(state, w, r)
+        if high_prio_queued(top, in_panda, n_top, False):
+            # the overridden SKIPs let the later checks run: NRUNNINGCAP (g) is never overridden
+            capped = limits[2] and counted[0] > limits[2]
+            verdict = throttle(state.config, wq, rtype, counted[0], 0, 0, limits=limits) if capped else override(
+                verdict, top)  # fmt: skip
     state.verdicts[(wq, rtype)] = verdict
-    return verdict.max_jobs
+    return (0 if verdict.throttled else verdict.max_jobs), verdict.min_priority
+
+
+def top_in_panda(state: SimState, w: int, r: int) -> tuple[float, int]:
+    """JOB_STATS_HP for work queue W x resource type R as of the brokers' last refresh (``state.hp_stats``, a
+    pre-aggregated table in PanDA too): the highest currentPriority among its live jobs and how many of those are
+    not running yet; minus infinity and 0 without jobs.
+
+    Usage: ``top_in_panda(state, 0, 0)``
+    """
+    return state.hp_stats.get((w, r), (float("-inf"), 0))
 
 
 def make_jobs(

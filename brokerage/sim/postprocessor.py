@@ -6,19 +6,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from brokerage.model.profiles import rule
 from brokerage.sim import task_agent
 from brokerage.sim.jobs import FINAL, UNDISPATCHED, S
 from brokerage.sim.propagate import end_jobs
-from brokerage.sim.scouts import assess
+from brokerage.sim.scouts import EARLY_AVALANCHE_FRACTION, N_SCOUTS_TO_ASSESS, assess
 from brokerage.sim.state import SimState
 
 FINISH_KILL_CODE = 52  # TaskCommando kills a finishing task's jobs that have not started (force kill by JEDI)
 
 
 def tick(state: SimState, now: float) -> None:
-    """PostProcessor (§5.2): a scouting task whose exposed inputs are all done is assessed from its finished scout
-    jobs: scouted -> running with the scout-derived ramCount and cpuTime, exhausted when a check fires, or
-    tobroken -> broken when no scout finished. Finishing tasks first (finish_tasks).
+    """PostProcessor (§5.2): a scouting task is assessed from its finished scout jobs once 5 are finished (seed
+    003; switch scout_assess_as_jedi: once every exposed input is done, or a managed task's scouts are half
+    finished) or all its exposed inputs are done: scouted -> running with the scout-derived ramCount and cpuTime,
+    exhausted when a check fires, or tobroken -> broken when no scout finished. Finishing tasks first.
 
     Usage: ``postprocessor.tick(state, state.now)``
     """
@@ -29,13 +31,27 @@ def tick(state: SimState, now: float) -> None:
         return
     sub = t.loc[scouting]
     exposed = np.minimum(sub["nFiles"], sub["nFilesToBeUsed"])
-    done = scouting[(sub["nFilesFinished"] + sub["nFilesFailed"] >= exposed).to_numpy()]
-    if len(done) == 0:
-        return
+    all_done = (sub["nFilesFinished"] + sub["nFilesFailed"] >= exposed).to_numpy()
+    code = rule(state.config, "scout_assess_as_jedi")
+    managed = (sub["prodSourceLabel"] == "managed").to_numpy()
+    finished = state.jobs_finished[state.task_rows(scouting.to_numpy(np.int64))]  # a scouting task's are its scouts'
+    maybe = all_done | (finished >= (1 if code else N_SCOUTS_TO_ASSESS))
     j = state.jobs
-    for tid in done.tolist():
-        rows = np.concatenate(state.scout_rows.pop(tid, [np.zeros(0, np.int64)]))
+    for i in np.flatnonzero(maybe).tolist():
+        tid = int(scouting[i])
+        mine = state.scout_rows.get(tid)
+        rows = np.concatenate(mine) if mine else np.zeros(0, np.int64)
         rows = rows[j["jobStatus"][rows] == S["finished"]]
+        # seed 003: "Once the first 5 jobs are finished"; the code: every exposed input done, or (managed) the early
+        # avalanche at >= 50 % of the scouts finished
+        enough = (
+            managed[i] and len(rows) >= EARLY_AVALANCHE_FRACTION * sum(len(r) for r in mine or ())
+            if code
+            else len(rows) >= N_SCOUTS_TO_ASSESS
+        )
+        if not (all_done[i] or (enough and len(rows) > 0)):
+            continue
+        state.scout_rows.pop(tid, None)
         if len(rows) == 0:
             state.move_tasks(pd.Index([tid]), "tobroken", "PostProcessor: no scout jobs succeeded")
             state.move_tasks(pd.Index([tid]), "broken", "PostProcessor: final status of tobroken")
@@ -85,8 +101,8 @@ def assess_scouts(state: SimState, tid: int, rows: np.ndarray) -> None:
                  * old_cpu * at)  # fmt: skip
     pss = j["maxPSS"][rows].astype(float) / (at if tid in state.per_core else 1.0)  # at the task's core count
     left = int(t.at[tid, "nFiles"] - t.at[tid, "nFilesFinished"] - t.at[tid, "nFilesFailed"])
-    v = assess(state.config, pss, per_event, j["runSeconds"][rows], int(cores),
-               bool(t.at[tid, "ramPerCore"]), float(t.at[tid, "ramCount"]), old_cpu, left)  # fmt: skip
+    v = assess(state.config, pss, per_event, j["runSeconds"][rows], int(cores), bool(t.at[tid, "ramPerCore"]),
+               float(t.at[tid, "ramCount"]), old_cpu, left, float(t.at[tid, "baseRamCount"]))  # fmt: skip
     old_ram = t.at[tid, "ramCount"]
     state.estimates_changed(tid, {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)})
     t.at[tid, "nFilesToBeUsed"] = t.at[tid, "nFiles"]

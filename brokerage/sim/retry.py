@@ -172,6 +172,27 @@ def increase_ram(norm: float, task_ram: float, file_rams: np.ndarray, n_files: i
     return RamIncrease(None, float(step), f"the job's inputs' ramCount {norm:g} -> {step} MB")
 
 
+def increase_ram_seed(
+    pss: float, job_ram: float, task_ram: float, memory_failed: int, jobs_made: int
+) -> RamIncrease:  # fmt: skip
+    """Seed 003's "Memory increase in job retry" for a job out of memory that had used PSS (MB, in the task's unit)
+    and was brokered with JOB_RAM: "The new value will be set to the next value in the list
+    [1000,2000,3000,4000,6000,8000] above max(maxPSS, current ramCount)", for the job's inputs; "When 30% of the jobs
+    in a task have failed because of insufficient memory" (MEMORY_FAILED of JOBS_MADE, this one counted) the task's
+    ramCount is raised the same way. None above 8000 MB.
+
+    Usage: ``increase_ram_seed(2300, 2000, 2000, 1, 10).file_ram == 3000``
+    """
+    current = max(job_ram, task_ram)
+    step = next_step(max(pss, current))
+    if step is None:
+        return RamIncrease(None, None, f"no ladder step above max(maxPSS {pss:g}, ramCount {current:g}) MB")
+    if jobs_made > 0 and memory_failed / jobs_made >= WHOLE_TASK_FRACTION:
+        return RamIncrease(float(step), None, f"{memory_failed} of {jobs_made} jobs failed for memory (>= 30 %): "
+                           f"task ramCount {task_ram:g} -> {step}")  # fmt: skip
+    return RamIncrease(None, float(step), f"next step above max(maxPSS {pss:g}, ramCount {current:g}): {step} MB")
+
+
 @dataclass(frozen=True)
 class CpuTimeIncrease:
     """What initialize_cpu_time_task decided: the task's new cpuTime (HS06 s per event, None: unchanged) and why."""

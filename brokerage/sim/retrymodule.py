@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from brokerage.model.profiles import rule
 from brokerage.sim import retry
 from brokerage.sim.state import SimState
 
@@ -77,10 +78,14 @@ def increase_cputime(state: SimState, row: int) -> None:
 
 
 def increase_ram(state: SimState, row: int) -> None:
-    """increaseRamLimitJobJEDI (§4.4) for one failed job: the task's ramCount (30 % rule) or its input's.
+    """The memory increase on retry for one job that failed for memory: seed 003's rule (increase_ram_seed), or
+    with switch memory_retry_as_jedi increaseRamLimitJobJEDI (§4.4): the task's ramCount (30 % rule) or its input's.
 
     Usage: ``increase_ram(state, row)``
     """
+    if not rule(state.config, "memory_retry_as_jedi"):
+        _increase_ram_seed(state, row)
+        return
     j, f, t = state.jobs, state.files, state.tasks
     tid, fid = int(j["jediTaskID"][row]), int(j["fileID"][row])
     per_core, cores = bool(t.at[tid, "ramPerCore"]), int(j["coreCount"][row])
@@ -101,3 +106,28 @@ def increase_ram(state: SimState, row: int) -> None:
         state.log.add(state.now, pid, "failed", "-", "retry_ram", verdict.file_ram, norm)
     else:
         state.log.add(state.now, pid, "failed", "-", "retry_ram_kept", norm, task_ram)
+
+
+def _increase_ram_seed(state: SimState, row: int) -> None:
+    """Seed 003's memory increase for the job at ROW: its maxPSS in the task's unit ((maxPSS - baseRamCount) / cores
+    for per-core tasks, as the seed's scouts measure it) against its chunk's ramCount; the task's own when 30 % of
+    its jobs failed for memory."""
+    j, f, t = state.jobs, state.files, state.tasks
+    tid, fid, cores = int(j["jediTaskID"][row]), int(j["fileID"][row]), max(int(j["coreCount"][row]), 1)
+    pss = float(j["maxPSS"][row])
+    if tid in state.per_core:
+        pss = (pss - float(t.at[tid, "baseRamCount"])) / cores
+    state.memory_failed[tid] = n_mem = state.memory_failed.get(tid, 0) + 1
+    made = int(state.jobs_made[state.task_rows(np.array([tid]))][0])
+    task_ram = state.task_ram[tid]
+    verdict = retry.increase_ram_seed(pss, float(j["ramCount"][row]), task_ram, n_mem, made)
+    pid = j["PandaID"][row : row + 1]
+    if verdict.task_ram is not None and verdict.task_ram > task_ram:
+        state.estimates_changed(tid, {"ramcount": verdict.task_ram})
+        state.note_task(tid, f"retry module increase_memory: {verdict.why}")
+        state.log.add(state.now, pid, "failed", "-", "retry_task_ram", verdict.task_ram, task_ram)
+    elif verdict.file_ram is not None:
+        f.ramCount[fid] = state.raised_ram.setdefault(tid, {})[fid] = max(f.ramCount[fid], verdict.file_ram)
+        state.log.add(state.now, pid, "failed", "-", "retry_ram", verdict.file_ram, float(j["ramCount"][row]))
+    else:
+        state.log.add(state.now, pid, "failed", "-", "retry_ram_kept", pss, task_ram)

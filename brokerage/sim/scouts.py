@@ -7,8 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 
 N_SCOUT_JOBS = 10  # nChunksForScout: a scouting task exposes 10 chunks; a scout job reads one input
+N_SCOUTS_TO_ASSESS = 5  # seed 003: "Once the first 5 jobs are finished" the task's ramCount is set
+EARLY_AVALANCHE_FRACTION = 0.5  # switch scout_assess_as_jedi: managed tasks with >= 50 % of scouts finished
 SCOUT_PRIORITY = 901  # scouts run at max(901, task priority + 1)
 MIN_NEW_JOBS_FOR_CHECKS = 20  # the exhausted checks run only when more than 20 jobs are still to come
 RAM_THR_EXHAUSTED_MB = 4000  # RAM check: the old ramCount below 4 GB and the scouts' above it
@@ -53,17 +56,23 @@ def assess(
     old_ram: float,
     old_cpu: float,
     new_jobs: int,
+    base_ram: float = 0.0,
 ) -> ScoutVerdict:
-    """The scouts' verdict from their finished jobs: ramCount = P<SCOUT_RAMCOUNT_RANK> of maxPSS (per core for
-    MBPerCore tasks) x (100 + SCOUT_RAMCOUNT_MARGIN) / 100; cpuTime = P<SCOUT_CPUTIME_RANK> x 1.5; then, when more
-    than 20 jobs are to come, the RAM and wrong-cpuTime exhausted checks (§5.3, §5.4).
+    """The scouts' verdict from their finished jobs: ramCount as seed 003 sets it, "(max(maxpss)-baseramcount)/
+    corecount" (per core for MBPerCore tasks, max(maxPSS) otherwise), or with switch scout_assess_as_jedi
+    P<SCOUT_RAMCOUNT_RANK> of maxPSS (per core) x (100 + SCOUT_RAMCOUNT_MARGIN) / 100; cpuTime =
+    P<SCOUT_CPUTIME_RANK> x 1.5; then, when more than 20 jobs are to come, the RAM and wrong-cpuTime exhausted
+    checks (§5.3, §5.4).
 
     Usage: ``assess(Config(), pss, cpu, exec_s, 8, True, 2000, 100.0, 500).ram_count``
     """
-    pss = max_pss_mb / cores if per_core else max_pss_mb
-    ram = int(
-        percentile(pss, float(config["SCOUT_RAMCOUNT_RANK"])) * (100 + float(config["SCOUT_RAMCOUNT_MARGIN"])) / 100
-    )
+    if rule(config, "scout_assess_as_jedi"):
+        pss = max_pss_mb / cores if per_core else max_pss_mb
+        margin = (100 + float(config["SCOUT_RAMCOUNT_MARGIN"])) / 100
+        ram = int(percentile(pss, float(config["SCOUT_RAMCOUNT_RANK"])) * margin)
+    else:
+        top = float(max_pss_mb.max())
+        ram = int((top - base_ram) / cores) if per_core else int(top)
     cpu = percentile(cpu_per_event, float(config["SCOUT_CPUTIME_RANK"])) * CPUTIME_MARGIN
     if new_jobs > MIN_NEW_JOBS_FOR_CHECKS:
         ram_mb = ram * cores if per_core else ram

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from brokerage.model.errors import SimulationError
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
@@ -24,7 +27,10 @@ FAILURE_PRIOR_JOBS = 20  # smoothing: a queue with no history fails like FAILURE
 FAILURE_PRIOR = 0.05
 MAX_ATTEMPT = {"managed": 3, "user": 10}  # refiner defaults: production maxAttempt 3; analysis 10 ...
 MAX_FAILURE = {"managed": 10**6, "user": 3}  # ... with maxFailure 3 (production: no failure limit)
+DEFAULT_CPU_EFFICIENCY = 90  # seed 003: "cpuEfficiency defaults to 90%"
+DEFAULT_BASE_WALLTIME_S = 600.0  # seed 003: baseWalltime "default 600s" (switch basewalltime_as_jedi: 0)
 NO_PILOT_STATUSES = ("offline",)  # pilots stop: running jobs lose their heartbeat, nothing is dispatched
+EVGEN_6H_EXEMPT_CLOUDS = ("US", "ND")  # seed 003: "6 hours for activated evgen/simul jobs at T1 except US and ND"
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,9 @@ class SimGrid:
     rtypes: list[str]
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
     disable_reassign: np.ndarray  # bool per queue: its catchall holds disableReassign
+    transtime_d: np.ndarray  # CRIC transtimehi, transtimelo per queue (days; NaN: unset), shape (queues, 2)
+    evgen_6h_queue: np.ndarray  # bool per queue: seed 003's 6-hour evgen/simul rule applies (T2s, T1s but US, ND)
+    evgen_simul_tasks: np.ndarray  # production tasks of processingType evgen or simul
 
 
 class SimInputError(SimulationError, ValueError):
@@ -93,7 +102,7 @@ def _failure_rates(snap: GridSnapshot, queues: list[str]) -> np.ndarray:
     return (fail + FAILURE_PRIOR * FAILURE_PRIOR_JOBS) / (fin + fail + FAILURE_PRIOR_JOBS)
 
 
-def _task_work(snap: GridSnapshot) -> pd.DataFrame:
+def _task_work(snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_S) -> pd.DataFrame:
     """Per task: events per job, input units (one job's input each) still to process, walltime per job."""
     t = snap.tables["tasks"].set_index("jeditaskid")
     d = snap.tables["datasets"]
@@ -102,13 +111,16 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
     per_job = (t["chunk_nevents"] / t["chunk_njobs"].clip(lower=1)).clip(lower=1)
     units = np.ceil(left / per_job).astype(np.int64)
     cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
-    eff = (t["cpuefficiency"].fillna(90) / 100.0).clip(lower=0.05)
+    # seed 003: "cpuEfficiency can be set to 0 to disable scaling with nEvents. In this case wall = baseWalltime"
+    eff = t["cpuefficiency"].fillna(DEFAULT_CPU_EFFICIENCY) / 100.0
+    base = t["basewalltime"].fillna(0).astype(float)
+    base = base.where(base > 0, base_walltime)  # unset (0): the seed's default 600 s
     cpu = t["cputime"].fillna(0) * per_job  # HS06 s per job; divided by the queue's corepower when dispatched
     out = pd.DataFrame({
         "status": t["status"], "oldStatus": t["status"], "prodSourceLabel": t["prodsourcelabel"],
         "gshare": t["gshare"], "resource_type": t["resource_type"], "currentPriority": t["currentpriority"],
         "taskPriority": t["taskpriority"], "nucleus": t["nucleus"], "coreCount": cores.astype(int),
-        "cpu_hs06s_per_job": cpu / (cores * eff), "basewalltime": t["basewalltime"].fillna(0),
+        "cpu_hs06s_per_job": np.where(eff > 0, cpu / (cores * eff.where(eff > 0, 1.0)), 0.0), "basewalltime": base,
         "chunk_njobs": t["chunk_njobs"].clip(lower=1).astype(int), "nFiles": units,
         "anyCores": (t["corecount"] == 0).to_numpy(),  # its jobs take the cores of the queue they land at
         "nFilesUsed": 0, "nFilesFinished": 0, "nFilesFailed": 0, "modificationTime": -3600.0 * 6,
@@ -127,7 +139,7 @@ def _task_work(snap: GridSnapshot) -> pd.DataFrame:
     return out
 
 
-def sim_grid(snap: GridSnapshot) -> SimGrid:
+def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> SimGrid:
     """The simulator's view of SNAP: slots from queue_slots (a queue without a row: its running jobs), failure
     rates from recent job outcomes, share targets from the share tree, tasks in their aligned work queues
     (docs/lifecycle.md lists every choice). SimInputError when the snapshot lacks a table it needs.
@@ -153,7 +165,7 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
     resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
     resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = task_table(snap, resource_names)
+    tasks = task_table(snap, resource_names, base_walltime(config))
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
@@ -164,15 +176,27 @@ def sim_grid(snap: GridSnapshot) -> SimGrid:
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
         wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
         disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
+        transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
+        evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
     )  # fmt: skip
 
 
-def task_table(snap: GridSnapshot, resource_names: list[str]) -> pd.DataFrame:
+def base_walltime(config: Mapping[str, Any] | None) -> float:
+    """An unset baseWalltime in seconds: the seed's 600 s, or 0 under the switch ``basewalltime_as_jedi``.
+
+    Usage: ``base_walltime(None)  # 600.0``
+    """
+    return 0.0 if config is not None and rule(config, "basewalltime_as_jedi") else DEFAULT_BASE_WALLTIME_S
+
+
+def task_table(
+    snap: GridSnapshot, resource_names: list[str], base_walltime_s: float = DEFAULT_BASE_WALLTIME_S
+) -> pd.DataFrame:
     """The simulator's rows of SNAP's tasks (as sim_grid makes them), each in its aligned work queue.
 
     Usage: ``rows = task_table(snap, g.work_queues[len(g.shares):])``
     """
-    tasks = _task_work(snap)
+    tasks = _task_work(snap, base_walltime_s)
     tasks["workQueue"] = _aligned(snap, resource_names)
     return tasks
 
@@ -182,3 +206,16 @@ def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:
     t = snap.tables["tasks"]
     wq = task_work_queues(t, snap.tables["work_queues"]).to_numpy(object)
     return np.where(np.isin(wq, resource_names), wq, t["gshare"].to_numpy(object))
+
+
+def _evgen_6h_queues(snap: GridSnapshot) -> np.ndarray:
+    """Per queue: at a T2 (tier_level >= 2 of its site), or a T1 outside the US and ND clouds (seed 003)."""
+    q, sites = snap.tables["queues"], snap.tables["sites"]
+    tier = q["atlas_site"].map(sites.set_index("site_name")["tier_level"]).fillna(2).to_numpy(float)
+    return (tier >= 2) | ~q["cloud"].fillna("").str.upper().isin(EVGEN_6H_EXEMPT_CLOUDS).to_numpy()
+
+
+def _evgen_simul_tasks(snap: GridSnapshot) -> np.ndarray:
+    t = snap.tables["tasks"]
+    pick = t["processingtype"].isin(("evgen", "simul")) & (t["prodsourcelabel"] != "user")
+    return np.sort(t.loc[pick, "jeditaskid"].to_numpy(np.int64))

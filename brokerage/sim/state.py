@@ -22,7 +22,7 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, JobTable, S
-from brokerage.sim.setup import SimGrid, sim_grid, task_table
+from brokerage.sim.setup import SimGrid, base_walltime, sim_grid, task_table
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -100,12 +100,14 @@ class SimState:
         self.error_classes = tuple(retry.DEFAULT_CLASSES if error_classes is None else error_classes)
         self.retries: dict[tuple[str, int, str], int] = {}  # (error source, code, what the retry module did) -> jobs
         self.raised_ram: dict[int, dict[int, float]] = {}  # task -> its inputs the retry module gave more memory
+        self.memory_failed: dict[int, int] = {}  # task -> its jobs that failed for memory (seed's 30 % rule)
         self.rng = np.random.default_rng(seed)
-        self.g: SimGrid = sim_grid(snap)
+        self.g: SimGrid = sim_grid(snap, config)
         self.qi = {n: i for i, n in enumerate(self.g.queues)}
         self.si = {n: i for i, n in enumerate(self.g.shares)}
         self.wi = {n: i for i, n in enumerate(self.g.work_queues)}
         self.ri = {n: i for i, n in enumerate(self.g.rtypes)}
+        self.evgen_simul_tasks = self.g.evgen_simul_tasks  # E6's tasks (copyArchive)
         self.tasks = self.g.tasks.copy()
         self.jobs = JobTable.empty(1 << 20)
         self.files = Files()
@@ -146,7 +148,11 @@ class SimState:
         # (running, queued) per (queue, share): at the brokers' last refresh, and now (kept by JobGenerator)
         self.ref_counts: tuple[np.ndarray, np.ndarray] | None = None
         self.live_counts: tuple[np.ndarray, np.ndarray] | None = None
+        tasks = snap.tables["tasks"]  # what the snapshot says of each task's next jobs (the brokers read is_scout)
+        self.snap_is_scout = dict(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
         self.verdicts: dict[tuple[str, str], ThrottleVerdict] = {}
+        # JOB_STATS_HP (brokerage.sim.live_counts.hp_stats)
+        self.hp_stats: dict[tuple[int, int], tuple[float, int]] = {}
         self.limits: dict[tuple[str, str], Limits] = {}
         # task -> its estimates changed during the run (scout-derived ramcount and cputime, the retry module's
         # ramcount), given to the brokers at their next refresh
@@ -241,7 +247,8 @@ class SimState:
         self.brokerage_snap = self.brokerage_snap.replace(**tables)
         self.cache = derived_cache(self.base_cache, self.brokerage_snap)
         mini = self.snap.replace(tasks=tasks, datasets=datasets)
-        rows = task_table(mini, self.g.work_queues[len(self.g.shares) :])
+        rows = task_table(mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config))
+        self.snap_is_scout.update(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
         self.tasks = pd.concat([self.tasks, rows])
         self._index_tasks(rows)
         truth = np.random.default_rng([self.seed, 4, int(rows.index[0])])

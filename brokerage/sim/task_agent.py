@@ -8,10 +8,13 @@ import numpy as np
 import pandas as pd
 
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 
 WAIT_FOR_PENDING_S = 3600.0  # waitForPending: a pending task is retried after 60 min ...
 URGENT_PENDING_S = ((950, 600.0), (900, 1800.0))  # ... a production one at priority >= 950 after 10, >= 900 after 30
-WAIT_FOR_EXHAUSTED_S = 48 * 3600.0  # waitForExhausted: exhausted -> finishing after 48 h
+ANALYSIS_PENDING_S = 1200.0  # seed 000 (analysis brokerage): "the task is pending for 20 min"
+WAIT_FOR_EXHAUSTED_S = 48 * 3600.0  # waitForExhausted: exhausted -> finishing after 48 h (switch exhausted_as_jedi)
+EXHAUSTED_TIMEOUT_S = 10 * 86400.0  # seed 003: "wait for manual intervention or timeout of 10 days"
 WAIT_FOR_THROTTLED_MIN = 120.0  # waitForThrottled: released after 120 x n^2 minutes
 THROTTLE_EVERY = 5  # throttled when int(avg failedAttempt / 5) exceeds the throttle count
 ACTIVE_STATUSES = ("ready", "running", "scouting")
@@ -62,8 +65,11 @@ def step(
     """
     m = _Moves(tasks.copy(), now)
     _pending(m, config)
-    _exhausted(m)
-    _throttling(m, files)
+    _exhausted(m, config)
+    if rule(config, "throttle_as_jedi"):
+        _throttling(m, files)
+    else:
+        _throttling_seed(m, files)
     _final(m, active_jobs)
     return m.t, pd.DataFrame(m.rows, columns=["jediTaskID", "from", "to", "rule", "cause"])
 
@@ -84,8 +90,13 @@ def _pending(m: _Moves, config: Config) -> None:
            + labels + " " + limit_h.map("{:g}".format) + " h")  # fmt: skip
     wait = pd.Series(WAIT_FOR_PENDING_S, index=t.index)
     prod = labels != "user"
-    for priority, seconds in reversed(URGENT_PENDING_S):
-        wait = wait.where(~(prod & (t["currentPriority"] >= priority)), seconds)
+    if rule(config, "pending_as_jedi"):
+        for priority, seconds in reversed(URGENT_PENDING_S):
+            wait = wait.where(~(prod & (t["currentPriority"] >= priority)), seconds)
+        how = "waitForPending; production at priority >= 950: 10 min, >= 900: 30 min"
+    else:
+        wait = wait.where(prod, ANALYSIS_PENDING_S)
+        how = "seed: production 1 hour, analysis 20 min"
     retry = (t["status"] == "pending") & (now - t["modificationTime"] >= wait)
     back = t["oldStatus"].where(t["oldStatus"].isin(ACTIVE_STATUSES), "ready")
     for target in ("ready", "running", "scouting"):
@@ -93,22 +104,26 @@ def _pending(m: _Moves, config: Config) -> None:
             retry & (back == target),
             target,
             "pending retried",
-            lambda: (
-                "pending for >= " + (wait / 60).map("{:.0f}".format) + " min (waitForPending; production at "
-                "priority >= 950: 10 min, >= 900: 30 min): retried"
-            ),
+            lambda: "pending for >= " + (wait / 60).map("{:.0f}".format) + f" min ({how}): retried",
         )
 
 
-def _exhausted(m: _Moves) -> None:
-    """kickExhaustedTasks: an exhausted task left alone for waitForExhausted is finished."""
+def _exhausted(m: _Moves, config: Config) -> None:
+    """An exhausted task left alone is finished: after the seed's 10 days, or waitForExhausted (48 h,
+    kickExhaustedTasks) with switch exhausted_as_jedi."""
     t = m.t
-    kick = (t["status"] == "exhausted") & (m.now - t["modificationTime"] >= WAIT_FOR_EXHAUSTED_S)
+    code = rule(config, "exhausted_as_jedi")
+    wait = WAIT_FOR_EXHAUSTED_S if code else EXHAUSTED_TIMEOUT_S
+    kick = (t["status"] == "exhausted") & (m.now - t["modificationTime"] >= wait)
     if not kick.any():
         return
-    m.move(kick, "finishing", "exhausted timeout",
-           lambda: pd.Series(f"exhausted for >= {WAIT_FOR_EXHAUSTED_S / 3600:.0f} h (waitForExhausted): finished",
-                             index=t.index))  # fmt: skip
+    name = "waitForExhausted" if code else "seed: timeout of 10 days"
+    m.move(
+        kick,
+        "finishing",
+        "exhausted timeout",
+        lambda: pd.Series(f"exhausted for >= {wait / 3600:.0f} h ({name}): finished", index=t.index),
+    )
 
 
 def _throttling(m: _Moves, files: pd.DataFrame) -> None:
@@ -133,6 +148,37 @@ def _throttling(m: _Moves, files: pd.DataFrame) -> None:
            + "x5 until +" + (WAIT_FOR_THROTTLED_MIN * n**2).astype(int).astype(str) + " min")  # fmt: skip
 
 
+def _throttling_seed(m: _Moves, files: pd.DataFrame) -> None:
+    """Seed 003's throttled: "the task is throttled to generate jobs since the largest attemptNr in the task is a
+    multiple of 5. The throttled period is 120 x int(max(attemptNr)/5)**2 minites" (production tasks; closed jobs
+    are attempts too). Once per multiple of 5: numThrottled keeps the last int(max(attemptNr)/5) acted on."""
+    t, now = m.t, m.now
+    release = (t["status"] == "throttled") & (t["throttledTime"] < now)
+    m.move(release, "running", "throttle released", lambda: pd.Series("throttledTime passed: released", index=t.index))
+    if not ((t["status"] == "running") & (t["numThrottled"] >= 0)).any():
+        return
+    live = files[files["status"].isin(["ready", "running"])]
+    top = live.groupby("jediTaskID")["attemptNr"].max().reindex(t.index, fill_value=0)
+    n = top // THROTTLE_EVERY
+    due = (t["status"] == "running") & (t["numThrottled"] >= 0) & (n > t["numThrottled"])
+    t.loc[due, "throttledTime"] = now + WAIT_FOR_THROTTLED_MIN * 60.0 * n[due] ** 2
+    t.loc[due, "numThrottled"] = n[due]
+    m.move(
+        due,
+        "throttled",
+        "many attempts",
+        lambda: (
+            "largest attemptNr "
+            + top.astype(int).astype(str)
+            + " is a multiple of 5: throttled for 120 x "
+            + n.astype(int).astype(str)
+            + "^2 = "
+            + (WAIT_FOR_THROTTLED_MIN * n**2).astype(int).astype(str)
+            + " min"
+        ),
+    )
+
+
 def _final(m: _Moves, active_jobs: pd.Series) -> None:
     """Once every input unit is finished or failed and no job is left (§6.2): prepared, then the final status."""
     t = m.t
@@ -148,4 +194,9 @@ def _final(m: _Moves, active_jobs: pd.Series) -> None:
     m.move(
         over & (final == "failed"), "failed", "final status", lambda: "no input was processed successfully: " + counts
     )
-    m.move(over & (final == "finished"), "finished", "final status", lambda: counts)
+    # seed 003, exhausted: "For production tasks, all reattempts were done but some inputs were still unsuccessful,
+    # and the task is configured to go to this state instead of finished" (JEDI's useExhausted pre-check, §6.2)
+    prod = t["prodSourceLabel"].fillna("managed") != "user"
+    m.move(over & (final == "finished") & prod, "exhausted", "final status",
+           lambda: "exhausted instead of finished, some inputs unsuccessful: " + counts)  # fmt: skip
+    m.move(over & (final == "finished") & ~prod, "finished", "final status", lambda: counts)

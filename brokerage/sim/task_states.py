@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from brokerage.model.errors import SimulationError
+from brokerage.model.profiles import rule
 
 # Reference §7.1, in the order of the seed's list; the last five come from commands and the data carousel.
 TASK_STATUSES: tuple[str, ...] = (
@@ -95,10 +96,10 @@ _CHART: dict[str, set[str]] = {
     "exhausted": {"finishing", "toretry", "passed", "running", "scouting", "toincexec"},
     "finishing": {"passed"},
     "passed": {"done", "finished", "failed"},
-    "done": {"toretry", "toincexec"},
-    "finished": {"toretry", "toincexec"},
-    "failed": {"toretry", "toincexec"},
-    "aborted": {"toincexec"},
+    "done": set(),
+    "finished": set(),
+    "failed": set(),
+    "aborted": set(),
     "toretry": {"ready", "rerefine", "exhausted", "running", "done", "finished", "failed"},
     "toincexec": {"rerefine"},
     "rerefine": {"defined", "pending"},
@@ -113,8 +114,29 @@ _CHART: dict[str, set[str]] = {
 }
 
 
+# Task retry, the one place both the task commands (brokerage.sim.commands) and the machine read: seed 003 "Tasks can
+# be retried if they are in finished or exhausted state."; PanDA's server also accepts failed (switch
+# retry_commands_as_jedi; done is refused, aborted too by the server's command check, reference §7.3). incexec is
+# accepted from those and from done and aborted.
+RETRY_FROM_SEED: frozenset[str] = frozenset({"finished", "exhausted"})
+RETRY_FROM_CODE: frozenset[str] = frozenset({"finished", "failed", "exhausted"})
+INCEXEC_FROM: frozenset[str] = RETRY_FROM_CODE | {"done", "aborted"}
+
+
+def retry_from(config: object) -> frozenset[str]:
+    """The statuses a retry command is accepted from under CONFIG's rule profile.
+
+    Usage: ``"failed" in retry_from(Config({"RULES": "panda-1.0.4"}))``
+    """
+    return RETRY_FROM_CODE if rule(config, "retry_commands_as_jedi") else RETRY_FROM_SEED
+
+
 def _build() -> dict[str, frozenset[str]]:
     table = {s: set(_CHART.get(s, ())) for s in TASK_STATUSES}
+    for s in RETRY_FROM_SEED | RETRY_FROM_CODE:
+        table[s].add("toretry")
+    for s in INCEXEC_FROM:
+        table[s].add("toincexec")
     for s in TASK_STATUSES:
         if s in KILLABLE:
             table[s].add("aborting")

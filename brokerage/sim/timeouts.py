@@ -21,12 +21,15 @@ SENT_H, PENDING_H = 0.5, 1.0  # H3 (sent, on modificationTime) and K4 (pending, 
 INACTIVE_SITE_H, INACTIVE_JOB_H, INACTIVE_PRIO = 2.0, 4.0, 800.0  # R5 constants
 ANALY_OFFLINE_H = 3.0  # analysis rebrokerage at an offline or test queue
 F_DRY_LIMIT = 10  # fast rebrokerage limit of a share without FAST_REBRO_THRESHOLD_NQUEUE_<gshare>
+HOLDING_PRIO, HOLDING_FAST_H = 800.0, 3.0  # H5: high-priority holding jobs fail after 3 h
+EVGEN_SIMUL_H = 6.0  # E6: activated evgen/simul jobs at T2s and non-US/ND T1s (seed 003)
 
 Hit = tuple[str, np.ndarray, str, np.ndarray, float]  # rule, rows, new status, value compared, threshold
 # error code a rule leaves on the job: jobDispatcherErrorCode 100 (lost heartbeat), 103/105 (holding timeout), or
 # taskBufferErrorCode 102 (expired, kill code 2) / 100 (reassigned by JEDI, kill code 51); F sets 130 itself
-ERROR_CODES = {"H1": 100, "H8": 100, "H3": 102, "H6": 103, "K4": 102, "K1": 102, "K2": 102, "K3": 102, "K9": 102, "K10": 102,
-               "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "A": 100}  # fmt: skip
+ERROR_CODES = {"H1": 100, "H8": 100, "H3": 102, "H5": 103, "H6": 103, "K4": 102, "K1": 102, "K2": 102, "K3": 102,
+               "K9": 102, "K10": 102, "R5": 100, "R6": 100, "R7": 100, "R8": 100, "R9": 100, "E6": 100,
+               "A": 100}  # fmt: skip
 
 
 def tick(state: SimState, now: float) -> None:
@@ -70,6 +73,7 @@ def copy_archive(sim: SimState) -> Iterator[Hit]:
     yield from _watchers(sim, live, user)
     yield from _fast_rebrokerage(sim)
     yield from _reassignments(sim, live, user)
+    yield from _evgen_simul(sim, live, user)
     yield from _analysis_and_expiry(sim, live, user)
 
 
@@ -114,15 +118,35 @@ def _watchers(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit
     age = (now - j["modificationTime"][rows]) / H
     yield "H3", rows[age > SENT_H], "failed", age[age > SENT_H], SENT_H
 
-    limit = float(cfg["TIMEOUT_holding"])
-    rows = live[st[live] == S["holding"]]
-    age = (now - j["modificationTime"][rows]) / H
-    yield "H6", rows[age > limit], "failed", age[age > limit], limit
+    yield from _holding(sim, live)
 
     for rule, statuses, days in (("K1", DEFINED_TABLE, 7.0), ("K2", np.array([S["activated"]]), 7.0)):
         rows = live[np.isin(st[live], statuses)]
         age = (now - j["creationTime"][rows]) / D
         yield rule, rows[age > days], "closed", age[age > days], days
+
+
+def _holding(sim: SimState, live: np.ndarray) -> Iterator[Hit]:
+    """H5 then H6. Seed 000: "3 hours for holding jobs with job.currentPriority>=800, while days for holding jobs
+    with job.currentPriority<800" (the days: TIMEOUT_holding); switch holding_as_jedi: 3 h above 800 (strict) and
+    for analysis holding jobs, then TIMEOUT_holding for all. (Seed 003's production table says "3 hours for holding
+    jobs" without the priority split; the seed profile follows seed 000's rule list, docs/lifecycle.md.)"""
+    j, now = sim.jobs, sim.now
+    st = j["jobStatus"]
+    rows = live[st[live] == S["holding"]]
+    prio = j["currentPriority"][rows]
+    if profiles.rule(sim.config, "holding_as_jedi"):
+        fast = (prio > HOLDING_PRIO) | (j["prodSourceLabel"][rows] == 1)
+    else:
+        fast = prio >= HOLDING_PRIO
+    since = np.where(np.isnan(j["endTime"][rows]), j["modificationTime"][rows], j["endTime"][rows])
+    age = (now - np.minimum(since, j["modificationTime"][rows])) / H
+    hit = fast & (age > HOLDING_FAST_H)
+    yield "H5", rows[hit], "failed", age[hit], HOLDING_FAST_H
+    limit = float(sim.config["TIMEOUT_holding"])
+    rows = rows[~hit]
+    age = (now - j["modificationTime"][rows]) / H
+    yield "H6", rows[age > limit], "failed", age[age > limit], limit
 
 
 def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
@@ -153,6 +177,21 @@ def _reassignments(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterato
     rows = _no_reassign(sim, live[(st[live] == S["starting"]) & ~user])
     age = (now - j["stateChangeTime"][rows]) / H
     yield "R9", rows[age > R9_H], "closed", age[age > R9_H], R9_H
+
+
+def _evgen_simul(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:
+    """E6, seed 003's production timeouts: "6 hours for activated even/simul jobs at T2 when nRunning=0 or
+    nActivated/nRunning>0" and "6 hours for activated evgen/simul jobs at T1 except US and ND": closed (code 51) to
+    be reassigned. PanDA's code has no such rule (switch evgensimul_6h_as_jedi). At a T2 the condition holds for
+    every activated job (its own queue has one activated job at least)."""
+    if profiles.rule(sim.config, "evgensimul_6h_as_jedi") or len(sim.evgen_simul_tasks) == 0:
+        return
+    j, now = sim.jobs, sim.now
+    st, q = j["jobStatus"], j["computingSite"]
+    rows = live[(st[live] == S["activated"]) & ~user]
+    rows = rows[np.isin(j["jediTaskID"][rows], sim.evgen_simul_tasks) & sim.g.evgen_6h_queue[q[rows]]]
+    age = (now - j["modificationTime"][rows]) / H
+    yield "E6", rows[age > EVGEN_SIMUL_H], "closed", age[age > EVGEN_SIMUL_H], EVGEN_SIMUL_H
 
 
 def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> Iterator[Hit]:

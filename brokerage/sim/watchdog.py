@@ -23,7 +23,7 @@ def tick(state: SimState, now: float) -> None:
     """
     f = state.files
     files = pd.DataFrame({
-        "jediTaskID": f.task, "failedAttempt": f.failedAttempt,
+        "jediTaskID": f.task, "failedAttempt": f.failedAttempt, "attemptNr": f.attemptNr,
         "status": np.array(["ready", "running", "finished", "failed"], dtype=object)[f.status],
     })  # fmt: skip
     tids = state.jobs["jediTaskID"][state.live]

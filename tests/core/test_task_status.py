@@ -28,7 +28,7 @@ CHART = [
     ("throttled", "running"), ("running", "tobroken"), ("running", "prepared"), ("tobroken", "broken"),
     ("prepared", "done"), ("prepared", "finished"), ("prepared", "failed"), ("prepared", "exhausted"),
     ("exhausted", "finishing"), ("exhausted", "toretry"), ("pending", "finishing"), ("finishing", "passed"),
-    ("passed", "done"), ("passed", "finished"), ("passed", "failed"), ("done", "toretry"), ("finished", "toretry"),
+    ("passed", "done"), ("passed", "finished"), ("passed", "failed"), ("finished", "toretry"),
     ("failed", "toretry"), ("toretry", "ready"), ("done", "toincexec"), ("finished", "toincexec"),
     ("failed", "toincexec"), ("toincexec", "rerefine"), ("rerefine", "defined"), ("aborting", "aborted"),
 ]  # fmt: skip
@@ -52,6 +52,13 @@ def test_transitions_only_name_known_statuses() -> None:
 def test_every_chart_arrow_is_allowed(old: str, new: str) -> None:
     """Each arrow of the official task status chart is an allowed transition."""
     assert ts.is_allowed(old, new)
+
+
+def test_the_charts_done_to_toretry_arrow_is_no_move() -> None:
+    """The chart draws done -> toretry, but no retry reaches it: seed 003 retries "finished or exhausted" tasks and
+    PanDA's server refuses done, so the machine (the retry command's one list) refuses it too."""
+    assert not ts.is_allowed("done", "toretry")
+    assert "done" not in ts.RETRY_FROM_SEED | ts.RETRY_FROM_CODE
 
 
 def test_a_new_task_starts_registered() -> None:
@@ -79,7 +86,7 @@ def test_refusal_names_both_statuses_and_the_allowed_ones() -> None:
     """The TransitionError message names the old and new status and lists the allowed next statuses."""
     with pytest.raises(ts.TransitionError) as err:
         ts.check_transition("done", "running")
-    assert str(err.value) == "task status 'done' cannot change to 'running'; allowed next statuses: toincexec, toretry"
+    assert str(err.value) == "task status 'done' cannot change to 'running'; allowed next statuses: toincexec"
     with pytest.raises(ts.TransitionError, match="allowed next statuses: none"):
         ts.check_transition("broken", "ready")
 
@@ -89,7 +96,8 @@ def test_broken_is_the_only_dead_end() -> None:
     assert {"done", "finished", "failed", "aborted", "broken"} == ts.FINAL_STATUSES
     assert ts.TRANSITIONS["broken"] == frozenset()
     assert ts.TRANSITIONS["aborted"] == {"toincexec"}
-    for final in ("done", "finished", "failed"):
+    assert ts.TRANSITIONS["done"] == {"toincexec"}  # retry is refused from done (seed 003, the server)
+    for final in ("finished", "failed"):
         assert ts.TRANSITIONS[final] == {"toretry", "toincexec"}
 
 

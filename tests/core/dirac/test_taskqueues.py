@@ -1,4 +1,4 @@
-"""DIRAC task queues: jobs grouped by exactly equal requirements, ids in creation order, split at 5000 jobs."""
+"""DIRAC task queues: jobs grouped by exactly equal requirements, ids in creation order, split at 5000 by switch."""
 
 from __future__ import annotations
 
@@ -33,9 +33,15 @@ def test_task_queue_holds_at_most_max_jobs_then_a_new_one_opens() -> None:
     assert [tqs.job_id[tqs.jobs_of(i)].tolist() for i in range(3)] == [[1, 2], [3, 4], [5]]
 
 
-def test_default_split_is_5000_jobs() -> None:
-    """5,001 equal jobs give a full queue of 5,000 and one of 1."""
+def test_the_seed_groups_every_job_of_equal_requirements_in_one_queue() -> None:
+    """Seed 004: "All jobs with identical requirements are grouped in one TaskQueue": 5,001 equal jobs, one queue."""
     tqs = task_queues(snapshot([job(i) for i in range(1, 5002)]), Config())
+    assert tqs.njobs.tolist() == [5001]
+
+
+def test_dirac_code_splits_at_5000_jobs() -> None:
+    """Switch tq_split_as_dirac (DIRAC's TaskQueueDB): 5,001 equal jobs give a full queue of 5,000 and one of 1."""
+    tqs = task_queues(snapshot([job(i) for i in range(1, 5002)]), Config().with_overrides({"RULES": "panda-1.0.4"}))
     assert tqs.njobs.tolist() == [5000, 1]
 
 

@@ -67,9 +67,9 @@ def test_finish_kills_queued_jobs_and_ends_when_running_ones_are_done() -> None:
 
 
 def test_retry_gives_failed_inputs_five_more_attempts_and_readies_the_task() -> None:
-    """retry from failed: units failed for good get maxAttempt + 5, go back to ready and to the task's retry pool;
+    """retry from finished: units failed for good get maxAttempt + 5, go back to ready and to the task's retry pool;
     nFilesFailed drops by as many; the task goes toretry -> ready."""
-    sim = _sim("failed")
+    sim = _sim("finished")
     fid = sim.files.add(1, 2, 3, 10**6)
     sim.files.status[fid] = sim.files.FAILED
     sim.tasks.loc[1, ["nFilesUsed", "nFilesFailed"]] = [2, 2]
@@ -81,11 +81,11 @@ def test_retry_gives_failed_inputs_five_more_attempts_and_readies_the_task() -> 
 @pytest.mark.parametrize(
     ("status", "command"),
     [("done", "retry"), ("running", "resume"), ("done", "kill"), ("failed", "pause"), ("broken", "finish"),
-     ("running", "retry"), ("aborted", "reassign")],
+     ("running", "retry"), ("aborted", "reassign"), ("failed", "retry"), ("aborted", "retry")],
 )  # fmt: skip
 def test_a_command_the_status_does_not_allow_is_refused_with_the_rule(status: str, command: str) -> None:
-    """A command outside its allowed statuses is refused, naming the status and what it is allowed from (retry
-    from done is refused as JEDI's retryTask does; the seed also forbids it from failed, see docs/lifecycle.md)."""
+    """A command outside its allowed statuses is refused, naming the status and what it is allowed from (seed 003:
+    "Tasks can be retried if they are in finished or exhausted state": not from done, failed or aborted)."""
     sim = _sim(status)
     with pytest.raises(CommandRefused, match=f"{command} is not allowed in status {status}"):
         _do(sim, command)

@@ -131,6 +131,8 @@ def test_a_replayed_job_takes_the_same_steps_as_in_the_full_run() -> None:
 
 
 def test_jobs_of_a_task_with_a_nucleus_are_counted_under_it() -> None:
-    """Series per nucleus: task 1's jobs (nucleus S1) run under S1; the others' under 'no nucleus'."""
+    """Series per nucleus: task 1's jobs (nucleus S1) are counted under S1 (its scouts, brokered as scouts, wait at
+    A, the nucleus' only queue); the others' under 'no nucleus'."""
     out = Simulation(_snap(), Config(), seed=1).run(3).result()
-    assert max(out["nuclei"]["S1"]["running"]) > 0 and "MC Simulation" in out["work_queues"]
+    s1 = out["nuclei"]["S1"]
+    assert max(np.add(s1["running"], s1["activated"])) > 0 and "MC Simulation" in out["work_queues"]

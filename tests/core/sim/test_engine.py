@@ -68,31 +68,38 @@ def _tasks(**cols: object) -> pd.DataFrame:
     return pd.DataFrame([base], index=pd.Index([7], name="jediTaskID"))
 
 
+CODE = Config().with_overrides({"RULES": "panda-1.0.4"})
+
+
 def test_task_throttled_for_many_attempts_and_released_after_120_min() -> None:
-    """§4.5: average failedAttempt 5 over ready/running files, int(5 / 5) = 1 > numThrottled 0: throttled until
-    now + 120 x 1^2 min, then released to running."""
-    files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [5] * 4})
-    t, ch = task_agent.step(_tasks(), files, pd.Series(dtype=int), 1000.0, Config())
+    """§4.5 (switch throttle_as_jedi): average failedAttempt 5 over ready/running files, int(5 / 5) = 1 >
+    numThrottled 0: throttled until now + 120 x 1^2 min, then released to running."""
+    files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [5] * 4, "attemptNr": 5})
+    t, ch = task_agent.step(_tasks(), files, pd.Series(dtype=int), 1000.0, CODE)
     assert t.loc[7, "status"] == "throttled" and t.loc[7, "throttledTime"] == 1000.0 + 7200.0
     assert ch.iloc[0]["rule"] == "many attempts" and "5.0 > 1x5" in ch.iloc[0]["cause"]
-    t2, _ = task_agent.step(t, files.assign(failedAttempt=0), pd.Series(dtype=int), 8300.0, Config())
+    t2, _ = task_agent.step(t, files.assign(failedAttempt=0), pd.Series(dtype=int), 8300.0, CODE)
     assert t2.loc[7, "status"] == "running"
 
 
 def test_analysis_tasks_are_never_throttled_for_attempts() -> None:
     """§4.5: analysis tasks keep numThrottled NULL (here -1) and are never throttled."""
-    files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [9] * 4})
-    t, _ = task_agent.step(_tasks(numThrottled=-1), files, pd.Series(dtype=int), 0.0, Config())
-    assert t.loc[7, "status"] == "running"
+    files = pd.DataFrame({"jediTaskID": [7] * 4, "status": ["ready"] * 4, "failedAttempt": [9] * 4, "attemptNr": 10})
+    for config in (Config(), CODE):
+        t, _ = task_agent.step(_tasks(numThrottled=-1), files, pd.Series(dtype=int), 0.0, config)
+        assert t.loc[7, "status"] == "running"
 
 
 def test_final_status_done_finished_failed() -> None:
-    """§6.2: all inputs finished -> done; none -> failed; some -> finished (only when no job is left)."""
-    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
-    cases = {(4, 0): "done", (0, 4): "failed", (3, 1): "finished"}
-    for (fin, bad), want in cases.items():
-        t, _ = task_agent.step(_tasks(nFilesFinished=fin, nFilesFailed=bad), empty, pd.Series(dtype=int), 0.0,
-                               Config())  # fmt: skip
+    """§6.2: all inputs finished -> done; none -> failed; some -> finished (only when no job is left), but a
+    production task goes to exhausted instead (seed 003: "For production tasks, all reattempts were done but some
+    inputs were still unsuccessful, and the task is configured to go to this state instead of finished")."""
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": [], "attemptNr": []})
+    cases = {(4, 0, "managed"): "done", (0, 4, "managed"): "failed", (3, 1, "managed"): "exhausted",
+             (3, 1, "user"): "finished"}  # fmt: skip
+    for (fin, bad, label), want in cases.items():
+        t, _ = task_agent.step(_tasks(nFilesFinished=fin, nFilesFailed=bad, prodSourceLabel=label, numThrottled=-1),
+                               empty, pd.Series(dtype=int), 0.0, Config())  # fmt: skip
         assert t.loc[7, "status"] == want
     t, _ = task_agent.step(_tasks(nFilesFinished=4), empty, pd.Series({7: 1}), 0.0, Config())
     assert t.loc[7, "status"] == "running"
@@ -100,28 +107,28 @@ def test_final_status_done_finished_failed() -> None:
 
 def test_pending_task_is_retried_after_60_minutes() -> None:
     """waitForPending: a pending task goes back to its old status 60 min after it was held."""
-    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": [], "attemptNr": []})
     t = _tasks(status="pending", oldStatus="running", modificationTime=0.0, frozenTime=0.0)
     assert task_agent.step(t, empty, pd.Series(dtype=int), 3000.0, Config())[0].loc[7, "status"] == "pending"
     assert task_agent.step(t, empty, pd.Series(dtype=int), 3600.0, Config())[0].loc[7, "status"] == "running"
 
 
 def test_urgent_production_tasks_leave_pending_sooner() -> None:
-    """reactivatePendingTasks: a production task at priority >= 950 is retried after 10 min, >= 900 after 30 min;
-    an analysis task at 950 still waits 60 min."""
-    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    """reactivatePendingTasks (switch pending_as_jedi): a production task at priority >= 950 is retried after 10
+    min, >= 900 after 30 min; an analysis task at 950 still waits 60 min."""
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": [], "attemptNr": []})
     for prio, label, minutes, back in ((950, "managed", 10, True), (900, "managed", 10, False),
                                        (900, "managed", 30, True), (950, "user", 30, False)):  # fmt: skip
         t = _tasks(status="pending", oldStatus="running", modificationTime=0.0, frozenTime=0.0,
                    currentPriority=float(prio), prodSourceLabel=label)  # fmt: skip
-        got = task_agent.step(t, empty, pd.Series(dtype=int), minutes * 60.0, Config())[0].loc[7, "status"]
+        got = task_agent.step(t, empty, pd.Series(dtype=int), minutes * 60.0, CODE)[0].loc[7, "status"]
         assert (got == "running") is back, (prio, label, minutes)
 
 
 def test_pending_timeout_follows_pending_timeout_per_label() -> None:
     """A task pending since frozenTime for more than PENDING_TIMEOUT_<label> hours (default 168) is exhausted, the
     sentence naming the key: 170 h exhausts a managed task by default, 30 h only with PENDING_TIMEOUT_managed=24."""
-    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": [], "attemptNr": []})
     t = _tasks(status="pending", oldStatus="running", modificationTime=169 * H, frozenTime=0.0)
     out, ch = task_agent.step(t, empty, pd.Series(dtype=int), 170 * H, Config())
     assert out.loc[7, "status"] == "exhausted" and "PENDING_TIMEOUT_managed 168 h" in ch["cause"].iloc[0]

@@ -139,7 +139,7 @@ def test_a_task_ends_through_prepared() -> None:
                        "frozenTime": np.nan, "throttledTime": np.nan, "numThrottled": 0, "nFiles": 4, "nFilesUsed": 4,
                        "nFilesFinished": 4, "nFilesFailed": 0, "prodSourceLabel": "managed",
                        "currentPriority": 500.0}], index=pd.Index([7], name="jediTaskID"))  # fmt: skip
-    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": []})
+    empty = pd.DataFrame({"jediTaskID": [], "status": [], "failedAttempt": [], "attemptNr": []})
     out, changes = task_agent.step(t, empty, pd.Series(dtype=int), 0.0, Config())
     assert list(zip(changes["from"], changes["to"], strict=True)) == [("running", "prepared"), ("prepared", "done")]
     assert out.at[7, "status"] == "done"

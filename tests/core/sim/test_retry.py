@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from brokerage.model.gdpconfig import Config
 from brokerage.sim import brokering, jobgen, retry
 from brokerage.sim.jobs import S
 from brokerage.sim.retry import ErrorClass, RetryRule, error_class, increase_ram, preprocess_rules
@@ -75,10 +76,11 @@ def test_min_ram_count_round_trips_through_compensation() -> None:
     assert retry.job_ram(7650, 500, 8, True) == 1000
 
 
-def _memory_grid() -> object:
+def _memory_grid(config: Config | None = None) -> object:
     """Queue A: maxrss 2000 MB (the pilot kills above 4000); B: maxrss 8000. One running task of 10 inputs asking
     1500 MB whose payloads really peak near 6000 MB."""
     sim = small_sim(
+        config,
         queues=[queue("A", "S1", maxrss=2000), queue("B", "S2", maxrss=8000)],
         tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, cputime=1.0, ramcount=1500,
                     ramunit="MB")],
@@ -94,8 +96,9 @@ def _memory_grid() -> object:
 
 def test_memory_kills_are_retried_with_more_memory_until_the_brokerage_avoids_the_small_queue() -> None:
     """The pilot kills a payload above twice the queue's maxrss (PAYLOADEXCEEDMAXMEM, 1235) at A only; the retry
-    module raises the input's ramCount up the ladder (1500 -> 2000 -> 3000), and at 3000 MB (2700 x 0.9 > A's
-    maxrss) the memory check leaves only B, where every job finishes: the task ends done."""
+    module raises the input's ramCount up the ladder (seed 003: the next step above max(maxPSS about 6000, 1500) =
+    8000; switch memory_retry_as_jedi: 1500 -> 2000 -> 3000), and from 3000 MB (2700 x 0.9 > A's maxrss) the memory
+    check leaves only B, where every job finishes: the task ends done."""
     sim = _memory_grid()
     sim.run(24)
     j = sim.jobs

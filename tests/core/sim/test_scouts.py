@@ -11,21 +11,28 @@ from brokerage.sim.scouts import N_SCOUT_JOBS, assess, scout_priority
 from tests.builders import counts, dataset, task
 from tests.core.sim.conftest import small_sim
 
+CODE = Config().with_overrides({"RULES": "panda-1.0.4"})
+
 
 def test_scout_estimates_are_p75_plus_10_percent_and_p95_times_1_5() -> None:
-    """ramCount = P75 of the scouts' maxPSS x 1.1 (P75 of 1000..4000 MB is 3250: 3575 MB); cpuTime = P95 of their
-    HS06 s per event x 1.5 (P95 of 10, 20, 30, 40 is 38.5: 57.75); no check with 20 jobs or fewer to come."""
-    v = assess(Config(), np.array([1000.0, 2000, 3000, 4000]), np.array([10.0, 20, 30, 40]), np.full(4, 3600.0),
+    """Switch scout_assess_as_jedi: ramCount = P75 of the scouts' maxPSS x 1.1 (P75 of 1000..4000 MB is 3250: 3575
+    MB); cpuTime = P95 of their HS06 s per event x 1.5 (P95 of 10, 20, 30, 40 is 38.5: 57.75); no check with 20 jobs
+    or fewer to come. The seed's ramCount is the largest maxPSS: 4000."""
+    v = assess(CODE, np.array([1000.0, 2000, 3000, 4000]), np.array([10.0, 20, 30, 40]), np.full(4, 3600.0),
                1, False, 2000, 10.0, 20)  # fmt: skip
     assert (v.ram_count, v.cpu_time, v.check) == (3575, pytest.approx(57.75), "")
+    seed = assess(Config(), np.array([1000.0, 2000, 3000, 4000]), np.array([10.0, 20, 30, 40]), np.full(4, 3600.0),
+                  1, False, 2000, 10.0, 20)  # fmt: skip
+    assert (seed.ram_count, seed.cpu_time) == (4000, pytest.approx(57.75))
 
 
 def test_scouts_needing_more_than_4_gb_exhaust_a_task_that_asked_less() -> None:
-    """RAM check: an 8-core MBPerCore task asked 400 MB/core (3200 MB); scouts at 600 MB/core give 660 x 8 = 5280 MB
-    > 4000 MB > 3200 MB: exhausted with reason=scout_ramCount (only when more than 20 jobs are to come)."""
+    """RAM check: an 8-core MBPerCore task asked 400 MB/core (3200 MB); scouts at 600 MB/core give 600 x 8 = 4800 MB
+    (seed: the largest maxPSS per core) > 4000 MB > 3200 MB: exhausted with reason=scout_ramCount (only when more
+    than 20 jobs are to come)."""
     pss = np.full(5, 4800.0)
     v = assess(Config(), pss, np.full(5, 10.0), np.full(5, 3600.0), 8, True, 400, 10.0, 500)
-    assert v.ram_count == 660 and v.check == "scout_ramCount" and "5280 MB > 4000 MB (was 3200 MB)" in v.reason
+    assert v.ram_count == 600 and v.check == "scout_ramCount" and "4800 MB > 4000 MB (was 3200 MB)" in v.reason
     assert assess(Config(), pss, np.full(5, 10.0), np.full(5, 3600.0), 8, True, 400, 10.0, 20).check == ""
 
 

@@ -11,7 +11,7 @@ SH, RT = "MC Simulation", "SCORE"
 def test_no_running_and_more_queued_than_the_limit_is_skipped() -> None:
     """SKIP a: nRunning 0 and 2,500 queued > NQUEUELIMIT default 4 x 500 = 2,000."""
     v = throttle(Config(), SH, RT, 0, 2500, 0)
-    assert v.throttled and v.rule == "a" and v.max_jobs == 0 and "2500 > queue limit 2000" in v.reason
+    assert v.throttled and v.rule == "a" and "2500 > queue limit 2000" in v.reason
 
 
 def test_queued_over_running_above_the_threshold_is_skipped() -> None:
@@ -64,3 +64,43 @@ def test_reprocessing_default_bunch_grows_towards_the_queue_limit() -> None:
     reprocessing = throttle(cfg, "Reprocessing default", "SCORE", 100, 1000, 0)
     plain = throttle(cfg, "MC Simulation", "SCORE", 100, 1000, 0)
     assert reprocessing.max_jobs == 300 and plain.max_jobs == 250
+
+
+def test_high_priority_queued_rule() -> None:
+    """highPrioQueued (PanDA's throttler): a production task waiting at a priority above every job in PanDA, or
+    equal to it with fewer than 500 such jobs not running; never for analysis."""
+    from brokerage.sim.throttler import high_prio_queued
+
+    assert high_prio_queued(950, 900, 3000, False) and high_prio_queued(900, 900, 499, False)
+    assert not high_prio_queued(900, 900, 500, False) and not high_prio_queued(800, 900, 0, False)
+    assert not high_prio_queued(950, 900, 0, True)
+
+
+def test_a_skipped_work_queue_passes_a_task_that_outranks_its_jobs() -> None:
+    """The high-priority override: MC Simulation holds 3000 activated jobs (priority 500 or 900) against 10 running,
+    so the throttler SKIPs (c); a task at 950 outranks them all and gets jobs (minPriority 950), the task at 500
+    none; NRUNNINGCAP's SKIP (g) is never overridden; a task at 900 ties over 500 waiting jobs: no override."""
+    from brokerage.model.gdpconfig import Config
+    from brokerage.sim import brokering, jobgen
+    from tests.builders import counts, dataset, task
+    from tests.core.sim.conftest import small_sim
+
+    def run(config: Config, top: int = 950):  # type: ignore[no-untyped-def]
+        sim = small_sim(
+            config,
+            tasks=[task(1, status="running", currentpriority=top, chunk_nevents=100, chunk_njobs=10, cputime=1.0),
+                   task(2, status="running", currentpriority=500, chunk_nevents=100, chunk_njobs=10, cputime=1.0)],
+            datasets=[dataset(1, 1, nfiles=10, nevents=100), dataset(2, 2, nfiles=10, nevents=100)],
+            job_counts=counts("A", running=10, activated=3000) + counts("B", running=10),
+        )  # fmt: skip
+        brokering.tick(sim, 0.0)  # JOB_STATS_HP, as of the brokers' refresh
+        jobgen.tick(sim, 0.0)
+        made = sim.jobs["jediTaskID"][: sim.jobs.n]
+        return sim.verdicts[("MC Simulation", "SCORE")], int((made == 1).sum()), int((made == 2).sum())
+
+    verdict, first, second = run(Config())
+    assert verdict.rule == "pass high priority" and verdict.min_priority == 950 and first == 10 and second == 0
+    verdict, first, second = run(Config().with_overrides({"NRUNNINGCAP": 5}))
+    assert verdict.rule == "g" and first == second == 0
+    verdict, first, second = run(Config(), top=900)  # ties the top jobs, over 500 of which wait: no override
+    assert verdict.rule == "c" and first == second == 0
