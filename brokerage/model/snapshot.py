@@ -15,7 +15,7 @@ import pandas as pd
 
 from brokerage.model.errors import InputError
 from brokerage.model.tables import SCHEMA_VERSION, TABLES, Col
-from brokerage.model.validation import MAX_JSON_DEPTH, shown_value, validate, value_problem
+from brokerage.model.validation import MAX_JSON_DEPTH, range_problem, shown_value, validate, value_problem
 from brokerage.model.workqueues import criteria_problem
 
 
@@ -156,15 +156,45 @@ def _frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
         if c.type == "time":
             data[c.name] = pd.to_datetime(pd.Series(values, dtype="object"), utc=True, format="ISO8601")
         elif c.type in ("int", "float"):
-            arr = pd.Series([np.nan if v is None else v for v in values], dtype="float64")
-            if c.type == "int" and not c.nullable:
-                arr = arr.astype("int64")
-            data[c.name] = arr
+            data[c.name] = _numbers(c, values)
         elif c.type == "bool":
             data[c.name] = pd.Series([bool(v) for v in values], dtype="bool")
         else:
             data[c.name] = pd.Series(values, dtype="object")
     return pd.DataFrame(data)
+
+
+def _numbers(c: Col, values: list[Any]) -> pd.Series:
+    """A number column; an int64 column is built from the integers themselves, never through float64 (exact)."""
+    if c.type == "int" and not c.nullable:
+        try:
+            return pd.Series(values, dtype="int64")
+        except (OverflowError, TypeError, ValueError):
+            if all(isinstance(v, int) for v in values):  # beyond int64: kept exact for check_number_ranges to refuse
+                return pd.Series(values, dtype="object")
+    return pd.Series([np.nan if v is None else v for v in values], dtype="float64")
+
+
+def check_number_ranges(snap: GridSnapshot) -> list[str]:
+    """Every number of SNAP outside its column's range (Col.bounds), for tables built without validate.
+
+    Usage: ``assert not check_number_ranges(snap)``
+    """
+    problems: list[str] = []
+    for name, cols in TABLES.items():
+        df = snap.tables[name]
+        for c in cols:
+            if c.type not in ("int", "float") or c.name not in df:
+                continue
+            lo, hi = c.bounds()
+            values = df[c.name].to_numpy()
+            with np.errstate(invalid="ignore"):
+                bad = ~((values >= lo) & (values <= hi)) & ~pd.isna(values)
+            for i in np.flatnonzero(bad):
+                v = values[i]
+                shown = int(v) if c.type == "int" and (isinstance(v, int) or np.isfinite(v)) else float(v)
+                problems.append(f"{name}[{i}].{c.name}: {range_problem(c, shown)}")
+    return problems
 
 
 def _default(c: Col) -> Any:
