@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -128,13 +129,34 @@ class GridSnapshot:
         return out
 
     def to_json(self, path: str | Path) -> None:
-        """Write the snapshot as JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), separators=(",", ":")))
+        """Write the snapshot as JSON; all or nothing: a failed write (a full disk) leaves no partial file and
+        raises InputError naming the path."""
+        write_whole(Path(path), json.dumps(self.to_dict(), separators=(",", ":")).encode())
 
     def replace(self, **tables: pd.DataFrame) -> GridSnapshot:
         """A new snapshot with some tables replaced (derived caches are not carried over)."""
         merged = {**self.tables, **tables}
         return GridSnapshot(merged, self.taken_at, self.snapshot_id, self.version + 1)
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write DATA to PATH through a temporary file renamed over it, so PATH is either complete or untouched.
+
+    Usage: ``write_whole(Path("grid.json"), b"{}")``
+    """
+    in_place = path.exists() and not path.is_file()  # a device or pipe (/dev/stdout): written as it is
+    tmp = None if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp or path, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if tmp is not None:
+            os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write the file ({exc.strerror or exc}); nothing was written") from exc
 
 
 def empty_snapshot(taken_at: datetime | None = None) -> GridSnapshot:

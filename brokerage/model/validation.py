@@ -143,7 +143,11 @@ def value_problem(c: Col, v: Any) -> str | None:
     return None
 
 
-def _depth_problem(data: Any) -> str | None:
+def depth_problem(data: Any) -> str | None:
+    """``$: nested deeper than ...`` when DATA nests beyond MAX_JSON_DEPTH, else None (iterative: no recursion).
+
+    Usage: ``assert depth_problem({"a": [1]}) is None``
+    """
     stack = [(data, 1)]
     while stack:
         v, depth = stack.pop()
@@ -163,7 +167,7 @@ def validate(data: Any) -> list[str]:
     """
     if not isinstance(data, dict):
         return ["$: expected a JSON object with the snapshot tables"]
-    if deep := _depth_problem(data):
+    if deep := depth_problem(data):
         return [deep]
     problems: list[str] = []
     if "taken_at" not in data:
