@@ -23,7 +23,11 @@ _cluster: list[Any] = []
 
 
 def on_starting(server: Any) -> None:
-    """Start the shared Dask cluster unless DASK_SCHEDULER_ADDRESS names one; the workers inherit its address."""
+    """Refuse plain-text operator secrets; start the shared Dask cluster unless DASK_SCHEDULER_ADDRESS names one
+    (the workers inherit its address)."""
+    from app.services.roles import refuse_plain_secrets
+
+    refuse_plain_secrets()
     if os.environ.get("DASK_SCHEDULER_ADDRESS"):
         return
     from app.cluster import start
