@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import logging
 import os
+import secrets
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from dash.exceptions import DashException
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, abort, current_app, jsonify, request
 from werkzeug.exceptions import InternalServerError
 from werkzeug.routing import IntegerConverter
 
+from app.services.admission import JobsBusy
 from brokerage.model.tables import BIG_MAX
 
 # request bodies above this many bytes are answered 413 (Dash callbacks included); app/serving.py refuses them
@@ -161,6 +164,42 @@ def _callback_error(exc: Exception) -> Any:
     return InternalServerError(original_exception=exc)
 
 
+CSRF_COOKIE = "brokerage_csrf"  # set on every answer that finds none; its value goes back in the header below
+CSRF_HEADER = "X-CSRF-Token"
+
+
+def _csrf_cookie(resp: Response) -> Response:
+    if not request.cookies.get(CSRF_COOKIE):
+        resp.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(32), samesite="Strict", secure=request.is_secure, path="/")
+    return resp
+
+
+def require_csrf() -> None:
+    """Inside a request that starts work: abort 403 unless the X-CSRF-Token header repeats the brokerage_csrf
+    cookie (another site can make a browser send the cookie, never read it or set the header).
+
+    Usage: ``require_csrf()`` first in a POST route
+    """
+    cookie, given = request.cookies.get(CSRF_COOKIE, ""), request.headers.get(CSRF_HEADER, "")
+    if not cookie or not hmac.compare_digest(cookie.encode(), given.encode()):
+        abort(
+            403,
+            f"starting work needs the {CSRF_HEADER} header set to the value of the {CSRF_COOKIE} cookie "
+            "(any page or API answer of this server sets it)",
+        )
+
+
+def busy_response(exc: JobsBusy) -> Any:
+    """A refused long job as 429 Too Many Requests with Retry-After.
+
+    Usage: ``except JobsBusy as exc: return busy_response(exc)``
+    """
+    resp = jsonify({"error": str(exc), "status": 429})
+    resp.status_code = 429
+    resp.headers["Retry-After"] = str(exc.retry_after_s)
+    return resp
+
+
 def harden(server: Flask, script_hashes: Callable[[], Iterable[str]]) -> None:
     """Body limit, security headers, bounded integer routes, 400 for forged callback input and the trusted
     proxies' forwarded address on SERVER (before any route is added).
@@ -172,6 +211,8 @@ def harden(server: Flask, script_hashes: Callable[[], Iterable[str]]) -> None:
     for kind in FORGED_INPUT:
         server.register_error_handler(kind, _callback_error)
     add_headers(server, script_hashes)
+    server.after_request(_csrf_cookie)
+    server.register_error_handler(JobsBusy, busy_response)
     nets = trusted_networks()
     if nets:
         server.wsgi_app = ForwardedFor(server.wsgi_app, nets)  # type: ignore[method-assign]

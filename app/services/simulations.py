@@ -147,7 +147,7 @@ class Simulations:
         snap, cmds = self._inputs(req)
         label = req.labels[-1]
         config = self.state.effective_config(req.overrides if label != "stored" else {})
-        job_id = f"simjob:{self.job_id(req)}:{label}:{panda_id}"
+        job_id = self.history_job_id(req, panda_id)
         snap_future = self.jobs.snapshot(snap)
         # a replay is a pure function of its inputs: a job id the run never made fails the same way every time
         shown = {"label": label, "hours": req.hours, "seed": req.seed}
@@ -156,6 +156,10 @@ class Simulations:
             restart_failed=False,
         )  # fmt: skip
         return job_id, state
+
+    def history_job_id(self, req: SimRequest, panda_id: int) -> str:
+        """The job replaying REQ's last run until job PANDA_ID is final."""
+        return f"simjob:{self.job_id(req)}:{req.labels[-1]}:{panda_id}"
 
     def poll(self, job_id: str) -> JobState:
         """Where the job is."""

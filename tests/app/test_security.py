@@ -84,3 +84,30 @@ def test_the_forwarded_address_is_believed_only_from_a_trusted_proxy() -> None:
     assert forwarded_client("10.0.0.5", "1.2.3.4", []) == "10.0.0.5"
     with pytest.raises(SystemExit, match="BROKERAGE_TRUSTED_PROXIES"):
         trusted_networks("10.0.0.5, proxy.example.org")
+
+
+def test_a_get_never_starts_a_simulation(app_client: Any) -> None:
+    """GET /api/simulation?hours=48 (what a cross-origin <img> sends) answers 404 and starts nothing; starting is
+    a POST whose X-CSRF-Token header repeats the brokerage_csrf cookie, else 403."""
+    from app.main import services
+    from app.services.simulations import parse_request
+
+    url = "/api/simulation?hours=48&seed=991"
+    got = app_client.get(url)
+    assert got.status_code == 404 and "POST" in got.get_json()["error"]
+    req, _ = parse_request(services.state.config(), {"hours": "48", "seed": "991"})
+    assert services.simulations.poll(services.simulations.job_id(req)).state == "unknown"
+    assert app_client.post(url).status_code == 403  # no token
+    assert app_client.post(url, headers={"X-CSRF-Token": "forged"}).status_code == 403
+    assert app_client.get("/api/simulation/job/5?hours=48&seed=991").status_code == 404
+
+
+def test_a_refused_long_job_is_429_with_retry_after(app_client: Any) -> None:
+    """A long job refused for the client's quota or a full queue answers 429 with Retry-After (not 503)."""
+    from app.main import app
+    from app.security import busy_response
+    from app.services.jobs import JobsBusy
+
+    with app.server.test_request_context("/api/simulation"):
+        resp = busy_response(JobsBusy("you already have 3 long jobs", 30))
+    assert resp.status_code == 429 and resp.headers["Retry-After"] == "30"
