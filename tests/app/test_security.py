@@ -111,3 +111,28 @@ def test_a_refused_long_job_is_429_with_retry_after(app_client: Any) -> None:
     with app.server.test_request_context("/api/simulation"):
         resp = busy_response(JobsBusy("you already have 3 long jobs", 30))
     assert resp.status_code == 429 and resp.headers["Retry-After"] == "30"
+
+
+def test_simulation_memory_is_estimated_and_refused_above_the_budget(app_client: Any, monkeypatch: Any) -> None:
+    """A run's memory is estimated from the grid before it starts (150 MiB + 210 B per job of job_counts and per
+    job two generation cycles of chunk_njobs make each simulated hour); one job-count row of 2x10**7 jobs needs
+    about 4.1 GiB and is refused (400) above the 2 GiB budget, naming both; nothing is started."""
+    from app.main import services
+    from app.services.simulations import RUN_BASE_BYTES, estimated_bytes, memory_budget
+    from tests.builders import grid, queue, task
+
+    small = grid([queue("A", "S1")], [task(1, chunk_njobs=10)], job_counts=[
+        {"panda_queue": "A", "gshare": "Express", "jobstatus": "running", "njobs": 1000}])  # fmt: skip
+    assert estimated_bytes(small, 1.5) == RUN_BASE_BYTES + 210 * (1000 + 10 * 2 * 2)
+    assert memory_budget("") == 2 * 2**30 and memory_budget("5000000000") == 5_000_000_000
+    snap = services.state.snapshot()
+    rows = snap.tables["job_counts"].copy()
+    rows.loc[rows.index[0], "njobs"] = 2 * 10**7
+    heavy = snap.replace(job_counts=rows)
+    assert estimated_bytes(heavy, 1) > 4 * 2**30
+    monkeypatch.setattr(services.state, "snapshot", lambda: heavy)
+    app_client.get("/api/overview")
+    token = app_client.get_cookie("brokerage_csrf").value
+    r = app_client.post("/api/simulation?hours=1&seed=5", headers={"X-CSRF-Token": token})
+    assert r.status_code == 400
+    assert "GiB, more than the 2.0 GiB a run may use (BROKERAGE_SIM_MEMORY)" in r.get_json()["error"]
