@@ -7,9 +7,11 @@ from typing import Any
 
 bind = os.environ.get("BIND", "127.0.0.1:8050")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-# threaded workers: a client that sends its request slowly holds one thread, not a whole worker, so a few slow
-# (or hostile) clients cannot stall everyone; up to workers × threads requests are read at once
-worker_class = "gthread"
+# each worker reads requests on an event loop (app/serving.py) and runs the app on `threads` threads only once a
+# request is complete: a client sending slowly holds no thread, the request line and headers must arrive within
+# BROKERAGE_HEADER_TIMEOUT (10 s) and the body within BROKERAGE_BODY_TIMEOUT (30 s), and a body announced above
+# BROKERAGE_MAX_BODY (8 MiB) is answered 413 without being read
+worker_class = "app.serving.BufferedWorker"
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = 60
 keepalive = 5
@@ -21,7 +23,11 @@ _cluster: list[Any] = []
 
 
 def on_starting(server: Any) -> None:
-    """Start the shared Dask cluster unless DASK_SCHEDULER_ADDRESS names one; the workers inherit its address."""
+    """Refuse plain-text operator secrets; start the shared Dask cluster unless DASK_SCHEDULER_ADDRESS names one
+    (the workers inherit its address)."""
+    from app.services.roles import refuse_plain_secrets
+
+    refuse_plain_secrets()
     if os.environ.get("DASK_SCHEDULER_ADDRESS"):
         return
     from app.cluster import start

@@ -10,6 +10,7 @@ from app.services import Services
 from brokerage.model.errors import (
     BrokerageError,
     Cancelled,
+    ClusterLost,
     ConfigError,
     ConflictError,
     InputError,
@@ -29,6 +30,7 @@ STATUS: dict[type[BaseException], int] = {
     ConflictError: 409,  # someone saved first
     Cancelled: 409,
     StoreError: 503,  # the database is missing, replaced, busy or failing
+    ClusterLost: 503,  # the Dask cluster lost its workers twice during one run
     BrokerageError: 400,
 }
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import Flask, abort, jsonify, request
 
+from app.security import busy_response
 from app.services import Services
 from app.services.diffs import DiffError
 from app.services.jobs import JobsBusy as AdmissionRefused
@@ -36,4 +37,4 @@ def register(server: Flask, services: Services) -> None:
         except DiffError as exc:
             abort(404, str(exc))
         except AdmissionRefused as exc:
-            return jsonify({"error": str(exc)}), 503
+            return busy_response(exc)

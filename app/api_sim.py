@@ -1,6 +1,6 @@
-"""JSON API of simulations: /api/simulation?hours=H&seed=N&compare=1&KEY=VALUE starts or joins the run, then polls it;
-/api/simulation/job/<PandaID> replays a run until that job is final (its steps and causes); /api/simulation/runs
-lists the runs stored in the database and /api/simulation/runs/<id> gives one."""
+"""JSON API of simulations: POST /api/simulation?hours=H&seed=N&compare=1&KEY=VALUE (with the CSRF token) starts or
+joins the run, GET polls it; /api/simulation/job/<PandaID> the same for a run replayed until that job is final (its
+steps and causes); /api/simulation/runs lists the runs stored in the database and /api/simulation/runs/<id> one."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask, abort, jsonify, request
 
+from app.security import CSRF_HEADER, busy_response, require_csrf
 from app.services import Services
 from app.services.jobs import JobsBusy
 from app.services.roles import client_address
@@ -17,35 +18,56 @@ from app.services.simulations import SimulationRequestError, parse_request
 def register(server: Flask, services: Services) -> None:
     """Add /api/simulation over SERVICES to SERVER."""
 
-    @server.get("/api/simulation")
-    def api_simulation() -> Any:
+    def _request() -> Any:
         try:
             req, refused = parse_request(services.state.config(), request.args.to_dict())
         except SimulationRequestError as exc:
             abort(400, str(exc))
         if refused:
             abort(400, "; ".join(refused[k] for k in sorted(refused)))
+        return req
+
+    def _polled(job_id: str) -> Any:
+        state = services.simulations.poll(job_id)
+        if state.state == "unknown":
+            abort(404, f"this simulation was not started: POST the same URL with the {CSRF_HEADER} header to start it")
+        return _job_body(job_id, state)
+
+    @server.post("/api/simulation")
+    def api_simulation_start() -> Any:
+        """Start (or join) the run: a POST with the page's CSRF token, never a GET (a link or image cannot)."""
+        require_csrf()
+        req = _request()
         try:
             job_id, state = services.simulations.start(req, client_address())
         except SimulationRequestError as exc:
             abort(400, str(exc))
         except JobsBusy as exc:
-            return jsonify({"error": str(exc)}), 503
+            return busy_response(exc)
         return _job_body(job_id, state)
 
-    @server.get("/api/simulation/job/<int:panda_id>")
-    def api_simulation_job(panda_id: int) -> Any:
+    @server.get("/api/simulation")
+    def api_simulation() -> Any:
+        """Poll the run of the same query (404 until a POST started it)."""
+        return _polled(services.simulations.job_id(_request()))
+
+    @server.post("/api/simulation/job/<int:panda_id>")
+    def api_simulation_job_start(panda_id: int) -> Any:
         """One job's simulated history: the run of ?hours&seed&KEY=VALUE&cmd= replayed until the job is final."""
+        require_csrf()
+        req = _request()
         try:
-            req, refused = parse_request(services.state.config(), request.args.to_dict())
-            if refused:
-                abort(400, "; ".join(refused[k] for k in sorted(refused)))
             job_id, state = services.simulations.start_history(req, panda_id, client_address())
         except SimulationRequestError as exc:
             abort(400, str(exc))
         except JobsBusy as exc:
-            return jsonify({"error": str(exc)}), 503
+            return busy_response(exc)
         return _job_body(job_id, state)
+
+    @server.get("/api/simulation/job/<int:panda_id>")
+    def api_simulation_job(panda_id: int) -> Any:
+        """Poll a job's replay (404 until a POST started it)."""
+        return _polled(services.simulations.history_job_id(_request(), panda_id))
 
     @server.get("/api/simulation/runs")
     def api_simulation_runs() -> Any:

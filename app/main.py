@@ -11,6 +11,7 @@ from dash import Dash, dcc, html
 from flask_compress import Compress
 
 from app.components.layout import navbar
+from app.security import harden
 from app.services import Services
 from app.state import AppState
 from app.viewmodels.freshness import age_text
@@ -36,6 +37,7 @@ app = Dash(
     # callbacks (dcc.Interval), so nothing is ever forked from a threaded server
 )
 server = app.server
+harden(server, app.csp_hashes)  # 413 above BROKERAGE_MAX_BODY, CSP / frame / nosniff headers, trusted proxies
 Compress(server)  # gzip/brotli for HTML, JSON and callback responses (the tables and figures are repetitive JSON)
 if os.environ.get("BROKERAGE_SECRET_KEY"):
     server.secret_key = os.environ["BROKERAGE_SECRET_KEY"]

@@ -1,17 +1,21 @@
 """Load benchmark: mixed traffic from locust (headless, loopback) against `gunicorn -c gunicorn.conf.py app.main:server`.
 
-Usage: ``python benchmarks/load.py --users 20 50 --seconds 60``  (prints errors and p50/p95 per kind of request)
+Usage: ``python benchmarks/load.py --users 20 50 --seconds 60``  (prints errors and p50/p95 per kind of request);
+``--hostile`` adds 20 slow clients (10 trickling headers, 10 bodies) and 4 clients sending 100 MB callback bodies
+beside the users for the whole run (the mixed run of the README).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -78,6 +82,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--users", type=int, nargs="+", default=[20, 50])
     ap.add_argument("--seconds", type=int, default=60)
+    ap.add_argument("--hostile", action="store_true", help="20 slow and 4 large-body clients beside the users")
     ap.add_argument("--queues", type=int, default=700)
     ap.add_argument("--tasks", type=int, default=3000)
     args = ap.parse_args()
@@ -109,6 +114,12 @@ def main() -> None:
                     break
             except OSError:
                 time.sleep(0.5)
+        stop = threading.Event()
+        if args.hostile:
+            for i in range(24):
+                kind = "header" if i < 10 else "body" if i < 20 else "large"
+                threading.Thread(target=_hostile, args=(port, kind, stop), daemon=True).start()
+            time.sleep(2)
         for users in args.users:
             prefix = tmp / f"u{users}"
             subprocess.run(
@@ -124,9 +135,32 @@ def main() -> None:
                         f"{users:>3} users  {row['Name']:<20} requests {row['Request Count']:>6}  "
                         f"errors {row['Failure Count']:>4}  p50 {row['50%']:>6} ms  p95 {row['95%']:>6} ms"
                     )
+        stop.set()
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _hostile(port: int, kind: str, stop: threading.Event) -> None:
+    """One hostile client until STOP: headers or a body trickled a byte a second, or 100 MB bodies sent flat out."""
+    heads = {
+        "header": b"GET /api/overview HTTP/1.1\r\nHost: x\r\n",
+        "body": b"POST /_dash-update-component HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{",
+        "large": b"POST /_dash-update-component HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n",
+    }
+    chunk = b"0," * 500_000
+    while not stop.is_set():
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(heads[kind])
+            for _ in range(100):
+                if stop.is_set():
+                    break
+                if kind == "large":
+                    s.sendall(chunk)
+                else:
+                    s.sendall(b"X-Slow: 1\r\n" if kind == "header" else b" ")
+                    stop.wait(1.0)
+        stop.wait(0.1)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from app import ids
 from app.components.layout import error_alert, failure_alert
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
-from app.services.reports import INLINE_LIMIT, MadeReport
+from app.services.reports import INLINE_LIMIT, MadeReport, ReportRefused
 from app.services.roles import client_address
 from app.viewmodels import queues as qvm
 from brokerage.model.words import count
@@ -73,7 +73,11 @@ def outputs(job_id: str | None, state: JobState, raw: dict[str, Any] | None) -> 
         label = state.label or "starting…"
         return no_update, no_update, no_update, job_id, False, max(state.percent, 2), label, _SHOWN, True, False
     if state.state == "done":
-        payload, status = delivered(services.reports.save(state.result), dict(services.whatif.edits(raw).overrides))
+        try:
+            made = services.reports.save(state.result)
+        except ReportRefused as exc:  # beyond this user's report storage: said on the page, nothing written
+            return None, no_update, failure_alert("Report", str(exc)), *_IDLE
+        payload, status = delivered(made, dict(services.whatif.edits(raw).overrides))
         return *_split(payload), status, *_IDLE
     if state.state == "cancelled":
         return no_update, no_update, "Cancelled: no report was written.", *_IDLE

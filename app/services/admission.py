@@ -17,13 +17,22 @@ from brokerage.model.words import count
 TOTAL_RUNS = int(os.environ.get("BROKERAGE_GRID_RUNS", "2"))  # admitted jobs at once, all clients together
 PER_CLIENT_RUNS = 1  # admitted jobs at once for one client address
 MAX_QUEUED = 16  # jobs allowed to wait; beyond this a job is refused at once
+MAX_PER_CLIENT = 3  # one client address's long jobs queued or running at once; beyond this its new job is refused
+RETRY_AFTER_S = 30  # what a refused client is told to wait (HTTP Retry-After)
 POLL_S = 0.2  # how often a waiting job looks at the queue (and shows it is alive)
 LIVE_S = 10.0  # a waiting job that has not shown itself for this long is gone (its worker died)
 KEY = "brokerage-job-"  # Dask key prefix of jobs (app.services.jobs.KEY)
 
 
 class JobsBusy(RuntimeError):
-    """Too many admitted jobs are already waiting; the client should try again later."""
+    """Too many admitted jobs are already waiting (in all, or of this client); try again after RETRY_AFTER_S.
+
+    Usage: ``raise JobsBusy("16 long jobs are already waiting")``
+    """
+
+    def __init__(self, message: str, retry_after_s: int = RETRY_AFTER_S) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -33,8 +42,10 @@ class Limits:
     total: int = TOTAL_RUNS
     per_client: int = PER_CLIENT_RUNS
     max_queued: int = MAX_QUEUED
+    max_per_client: int = MAX_PER_CLIENT
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "max_per_client", max(1, int(self.max_per_client)))
         object.__setattr__(self, "total", max(1, int(self.total)))
         object.__setattr__(self, "per_client", max(1, int(self.per_client)))
         object.__setattr__(self, "max_queued", max(0, int(self.max_queued)))
@@ -60,6 +71,22 @@ def waiting(meta: dict[Any, Any], now: float | None = None) -> list[tuple[int, s
         if str(k).startswith(KEY) and isinstance(v, dict) and v.get("state") == "queued"
         and now - float(v.get("updated", 0)) < LIVE_S
     )  # fmt: skip
+
+
+def client_jobs(meta: dict[Any, Any], client: str, now: float | None = None) -> int:
+    """Jobs of CLIENT (an address) still queued or running, from the scheduler's job metadata."""
+    now = time.time() if now is None else now
+    mine = client_digest(client)
+    return sum(
+        1 for k, v in meta.items()
+        if str(k).startswith(KEY) and isinstance(v, dict) and v.get("client") == mine
+        and v.get("state") in ("queued", "running") and now - float(v.get("updated", 0)) < LIVE_S
+    )  # fmt: skip
+
+
+def client_digest(client: str) -> str:
+    """The name a client address goes by in the cluster's metadata (addresses are not kept)."""
+    return _digest(client)
 
 
 def queued_count(client: Any) -> int:

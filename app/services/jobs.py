@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.services.admission import JobsBusy, Limits, admitted, queued_count
+from app.services.admission import JobsBusy, Limits, admitted, client_digest, client_jobs, waiting
 from app.state.lru import Lru
 
 log = logging.getLogger(__name__)
@@ -186,19 +186,31 @@ class Jobs:
             state = self._poll(client, job_id)
             if state.state in ("running", "done") or (state.state == "failed" and not restart_failed):
                 return state
-            if admit is not None and queued_count(client) >= self.limits.max_queued:
-                raise JobsBusy(f"{self.limits.max_queued} long jobs are already waiting; try again in a minute")
+            if admit is not None:
+                self._check_quota(client, admit)
             key = f"{KEY}{uuid.uuid4().hex}"
             now = time.time()
             client.set_metadata([key], {"job": job_id, "state": "queued" if admit else "running", "percent": 0,
                                         "label": "waiting for a worker", "ticket": time.time_ns(), "updated": now,
                                         "keep": self.keep_s if keep_s is None else keep_s,
-                                        "evict": evict})  # fmt: skip
+                                        "evict": evict, "client": client_digest(admit) if admit else None})  # fmt: skip
             fut = client.submit(run_job, fn, job_id, admit, self.limits, *args, key=key, pure=False)
             client.publish_dataset(fut, name=DATASET + job_id, override=True)
             self._held.put(job_id, fut)
         self._prune_now_and_then(client)
         return JobState("running", 0, "waiting for a worker", updated=now)
+
+    def _check_quota(self, client: Any, admit: str) -> None:
+        """Raise JobsBusy when ADMIT already has its share of long jobs, or the queue of all clients is full."""
+        meta = client.get_metadata([], {})
+        mine = client_jobs(meta, admit)
+        if mine >= self.limits.max_per_client:
+            raise JobsBusy(
+                f"you already have {mine} long jobs queued or running (at most {self.limits.max_per_client}); "
+                "wait for one to finish"
+            )
+        if len(waiting(meta)) >= self.limits.max_queued:
+            raise JobsBusy(f"{self.limits.max_queued} long jobs are already waiting; try again in a minute")
 
     # ------------------------------------------------------------ poll, wait, result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import time
@@ -13,7 +14,9 @@ from typing import Any
 
 from app.services import work
 from app.services.jobs import Jobs, JobState
+from app.services.roles import client_address
 from app.state import AppState
+from brokerage.model.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CACHE_DIR = Path(os.environ.get("BROKERAGE_CACHE_DIR", str(ROOT / "data" / "cache")))
@@ -21,9 +24,24 @@ REPORT_DIR = CACHE_DIR / "reports"
 NAME = re.compile(r"^[0-9a-f]{16}/[A-Za-z0-9._-]+$")  # token/filename: nothing else is ever served
 INLINE_LIMIT = 2 * 2**20  # smaller files are pushed straight to the browser's download; bigger ones it fetches
 KEEP_S = 24 * 3600  # report files older than this are removed when a new one is made
-MAX_FILES = 50  # report files kept at most (the oldest go first) ...
-MAX_BYTES = 1 << 30  # ... and their total size
+# each client address keeps at most MAX_FILES report files of at most MAX_BYTES together (its own oldest go first);
+# all clients together at most TOTAL_BYTES: beyond that a new report is refused, never paid for with others' files
+MAX_FILES = 10
+MAX_BYTES = 256 * 2**20
+TOTAL_BYTES = 1 << 30
 JOB_KEEP_S = 600  # a finished report job (its bytes) is kept this long on the cluster: its file is on disk by then
+
+
+class ReportRefused(InputError):
+    """A report file cannot be kept within the storage bounds; nothing was written."""
+
+
+def owner_of(client: str) -> str:
+    """The folder name of CLIENT's report files (a digest: addresses are not written to disk).
+
+    Usage: ``owner_of("10.0.0.7")``
+    """
+    return hashlib.sha256(client.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -50,31 +68,48 @@ class Reports:
         folder: Path = REPORT_DIR,
         max_files: int = MAX_FILES,
         max_bytes: int = MAX_BYTES,
+        total_bytes: int = TOTAL_BYTES,
     ) -> None:
         self.state = state
         self.jobs = jobs
         self.folder = folder
-        self.max_files, self.max_bytes = max_files, max_bytes
+        self.max_files, self.max_bytes, self.total_bytes = max_files, max_bytes, total_bytes
 
-    def _prune(self, now: float, room: int = 1, keep: Path | None = None) -> None:
-        """Drop files older than KEEP_S, then the oldest until ROOM more files fit within the count and size bounds
-        (KEEP, the file just made, always stays)."""
+    def _files(self, pattern: str) -> list[tuple[float, int, Path]]:
         files = []
-        for f in self.folder.glob("*/*"):
-            if f == keep:
-                continue
+        for f in self.folder.glob(pattern):
             with contextlib.suppress(OSError):
                 st = f.stat()
                 files.append((st.st_mtime, st.st_size, f))
-        files.sort()
-        total = sum(size for _, size, _ in files)
-        for i, (mtime, size, f) in enumerate(files):
-            too_many = len(files) - i + room + (keep is not None) > self.max_files
-            if now - mtime > KEEP_S or too_many or total > self.max_bytes:
-                f.unlink(missing_ok=True)
-                total -= size
-                with contextlib.suppress(OSError):
-                    f.parent.rmdir()
+        return sorted(files)
+
+    def _drop(self, f: Path) -> None:
+        f.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            f.parent.rmdir()
+
+    def _make_room(self, owner: str, size: int, now: float) -> None:
+        """Drop every file older than KEEP_S, then OWNER's own oldest until a file of SIZE bytes fits OWNER's
+        bounds; raise ReportRefused when it cannot fit them, or the total bound, without others' files."""
+        if size > self.max_bytes:
+            raise ReportRefused(
+                f"the report is {size / 2**20:.1f} MiB, more than the {self.max_bytes / 2**20:.0f} MiB a user may keep; "
+                "narrow it (one task, or CSV) and try again"
+            )
+        for mtime, _, f in self._files("*/*/*"):
+            if now - mtime > KEEP_S:
+                self._drop(f)
+        mine = self._files(f"{owner}/*/*")
+        total_mine = sum(s for _, s, _ in mine)
+        while mine and (len(mine) + 1 > self.max_files or total_mine + size > self.max_bytes):
+            _, s, f = mine.pop(0)
+            self._drop(f)
+            total_mine -= s
+        everyone = sum(s for _, s, _ in self._files("*/*/*"))
+        if everyone + size > self.total_bytes:
+            raise ReportRefused(
+                "report storage is full with other users' reports; try again later (they expire after a day)"
+            )
 
     def job_id(self, scope: str, fmt: str, task: int | None, overrides: Mapping[str, Any]) -> str:
         """The report job of a request on the current snapshot: identical requests share one job."""
@@ -102,19 +137,24 @@ class Reports:
         )  # fmt: skip
         return job_id, state
 
-    def save(self, made: work.ReportFile) -> MadeReport:
-        """File a finished job's report under its token (written once: a second poll of any server process finds it).
+    def save(self, made: work.ReportFile, client: str | None = None) -> MadeReport:
+        """File a finished job's report under CLIENT's folder and its token (written once: a second poll of any
+        server process finds it); CLIENT defaults to the requesting address. Raises ReportRefused beyond the bounds.
 
         Usage: ``reports.save(jobs.poll(job_id).result).url``
         """
-        path = self.folder / made.token / made.name
-        if not path.is_file():
-            self._prune(time.time())
+        found = self.path_of(made.token, made.name)
+        path = found or self.folder / owner_of(client or client_address()) / made.token / made.name
+        if found is None:
+            self._make_room(path.parent.parent.name, len(made.data), time.time())
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(path.suffix + f".{os.getpid()}.part")
-            tmp.write_bytes(made.data)
-            tmp.replace(path)
-            self._prune(time.time(), room=0, keep=path)  # the new file counts too
+            try:
+                tmp.write_bytes(made.data)
+                tmp.replace(path)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise ReportRefused(f"the report could not be written ({exc.strerror}); nothing was kept") from exc
         return MadeReport(path, made.name, f"/reports/{made.token}/{made.name}", path.stat().st_size, made.media_type)
 
     def make(
@@ -131,5 +171,7 @@ class Reports:
         """The file behind a download link, or None for anything that is not one of ours."""
         if not NAME.match(f"{token}/{name}"):
             return None
-        path = self.folder / token / name
-        return path if path.is_file() else None
+        for path in self.folder.glob(f"*/{token}/{name}"):
+            if path.is_file():
+                return path
+        return None

@@ -9,22 +9,18 @@ import logging
 import os
 import secrets
 import sys
-import time
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
-from limits import RateLimitItem, parse_many
-from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
+from app.services.attempts import AttemptLimiter, counters_from
 
 # "alice:scrypt$<salt>$<hash>,bob:scrypt$..." (print an entry with `python -m app.services.roles NAME`);
 # "*:<entry>" lets any name save with one secret. Plain "name:secret" still works for local demos, with a warning.
 OPERATORS_ENV = "BROKERAGE_OPERATORS"
-# where failed-attempt counters live: memory:// per worker, or redis://host:port so every worker shares them
+# where failed-attempt counters live (app/services/attempts.py): a SQLite file in the cache folder by default,
+# shared by the workers of one machine; redis://host:port/db shares them between machines
 LIMIT_STORAGE_ENV = "BROKERAGE_AUTH_LIMIT_STORAGE"
-# failed attempts allowed per client address and per operator name before further attempts are refused
-CLIENT_LIMITS = "10/minute;50/hour"
-USER_LIMITS = "5/minute;30/hour"
 REFUSED = "unknown operator name or wrong secret: nothing was saved"  # one sentence for both: names stay private
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # interactive-login cost (about 50 ms)
 
@@ -86,49 +82,31 @@ def operators(env: str | None = None) -> dict[str, str]:
     return out
 
 
+def refuse_plain_secrets(env: str | None = None) -> None:
+    """Stop start-up when BROKERAGE_OPERATORS holds a plain-text secret (the production command calls this).
+
+    Usage: ``refuse_plain_secrets()`` in gunicorn's on_starting
+    """
+    plain = sorted(name for name, secret in operators(env).items() if not secret.startswith("scrypt$"))
+    if plain:
+        raise SystemExit(
+            f"{OPERATORS_ENV} holds plain-text secrets for {', '.join(repr(n) for n in plain)}: store hashes "
+            "instead (python -m app.services.roles NAME prints an entry); plain entries only work with `brokerage serve`"
+        )
+
+
 @cache
 def _warn_plain() -> None:
     log.warning("%s holds plain-text secrets; store hashes (python -m app.services.roles NAME)", OPERATORS_ENV)
 
 
-class AttemptLimiter:
-    """Counts failed operator checks per client address and per name; refuses checks once either is over its limit.
-
-    Usage: ``limiter.blocked("10.0.0.1", "alice")`` before checking, ``limiter.failed(...)`` after a failure
-    """
-
-    def __init__(self, storage_uri: str = "memory://") -> None:
-        self.storage = storage_from_string(storage_uri)
-        self.window = MovingWindowRateLimiter(self.storage)
-        self.per_client: list[RateLimitItem] = parse_many(CLIENT_LIMITS)
-        self.per_user: list[RateLimitItem] = parse_many(USER_LIMITS)
-
-    def _checks(self, client: str, user: str) -> list[tuple[RateLimitItem, str, str]]:
-        return [(item, "client", client) for item in self.per_client] + [(item, "user", user) for item in self.per_user]
-
-    def blocked(self, client: str, user: str) -> int:
-        """Seconds until CLIENT and USER may try again (0: they may try now)."""
-        wait = 0
-        for item, kind, who in self._checks(client, user):
-            if not self.window.test(item, "operator-check", kind, who):
-                reset, _ = self.window.get_window_stats(item, "operator-check", kind, who)
-                wait = max(wait, int(reset - time.time()) + 1)
-        return wait
-
-    def failed(self, client: str, user: str) -> None:
-        """Record one failed check of USER from CLIENT."""
-        for item, kind, who in self._checks(client, user):
-            self.window.hit(item, "operator-check", kind, who)
-
-    def reset(self) -> None:
-        """Forget every counter (tests, or an operator unlocking after a known incident)."""
-        self.storage.reset()
-
-
 @cache
 def limiter() -> AttemptLimiter:
-    """The process's attempt limiter (storage from BROKERAGE_AUTH_LIMIT_STORAGE, default in memory)."""
-    return AttemptLimiter(os.environ.get(LIMIT_STORAGE_ENV, "memory://"))
+    """The process's attempt limiter: counters shared by every worker (BROKERAGE_AUTH_LIMIT_STORAGE: redis://...
+    or sqlite:///path; by default a SQLite file in the cache folder)."""
+    root = Path(__file__).resolve().parent.parent.parent
+    folder = Path(os.environ.get("BROKERAGE_CACHE_DIR", str(root / "data" / "cache")))
+    return AttemptLimiter(counters_from(os.environ.get(LIMIT_STORAGE_ENV, "").strip(), folder))
 
 
 def client_address() -> str:
@@ -157,7 +135,7 @@ def check_operator(
     if not who:
         return SavePermission(False, who, "saving needs the operator role: enter your operator name and secret")
     client = client or client_address()
-    wait = limiter().blocked(client, who)
+    wait = limiter().reserve(client, who)  # counted as failed until the secret is found right
     if wait:
         log.warning("operator check refused (rate limit): user=%r client=%s", who[:64], client)
         return SavePermission(False, who, f"too many failed attempts: try again in {wait} s")
@@ -168,9 +146,9 @@ def check_operator(
     else:
         ok = verify_secret(expected, secret or "")
     if not ok:
-        limiter().failed(client, who)
         log.warning("operator check failed: user=%r client=%s", who[:64], client)
         return SavePermission(False, who, REFUSED)
+    limiter().succeeded(client, who)
     return SavePermission(True, who)
 
 

@@ -95,6 +95,10 @@ class Cancelled(BrokerageError, RuntimeError):
     """The caller cancelled the run; its chunks on the cluster were cancelled too."""
 
 
+class ClusterLost(BrokerageError, RuntimeError):
+    """The Dask cluster lost its workers (and the data they held) during a run, again after the grid was sent anew."""
+
+
 def _rebuild(cls: type[BrokerageError], args: tuple[object, ...], state: dict[str, object]) -> BrokerageError:
     exc = cls.__new__(cls, *args)
     exc.args = args

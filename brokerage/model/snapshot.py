@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ import pandas as pd
 
 from brokerage.model.errors import InputError
 from brokerage.model.tables import SCHEMA_VERSION, TABLES, Col
-from brokerage.model.validation import MAX_JSON_DEPTH, shown_value, validate, value_problem
+from brokerage.model.validation import MAX_JSON_DEPTH, range_problem, shown_value, validate, value_problem
 from brokerage.model.workqueues import criteria_problem
 
 
@@ -128,13 +129,34 @@ class GridSnapshot:
         return out
 
     def to_json(self, path: str | Path) -> None:
-        """Write the snapshot as JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), separators=(",", ":")))
+        """Write the snapshot as JSON; all or nothing: a failed write (a full disk) leaves no partial file and
+        raises InputError naming the path."""
+        write_whole(Path(path), json.dumps(self.to_dict(), separators=(",", ":")).encode())
 
     def replace(self, **tables: pd.DataFrame) -> GridSnapshot:
         """A new snapshot with some tables replaced (derived caches are not carried over)."""
         merged = {**self.tables, **tables}
         return GridSnapshot(merged, self.taken_at, self.snapshot_id, self.version + 1)
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write DATA to PATH through a temporary file renamed over it, so PATH is either complete or untouched.
+
+    Usage: ``write_whole(Path("grid.json"), b"{}")``
+    """
+    in_place = path.exists() and not path.is_file()  # a device or pipe (/dev/stdout): written as it is
+    tmp = None if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp or path, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if tmp is not None:
+            os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write the file ({exc.strerror or exc}); nothing was written") from exc
 
 
 def empty_snapshot(taken_at: datetime | None = None) -> GridSnapshot:
@@ -156,15 +178,45 @@ def _frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
         if c.type == "time":
             data[c.name] = pd.to_datetime(pd.Series(values, dtype="object"), utc=True, format="ISO8601")
         elif c.type in ("int", "float"):
-            arr = pd.Series([np.nan if v is None else v for v in values], dtype="float64")
-            if c.type == "int" and not c.nullable:
-                arr = arr.astype("int64")
-            data[c.name] = arr
+            data[c.name] = _numbers(c, values)
         elif c.type == "bool":
             data[c.name] = pd.Series([bool(v) for v in values], dtype="bool")
         else:
             data[c.name] = pd.Series(values, dtype="object")
     return pd.DataFrame(data)
+
+
+def _numbers(c: Col, values: list[Any]) -> pd.Series:
+    """A number column; an int64 column is built from the integers themselves, never through float64 (exact)."""
+    if c.type == "int" and not c.nullable:
+        try:
+            return pd.Series(values, dtype="int64")
+        except (OverflowError, TypeError, ValueError):
+            if all(isinstance(v, int) for v in values):  # beyond int64: kept exact for check_number_ranges to refuse
+                return pd.Series(values, dtype="object")
+    return pd.Series([np.nan if v is None else v for v in values], dtype="float64")
+
+
+def check_number_ranges(snap: GridSnapshot) -> list[str]:
+    """Every number of SNAP outside its column's range (Col.bounds), for tables built without validate.
+
+    Usage: ``assert not check_number_ranges(snap)``
+    """
+    problems: list[str] = []
+    for name, cols in TABLES.items():
+        df = snap.tables[name]
+        for c in cols:
+            if c.type not in ("int", "float") or c.name not in df:
+                continue
+            lo, hi = c.bounds()
+            values = df[c.name].to_numpy()
+            with np.errstate(invalid="ignore"):
+                bad = ~((values >= lo) & (values <= hi)) & ~pd.isna(values)
+            for i in np.flatnonzero(bad):
+                v = values[i]
+                shown = int(v) if c.type == "int" and (isinstance(v, int) or np.isfinite(v)) else float(v)
+                problems.append(f"{name}[{i}].{c.name}: {range_problem(c, shown)}")
+    return problems
 
 
 def _default(c: Col) -> Any:

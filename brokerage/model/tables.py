@@ -21,6 +21,15 @@ JOB_STATUSES = (
 FULLCHAIN_MODES = ("", "only", "require", "capable")
 
 
+# Every integer column has a range checked wherever a grid comes in (validate, db import, from-panda, the API):
+# INT_MIN..INT_MAX unless the column says otherwise, the range of the database's INTEGER columns, so a product of
+# two values stays inside int64; ids and event counts (BIGINT in the database) go to BIG_MAX, the largest integer
+# float64, JSON readers and JavaScript hold exactly. Nothing is ever wrapped or rounded on load.
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+BIG_MAX = 2**53 - 1
+FLOAT_MAX = 1e300  # a float column's values stay far from overflow when summed or multiplied
+
+
 @dataclass(frozen=True)
 class Col:
     """One column of a snapshot table: JSON type, default, bounds and meaning."""
@@ -34,6 +43,18 @@ class Col:
     minimum: float | None = None
     choices: tuple[str, ...] | None = None
     maximum: float | None = None
+
+    def bounds(self) -> tuple[float, float]:
+        """The allowed range of a number column: (lowest, highest); ints default to INT_MIN..INT_MAX.
+
+        Usage: ``lo, hi = Col("njobs", "int", "").bounds()``
+        """
+        if self.type == "int":
+            hi = INT_MAX if self.maximum is None else self.maximum
+            lo = (INT_MIN if hi <= INT_MAX else -hi) if self.minimum is None else self.minimum
+            return lo, hi
+        lo = -FLOAT_MAX if self.minimum is None else self.minimum
+        return lo, FLOAT_MAX if self.maximum is None else self.maximum
 
 
 def _c(name: str, type_: str, description: str, **kw: Any) -> Col:
@@ -154,7 +175,7 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("ncores", "int", "cores held by those jobs", default=0, minimum=0),
     ),
     "task_job_counts": (
-        _c("jeditaskid", "int", "task", required=True),
+        _c("jeditaskid", "int", "task", required=True, maximum=BIG_MAX),
         _c("panda_queue", "str", "queue", required=True),
         _c("jobstatus", "str", "finished, failed or closed", required=True, choices=JOB_STATUSES),
         _c("modificationtime", "time", "hour the jobs ended", required=True),
@@ -205,7 +226,7 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("nslots", "int", "running-job slots the queue's pilots fill at most", required=True, minimum=0),
     ),
     "tasks": (
-        _c("jeditaskid", "int", "JEDI task id", required=True, minimum=1),
+        _c("jeditaskid", "int", "JEDI task id", required=True, minimum=1, maximum=BIG_MAX),
         _c("taskname", "str", "task name", default=""),
         _c("status", "str", "JEDI task status", default="ready"),
         _c("prodsourcelabel", "str", "managed (production), user (analysis), test", default="managed"),
@@ -252,7 +273,7 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("transhome", "str", "release or cache, e.g. AthDerivation-21.2.2.0", default=""),
         _c("container_name", "str", "fat container", default=""),
         _c("onlytagsforfc", "bool", "fat container only via tags", default=False),
-        _c("parent_tid", "int", "parent task (null = none)", nullable=True),
+        _c("parent_tid", "int", "parent task (null = none)", nullable=True, maximum=BIG_MAX),
         _c("fullchain", "str", "fullChain task parameter", default="", choices=FULLCHAIN_MODES),
         _c("t1weight", "int", "t1Weight task parameter (null = unset)", nullable=True),
         _c("taskbrokeronmaster", "bool", "locality only on the primary input", default=False),
@@ -269,6 +290,7 @@ TABLES: dict[str, tuple[Col, ...]] = {
             "events in the smallest job allowed (nEvents of the estimates)",
             default=0,
             minimum=0,
+            maximum=BIG_MAX,
         ),
         _c("chunk_input_mb", "float", "input size of one job, MB (inputDiskCount)", default=0.0, minimum=0),
         _c("chunk_njobs", "int", "jobs to generate in this cycle (N_j)", default=1, minimum=0),
@@ -276,18 +298,18 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("modificationtime", "time", "last modification", nullable=True),
     ),
     "datasets": (
-        _c("jeditaskid", "int", "task", required=True),
-        _c("datasetid", "int", "dataset id", required=True),
+        _c("jeditaskid", "int", "task", required=True, maximum=BIG_MAX),
+        _c("datasetid", "int", "dataset id", required=True, maximum=BIG_MAX),
         _c("datasetname", "str", "dataset name", default=""),
         _c("is_master", "bool", "primary (master) input dataset", default=True),
         _c("nfiles", "int", "files", default=0, minimum=0),
         _c("size_gb", "float", "total size, GB", default=0.0, minimum=0),
-        _c("nevents", "int", "events", default=0, minimum=0),
-        _c("neventsused", "int", "events already used", default=0, minimum=0),
+        _c("nevents", "int", "events", default=0, minimum=0, maximum=BIG_MAX),
+        _c("neventsused", "int", "events already used", default=0, minimum=0, maximum=BIG_MAX),
     ),
     "dataset_replicas": (
-        _c("jeditaskid", "int", "task", required=True),
-        _c("datasetid", "int", "dataset", required=True),
+        _c("jeditaskid", "int", "task", required=True, maximum=BIG_MAX),
+        _c("datasetid", "int", "dataset", required=True, maximum=BIG_MAX),
         _c("ddm_endpoint_name", "str", "endpoint holding files of the dataset", required=True),
         _c("nfiles", "int", "files available there", default=0, minimum=0),
         _c("size_gb", "float", "size available there, GB", default=0.0, minimum=0),
@@ -311,17 +333,24 @@ TABLES: dict[str, tuple[Col, ...]] = {
         ),
     ),
     "task_status_log": (
-        _c("jeditaskid", "int", "task", required=True),
+        _c("jeditaskid", "int", "task", required=True, maximum=BIG_MAX),
         _c("status", "str", "new status", required=True),
         _c("modificationtime", "time", "when the task entered the status", required=True),
     ),
     # --- DIRAC task-queue matching (seed 004); every dirac_ table is optional and empty by default ---
     "dirac_jobs": (
-        _c("JobID", "int", "DIRAC job id", required=True, minimum=1),
+        _c("JobID", "int", "DIRAC job id", required=True, minimum=1, maximum=BIG_MAX),
         _c("Owner", "str", "user name of the submitter", required=True),
         _c("OwnerGroup", "str", "group the job was submitted with", required=True),
         _c("VO", "str", "virtual organisation of the group", default=""),
-        _c("CPUTime", "int", "required CPU time, s (bucketed into the task queue's CPUTime)", default=86400, minimum=0),
+        _c(
+            "CPUTime",
+            "int",
+            "required CPU time, s (bucketed into the task queue's CPUTime)",
+            default=86400,
+            minimum=0,
+            maximum=BIG_MAX,
+        ),
         _c("Sites", "list", "sites that can run the job (empty = any)", default=[]),
         _c("BannedSites", "list", "sites that must not run the job", default=[]),
         _c("GridCEs", "list", "grid CEs that can run the job (empty = any)", default=[]),
@@ -367,7 +396,7 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("GridCE", "str", "computing element host", required=True),
         _c("Queue", "str", "batch queue", default=""),
         _c("Platform", "str", "DIRAC platform of the worker nodes", default=""),
-        _c("CPUTime", "int", "normalised CPU time a pilot there offers, s", default=86400, minimum=0),
+        _c("CPUTime", "int", "normalised CPU time a pilot there offers, s", default=86400, minimum=0, maximum=BIG_MAX),
         _c("Tags", "list", "tags the CE offers", default=[]),
         _c("RequiredTags", "list", "tags every job at the CE must carry", default=[]),
         _c("NumberOfProcessors", "int", "processors per pilot", default=1, minimum=1),
@@ -427,8 +456,8 @@ def json_schema() -> dict[str, Any]:
             spec = dict(kinds[c.type])
             if c.choices:
                 spec["enum"] = list(c.choices)
-            if c.minimum is not None:
-                spec["minimum"] = c.minimum
+            if c.type in ("int", "float"):
+                spec["minimum"], spec["maximum"] = c.bounds()
             if c.nullable or not c.required:
                 spec = {"anyOf": [spec, {"type": "null"}]} if spec else {}
             spec["description"] = c.description

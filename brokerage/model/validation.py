@@ -13,8 +13,6 @@ from brokerage.model.architecture import ArchitectureError, parse_architecture
 from brokerage.model.tables import SCHEMA_VERSION, TABLES, Col
 
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # numbers live in int64 columns; beyond them numpy wraps silently
-FLOAT_MAX = 1e300  # a float column's values stay far from overflow when summed or multiplied
 MAX_JSON_DEPTH = 64  # snapshot documents nest 4 levels; deeper input is refused before it can recurse
 # numbers are JSON numbers: "5", 1_000, " 5 " and non-ASCII digits are refused, never read as numbers
 NUMBER_FORMS = "a JSON number, not a string"
@@ -103,14 +101,21 @@ def _number_problem(c: Col, v: Any) -> str | None:
         return f"expected a finite number, got {shown_value(v)}"
     if c.type == "int" and isinstance(v, float) and not v.is_integer():
         return f"expected an integer, got {shown_value(v)}"
-    lo = c.minimum if c.minimum is not None else (INT64_MIN if c.type == "int" else -FLOAT_MAX)
-    hi = c.maximum if c.maximum is not None else (INT64_MAX if c.type == "int" else FLOAT_MAX)
-    if not lo <= v <= hi:
-        if v < lo and c.minimum is not None:
-            return f"{shown_value(v)} is below the minimum {c.minimum:g}"
-        bounds = f"{int(lo)}..{int(hi)}" if c.type == "int" else f"{lo:g}..{hi:g}"
-        return f"{shown_value(v)} is outside the allowed range {bounds}"
-    return None
+    return range_problem(c, v)
+
+
+def range_problem(c: Col, v: float) -> str | None:
+    """What is wrong with number V against column C's range (Col.bounds), or None.
+
+    Usage: ``range_problem(Col("njobs", "int", "", minimum=0), 2**31)  # '2147483648 is outside ...'``
+    """
+    lo, hi = c.bounds()
+    if lo <= v <= hi:
+        return None
+    if v < lo and c.minimum is not None:
+        return f"{shown_value(v)} is below the minimum {c.minimum:g}"
+    bounds = f"{int(lo)}..{int(hi)}" if c.type == "int" else f"{lo:g}..{hi:g}"
+    return f"{shown_value(v)} is outside the allowed range {bounds}"
 
 
 def value_problem(c: Col, v: Any) -> str | None:
@@ -138,7 +143,11 @@ def value_problem(c: Col, v: Any) -> str | None:
     return None
 
 
-def _depth_problem(data: Any) -> str | None:
+def depth_problem(data: Any) -> str | None:
+    """``$: nested deeper than ...`` when DATA nests beyond MAX_JSON_DEPTH, else None (iterative: no recursion).
+
+    Usage: ``assert depth_problem({"a": [1]}) is None``
+    """
     stack = [(data, 1)]
     while stack:
         v, depth = stack.pop()
@@ -158,7 +167,7 @@ def validate(data: Any) -> list[str]:
     """
     if not isinstance(data, dict):
         return ["$: expected a JSON object with the snapshot tables"]
-    if deep := _depth_problem(data):
+    if deep := depth_problem(data):
         return [deep]
     problems: list[str] = []
     if "taken_at" not in data:

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -88,6 +89,24 @@ def csv_rows(report: Report) -> Iterator[Row]:
             yield _row(task=e.task, record="error", message=e.error)
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula
+
+
+# a criteria code (-cpucore) or a plain number (-1.5): no operator, call or reference a formula could run
+_INERT = re.compile(r"-[a-z0-9_]+|[+-]?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def neutralised(row: Row) -> Row:
+    """ROW with every text cell a spreadsheet would run as a formula (starting with = + - @, tab or CR) prefixed
+    with an apostrophe; numbers, plain-number text and PanDA's criteria codes (-cpucore) stay as they are.
+
+    Usage: ``neutralised(("=HYPERLINK(...)", 3)) == ("'=HYPERLINK(...)", 3)``
+    """
+    return tuple(
+        "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) and not _INERT.fullmatch(v) else v for v in row
+    )
+
+
 def write_csv(report: Report, out: IO[bytes]) -> None:
     """Write the report as one CSV table (UTF-8, header row, columns CSV_COLUMNS) to the binary stream OUT.
 
@@ -97,7 +116,7 @@ def write_csv(report: Report, out: IO[bytes]) -> None:
     try:
         w = csv.writer(text)
         w.writerow(CSV_COLUMNS)
-        w.writerows(csv_rows(report))
+        w.writerows(map(neutralised, csv_rows(report)))
         text.flush()
     finally:
         text.detach()

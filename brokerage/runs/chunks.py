@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
 from distributed import Client, Future, as_completed
+from distributed.comm.core import CommClosedError
+from distributed.scheduler import KilledWorker
 
 from brokerage.model.cache import GridCache, cache_for
-from brokerage.model.errors import Cancelled
+from brokerage.model.errors import Cancelled, ClusterLost
 from brokerage.model.gcpause import gc_paused
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.runs import engine
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 ChunkFn = Callable[[GridSnapshot, GridCache, Any, Sequence[Any]], R]  # (snap, cache, payload, items) -> result
@@ -28,8 +33,13 @@ CHUNKS_PER_WORKER = 8  # several chunks per worker keep the progress bar moving 
 MIN_CHUNK = 16  # items per chunk at least: each chunk costs the scheduler a round trip
 MAX_CHUNK = 400  # items per chunk at most (a fraction of a second of brokerage): on a big run the last chunks
 # are short, so no worker idles long while another finishes
+WORKER_WAIT_S = 30  # how long a run waits for a worker on a cluster that has none
 SNAPSHOTS_KEPT = 2  # snapshot versions kept published on the cluster (the current one and the one before)
 _PREFIX = "brokerage-snapshot:"
+
+
+# what a run meets when the workers holding its snapshot or chunks die: retried once, with the grid sent again
+_LOST = (KilledWorker, CancelledError, CommClosedError, OSError, TimeoutError)
 
 
 # ---------------------------------------------------------------- worker side
@@ -104,10 +114,13 @@ def snapshot_future(client: Client, snap: GridSnapshot) -> Future:
     name = _name(snap)
     with _locks.publish:
         held = _published.get((id(client), name))
-        if held is not None:
+        if held is not None and _alive(client, held[1]):
             return held[1]
         try:
             fut = client.get_dataset(name)
+            if not _alive(client, fut):  # its workers died: the copy is gone, send the grid again
+                client.unpublish_dataset(name)
+                raise KeyError(name)
         except KeyError:
             fut = client.scatter(snap, broadcast=True, hash=False)
             try:
@@ -121,6 +134,13 @@ def snapshot_future(client: Client, snap: GridSnapshot) -> Future:
             del _published[key]
         _published[(id(client), name)] = (snap, fut)
         return fut
+
+
+def _alive(client: Client, fut: Future) -> bool:
+    """Whether a scattered snapshot is still held by a worker (data lost with its workers is not)."""
+    if fut.status in ("lost", "cancelled", "error"):
+        return False
+    return fut.status == "finished" or bool(client.who_has(fut).get(fut.key))
 
 
 def forget(client: Client) -> None:
@@ -182,14 +202,42 @@ def map_chunks(
     per snapshot version and each worker keeps one GridCache per snapshot; below MIN_CLUSTER_TASKS items (or
     without a cluster) the chunks run here with CACHE. PROGRESS gets (items done, total) as chunks complete;
     CANCEL() returning True between chunks cancels the rest and raises Cancelled. A chunk lost with its worker
-    is recomputed by the scheduler, so the result equals a serial run's.
+    is recomputed by the scheduler, so the result equals a serial run's. When every worker died (the snapshot
+    went with them) the run is retried once with the grid sent again; a second loss raises ClusterLost.
     Usage: ``parts = map_chunks(outcomes_of, snap, keys, config, progress=bar)``
     """
     total = len(items)
     if client is None and not use_cluster(total):
         return _in_process(fn, snap, items, payload, cache, progress, cancel)
     client = client or engine.get_client()
+    try:
+        return _on_cluster(fn, snap, items, payload, client, progress, cancel, affinity)
+    except _LOST as first:
+        log.warning("dask: the run lost its workers (%s: %s); sending the grid again", type(first).__name__, first)
+        try:
+            return _on_cluster(fn, snap, items, payload, client, progress, cancel, affinity)
+        except _LOST as second:
+            raise ClusterLost(
+                f"the Dask cluster lost its workers twice during this run ({type(first).__name__}, then "
+                f"{type(second).__name__}: {second}); the grid was sent again in between; nothing was returned"
+            ) from second
+
+
+def _on_cluster(
+    fn: ChunkFn[R],
+    snap: GridSnapshot,
+    items: Sequence[Any],
+    payload: Any,
+    client: Client,
+    progress: Progress | None,
+    cancel: Cancel | None,
+    affinity: Callable[[Any], int] | None,
+) -> list[R]:
+    total = len(items)
     addresses = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
+    if not addresses:  # workers restarting after a crash: wait a while for one, else this run has lost them
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        addresses = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
     workers = max(1, len(addresses))
     snap_fut = snapshot_future(client, snap)
     if affinity is None or workers == 1:
@@ -210,6 +258,8 @@ def map_chunks(
     done = 0
     try:
         for fut, result in as_completed(futures, with_results=True, loop=client.loop):
+            if isinstance(result, BaseException):  # a cancelled chunk (its data lost) comes back as its error
+                raise result
             i = index[fut.key]
             results[i] = result
             done += len(chunks[i])

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from brokerage.model.errors import InputError
 from brokerage.model.snapshot import GridSnapshot, SnapshotError, frame
 from brokerage.model.tables import TABLES
-from brokerage.model.validation import validate
+from brokerage.model.validation import MAX_JSON_DEPTH, depth_problem, validate
 from brokerage.model.words import count
 from brokerage.sim.task_states import TransitionError
 from brokerage.store.activity_sources import ACTIVITY_KINDS, ACTIVITY_LABELS, detect_activity_kind, map_activity
@@ -88,13 +88,21 @@ def import_file(engine: Engine, path: str | Path) -> ImportResult:
     """
     source = str(path)
     try:
-        text = Path(path).read_text()
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise ImportFileError(source, [f"cannot read the file ({exc.strerror})"]) from exc
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(source, [f"not UTF-8 text: byte {exc.start} is {raw[exc.start]:#04x}"]) from exc
     except json.JSONDecodeError as exc:
         raise ImportFileError(source, [f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
+    except RecursionError as exc:
+        raise ImportFileError(source, [f"JSON nested deeper than {MAX_JSON_DEPTH} levels"]) from exc
+    except ValueError as exc:  # e.g. an integer literal longer than Python's 4,300-digit limit
+        raise ImportFileError(source, [f"not JSON: {exc}"]) from exc
+    if deep := depth_problem(data):
+        raise ImportFileError(source, [deep])
     return import_data(engine, data, source)
 
 

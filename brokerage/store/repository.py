@@ -9,7 +9,13 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
-from brokerage.model.snapshot import GridSnapshot, SnapshotError, check_json_columns, check_references
+from brokerage.model.snapshot import (
+    GridSnapshot,
+    SnapshotError,
+    check_json_columns,
+    check_number_ranges,
+    check_references,
+)
 from brokerage.sim.status_log import log_problems
 from brokerage.sim.task_states import TransitionError, describe_transition_error, is_allowed
 from brokerage.store.archive import archive, archive_live, newest_version
@@ -75,7 +81,7 @@ def store_problems(snap: GridSnapshot) -> list[str]:
 
     Usage: ``assert not store_problems(snap)``
     """
-    problems = check_references(snap) + check_json_columns(snap)
+    problems = check_references(snap) + check_json_columns(snap) + check_number_ranges(snap)
     single_checked = {("queues", "panda_queue"), ("sites", "site_name"), ("ddm_endpoints", "ddm_endpoint_name")}
     single_checked.add(("tasks", "jeditaskid"))
     for name, key in NATURAL_KEYS.items():

@@ -22,6 +22,7 @@ EXPECTED = {
     "DatabaseFileError": 503,
     "StoreBusyError": 503,
     "DatabaseError": 503,
+    "ClusterLost": 503,
 }
 
 

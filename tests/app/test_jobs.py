@@ -269,3 +269,23 @@ def test_a_failed_what_if_shows_its_error_on_the_page(app_client: Any, monkeypat
     text = str(out[0].to_plotly_json())
     assert out[2] is True and "Whole-grid what-if failed" in text
     assert "ValueError: the grid could not be re-brokered: NQUEUED_SAT_CAP 311 broke it" in text
+
+
+def test_one_client_cannot_take_every_job_slot(cluster: Any) -> None:
+    """A client with 3 long jobs queued or running (Limits.max_per_client) has its 4th refused with JobsBusy and a
+    Retry-After; another client's job is still taken and runs."""
+    jobs, client = _service(cluster, limits=Limits(total=2, per_client=1, max_queued=16, max_per_client=3))
+    mine = [_id() for _ in range(3)]
+    try:
+        for job in mine:
+            jobs.start(job, jobfns.slow, 200, 0.05, admit="10.0.0.66")
+        with pytest.raises(JobsBusy, match="you already have 3 long jobs") as err:
+            jobs.start(_id(), jobfns.slow, 1, 0.0, admit="10.0.0.66")
+        assert err.value.retry_after_s > 0
+        other = _id()
+        jobs.start(other, jobfns.slow, 1, 0.0, admit="10.0.0.77")
+        assert jobs.wait(other, 30).state == "done"
+    finally:
+        for job in mine:
+            jobs.cancel(job)
+        client.close()

@@ -63,14 +63,21 @@ def test_simulation_job_and_its_view(app_client, monkeypatch: pytest.MonkeyPatch
     assert services.simulations.start(req)[0] == job_id  # the same request joins the same job
 
 
+def start(client: Any, url: str) -> Any:
+    """POST URL with the CSRF token (the cookie any answer sets, repeated in the X-CSRF-Token header)."""
+    client.get("/api/overview")
+    return client.post(url, headers={"X-CSRF-Token": client.get_cookie("brokerage_csrf").value})
+
+
 def test_api_simulation_starts_then_answers(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    """GET /api/simulation starts the run (202 while it runs), then answers 200 with the result; bad hours are a
-    JSON 400."""
+    """POST /api/simulation (with the CSRF token) starts the run (202 while it runs), GET then answers 200 with the
+    result; bad hours are a JSON 400."""
     from brokerage.runs import engine
 
     monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
-    bad = app_client.get("/api/simulation?hours=-3")
+    bad = start(app_client, "/api/simulation?hours=-3")
     assert bad.status_code == 400 and "hours" in bad.get_json()["error"]
+    assert start(app_client, "/api/simulation?hours=0.5&seed=3").status_code in (200, 202)
     for _ in range(600):
         r = app_client.get("/api/simulation?hours=0.5&seed=3")
         if r.status_code == 200:
@@ -177,14 +184,14 @@ def test_a_grid_without_the_simulators_tables_is_a_400_naming_them(app_client, m
 
     bare = grid([queue("A", "S1")], [task(1)])
     monkeypatch.setattr(services.state, "snapshot", lambda: bare)
-    r = app_client.get("/api/simulation?hours=1&seed=77")
+    r = start(app_client, "/api/simulation?hours=1&seed=77")
     assert r.status_code == 400
     error = r.get_json()["error"]
     assert "work_queues: no rows" in error and "queue_slots: no rows" in error and "gshares: no rows" in error
 
 
 def test_any_jobs_history_is_replayed_and_shown(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    """GET /api/simulation/job/<PandaID>?hours=1 replays the run until that job is final and answers its steps with
+    """POST /api/simulation/job/<PandaID>?hours=1 replays the run until that job is final and answers its steps with
     their causes (the job generated first); the page's view names the queue; an id the run never made is a failed
     job whose error names the range; the result view has the datasets, retry and job-history cards."""
     from app.callbacks.simulate import history_view
@@ -193,10 +200,11 @@ def test_any_jobs_history_is_replayed_and_shown(app_client, monkeypatch: pytest.
     from brokerage.sim.engine import Simulation
 
     monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
-    assert app_client.get("/api/simulation/job/0?hours=1").status_code == 400
+    assert start(app_client, "/api/simulation/job/0?hours=1").status_code == 400
     full = Simulation(services.state.snapshot(), services.state.effective_config({}), seed=2).run(1)
     ev = full.log.frame()
     pid = int(ev.loc[ev["rule"] == "dispatch", "id"].iloc[0])  # a job that moved in the run
+    assert start(app_client, f"/api/simulation/job/{pid}?hours=1&seed=2").status_code in (200, 202)
     for _ in range(600):
         r = app_client.get(f"/api/simulation/job/{pid}?hours=1&seed=2")
         if r.status_code == 200:
@@ -208,6 +216,7 @@ def test_any_jobs_history_is_replayed_and_shown(app_client, monkeypatch: pytest.
     out = doc["result"]
     assert out["panda_id"] == pid and out["steps"] and out["steps"][0]["cause"].startswith("pilot getJob")
     assert out["job"]["queue"] in _text(history_view(out))
+    start(app_client, "/api/simulation/job/99999999?hours=0.1&seed=2")
     for _ in range(600):
         bad = app_client.get("/api/simulation/job/99999999?hours=0.1&seed=2").get_json()
         if bad["state"] != "running":

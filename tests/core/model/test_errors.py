@@ -18,6 +18,7 @@ from brokerage.model.architecture import ArchitectureError
 from brokerage.model.errors import (
     BrokerageError,
     Cancelled,
+    ClusterLost,
     ConfigError,
     ConflictError,
     InputError,
@@ -67,6 +68,7 @@ SAMPLES: list[tuple[BrokerageError, type[BrokerageError]]] = [
     (UnknownJob("no job 12 in this run"), SimulationError),
     (IllegalMove("job", [12], "finished", "running"), SimulationError),
     (Cancelled("cancelled after 2 of 5 items"), BrokerageError),
+    (ClusterLost("the Dask cluster lost its workers twice during this run"), BrokerageError),
 ]
 IDS = [type(e).__name__ for e, _ in SAMPLES]
 
@@ -107,7 +109,7 @@ def test_each_error_keeps_the_builtin_base_callers_caught() -> None:
     for exc, _ in SAMPLES:
         if isinstance(exc, UnknownIdError):
             assert isinstance(exc, KeyError)
-        elif isinstance(exc, Cancelled | IllegalMove | PandaMissing | PandaFailed):
+        elif isinstance(exc, Cancelled | IllegalMove | PandaMissing | PandaFailed | ClusterLost):
             assert isinstance(exc, RuntimeError)
         else:
             assert isinstance(exc, ValueError), type(exc).__name__
