@@ -85,6 +85,12 @@ def test_a_real_edit_is_found_and_attributed_to_its_key(monkeypatch: pytest.Monk
     assert [r["seed"] for r in doc["runs"] if r["label"] == "only TIMEOUT_defined"] == [0, 1, 2, 3]
 
 
+@pytest.fixture(autouse=True)
+def _own_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test configures its own engine: a client an earlier test left running cannot be re-configured."""
+    monkeypatch.setattr(engine, "_engine", engine._Engine())
+
+
 def _cli(path: Path, *args: str) -> tuple[int, str]:
     r = CliRunner().invoke(main, ["simulate", "--snapshot", str(path), "--workers", "0", *args])
     return r.exit_code, r.output
