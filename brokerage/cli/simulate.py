@@ -170,6 +170,7 @@ def simulate(
     if snapshot_path is None and not no_store:
         _store(snap, runs, hours, seed)
     if out:
+        doc = with_legend(doc)
         try:
             write_atomic(out, lambda f: f.write(json.dumps(doc, default=str).encode()))
         except OSError as exc:
@@ -177,6 +178,19 @@ def simulate(
         click.echo(f"wrote {out}", err=True)
     if unknown := doc.get("unknown_job_ids"):
         fail(f"--job-history: {', '.join(map(str, unknown))} not a job of this run (the run itself was kept)")
+
+
+def with_legend(doc: dict[str, Any]) -> dict[str, Any]:
+    """DOC with a `rules` legend: each rule code the run names (R5, R6, A, …) once, with who applies it and its
+    sentence ({value} and {threshold} are the numbers each event compared).
+
+    Usage: ``json.dumps(with_legend(doc))``
+    """
+    from brokerage.sim.events import RULES
+
+    text = json.dumps(doc, default=str)
+    named = {code: {"by": who, "sentence": sentence} for code, (who, sentence) in RULES.items() if f'"{code}"' in text}
+    return {**doc, "rules": named}
 
 
 @click.command("sim-runs")
@@ -198,7 +212,7 @@ def sim_runs(run_id: int | None, limit: int, as_json: bool) -> None:
         with errors.database_errors():
             if run_id is not None:
                 info, result = load_run(engine, run_id)
-                click.echo(json.dumps({"run": info.to_dict(), "result": result}, default=str))
+                click.echo(json.dumps(with_legend({"run": info.to_dict(), "result": result}), default=str))
                 return
             runs = list_runs(engine, limit)
     except errors.StoreError as exc:
