@@ -87,8 +87,9 @@ def register(server: Flask, services: Services) -> None:
         def decide(key: tuple[str, int]) -> Any:
             return state.nucleus_decision(key[1]) if key[0] == "task" else state.job_decision(key[1])
 
-        rows = pvm.pending_rows(state.snapshot(), services.whatif.base_run(), decide)
-        return jsonify({**meta(), "counts": pvm.kind_counts(rows), "pending": rows})
+        criteria = (request.args.get("criteria") or "").strip() or None
+        rows = pvm.pending_rows(state.snapshot(), services.whatif.base_run(), decide, criteria)
+        return jsonify({**meta(), "criteria": criteria, "counts": pvm.kind_counts(rows), "pending": rows})
 
     @server.get("/api/queues")
     def api_queues() -> Any:

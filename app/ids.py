@@ -109,6 +109,7 @@ PENDING_TRIGGER = "pending-trigger"
 PENDING_PROGRESS = "pending-progress"
 PENDING_PROGRESS_BOX = "pending-progress-box"
 PENDING_POLL = "pending-poll"
+PENDING_CRITERIA = "pending-criteria"
 
 # job decision panel: the part below the headline, hidden when a throttle held the task before any filter ran
 QUEUES_DECISION_BODY = "queues-decision-body"

@@ -1,0 +1,47 @@
+"""Issue #33 item 13 in Chromium: a pending task's answer is in view first, and a criteria code drills down."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import expect
+
+TIMEOUT = 30_000
+WIDTHS = (1600, 1100)
+
+
+def test_pending_task_answer_is_in_view_and_drills_down(page: Any, live_server: str, console_errors: list[str],
+                                                         shot: Any) -> None:  # fmt: skip
+    """Queues page, pending task 2: in view without scrolling, above the empty ranked grid, the step that emptied
+    the list (13, memory check) and the criteria codes with counts, -cpucore 6 first; its code narrows the skipped
+    table and "pending tasks →" opens /pending?criteria=-cpucore listing tasks 2 and 3."""
+    for w in WIDTHS:
+        page.set_viewport_size({"width": w, "height": 1000})
+        page.goto(live_server + "/queues?task=2")
+        box = page.locator("#pending-answer")
+        expect(box).to_contain_text("step 13 of 28, memory check", timeout=TIMEOUT)
+        expect(box).to_be_in_viewport()
+        first = box.locator("tbody tr").first
+        expect(first).to_have_attribute("data-criteria", "-cpucore")
+        expect(first).to_contain_text("6")
+        answer_bottom = box.bounding_box()["y"] + box.bounding_box()["height"]
+        assert answer_bottom <= 1000, f"the answer ends below the fold at {w} px"
+        assert answer_bottom < page.locator("#queues-ranked").bounding_box()["y"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= w
+        shot(f"queues_pending_answer_{w}")
+    expect(page.locator("#queues-skipped-title")).to_have_text("Skipped queues: 10", timeout=TIMEOUT)
+    page.wait_for_timeout(1000)  # the page's own callbacks (criteria options, charts) have answered
+    page.locator("#pending-answer tr[data-criteria='-link_unusable'] a code").click()
+    expect(page).to_have_url(re.compile(r"criteria=-link_unusable"), timeout=TIMEOUT)
+    expect(page.locator("#queues-skipped-title")).to_have_text(
+        "Skipped queues (criteria -link_unusable): 2", timeout=TIMEOUT
+    )
+    expect(page.locator("#queues-skipped .ag-center-cols-container .ag-row")).to_have_count(2, timeout=TIMEOUT)
+    page.locator("#pending-answer tr[data-criteria='-cpucore']").get_by_text("pending tasks →").click()
+    expect(page).to_have_url(re.compile(r"/pending\?criteria=-cpucore"), timeout=TIMEOUT)
+    expect(page.locator("#pending-sentence")).to_contain_text("2 pending brokerages in which -cpucore removed",
+                                                              timeout=TIMEOUT)  # fmt: skip
+    expect(page.locator("#pending-grid .ag-center-cols-container .ag-row")).to_have_count(2)
+    shot("pending_by_criteria_1100")
+    assert console_errors == []
