@@ -54,3 +54,27 @@ def test_pending_tasks_drill_down_by_criteria_code(app_client: Any) -> None:
     assert body["criteria"] == "-cpucore"
     assert sorted((r["task"], r["removed_by_criteria"]) for r in body["pending"]) == [(2, 6), (3, 1)]
     assert {r["task"] for r in app_client.get("/api/pending").get_json()["pending"]} == {2, 3, 7}
+
+
+def test_stabilizer_row_drills_down_to_the_users_tasks(snap: GridSnapshot) -> None:
+    """A (PQ, user) row leads to the user's waiting analysis tasks: alice's task 7 has BNL-ATLAS_Q9 removed by the
+    queue length check (-overloaded: 66 queued > 2 x max(20, running 19)), not by the Stabilizer; bob has none."""
+    from app.viewmodels import stabilizer
+    from brokerage.model.waiting import waiting_task_ids
+
+    waiting = set(waiting_task_ids(snap))
+    decide = lambda tid: run_job_brokerage(snap, tid, Config())  # noqa: E731
+    (row,) = stabilizer.affected_tasks(snap.tasks, waiting, decide, "alice", "BNL-ATLAS_Q9")
+    assert row["task"] == 7 and not row["stabilizer"]
+    assert row["standing"].startswith("removed here by -overloaded: defined+activated+assigned+starting=66 > 2 x")
+    assert stabilizer.affected_tasks(snap.tasks, waiting, decide, "bob", "BNL-ATLAS_Q9") == []
+
+
+def test_stabilizer_table_shows_numbers_with_their_rules_on_hover() -> None:
+    """The (PQ, user) table shows every number column, each limit's rule as its tooltip, the rule texts hidden."""
+    from app.viewmodels import stabilizer
+
+    cols = {c["field"]: c for c in stabilizer.column_defs()}
+    assert cols["max_q_len"]["tooltipField"] == "max_q_len_rule" and cols["nQ_max"]["tooltipField"] == "nQ_max_rule"
+    assert all(cols[r]["hide"] for r in stabilizer.RULE_COLUMNS)
+    assert not any(cols[f].get("hide") for f, *_ in stabilizer.NUMBER_COLUMNS)

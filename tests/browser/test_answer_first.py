@@ -45,3 +45,30 @@ def test_pending_task_answer_is_in_view_and_drills_down(page: Any, live_server: 
     expect(page.locator("#pending-grid .ag-center-cols-container .ag-row")).to_have_count(2)
     shot("pending_by_criteria_1100")
     assert console_errors == []
+
+
+def test_stabilizer_numbers_fit_and_a_row_drills_down(page: Any, live_server: str, console_errors: list[str],
+                                                      shot: Any) -> None:  # fmt: skip
+    """Stabilizer page at 1600 and 1100 px: every column of the (PQ, user) table is in view, no header or number cut
+    short; clicking alice's BNL-ATLAS_Q9 row lists her waiting task 7 and where the queue stands in it."""
+    cut = """() => [...document.querySelectorAll('#stab-pairs .ag-header-cell-text, #stab-pairs .ag-cell-value')]
+                 .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+    for w in WIDTHS:
+        page.set_viewport_size({"width": w, "height": 1000})
+        page.goto(live_server + "/stabilizer")
+        expect(page.locator("#stab-pairs .ag-center-cols-container .ag-row")).to_have_count(4, timeout=TIMEOUT)
+        page.wait_for_timeout(500)
+        assert page.evaluate(cut) == [], f"cut short at {w} px"
+        right = page.evaluate("document.querySelector('#stab-pairs .ag-header-cell.ag-column-last')"
+                              ".getBoundingClientRect().right")  # fmt: skip
+        grid_right = page.locator("#stab-pairs").bounding_box()
+        assert right <= grid_right["x"] + grid_right["width"] + 1, f"the last column is scrolled out at {w} px"
+        page.locator("#stab-pairs .ag-row[row-id^='BNL-ATLAS_Q9|alice'] .ag-cell[col-id='excess']").click()
+        box = page.locator("#stab-tasks-list")
+        expect(box).to_contain_text("Waiting analysis tasks of alice at BNL-ATLAS_Q9: 1", timeout=TIMEOUT)
+        expect(box).to_contain_text("removed here by -overloaded")
+        expect(box).to_be_in_viewport()
+        shot(f"stabilizer_drilldown_{w}")
+    box.get_by_text("task 7").click()
+    expect(page).to_have_url(re.compile(r"/queues\?task=7&why=BNL-ATLAS_Q9"), timeout=TIMEOUT)
+    assert console_errors == []
