@@ -219,8 +219,11 @@ def link_sentence(d: dict[str, Any]) -> str:
     if nq is not None and bool(over_sat_cap(np.array([nq], dtype=float), cap, np.array([False]))[0]):
         return f"queued files {num(nq)} > NQUEUED_SAT_CAP {num(cap)}: the link is skipped by -link_unusable."
     queued = f"queued files {num(nq)} ≤ NQUEUED_SAT_CAP {num(cap)}" if nq is not None else "no queued-files figure"
-    return (f"{queued}: network weight {num(d['weight'])} = queued term {num(d['queued_weight'])} "
-            f"+ throughput term {num(d['throughput_weight'])} ({d['rule']}).")  # fmt: skip
+    q = float(d.get("NW_QUEUE_IMPORTANCE", 0.5))
+    how = f" (2 − {num(nq)}/{num(cap)})" if nq is not None else ""
+    return (f"{queued}: network weight {num(d['weight'])} = {num(q)} × queued {num(d['queued_weight'])}{how} "
+            f"+ {num(1 - q)} × throughput {num(d['throughput_weight'])} ({d['rule']}); "
+            f"{num(q)} is NW_QUEUE_IMPORTANCE.")  # fmt: skip
 
 
 def parse_link(value: Any) -> tuple[str, str] | None:
