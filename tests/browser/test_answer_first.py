@@ -72,3 +72,26 @@ def test_stabilizer_numbers_fit_and_a_row_drills_down(page: Any, live_server: st
     box.get_by_text("task 7").click()
     expect(page).to_have_url(re.compile(r"/queues\?task=7&why=BNL-ATLAS_Q9"), timeout=TIMEOUT)
     assert console_errors == []
+
+
+def test_navbar_shows_the_data_age_and_the_pages_json(page: Any, live_server: str, console_errors: list[str],
+                                                      shot: Any) -> None:  # fmt: skip
+    """At 1600 and 1100 px the navbar's data age is whole and in view (not under the search box, not cut), and its
+    JSON link follows the page: /queues?task=1 → /api/tasks/1/jobs, a tuning permalink → its what-if."""
+    for w in WIDTHS:
+        page.set_viewport_size({"width": w, "height": 1000})
+        page.goto(live_server + "/queues?task=1")
+        age = page.locator("#data-origin .origin-age")
+        expect(age).to_contain_text("ago)", timeout=TIMEOUT)
+        expect(age).to_be_in_viewport(ratio=1.0)
+        box, search = age.bounding_box(), page.locator("#nav-search").bounding_box()
+        assert box["x"] >= search["x"] + search["width"], f"the age sits under the search box at {w} px"
+        assert page.evaluate("(e) => e.scrollWidth <= e.clientWidth + 1", age.element_handle())
+        expect(page.locator("#nav-api")).to_have_attribute("href", "/api/tasks/1/jobs", timeout=TIMEOUT)
+        shot(f"navbar_age_{w}")
+    page.goto(live_server + "/tuning?task=1&NQUEUED_SAT_CAP=300")
+    expect(page.locator("#nav-api")).to_have_attribute("href", "/api/tasks/1/jobs?NQUEUED_SAT_CAP=300",
+                                                       timeout=TIMEOUT)  # fmt: skip
+    page.locator("#nav-api").click()
+    expect(page.locator("body")).to_contain_text('"config_version"', timeout=TIMEOUT)
+    assert console_errors == []
