@@ -130,6 +130,7 @@ TUNE_RESTORE_BACK = "tune-restore-back"
 NAV_SEARCH = "nav-search"
 NAV_SEARCH_GO = "nav-search-go"
 NAV_API = "nav-api"  # the JSON (/api/…) answer of the page shown
+NAV_SEARCH_LIST = "nav-search-list"  # the names matching what is typed
 NAV_SEARCH_BOX = "nav-search-box"  # carries the search's answer as its tooltip
 TASKS_SIM_HOURS = "tasks-sim-hours"  # hours to simulate from the task states page
 TASKS_SIM_GO = "tasks-sim-go"

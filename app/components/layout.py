@@ -49,15 +49,19 @@ def navbar(origin: str) -> dbc.Navbar:
                 dbc.NavbarBrand("PanDA brokerage", href="/", className="fw-semibold"),
                 dbc.Nav(links, navbar=True, className="me-2"),
                 html.Div(
-                    dbc.Input(
-                        id=ids.NAV_SEARCH,
-                        type="search",
-                        size="sm",
-                        className="nav-search",
-                        placeholder="task, queue, site, user…",
-                    ),
+                    [
+                        dbc.Input(
+                            id=ids.NAV_SEARCH,
+                            type="search",
+                            size="sm",
+                            className="nav-search",
+                            placeholder="task, queue, site, user…",
+                            autoComplete="off",
+                        ),
+                        html.Div(id=ids.NAV_SEARCH_LIST, className="nav-search-list"),
+                    ],
                     id=ids.NAV_SEARCH_BOX,
-                    className="me-2",
+                    className="me-2 nav-search-box",
                     title="a task id or name, queue, site, nucleus or user; Enter opens its page",
                 ),
                 dcc.Location(id=ids.NAV_SEARCH_GO, refresh="callback-nav"),

@@ -1,0 +1,35 @@
+"""Issue #33 item 15 in Chromium: finding things: the navbar search lists its matches, pickers take typing."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import expect
+
+TIMEOUT = 30_000
+
+
+def test_navbar_search_lists_matches_and_opens_the_picked_one(page: Any, live_server: str,
+                                                               console_errors: list[str], shot: Any) -> None:  # fmt: skip
+    """At 1100 px, typing "aglt" lists AGLT2's three queues and the site (prefix matches first); Enter with several
+    matches opens nothing and asks to pick; clicking a match opens its page and the list closes."""
+    page.set_viewport_size({"width": 1100, "height": 900})
+    page.goto(live_server + "/")
+    box = page.locator("#nav-search")
+    box.fill("aglt")
+    hits = page.locator("#nav-search-list .nav-search-hit")
+    expect(hits).to_have_count(4, timeout=TIMEOUT)
+    expect(hits.first).to_have_text("queue AGLT2_Q2")
+    expect(page.locator("#nav-search-list")).to_be_in_viewport()
+    shot("navbar_search_list_1100")
+    box.press("Enter")
+    expect(page.locator("#nav-search-box")).to_have_attribute("title", "several names match: pick one below",
+                                                              timeout=TIMEOUT)  # fmt: skip
+    assert page.url.rstrip("/") == live_server
+    hits.nth(2).click()
+    expect(page).to_have_url(re.compile(r"/queue\?name=AGLT2_Q10"), timeout=TIMEOUT)
+    expect(page.locator("#nav-search-list .nav-search-hit")).to_have_count(0, timeout=TIMEOUT)
+    box.fill("q1")
+    expect(hits).to_have_count(3, timeout=TIMEOUT)
+    assert console_errors == []
