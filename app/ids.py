@@ -118,6 +118,7 @@ QUEUES_DECISION_BODY = "queues-decision-body"
 QUEUES_WHY = "queues-why"  # a queue name the operator asks about
 QUEUES_WHY_ANSWER = "queues-why-answer"
 NETWORK_NUCLEUS = "network-nucleus"
+NETWORK_SITE = "network-site"  # the site (row) picked, mirrored into ?site=
 NETWORK_LINK = "network-link"  # the clicked link "SITE>NUCLEUS", mirrored into ?link=
 NETWORK_CONGESTED = "network-congested"  # the grid of the most congested links
 TUNE_RESTORE_BOX = "tune-restore-box"  # the confirmation asked before a restore

@@ -180,6 +180,18 @@ def only_nucleus(m: dict[str, Any], nucleus: str | None) -> dict[str, Any]:
     return {**m, **cut, "nuclei": [nucleus]}
 
 
+def only_site(m: dict[str, Any], site: str | None) -> dict[str, Any]:
+    """The matrix M restricted to one site's row (M itself when SITE is empty or unknown).
+
+    Usage: ``heatmap(only_site(matrix(cache, cfg, "weight"), "AGLT2"))``
+    """
+    if not site or site not in m["sites"]:
+        return m
+    i = m["sites"].index(site)
+    cut = {k: [m[k][i]] for k in ("z", "blocked", "missing", "over_cap")}
+    return {**m, **cut, "sites": [site]}
+
+
 CONGESTED_COLUMNS = [
     {"field": "link", "flex": 3, "minWidth": 150, "tooltipField": "link"},
     {"field": "queued", "type": "numericColumn", "minWidth": 95, "maxWidth": 100, "sort": "desc"},

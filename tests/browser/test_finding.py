@@ -33,3 +33,23 @@ def test_navbar_search_lists_matches_and_opens_the_picked_one(page: Any, live_se
     box.fill("q1")
     expect(hits).to_have_count(3, timeout=TIMEOUT)
     assert console_errors == []
+
+
+def test_network_site_picker_and_task_picker_take_typing(page: Any, live_server: str,
+                                                         console_errors: list[str]) -> None:  # fmt: skip
+    """Typing "mwt" in the Network page's site picker and Enter keeps MWT2's links (2 congested rows) and writes
+    ?site=MWT2; on the Queues page, typing "evgen" into the task picker offers task 2 at once."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(live_server + "/network")
+    expect(page.locator("#network-congested .ag-center-cols-container .ag-row")).to_have_count(5, timeout=TIMEOUT)
+    page.locator("#network-site").click()
+    page.keyboard.type("mwt")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"site=MWT2"), timeout=TIMEOUT)
+    expect(page.locator("#network-congested .ag-center-cols-container .ag-row")).to_have_count(2, timeout=TIMEOUT)
+    page.goto(live_server + "/queues?task=1")
+    expect(page.locator("#queues-ranked .ag-row").first).to_be_visible(timeout=TIMEOUT)
+    page.locator("#queues-task").click()
+    page.keyboard.type("evgen")
+    expect(page.get_by_text(re.compile(r"^2 · .*mc23\.evgen\.second"))).to_be_visible(timeout=TIMEOUT)
+    assert console_errors == []
