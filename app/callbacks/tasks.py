@@ -55,8 +55,14 @@ def _reasons() -> dict[int, str] | None:
     run = services.whatif.base_run_if_ready()  # started when it is not ready, never awaited here
     if run is None:
         return None
-    rows = pvm.pending_rows(services.state.snapshot(), run, decide)
-    return {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}
+    snap = services.state.snapshot()
+    rows = pvm.pending_rows(snap, run, decide)
+    reasons = {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}
+    status = dict(zip(snap.tasks["jeditaskid"].astype(int), snap.tasks["status"].astype(str), strict=True))
+    for (broker, tid), o in run.outcomes.items():  # placed tasks: what they wait for, and where their jobs go
+        if broker != "task" and o.status == "ok" and tid not in reasons and status.get(tid) in sdv.PLACED_WAIT:
+            reasons[tid] = sdv.placed_sentence(status[tid], o.top)
+    return reasons
 
 
 STUCK_COLUMNS = [link_col("task", "/task?id=", pinned="left", maxWidth=110), {"field": "status", "maxWidth": 120},

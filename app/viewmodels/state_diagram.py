@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -111,9 +111,27 @@ STATUS_REASONS = {
     "scouting": "scouting: its scout jobs have not all ended",
     "finishing": "finishing: waits for its running jobs to end",
     "defined": "defined: waits for the ContentsFeeder",
+    "ready": "ready: waits for JobGenerator to make its next jobs, within the job throttler's limits of its work "
+    "queue (THROTTLE_THRESHOLD, NQUEUELIMIT, NRUNNINGCAP)",
+    "running": "running: its jobs are queued or running at the queues its brokerage chose; it ends when they have "
+    "and no input is left to generate",
+    "scouted": "scouted: its scouts ended; JobGenerator makes the rest of its jobs with the scouts' ramCount and "
+    "cpuTime",
+    "registered": "registered: waits for the TaskRefiner to define it",
     "pending": "pending: its brokerage finds a place now; WatchDog retries pending tasks after 60 min (production at "
     "priority >= 900: 30 min, >= 950: 10 min); exhausted after PENDING_TIMEOUT_<label> (7 d)",
 }
+
+
+PLACED_WAIT = ("ready", "running", "scouting", "scouted")  # statuses whose wait the job brokerage's places explain
+
+
+def placed_sentence(status: str, top: Sequence[str], shown: int = 3) -> str:
+    """What a task whose job brokerage found queues waits for, naming the best of them, e.g. "ready: waits for
+    JobGenerator; its next jobs go to ANALY_A, ANALY_B (2 queues ranked)"."""
+    names = ", ".join(top[:shown]) + (" …" if len(top) > shown else "")
+    head = STATUS_REASONS.get(status, status).split(";")[0].split(" (")[0]
+    return f"{head}; its next jobs go to {names} ({len(top)} queues ranked)" if top else head
 
 
 def stuck_rows(
