@@ -34,6 +34,7 @@ TASKS_WINDOW = "tasks-window"
 TASKS_FUTURE = "tasks-future"  # a stored simulation run whose task transitions extend the diagram
 TASKS_CONTENT = "tasks-content"
 TASKS_URL_SINK = "tasks-url-sink"
+TASKS_EMPTY = "tasks-empty"  # "hide" drops the empty states from the diagram
 
 # nuclei
 NUCLEI_TASK = "nuclei-task"
