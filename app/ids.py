@@ -26,8 +26,6 @@ STAB_USER = "stab-user"
 STAB_QUEUE = "stab-queue"
 STAB_CONTENT = "stab-content"
 STAB_URL_SINK = "stab-url-sink"
-STAB_GRID = {"type": "stab-grid", "table": "pairs"}  # made by a callback: a dict id, outside the layout check
-STAB_TASKS = "stab-tasks"
 
 # task states
 TASKS_WINDOW = "tasks-window"

@@ -27,8 +27,6 @@ def update_stabilizer(user: str | None, queue: str | None) -> Any:
             "No user has queued or running jobs in the snapshot's user_job_counts, so nothing can be throttled.",
         )
     rows = vm.rows(df, user, queue)
-    for r in rows:
-        r["row_key"] = f"{r['panda_queue']}|{r['produsername']}|{r['gshare']}"
     cols = [
         link_col("panda_queue", "/queue?name=", "queue", pinned="left", minWidth=140, tooltipField="gshare"),
         *vm.column_defs(),
@@ -38,35 +36,39 @@ def update_stabilizer(user: str | None, queue: str | None) -> Any:
         [
             dbc.Row([dbc.Col(card("Queues", figure(vm.queue_figure(vm.per_queue(df), queue))), md=6),
                      dbc.Col(card("User", figure(vm.user_figure(df, user) if user else vm.users_by_excess(df))), md=6)], className="g-2"),
-            card(f"(PQ, user) pairs: {len(rows)} shown, {n_thr} throttled in total · click a row for the user's tasks it affects",
-                 html.Div(grid(rows, cols, id_=ids.STAB_GRID, height=360, export_name="stabilizer.csv", url_param="s",
-                               row_id="row_key"), id="stab-pairs")),
+            card(f"(PQ, user) pairs: {len(rows)} shown, {n_thr} throttled in total · click a user for the tasks their limits hold back",
+                 [html.Div(grid(rows, cols, height=360, export_name="stabilizer.csv", url_param="s"), id="stab-pairs"),
+                  tasks_view(df, user, queue)]),
         ]
     )  # fmt: skip
 
 
-@callback(Output(ids.STAB_TASKS, "children"), Input(ids.STAB_GRID, "cellClicked"), prevent_initial_call=True)
-@guarded("Stabilizer tasks")
-def update_stabilizer_tasks(event: dict[str, Any] | None) -> Any:
-    """The clicked (PQ, user) pair's drill-down: the user's waiting analysis tasks and where the PQ stands in each
+def tasks_view(df: Any, user: str | None, queue: str | None) -> Any:
+    """The picked user's drill-down: their waiting analysis tasks and where each queue of the table stands in each
     one's job brokerage (removed by the Stabilizer, by another filter, ranked), each linking to its brokerage."""
-    if not event or event.get("rowId") is None:
-        return None
-    queue, user, _share = [*str(event["rowId"]).split("|"), "", ""][:3]
+    if not user:
+        return html.Div("Click a user (or pick one above) for the waiting tasks their limits hold back.",
+                        className="small text-muted mt-2", id="stab-tasks-list")  # fmt: skip
     st = services.state
     snap = st.snapshot()
-    found = vm.affected_tasks(snap.tasks, set(waiting_task_ids(snap)), st.job_decision, user, queue)
-    if not found:
-        return html.Div(f"{user} has no waiting analysis task: the limit at {queue} holds back no brokerage now.",
-                        className="small text-muted", id="stab-tasks-list")  # fmt: skip
-    hit = sum(t["stabilizer"] for t in found)
-    items = [html.Li([dcc.Link(f"task {t['task']}", href=f"/queues?task={t['task']}&why={queue}"),
-                      f" ({t['status']}): {t['standing']}"]) for t in found]  # fmt: skip
+    waiting = set(waiting_task_ids(snap))
+    queues = [queue] if queue else sorted(set(df.loc[df["produsername"] == user, "panda_queue"]))
+    items, hit, seen = [], 0, set()
+    for q in queues:
+        for t in vm.affected_tasks(snap.tasks, waiting, st.job_decision, user, q):
+            seen.add(t["task"])
+            hit += t["stabilizer"]
+            items.append(html.Li([dcc.Link(f"task {t['task']}", href=f"/queues?task={t['task']}&why={q}"),
+                                  f" ({t['status']}) at {q}: {t['standing']}"]))  # fmt: skip
+    where = queue or f"{len(queues)} queues"
+    if not items:
+        return html.Div(f"{user} has no waiting analysis task: the limits at {where} hold back no brokerage now.",
+                        className="small text-muted mt-2", id="stab-tasks-list")  # fmt: skip
     return html.Div(
-        [html.Div(f"Waiting analysis tasks of {user} at {queue}: {len(found)}, of which {hit} have {queue} removed "
+        [html.Div(f"Waiting analysis tasks of {user} at {where}: {len(seen)}; {hit} of the places below are removed "
                   f"by the Analysis Stabilizer ({vm.STABILIZER_CODE}).", className="fw-semibold small"),
-         html.Ul(items, className="small mb-0")],
-        id="stab-tasks-list",
+         html.Ul(items[:40], className="small mb-0")],
+        id="stab-tasks-list", className="mt-2",
     )  # fmt: skip
 
 

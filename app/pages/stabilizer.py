@@ -35,7 +35,6 @@ def layout(user: str | None = None, queue: str | None = None, **_: Any) -> html.
                 className="controls",
             ),
             loading(html.Div(id=ids.STAB_CONTENT)),
-            html.Div(id=ids.STAB_TASKS, className="mt-2"),
             dcc.Store(id=ids.STAB_URL_SINK),
         ]
     )  # fmt: skip

@@ -149,7 +149,8 @@ def column_defs() -> list[dict[str, Any]]:
     the rule texts and the share as hidden columns (in the API)."""
     wrap = {"wrapHeaderText": True, "autoHeaderHeight": True}
     cols: list[dict[str, Any]] = [
-        {"field": "produsername", "headerName": "user", "minWidth": 80, **wrap},
+        {"field": "produsername", "headerName": "user", "minWidth": 80, "cellRenderer": "Link",
+         "cellRendererParams": {"prefix": "/stabilizer?user="}, **wrap},
         {"field": "throttled", "minWidth": 88, "tooltipField": "release_rule", **wrap,
          "cellStyle": {"styleConditions": [{"condition": "params.value === true",
                                             "style": {"color": "#dc2626", "fontWeight": "600"}}]}},
