@@ -396,6 +396,8 @@ def fmt(x: float, digits: int = 3) -> str:
 
 def _plain(x: float, digits: int) -> str:
     """X to DIGITS significant figures without scientific notation: 51100.5 → "51,100", 0.0000123 → "0.0000123"."""
+    if x != x or x in (math.inf, -math.inf):  # NaN and infinities as Python writes them
+        return format(x, f".{digits}g")
     if abs(x) >= 10**digits:
         return f"{round(x, digits - len(str(int(abs(x))))):,.0f}"
     text = f"{x:.{digits}g}"

@@ -181,3 +181,9 @@ def test_demo_with_history_keeps_the_task_history_through_an_import(tmp_path: Pa
     assert len(before.tables["task_status_log"]) > 0
     assert len(after.tables["task_status_log"]) == len(before.tables["task_status_log"])
     assert after.taken_at > before.taken_at
+
+
+def test_reason_numbers_keep_infinities_and_nan() -> None:
+    """An unlimited value (inf) or a missing one (NaN) reads as before: "inf", "-inf", "n/a"."""
+    assert [fmt(float("inf")), fmt(-float("inf")), fmt(float("nan"))] == ["inf", "-inf", "n/a"]
+    assert fmt_many(np.array([np.inf, np.nan] * 5))[:2] == ["inf", "n/a"]
