@@ -89,20 +89,58 @@ def register(server: Flask, services: Services) -> None:
         def decide(key: tuple[str, int]) -> Any:
             return state.nucleus_decision(key[1]) if key[0] == "task" else state.job_decision(key[1])
 
-        rows = pvm.pending_rows(state.snapshot(), services.whatif.base_run(), decide)
-        return jsonify({**meta(), "counts": pvm.kind_counts(rows), "pending": rows})
+        criteria = (request.args.get("criteria") or "").strip() or None
+        rows = pvm.pending_rows(state.snapshot(), services.whatif.base_run(), decide, criteria)
+        return jsonify({**meta(), "criteria": criteria, "counts": pvm.kind_counts(rows), "pending": rows})
 
     @server.get("/api/queues")
     def api_queues() -> Any:
         return jsonify({**meta(), "queues": qvm.queue_rows(state.snapshot())})
 
+    @server.before_request
+    def page_as_json() -> Any:
+        """A page asked with ?json answers its /api/… JSON (a redirect), never the page's HTML."""
+        from flask import redirect
+
+        from app.viewmodels.apilink import api_url
+
+        if "json" not in request.args or request.path.startswith(("/api/", "/_dash", "/assets/", "/reports/")):
+            return None
+        query = {k: v for k, v in request.args.to_dict().items() if k != "json"}
+        url = api_url(request.path, query)
+        if url is None:
+            return jsonify(
+                {"error": f"{request.path} has no JSON answer; the /api/… routes are listed in README.md"}
+            ), 404
+        return redirect(url, code=302)
+
+    def whatif() -> dict[str, Any]:
+        """The gdpconfig edits of the query string (KEY=VALUE, as the tuning page's permalinks carry them); a
+        refused key answers 400 naming it and what is allowed."""
+        from app.viewmodels.tuning import edits_from_query
+
+        raw = {k: v for k, v in edits_from_query(request.args.to_dict()).items() if k != "json"}
+        if not raw:
+            return {}
+        edits = services.whatif.edits(raw)
+        if edits.refused:
+            raise next(iter(edits.refused.values()))
+        return dict(edits.overrides)
+
+    def decision_body(decision: Any, overrides: dict[str, Any]) -> dict[str, Any]:
+        src = state.source()
+        versions = stamp(src.snap, src.config.with_overrides(overrides)) if overrides else {}
+        return {**meta(), **decision.to_dict(), **versions, "whatif": overrides}
+
     @server.get("/api/tasks/<int:task_id>/jobs")
     def api_task_jobs(task_id: int) -> Any:
-        return jsonify({**meta(), **state.job_decision(task_id).to_dict()})  # an unknown id: 404 (STATUS)
+        overrides = whatif()  # ?KEY=VALUE: the brokerage under that what-if, as /tuning?task=ID&KEY=VALUE shows it
+        return jsonify(decision_body(state.job_decision(task_id, overrides or None), overrides))  # unknown id: 404
 
     @server.get("/api/tasks/<int:task_id>/nucleus")
     def api_task_nucleus(task_id: int) -> Any:
-        return jsonify({**meta(), **state.nucleus_decision(task_id).to_dict()})
+        overrides = whatif()
+        return jsonify(decision_body(state.nucleus_decision(task_id, overrides or None), overrides))
 
     @server.get("/api/nuclei")
     def api_nuclei() -> Any:

@@ -32,6 +32,7 @@ TASKS_WINDOW = "tasks-window"
 TASKS_FUTURE = "tasks-future"  # a stored simulation run whose task transitions extend the diagram
 TASKS_CONTENT = "tasks-content"
 TASKS_URL_SINK = "tasks-url-sink"
+TASKS_EMPTY = "tasks-empty"  # "hide" drops the empty states from the diagram
 
 # nuclei
 NUCLEI_TASK = "nuclei-task"
@@ -110,12 +111,14 @@ PENDING_TRIGGER = "pending-trigger"
 PENDING_PROGRESS = "pending-progress"
 PENDING_PROGRESS_BOX = "pending-progress-box"
 PENDING_POLL = "pending-poll"
+PENDING_CRITERIA = "pending-criteria"
 
 # job decision panel: the part below the headline, hidden when a throttle held the task before any filter ran
 QUEUES_DECISION_BODY = "queues-decision-body"
 QUEUES_WHY = "queues-why"  # a queue name the operator asks about
 QUEUES_WHY_ANSWER = "queues-why-answer"
 NETWORK_NUCLEUS = "network-nucleus"
+NETWORK_SITE = "network-site"  # the site (row) picked, mirrored into ?site=
 NETWORK_LINK = "network-link"  # the clicked link "SITE>NUCLEUS", mirrored into ?link=
 NETWORK_CONGESTED = "network-congested"  # the grid of the most congested links
 TUNE_RESTORE_BOX = "tune-restore-box"  # the confirmation asked before a restore
@@ -127,6 +130,8 @@ TUNE_RESTORE_BACK = "tune-restore-back"
 # navbar search
 NAV_SEARCH = "nav-search"
 NAV_SEARCH_GO = "nav-search-go"
+NAV_API = "nav-api"  # the JSON (/api/…) answer of the page shown
+NAV_SEARCH_LIST = "nav-search-list"  # the names matching what is typed
 NAV_SEARCH_BOX = "nav-search-box"  # carries the search's answer as its tooltip
 TASKS_SIM_HOURS = "tasks-sim-hours"  # hours to simulate from the task states page
 TASKS_SIM_GO = "tasks-sim-go"

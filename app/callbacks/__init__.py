@@ -1,6 +1,7 @@
 """Every callback module, imported once so the one app registers each callback exactly once."""
 
 from app.callbacks import (  # noqa: F401
+    apilink,
     detail,
     diff,
     dirac,

@@ -47,11 +47,13 @@ def _clicked(event: Mapping[str, Any] | None) -> str | None:
     prevent_initial_call=True,
 )
 def queue_levers(ranked: dict[str, Any] | None, skipped: dict[str, Any] | None, task: Any) -> tuple[Any, bool]:
-    """The clicked queue's levers for the picked task; a new task clears the box."""
-    if ctx.triggered_id == ids.QUEUES_TASK:
-        return levers_hint("queue"), False
+    """The clicked queue's levers for the picked task; a new task clears and closes the panel, and nothing but a
+    click on a row opens it (a redrawn table with no click leaves it shut)."""
     event = ranked if ctx.triggered_id == ids.QUEUES_RANKED else skipped
-    return levers_box(task, _clicked(event), "queue"), True
+    name = None if ctx.triggered_id == ids.QUEUES_TASK else _clicked(event)
+    if not name:
+        return levers_hint("queue"), False
+    return levers_box(task, name, "queue"), True
 
 
 @callback(
@@ -62,12 +64,16 @@ def queue_levers(ranked: dict[str, Any] | None, skipped: dict[str, Any] | None, 
     prevent_initial_call=True,
 )
 def nucleus_levers(events: list[dict[str, Any] | None], task: Any) -> tuple[Any, bool]:
-    """The clicked nucleus' levers for the picked task; a new task clears the box."""
+    """The clicked nucleus' levers for the picked task; a new task clears and closes the panel, and tables that
+    appear with a task pick (their cellClicked fires empty) leave it shut: only a click on a row opens it."""
     if ctx.triggered_id == ids.NUCLEI_TASK or not isinstance(ctx.triggered_id, Mapping):
         return levers_hint("nucleus"), False
     table = ctx.triggered_id.get("table")
     ordered = [e for e, spec in zip(events, ctx.inputs_list[0], strict=False) if spec["id"].get("table") == table]
-    return levers_box(task, _clicked(ordered[0] if ordered else None), "nucleus"), True
+    name = _clicked(ordered[0] if ordered else None)
+    if not name:
+        return levers_hint("nucleus"), False
+    return levers_box(task, name, "nucleus"), True
 
 
 @callback(

@@ -23,22 +23,27 @@ NO_LINK = (
 
 
 @callback(
-    Output(ids.NETWORK_HEATMAP, "figure"), Input(ids.NETWORK_METRIC, "value"), Input(ids.NETWORK_NUCLEUS, "value")
+    Output(ids.NETWORK_HEATMAP, "figure"),
+    Input(ids.NETWORK_METRIC, "value"),
+    Input(ids.NETWORK_NUCLEUS, "value"),
+    Input(ids.NETWORK_SITE, "value"),
 )
-def update_heatmap(metric: str, nucleus: str | None = None) -> go.Figure:
-    """The site x nucleus matrix of the chosen metric (one column when a nucleus is chosen)."""
+def update_heatmap(metric: str, nucleus: str | None = None, site: str | None = None) -> go.Figure:
+    """The site x nucleus matrix of the chosen metric (one column when a nucleus is chosen, one row for a site)."""
     try:
         m = vm.matrix(services.state.grid_cache(), services.state.config(), vm.metric_or_default(metric))
-        return vm.heatmap(vm.only_nucleus(m, nucleus))
+        return vm.heatmap(vm.only_site(vm.only_nucleus(m, nucleus), site))
     except Exception as exc:  # a figure output cannot hold an alert: say it inside the figure
         return common.empty_figure(f"cannot build the heatmap: {type(exc).__name__}: {exc}")
 
 
-@callback(Output(ids.NETWORK_CONGESTED, "rowData"), Input(ids.NETWORK_NUCLEUS, "value"))
-def update_congested(nucleus: str | None) -> list[dict[str, Any]]:
-    """Links with the most files queued to their nucleus, with their share of NQUEUED_SAT_CAP."""
+@callback(
+    Output(ids.NETWORK_CONGESTED, "rowData"), Input(ids.NETWORK_NUCLEUS, "value"), Input(ids.NETWORK_SITE, "value")
+)
+def update_congested(nucleus: str | None, site: str | None = None) -> list[dict[str, Any]]:
+    """Links with the most files queued to their nucleus, with their share of NQUEUED_SAT_CAP (a site's only)."""
     queued = vm.matrix(services.state.grid_cache(), services.state.config(), "queued")
-    return vm.congested_rows(vm.only_nucleus(queued, nucleus))
+    return vm.congested_rows(vm.only_site(vm.only_nucleus(queued, nucleus), site))
 
 
 @callback(
@@ -93,4 +98,5 @@ def update_detail(click: dict[str, Any] | None, metric: str) -> Any:
 
 
 url_sync(ids.NETWORK_URL_SINK, {"metric": (ids.NETWORK_METRIC, "value"), "nucleus": (ids.NETWORK_NUCLEUS, "value"),
+                                "site": (ids.NETWORK_SITE, "value"),
                                 "link": (ids.NETWORK_LINK, "data")})  # fmt: skip

@@ -55,8 +55,14 @@ def _reasons() -> dict[int, str] | None:
     run = services.whatif.base_run_if_ready()  # started when it is not ready, never awaited here
     if run is None:
         return None
-    rows = pvm.pending_rows(services.state.snapshot(), run, decide)
-    return {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}
+    snap = services.state.snapshot()
+    rows = pvm.pending_rows(snap, run, decide)
+    reasons = {int(r["task"]): f"{r['kind']}: {r['reason']}" for r in rows}
+    status = dict(zip(snap.tasks["jeditaskid"].astype(int), snap.tasks["status"].astype(str), strict=True))
+    for (broker, tid), o in run.outcomes.items():  # placed tasks: what they wait for, and where their jobs go
+        if broker != "task" and o.status == "ok" and tid not in reasons and status.get(tid) in sdv.PLACED_WAIT:
+            reasons[tid] = sdv.placed_sentence(status[tid], o.top)
+    return reasons
 
 
 STUCK_COLUMNS = [link_col("task", "/task?id=", pinned="left", maxWidth=110), {"field": "status", "maxWidth": 120},
@@ -71,9 +77,10 @@ STUCK_COLUMNS = [link_col("task", "/task?id=", pinned="left", maxWidth=110), {"f
     Input(ids.TASKS_WINDOW, "value"),
     Input(ids.TASKS_FUTURE, "value"),
     Input(ids.TASKS_SIM_RESULT, "data"),
+    Input(ids.TASKS_EMPTY, "value"),
 )
 @guarded("Task states")
-def update_tasks(window: str, future_run: Any, just_run: dict[str, Any] | None = None) -> Any:
+def update_tasks(window: str, future_run: Any, just_run: dict[str, Any] | None = None, empty: str = "dim") -> Any:
     """The state diagram (logged transitions in the window, optionally a stored run's simulated ones), the tasks
     that stay longest in their status with the reason, time per state and the tasks that moved."""
     snap = services.state.snapshot()
@@ -105,7 +112,7 @@ def update_tasks(window: str, future_run: Any, just_run: dict[str, Any] | None =
     head = f"State diagram ({n_past:,} logged transitions" + (f", {n_future:,} simulated)" if future_title else ")")
     return html.Div(
         [
-            card(head, html.Div(figure(sdv.diagram(tr, future, counts, title)), id="tasks-diagram")),
+            card(head, html.Div(figure(sdv.diagram(tr, future, counts, title, hide_empty=empty == "hide")), id="tasks-diagram")),
             card(f"Stuck: tasks longest in their status (the longest {len(stuck):,} of {n_live:,} not final; the open "
                  "stay counted)" + ("" if reasons is not None else " · brokerage reasons follow once the stored "
                                     "config's grid run is ready: pick the window again"),
@@ -168,4 +175,7 @@ def simulate_future(_go: int | None, _tick: int | None, hours: Any, job_id: str 
     return (future_options(), run_ids[-1], None, True, 100, hide, f"run {run_ids[-1]} drawn in orange", None)
 
 
-url_sync(ids.TASKS_URL_SINK, {"window": (ids.TASKS_WINDOW, "value"), "future": (ids.TASKS_FUTURE, "value")})
+url_sync(
+    ids.TASKS_URL_SINK,
+    {"window": (ids.TASKS_WINDOW, "value"), "future": (ids.TASKS_FUTURE, "value"), "empty": (ids.TASKS_EMPTY, "value")},
+)

@@ -162,6 +162,15 @@ def grid_result_view(g: GridWhatIf, overrides: dict[str, Any]) -> Any:
     return html.Div(view, id="tune-grid-impact", **{"data-config": g.config})
 
 
+def grid_waiting_view(state: JobState, overrides: dict[str, Any]) -> html.Div:
+    """The grid card while the whole-grid job for OVERRIDES waits for a worker or runs: its edits and its place."""
+    edits = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    where = state.label or "waiting for a worker"
+    doing = "Waiting its turn" if state.percent == 0 else f"Re-brokering every waiting task ({state.percent} %)"
+    return html.Div([html.Span(f"{doing} under {edits}: ", className="small"), html.Strong(where, className="small")],
+                    id="tune-grid-waiting", className="alert alert-info py-1 mb-0")  # fmt: skip
+
+
 def grid_view(overrides: dict[str, Any]) -> Any:
     """Re-broker every waiting task under the edits and show what moved, waiting for the job (placeholder when
     nothing is edited)."""
@@ -180,9 +189,11 @@ _HIDE = {"display": "none"}
 def job_outputs(
     job_id: str | None, state: JobState, overrides: dict[str, Any] | None = None
 ) -> tuple[Any, Any, bool, dict[str, str], int, str]:
-    """(grid view, job id, poll disabled, progress box style, progress value, label) for a job's STATE."""
+    """(grid view, job id, poll disabled, progress box style, progress value, label) for a job's STATE; while it
+    runs or waits its turn, the card says so with its place in the queue (never "No edits yet" or a stale answer)."""
     if state.state == "running":
-        return no_update, job_id, False, _SHOW, state.percent, state.label
+        view = grid_waiting_view(state, overrides) if overrides else no_update
+        return view, job_id, False, _SHOW, state.percent, state.label
     if state.state == "done":
         return grid_result_view(state.result, overrides or {}), None, True, _HIDE, 100, ""
     if state.state == "cancelled":

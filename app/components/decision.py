@@ -11,6 +11,7 @@ from app import ids
 from app import ids_levers as lids
 from app.components.layout import card, empty_state, figure, grid
 from app.components.levers import levers_panel
+from app.viewmodels import answer as avm
 from app.viewmodels import pending as pvm
 from app.viewmodels import queues as vm
 from brokerage.model.explain import Decision
@@ -46,6 +47,37 @@ def headline(decision: Decision, what: str) -> html.Div:
             )
         )
     return html.Div(parts, className="mb-2")
+
+
+def pending_answer(decision: Decision, page: str = "/queues") -> html.Div | None:
+    """For a brokerage whose filters left nothing: the numbered funnel step that emptied the list, then the skipped
+    candidates per criteria code (most first, `-test` last) with examples, a link that narrows the skipped table
+    to the code (PAGE's ?criteria=) and one to the pending tasks the code also holds; None for other decisions."""
+    sentence = avm.pending_sentence(decision)
+    if sentence is None:
+        return None
+    rows = []
+    for g in avm.skip_groups(decision):
+        code = g["criteria"]
+        more = " …" if g["count"] > len(g["names"]) else ""
+        rows.append(html.Tr([
+            html.Td(html.A(html.Code(code), href=f"{page}?task={decision.task}&criteria={code}",
+                           title=f"only the candidates {code} removed, in the skipped table")),
+            html.Td(f"{g['count']:,}", className="text-end"), html.Td(g["filter"]),
+            html.Td(", ".join(g["names"]) + more, className="small"),
+            html.Td(dcc.Link("pending tasks →", href=f"/pending?criteria={code}", className="small",
+                             title=f"every pending task {code} removed candidates of")),
+        ], **{"data-criteria": code}))  # fmt: skip
+    what = "nuclei" if decision.label == "nucleus" else "queues"
+    head = html.Tr([html.Th("criteria"), html.Th(what, className="text-end"), html.Th("filter"), html.Th("e.g."),
+                    html.Th("")])  # fmt: skip
+    return html.Div(
+        [html.Div(sentence, className="fw-semibold mb-1", id="pending-step"),
+         html.Div(f"Why each {what[:-1] if what == 'queues' else 'nucleus'} was removed, by criteria code:",
+                  className="small text-muted"),
+         html.Table([html.Thead(head), html.Tbody(rows)], className="table table-sm mb-0 skip-groups")],
+        className="pending-answer alert alert-warning py-2 mb-2", id="pending-answer",
+    )  # fmt: skip
 
 
 def notes(decision: Decision) -> Any:
@@ -128,6 +160,8 @@ def job_decision_props(decision: Decision, criteria: list[str] | None) -> tuple[
     filt = f" (criteria {', '.join(criteria)})" if criteria else ""
     ranked = vm.factor_rows(decision)
     head = headline(decision, "queues")
+    if (answer := pending_answer(decision)) is not None:
+        head.children.append(answer)
     head.children.append(html.Span(str(decision.task), id="decision-task", hidden=True))
     return (
         head,

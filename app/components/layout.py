@@ -33,7 +33,15 @@ NAV = [
 
 
 def navbar(origin: str) -> dbc.Navbar:
-    """Top bar with the page links and where the data comes from."""
+    """Top bar with the page links and where the data comes from; the data's age never gives way (at narrow widths
+    the rest of the origin line does, its full text in the tooltip), and a link to the page's JSON answer."""
+    rest, sep, age = origin.rpartition(" · snapshot taken ")
+    when, _, ago = age.partition(" (")
+    age_parts: list[Any] = (
+        [html.Span("snapshot taken ", className="age-label"), html.Span(when + " ", className="age-date"), f"({ago}"]
+        if sep else []
+    )  # fmt: skip
+    rest = rest if sep else origin
     links = [dbc.NavItem(dbc.NavLink(label, href=href, active="exact")) for label, href in NAV]
     return dbc.Navbar(
         dbc.Container(
@@ -41,19 +49,35 @@ def navbar(origin: str) -> dbc.Navbar:
                 dbc.NavbarBrand("PanDA brokerage", href="/", className="fw-semibold"),
                 dbc.Nav(links, navbar=True, className="me-2"),
                 html.Div(
-                    dbc.Input(
-                        id=ids.NAV_SEARCH,
-                        type="search",
-                        size="sm",
-                        className="nav-search",
-                        placeholder="task, queue, site, user…",
-                    ),
+                    [
+                        dbc.Input(
+                            id=ids.NAV_SEARCH,
+                            type="search",
+                            size="sm",
+                            className="nav-search",
+                            placeholder="task, queue, site, user…",
+                            autoComplete="off",
+                        ),
+                        html.Div(id=ids.NAV_SEARCH_LIST, className="nav-search-list"),
+                    ],
                     id=ids.NAV_SEARCH_BOX,
-                    className="me-2",
+                    className="me-2 nav-search-box",
                     title="a task id or name, queue, site, nucleus or user; Enter opens its page",
                 ),
                 dcc.Location(id=ids.NAV_SEARCH_GO, refresh="callback-nav"),
-                html.Span(origin, className="navbar-text small text-light opacity-75", id="data-origin", title=origin),
+                html.Span(
+                    [html.Span(rest, className="origin-rest"), html.Span(age_parts, className="origin-age ms-1")],
+                    className="navbar-text small text-light opacity-75",
+                    id="data-origin",
+                    title=origin,
+                ),
+                html.A(
+                    "JSON",
+                    id=ids.NAV_API,
+                    href="/api/overview",
+                    className="nav-api small ms-2",
+                    title="this view's data as JSON (/api/…)",
+                ),
             ],
             fluid=True,
         ),

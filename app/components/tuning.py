@@ -150,8 +150,11 @@ def task_diff_view(diff: TaskDiff, title: str) -> html.Div:
         ),
         dbc.Row(
             [
-                dbc.Col(_side_table(left, f"Before (stored config) · {diff.status_before}", label, False), md=5),
-                dbc.Col(_side_table(right, f"After (what-if) · {diff.status_after}", label, True), md=7),
+                # side by side from 1400 px; below, one above the other so neither table scrolls sideways
+                dbc.Col(
+                    _side_table(left, f"Before (stored config) · {diff.status_before}", label, False), xs=12, xxl=5
+                ),
+                dbc.Col(_side_table(right, f"After (what-if) · {diff.status_after}", label, True), xs=12, xxl=7),
             ],
             className="g-2",
         ),
@@ -252,6 +255,13 @@ def grid_impact_view(
             else empty_state("No task moved", "Every waiting task keeps its top candidate, its top 10 and its status."),
         ]
     )
+
+
+def grid_starting(overrides: Mapping[str, Any]) -> html.Div:
+    """What the grid card shows when the page opens with edits, until their whole-grid job answers."""
+    edits = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    return html.Div(f"Starting the whole-grid run under {edits}…", id="tune-grid-waiting",
+                    className="alert alert-info py-1 mb-0 small")  # fmt: skip
 
 
 def grid_placeholder() -> html.Div:

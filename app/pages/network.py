@@ -19,9 +19,12 @@ dash.register_page(__name__, path="/network", title="Network · PanDA brokerage"
 
 
 @guarded("Network page")
-def layout(metric: str | None = None, nucleus: str | None = None, link: str | None = None, **_: Any) -> html.Div:
+def layout(
+    metric: str | None = None, nucleus: str | None = None, link: str | None = None, site: str | None = None, **_: Any
+) -> html.Div:
     """Metric and nucleus switches, the heatmap, and beside it (in view) the clicked link and the most congested links."""
     nuc = vm.nuclei(state.snapshot())
+    sites = sorted(state.snapshot().sites["site_name"].astype(str))
     bad_nucleus = f"No nucleus is named {nucleus!r}; showing every nucleus." if nucleus and nucleus not in nuc else None
     return html.Div(
         [
@@ -31,7 +34,9 @@ def layout(metric: str | None = None, nucleus: str | None = None, link: str | No
                 [html.Div([html.Label("metric"), dcc.RadioItems(id=ids.NETWORK_METRIC, options=[{"label": f" {v}", "value": k} for k, v in vm.METRICS.items()],
                                                               value=vm.metric_or_default(metric), inline=True, inputClassName="me-1", labelClassName="me-3")]),
                  html.Div([html.Label("nucleus", htmlFor=ids.NETWORK_NUCLEUS),
-                           dcc.Dropdown(id=ids.NETWORK_NUCLEUS, options=nuc, value=nucleus if nucleus in nuc else None, placeholder="every nucleus")])],
+                           dcc.Dropdown(id=ids.NETWORK_NUCLEUS, options=nuc, value=nucleus if nucleus in nuc else None, placeholder="every nucleus")]),
+                 html.Div([html.Label("site", htmlFor=ids.NETWORK_SITE),
+                           dcc.Dropdown(id=ids.NETWORK_SITE, options=sites, value=site if site in sites else None, placeholder="every site (type to find one)")])],
                 className="controls",
             ),
             dbc.Row([

@@ -19,8 +19,9 @@ POLL_MS = 300  # the job of the stored config's grid run is polled this often wh
 
 
 @guarded("Pending tasks page")
-def layout(**_: Any) -> html.Div:
-    """Header, a progress bar while the grid run is computed, and (after the page shows) the pending table."""
+def layout(criteria: str | None = None, **_: Any) -> html.Div:
+    """Header, a progress bar while the grid run is computed, and (after the page shows) the pending table;
+    ?criteria=CODE keeps the tasks in which that criteria code removed candidates (the Queues page links here)."""
     return html.Div(
         [
             page_header("Pending tasks and why",
@@ -32,6 +33,7 @@ def layout(**_: Any) -> html.Div:
                      id=ids.PENDING_PROGRESS_BOX, style={"display": "none"}),
             loading(html.Div(id=ids.PENDING_CONTENT)),
             dcc.Store(id=ids.PENDING_TRIGGER, data=state.snapshot().key),
+            dcc.Store(id=ids.PENDING_CRITERIA, data=(criteria or "").strip() or None),
             dcc.Interval(id=ids.PENDING_POLL, interval=POLL_MS, disabled=True),
         ]
     )  # fmt: skip

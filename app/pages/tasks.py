@@ -19,7 +19,7 @@ dash.register_page(__name__, path="/tasks", title="Task states · PanDA brokerag
 
 
 @guarded("Task states page")
-def layout(window: str | None = None, future: str | None = None, **_: Any) -> html.Div:
+def layout(window: str | None = None, future: str | None = None, empty: str | None = None, **_: Any) -> html.Div:
     """Window switch, the simulated future to draw, the state diagram and the stuck tasks; ?window=&future= preselect."""
     options = future_options()
     known = {o["value"] for o in options}
@@ -34,6 +34,9 @@ def layout(window: str | None = None, future: str | None = None, **_: Any) -> ht
             html.Div([html.Div([html.Label("time window before the snapshot"),
                                 dcc.RadioItems(id=ids.TASKS_WINDOW, options=list(vm.WINDOWS), value=vm.window_or_default(window), inline=True,
                                                inputClassName="me-1", labelClassName="me-3")]),
+                      html.Div([html.Label("empty states"),
+                                dcc.RadioItems(id=ids.TASKS_EMPTY, options=[{"label": " dimmed", "value": "dim"}, {"label": " hidden", "value": "hide"}],
+                                               value="hide" if empty == "hide" else "dim", inline=True, inputClassName="me-1", labelClassName="me-3")]),
                       html.Div([html.Label("simulated future (a stored run of this grid)"),
                                 dcc.Dropdown(id=ids.TASKS_FUTURE, options=options, value=chosen, clearable=True,
                                              placeholder="none yet: simulate the next hours, or run one on the Simulate page" if not options else "none",

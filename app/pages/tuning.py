@@ -12,7 +12,7 @@ from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, page_header, url_notice
 from app.components.levers import levers_panel
-from app.components.tuning import edit_summary, grid_placeholder, param_editor
+from app.components.tuning import edit_summary, grid_placeholder, grid_starting, param_editor
 from app.components.tuning_store import history_panel, report_panel, save_panel
 from app.ids_levers import TUNE_LEVERS
 from app.main import services
@@ -140,7 +140,10 @@ def layout(task: str | None = None, saved: str | None = None, restored: str | No
                                     ),
                                     # no loading overlay: the progress bar above tells a running job, and polls
                                     # every 100 ms would make an overlay flicker
-                                    html.Div(grid_placeholder(), id=ids.TUNE_GRID_VIEW),
+                                    html.Div(
+                                        grid_placeholder() if not edits.overrides else grid_starting(edits.overrides),
+                                        id=ids.TUNE_GRID_VIEW,
+                                    ),
                                 ],
                             ),
                             card(f"The next {vm.SIM_HOURS} hours: stored vs proposed", future_panel()),

@@ -180,6 +180,18 @@ def only_nucleus(m: dict[str, Any], nucleus: str | None) -> dict[str, Any]:
     return {**m, **cut, "nuclei": [nucleus]}
 
 
+def only_site(m: dict[str, Any], site: str | None) -> dict[str, Any]:
+    """The matrix M restricted to one site's row (M itself when SITE is empty or unknown).
+
+    Usage: ``heatmap(only_site(matrix(cache, cfg, "weight"), "AGLT2"))``
+    """
+    if not site or site not in m["sites"]:
+        return m
+    i = m["sites"].index(site)
+    cut = {k: [m[k][i]] for k in ("z", "blocked", "missing", "over_cap")}
+    return {**m, **cut, "sites": [site]}
+
+
 CONGESTED_COLUMNS = [
     {"field": "link", "flex": 3, "minWidth": 150, "tooltipField": "link"},
     {"field": "queued", "type": "numericColumn", "minWidth": 95, "maxWidth": 100, "sort": "desc"},
@@ -219,8 +231,11 @@ def link_sentence(d: dict[str, Any]) -> str:
     if nq is not None and bool(over_sat_cap(np.array([nq], dtype=float), cap, np.array([False]))[0]):
         return f"queued files {num(nq)} > NQUEUED_SAT_CAP {num(cap)}: the link is skipped by -link_unusable."
     queued = f"queued files {num(nq)} ≤ NQUEUED_SAT_CAP {num(cap)}" if nq is not None else "no queued-files figure"
-    return (f"{queued}: network weight {num(d['weight'])} = queued term {num(d['queued_weight'])} "
-            f"+ throughput term {num(d['throughput_weight'])} ({d['rule']}).")  # fmt: skip
+    q = float(d.get("NW_QUEUE_IMPORTANCE", 0.5))
+    how = f" (2 − {num(nq)}/{num(cap)})" if nq is not None else ""
+    return (f"{queued}: network weight {num(d['weight'])} = {num(q)} × queued {num(d['queued_weight'])}{how} "
+            f"+ {num(1 - q)} × throughput {num(d['throughput_weight'])} ({d['rule']}); "
+            f"{num(q)} is NW_QUEUE_IMPORTANCE.")  # fmt: skip
 
 
 def parse_link(value: Any) -> tuple[str, str] | None:

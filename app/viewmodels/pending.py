@@ -46,8 +46,11 @@ def reason(broker: str, criteria: Mapping[str, int], decision: Decision | None) 
     return kind, f"All {skipped} {what} skipped; most by {top_criteria(criteria)}."
 
 
-def pending_rows(snap: GridSnapshot, run: GridRun, decide: Callable[[Key], Decision]) -> list[dict[str, Any]]:
+def pending_rows(
+    snap: GridSnapshot, run: GridRun, decide: Callable[[Key], Decision], criteria: str | None = None
+) -> list[dict[str, Any]]:
     """One row per pending brokerage of the run, with its reason; DECIDE(key) is called only for unexplained rows.
+    CRITERIA (a code such as "-cpucore") keeps the brokerages in which that code removed a candidate.
 
     Usage: ``pending_rows(snap, whatif.base_run(), lambda k: state.job_decision(k[1]))``
     """
@@ -55,7 +58,7 @@ def pending_rows(snap: GridSnapshot, run: GridRun, decide: Callable[[Key], Decis
     rows: list[dict[str, Any]] = []
     for key in sorted(run.outcomes):
         o = run.outcomes[key]
-        if o.status == "ok":
+        if o.status == "ok" or (criteria and not o.criteria.get(criteria)):
             continue
         broker, tid = key
         kind, sentence = reason(broker, o.criteria, None if o.criteria else decide(key))
@@ -67,6 +70,7 @@ def pending_rows(snap: GridSnapshot, run: GridRun, decide: Callable[[Key], Decis
                 "kind": kind,
                 "reason": sentence,
                 "top_criteria": top_criteria(o.criteria),
+                **({"removed_by_criteria": int(o.criteria[criteria])} if criteria else {}),
                 "broker": BROKER_LABEL.get(broker, broker),
                 "user": str(t.get("username", "") or ""),
                 "gshare": str(t.get("gshare", "") or ""),

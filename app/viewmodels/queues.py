@@ -237,10 +237,12 @@ def _empty(text: str) -> dict[str, Any]:
 
 def funnel_figure(decision: Decision) -> dict[str, Any]:
     """Candidates left after each filter that removed some (plus the first and last steps), as a figure dict."""
-    steps = [f for i, f in enumerate(decision.funnel) if f.after != f.before or i == 0]
+    steps = [(i, f) for i, f in enumerate(decision.funnel) if f.after != f.before or i == 0]
     if not steps:
         return _empty("no filter ran")
-    labels = [f.filter for f in steps]
+    # numbered as in the whole funnel, so "step 13, memory check" in the pending answer is found here
+    labels = [f"{i + 1}. {f.filter}" for i, f in steps]
+    steps = [f for _, f in steps]
     values = [f.after for f in steps]
     if steps[0].before != steps[0].after:
         labels.insert(0, "all candidates")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from app.viewmodels.common import PALETTE, empty_figure, records, style
+from brokerage.model.explain import Decision
 
 THROTTLED = "#dc2626"
+STABILIZER_CODE = "-tmp_user_problem"  # the criteria code of the analysis brokerage's Analysis Stabilizer filter
 # legends under the axis: above the plot they ran into the chart title at half width
 LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
 
@@ -124,3 +127,68 @@ def rows(df: pd.DataFrame, user: str | None = None, queue: str | None = None) ->
     d = d.assign(excess=d["nQ_user"] - d["max_q_len"])
     d = d.sort_values(["excess", "nQ_user"], ascending=[False, False])
     return records(d.round(3))
+
+
+# the table's columns: every number in view (headers wrap instead of being cut), each limit's rule on hover
+NUMBER_COLUMNS: tuple[tuple[str, str, str | None, int], ...] = (
+    ("excess", "excess", None, 95),
+    ("nQ_user", "nQ_user", None, 90),
+    ("max_q_len", "max_q_len", "max_q_len_rule", 105),
+    ("nQ", "nQ", None, 65),
+    ("nQ_max", "nQ_max", "nQ_max_rule", 90),
+    ("nR", "nR", None, 55),
+    ("nR_user", "nR_user", None, 90),
+    ("trr", "trr", None, 55),
+    ("percentage", "percentage", "percentage_rule", 100),
+)
+RULE_COLUMNS = ("max_q_len_rule", "nQ_max_rule", "percentage_rule", "release_rule")
+
+
+def column_defs() -> list[dict[str, Any]]:
+    """AG Grid columns of the (PQ, user) table: the numbers with short, wrapping headers and their rules as tooltips;
+    the rule texts and the share as hidden columns (in the API)."""
+    wrap = {"wrapHeaderText": True, "autoHeaderHeight": True}
+    cols: list[dict[str, Any]] = [
+        {"field": "produsername", "headerName": "user", "minWidth": 80, "cellRenderer": "Link",
+         "cellRendererParams": {"prefix": "/stabilizer?user="}, **wrap},
+        {"field": "throttled", "minWidth": 88, "tooltipField": "release_rule", **wrap,
+         "cellStyle": {"styleConditions": [{"condition": "params.value === true",
+                                            "style": {"color": "#dc2626", "fontWeight": "600"}}]}},
+    ]  # fmt: skip
+    for field, header, rule, width in NUMBER_COLUMNS:
+        col: dict[str, Any] = {"field": field, "headerName": header, "type": "numericColumn", "minWidth": width, **wrap}
+        if rule:
+            col["tooltipField"] = rule
+            col["headerTooltip"] = f"hover a value for its rule ({rule})"
+        cols.append(col)
+    cols[2]["sort"] = "desc"
+    cols[2]["headerTooltip"] = (
+        "excess = nQ_user − max_q_len: how far the user's queued jobs at the PQ are over the limit"
+    )
+    cols += [{"field": r, "hide": True} for r in ("gshare", *RULE_COLUMNS)]  # the share is in the queue's tooltip
+    return cols
+
+
+def affected_tasks(
+    tasks: pd.DataFrame, waiting: set[int], decide: Callable[[int], Decision], user: str, queue: str
+) -> list[dict[str, Any]]:
+    """The waiting analysis tasks of USER and where QUEUE stands in each one's job brokerage: removed by the
+    Analysis Stabilizer (-tmp_user_problem) or another filter, ranked, or not a candidate.
+
+    Usage: ``affected_tasks(snap.tasks, set(waiting_task_ids(snap)), state.job_decision, "alice", "ANALY_X")``
+    """
+    mine = tasks[(tasks["username"] == user) & (tasks["prodsourcelabel"] == "user")]
+    out: list[dict[str, Any]] = []
+    for tid in sorted(int(t) for t in mine["jeditaskid"] if int(t) in waiting):
+        d = decide(tid)
+        skip = d.skip_of(queue)
+        ranked = {c.name: c.rank for c in d.candidates}
+        if skip is not None:
+            standing = f"removed here by {skip.criteria}: {skip.reason}"
+        elif queue in ranked:
+            standing = f"ranked {ranked[queue]} here"
+        else:
+            standing = "not a candidate here"
+        out.append({"task": tid, "status": d.status, "standing": standing,
+                    "stabilizer": bool(skip is not None and skip.criteria == STABILIZER_CODE)})  # fmt: skip
+    return out

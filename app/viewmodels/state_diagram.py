@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -35,9 +35,12 @@ def _position(status: str, extra: dict[str, tuple[float, float]]) -> tuple[float
     return extra[status]
 
 
-def diagram(past: pd.DataFrame, future: pd.DataFrame, counts: Mapping[str, int], title: str) -> go.Figure:
+def diagram(
+    past: pd.DataFrame, future: pd.DataFrame, counts: Mapping[str, int], title: str, hide_empty: bool = False
+) -> go.Figure:
     """Nodes at fixed places (size and label: tasks there now), an arrow per transition, its width by how many
-    happened: logged ones in slate, simulated ones in orange, bent the other way so both show.
+    happened: logged ones in slate, simulated ones in orange, bent the other way so both show. A status with no
+    task now and no transition is dimmed (HIDE_EMPTY: left out); each arrow's count shows on hover.
 
     Usage: ``diagram(transitions(log, taken_at, "24h"), future, status_counts(tasks), "last 24h")``
     """
@@ -68,16 +71,22 @@ def diagram(past: pd.DataFrame, future: pd.DataFrame, counts: Mapping[str, int],
     shown = set(POSITIONS) | {str(s) for s in (*past.get("source", []), *past.get("target", []))} | {
         str(s) for s in (*future.get("source", []), *future.get("target", []))} | set(counts)  # fmt: skip
     names = list(POSITIONS) + sorted(shown - set(POSITIONS))  # the whole chart, then statuses it does not know
+    moved = {str(s) for f in (past, future) for c in ("source", "target") for s in f.get(c, [])}
+    empty = {s for s in names if not counts.get(s, 0) and s not in moved}
+    if hide_empty:
+        names = [s for s in names if s not in empty]
     xs, ys = zip(*(_position(s, extra) for s in names), strict=True)
     now = [int(counts.get(s, 0)) for s in names]
     final = [s in FINAL_STATUSES for s in names]
+    dim = [s in empty for s in names]
     fig = go.Figure(
         go.Scatter(
             x=xs, y=ys, mode="markers+text", text=[f"{s}<br><b>{n:,}</b>" for s, n in zip(names, now, strict=True)],
-            textposition="middle center", textfont={"size": 10},
+            textposition="middle center", textfont={"size": 10, "color": ["#9ca3af" if d else "#1f2937" for d in dim]},
             marker={"size": [26 + 14 * math.log1p(n) / math.log1p(max(1, *now)) for n in now],
-                    "color": ["#e2e8f0" if f else "#dbeafe" for f in final],
-                    "line": {"color": ["#64748b" if f else "#2563eb" for f in final], "width": 1.5}},
+                    "color": ["#f8fafc" if d else "#e2e8f0" if f else "#dbeafe" for f, d in zip(final, dim, strict=True)],
+                    "line": {"color": ["#e5e7eb" if d else "#64748b" if f else "#2563eb" for f, d in zip(final, dim, strict=True)],
+                             "width": 1.5}},
             hovertext=[f"{s} · {n:,} tasks now" for s, n in zip(names, now, strict=True)], hoverinfo="text",
             showlegend=False,
         )
@@ -111,9 +120,30 @@ STATUS_REASONS = {
     "scouting": "scouting: its scout jobs have not all ended",
     "finishing": "finishing: waits for its running jobs to end",
     "defined": "defined: waits for the ContentsFeeder",
+    "ready": "ready: waits for JobGenerator to make its next jobs, within the job throttler's limits of its work "
+    "queue (THROTTLE_THRESHOLD, NQUEUELIMIT, NRUNNINGCAP)",
+    "running": "running: its jobs are queued or running at the queues its brokerage chose; it ends when they have "
+    "and no input is left to generate",
+    "scouted": "scouted: its scouts ended; JobGenerator makes the rest of its jobs with the scouts' ramCount and "
+    "cpuTime",
+    "registered": "registered: waits for the TaskRefiner to define it",
     "pending": "pending: its brokerage finds a place now; WatchDog retries pending tasks after 60 min (production at "
     "priority >= 900: 30 min, >= 950: 10 min); exhausted after PENDING_TIMEOUT_<label> (7 d)",
 }
+
+
+PLACED_WAIT = ("ready", "running", "scouting", "scouted")  # statuses whose wait the job brokerage's places explain
+
+
+def placed_sentence(status: str, top: Sequence[str], shown: int = 3) -> str:
+    """What a task whose job brokerage found queues waits for, naming the best of them, e.g. "ready: waits for
+    JobGenerator; its next jobs go to ANALY_A, ANALY_B (2 queues ranked)"."""
+    names = ", ".join(top[:shown]) + (" …" if len(top) > shown else "")
+    head = STATUS_REASONS.get(status, status).split(";")[0].split(" (")[0]
+    if not top:
+        return head
+    wait = head.partition(": ")[2]
+    return f"{status}: its next jobs go to {names} ({len(top)} queues ranked); {wait}"
 
 
 def stuck_rows(

@@ -76,8 +76,11 @@ def diff(old: str, new: str, task_id: int | None, assignments: tuple[str, ...], 
     if as_json:
         click.echo(json.dumps(out.to_dict(), indent=2, default=str))
         return
-    changed = ", ".join(f"{k} ({n})" for k, n in out.tables.items()) or "none"
     click.echo(f"grid {out.from_version} → {out.to_version}, gdpconfig {out.config_version}")
+    if not out.tables:
+        click.echo("the two grids hold the same inputs: no brokerage can change (nothing brokered)")
+        return
+    changed = ", ".join(f"{k} ({n})" for k, n in out.tables.items())
     click.echo(f"inputs changed (row groups): {changed}")
     click.echo(
         f"{len(out.tasks)} of {out.compared} brokerages changed; {len(out.new)} new, {len(out.gone)} gone "

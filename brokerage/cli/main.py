@@ -103,12 +103,19 @@ def snapshot() -> None:
 @click.option("--tasks", default=3000, show_default=True, type=click.IntRange(0, 200000))
 @click.option("--later", type=click.IntRange(0), default=None, metavar="SEED",
               help="the same grid as a pull 10 minutes later (moved link backlogs, job counts, disk space, one queue)")  # fmt: skip
+@click.option("--history", is_flag=True,
+              help="with the task status history `db init` stores (so importing it keeps the task states page)")  # fmt: skip
 @guarded
-def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | None) -> None:
+def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | None, history: bool) -> None:
     """Write a realistic demo grid (deterministic from --seed)."""
+    from brokerage.model.snapshot import GridSnapshot
     from brokerage.synth.demo import demo_snapshot
+    from brokerage.synth.history import simulate_task_history
 
     snap = demo_snapshot(seed=seed, queues=queues, tasks=tasks)
+    if history:
+        log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=seed)
+        snap = GridSnapshot({**snap.tables, "task_status_log": log}, snap.taken_at, snap.snapshot_id, snap.version)
     if later is not None:
         from brokerage.diff.drift import later as pulled_later
 

@@ -180,6 +180,7 @@ def simulate(
     if snapshot_path is None and not no_store:
         _store(snap, runs, hours, seed)
     if out:
+        doc = with_legend(doc)
         try:
             write_atomic(out, lambda f: f.write(json.dumps(doc, default=str).encode()))
         except OSError as exc:
@@ -230,6 +231,19 @@ def _replicated(
         click.echo(f"wrote {out}", err=True)
 
 
+def with_legend(doc: dict[str, Any]) -> dict[str, Any]:
+    """DOC with a `rules` legend: each rule code the run names (R5, R6, A, …) once, with who applies it and its
+    sentence ({value} and {threshold} are the numbers each event compared).
+
+    Usage: ``json.dumps(with_legend(doc))``
+    """
+    from brokerage.sim.events import RULES
+
+    text = json.dumps(doc, default=str)
+    named = {code: {"by": who, "sentence": sentence} for code, (who, sentence) in RULES.items() if f'"{code}"' in text}
+    return {**doc, "rules": named}
+
+
 @click.command("sim-runs")
 @click.option("--show", "run_id", type=int, help="print one stored run's full result as JSON")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000), help="runs listed")
@@ -249,7 +263,7 @@ def sim_runs(run_id: int | None, limit: int, as_json: bool) -> None:
         with errors.database_errors():
             if run_id is not None:
                 info, result = load_run(engine, run_id)
-                click.echo(json.dumps({"run": info.to_dict(), "result": result}, default=str))
+                click.echo(json.dumps(with_legend({"run": info.to_dict(), "result": result}), default=str))
                 return
             runs = list_runs(engine, limit)
     except errors.StoreError as exc:

@@ -198,6 +198,9 @@ def diff_grids(
     """
     t0 = time.perf_counter()
     say = progress or (lambda _msg: None)
+    ds = deltas(a, b)
+    if not ds:  # the same inputs (e.g. --from 1 --to 1) cannot broker differently: nothing to run
+        return GridDiff(a.key, b.key, config_version(config), 0, [], [], [], {}, 0, time.perf_counter() - t0, {})
     say("brokering the old grid")
     cache_a = GridCache(a)
     run_a = runs.run_grid(a, config, task_ids=task_ids, cache=cache_a, client=client)
@@ -206,7 +209,6 @@ def diff_grids(
     run_b = runs.run_grid(b, config, task_ids=task_ids, client=client)
     phases["new"] = time.perf_counter() - t0 - phases["old"]
     changed, new, gone = changes(run_a, run_b)
-    ds = deltas(a, b)
     found = [TaskDiff(c) for c in changed]
     replayer = _Replayer(a, cache_a, config, client)
     if changed and ds:

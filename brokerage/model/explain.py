@@ -391,7 +391,19 @@ def fmt(x: float, digits: int = 3) -> str:
         return "n/a"
     if abs(x) < 1e15 and x.is_integer():
         return str(int(x))
-    return f"{x:.{digits}g}"
+    return _plain(x, digits)
+
+
+def _plain(x: float, digits: int) -> str:
+    """X to DIGITS significant figures without scientific notation: 51100.5 → "51,100", 0.0000123 → "0.0000123"."""
+    if x != x or x in (math.inf, -math.inf):  # NaN and infinities as Python writes them
+        return format(x, f".{digits}g")
+    if abs(x) >= 10**digits:
+        return f"{round(x, digits - len(str(int(abs(x))))):,.0f}"
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        text = np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
+    return text
 
 
 def fmt_many(values: Any, digits: int = 3) -> list[str]:
@@ -404,9 +416,8 @@ def fmt_many(values: Any, digits: int = 3) -> list[str]:
         return [fmt(x, digits) for x in v.tolist()]
     whole = (np.abs(v) < 1e15) & (v == np.trunc(v))
     ints = np.where(whole, v, 0.0).astype(np.int64).tolist()
-    spec = f".{digits}g"
     return [
-        str(i) if w else ("n/a" if x != x else format(x, spec))
+        str(i) if w else ("n/a" if x != x else _plain(x, digits))
         for x, i, w in zip(v.tolist(), ints, whole.tolist(), strict=True)
     ]
 

@@ -145,6 +145,9 @@ def cause(rule: str, value: float, threshold: float) -> str:
     Usage: ``cause("R6", 5.2, 4.0)``
     """
     who, text = RULES[rule]
+    if rule == "adder_failed" and value == 0:  # a job of the snapshot's own counts: drawn to fail, no error known
+        text = "the job output report says failed (a job already in the grid at the start: its error is not known; "
+        text += "drawn at the queue's failure rate {threshold:.3f})"
     return f"{who}: " + text.format(value=value, threshold=threshold, cause="")
 
 

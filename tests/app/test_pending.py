@@ -113,6 +113,22 @@ def test_link_sentence_says_what_the_numbers_do() -> None:
     assert parse_link("AGLT2>CERN-PROD") == ("AGLT2", "CERN-PROD") and parse_link("AGLT2") is None
 
 
+def test_link_sentence_shows_its_weighting() -> None:
+    """The network weight is NW_QUEUE_IMPORTANCE × queuedWeight + (1 − NW_QUEUE_IMPORTANCE) × throughputWeight, with
+    queuedWeight = 2 − nQueued/NQUEUED_SAT_CAP: 40 files queued, cap 150, importance 0.5, throughput weight 1.5
+    give 0.5 × 1.73 + 0.5 × 1.5 = 1.62, and the sentence shows each factor."""
+    from app.viewmodels.network import link_sentence
+
+    qw = 2 - 40 / 150
+    d = {"src": "MWT2", "nucleus": "BNL-ATLAS", "NQUEUED_SAT_CAP": 150, "nqueued": 40.0, "blocked": False,
+         "closeness": 3.0, "weight": 0.5 * qw + 0.5 * 1.5, "queued_weight": qw, "throughput_weight": 1.5,
+         "rule": "throughput dashb_mbps_1h", "NW_QUEUE_IMPORTANCE": 0.5}  # fmt: skip
+    assert link_sentence(d) == (
+        "queued files 40 ≤ NQUEUED_SAT_CAP 150: network weight 1.62 = 0.5 × queued 1.73 (2 − 40/150) "
+        "+ 0.5 × throughput 1.5 (throughput dashb_mbps_1h); 0.5 is NW_QUEUE_IMPORTANCE."
+    )
+
+
 def test_network_nucleus_filter_and_congested_links(app_client) -> None:
     """?nucleus= keeps one column, and the congested links come most-queued first."""
     from app.callbacks.network import update_congested, update_heatmap, update_link_detail

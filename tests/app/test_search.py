@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dash import no_update
+
 from brokerage.model.snapshot import GridSnapshot
 
 
@@ -14,17 +16,41 @@ def test_search_resolves_each_kind_of_name_to_its_page(snap: GridSnapshot) -> No
     assert resolve(snap, "CERN-PROD") == ("/network?nucleus=CERN-PROD", "nucleus CERN-PROD")
     assert resolve(snap, "MWT2") == ("/queues?site=MWT2", "site MWT2")
     assert resolve(snap, "alice") == ("/stabilizer?user=alice", "user alice")
-    assert resolve(snap, "evgen.second") == ("/task?id=2", "task 2")
+    assert resolve(snap, "evgen.second") == ("/task?id=2", "task 2 · mc23.evgen.second")
+    assert resolve(snap, "Q1") is None  # three queues contain it: the list of matches decides, not the first
     assert resolve(snap, "no such thing") is None and resolve(snap, " ") is None
 
 
-def test_search_callback_marks_an_unknown_name(app_client) -> None:
-    """Enter on a name nothing has turns the box invalid and says why; a known name navigates."""
-    from app.callbacks.search import on_search
+def test_search_lists_prefix_matches_before_substring_matches(snap: GridSnapshot) -> None:
+    """Typing part of a name lists every match, those that start with it first: "q1" is no queue's start, so the
+    three queues containing it come in table order; "aglt" lists AGLT2's three queues and the site."""
+    from app.viewmodels.search import matches
 
-    assert on_search(1, "AGLT2_Q2")[0] == "/queue?name=AGLT2_Q2"
-    _, invalid, title = on_search(1, "zzz")
+    assert [label for _, label in matches(snap, "aglt")] == [
+        "queue AGLT2_Q2", "queue AGLT2_Q6", "queue AGLT2_Q10", "site AGLT2"
+    ]  # fmt: skip
+    assert [label for _, label in matches(snap, "q1")] == ["queue BNL-ATLAS_Q1", "queue AGLT2_Q10", "queue MWT2_Q11"]
+    assert matches(snap, "bnl", limit=2) == [("/queue?name=BNL-ATLAS_Q1", "queue BNL-ATLAS_Q1"),
+                                             ("/queue?name=BNL-ATLAS_Q5", "queue BNL-ATLAS_Q5")]  # fmt: skip
+
+
+def test_search_callback_marks_an_unknown_name(app_client) -> None:
+    """Enter on a name nothing has turns the box invalid and says why; a known name navigates; a part of several
+    names lists them and navigates nowhere."""
+    from app.callbacks.search import on_search, on_type
+    from tests.app.test_jobs import _as_trigger
+
+    def enter(text: str) -> tuple:
+        return on_search(1, text)
+
+    assert enter("AGLT2_Q2")[0] == "/queue?name=AGLT2_Q2"
+    _, invalid, title, _ = enter("zzz")
     assert invalid is True and "zzz" in title
+    href, invalid, title, listed = enter("aglt")
+    assert href is no_update and not invalid and "pick one" in title and len(listed) == 4
+    typed = _as_trigger("nav-search.value", on_type, "aglt", None)
+    assert typed[0].children == "queue AGLT2_Q2"
+    assert _as_trigger("url.pathname", on_type, "aglt", "/queues") == []
 
 
 def test_task_picker_matches_status_words(snap: GridSnapshot) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -14,7 +15,8 @@ WIDTHS = (1600, 1100)
 def _shots(page: Any, shot: Any, name: str) -> None:
     for w in WIDTHS:
         page.set_viewport_size({"width": w, "height": 1000})
-        page.wait_for_timeout(300)
+        with contextlib.suppress(Exception):  # the grids lay out again after a resize: give them up to 3 s to fit
+            page.wait_for_function(f"document.documentElement.scrollWidth <= {w}", timeout=3000)
         assert page.evaluate("document.documentElement.scrollWidth") <= w, f"{name} scrolls sideways at {w} px"
         shot(f"{name}_{w}")
 
@@ -51,4 +53,30 @@ def test_nucleus_and_tuning_candidates_show_levers(page: Any, live_server: str, 
     expect(page.locator("#levers-of")).to_contain_text("Levers for CERN-PROD_Q4", timeout=TIMEOUT)
     expect(page.locator("#levers-of")).to_contain_text("what-if on defaults (NQUEUED_SAT_CAP=300)")
     _shots(page, shot, "levers_tuning")
+    assert console_errors == []
+
+
+def test_levers_panel_opens_only_when_a_row_is_clicked(page: Any, live_server: str, console_errors: list[str],
+                                                       shot: Any) -> None:  # fmt: skip
+    """Issue #33 item 12: loading the Nuclei or Queues page with a task, or picking another task, leaves the Levers
+    panel shut at 1600 and 1100 px; a click on a nucleus row opens it, a new task pick shuts it again."""
+    panel = page.locator(".levers-panel")
+    for w in WIDTHS:
+        page.set_viewport_size({"width": w, "height": 1000})
+        page.goto(live_server + "/nuclei?task=4")
+        expect(page.locator(".ag-row[row-id='CERN-PROD']").first).to_be_visible(timeout=TIMEOUT)
+        page.wait_for_timeout(1500)  # the tables' first cellClicked events have fired by now
+        expect(panel).not_to_be_visible()
+        shot(f"nuclei_no_levers_{w}")
+        page.goto(live_server + "/queues?task=1")
+        expect(page.locator("#queues-skipped .ag-row[row-id='MWT2_Q7']")).to_be_visible(timeout=TIMEOUT)
+        page.wait_for_timeout(1500)
+        expect(panel).not_to_be_visible()
+    page.goto(live_server + "/nuclei?task=4")
+    page.locator(".ag-row[row-id='CERN-PROD'] .ag-cell[col-id='weight']").first.click(timeout=TIMEOUT)
+    expect(panel).to_be_visible(timeout=TIMEOUT)
+    page.goto(live_server + "/nuclei?task=1")
+    expect(page.locator(".ag-row").first).to_be_visible(timeout=TIMEOUT)
+    page.wait_for_timeout(1500)
+    expect(panel).not_to_be_visible()
     assert console_errors == []

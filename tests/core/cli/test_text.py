@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.cli.figures import figure, listing
 from brokerage.cli.main import main
+from brokerage.model.explain import fmt, fmt_many
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.sim.events import RULES, cause
+from brokerage.store.database import make_engine
+from brokerage.store.repository import load_snapshot
 from brokerage.synth.demo import demo_snapshot
 
 
@@ -124,3 +130,60 @@ def test_listing_wraps_at_item_boundaries() -> None:
     for line in text.splitlines():
         assert len(line) <= 60
         assert not line.rstrip().endswith("MC Event")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(51100.5, "51,100"), (0.0000123, "0.0000123"), (1234.5, "1,230"), (0.421, "0.421"), (14850.0, "14850")],
+)
+def test_reason_numbers_have_no_scientific_notation(value: float, shown: str) -> None:
+    """A number in a reason sentence keeps three significant digits without an exponent (5.11e+04 GB reads as
+    51,100 GB), the vectorised formatter alike."""
+    assert fmt(value) == shown
+    assert fmt_many(np.array([value] * 9)) == [shown] * 9
+
+
+def test_a_job_already_running_at_the_start_fails_without_an_error_zero() -> None:
+    """A job of the snapshot's own counts that the Adder fails has no error code: its sentence says so instead of
+    "failed with error 0"; a generated job's sentence names its error."""
+    background = cause("adder_failed", 0, 0.05)
+    assert "error 0" not in background and "already in the grid at the start" in background
+    assert "failed with error 1235" in cause("adder_failed", 1235, 0.05)
+
+
+def test_simulate_json_names_each_rule_once(grid: tuple[Path, GridSnapshot], tmp_path: Path) -> None:
+    """The JSON of a run carries a `rules` legend: each rule code it names, once, with who applies it and the
+    sentence; no rule the run does not name."""
+    path, _ = grid
+    out = tmp_path / "run.json"
+    code, _, err = run("simulate", "--snapshot", str(path), "--hours", "1", "--quiet", "--out", str(out))
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    legend = doc["rules"]
+    assert legend and set(legend) <= set(RULES)
+    assert "generate" in legend and legend["generate"]["by"] == "JobGenerator"
+    body = json.dumps({k: v for k, v in doc.items() if k != "rules"})
+    assert all(f'"{code}"' in body for code in legend)
+
+
+def test_demo_with_history_keeps_the_task_history_through_an_import(tmp_path: Path, monkeypatch) -> None:
+    """`snapshot demo --later 1 --history` writes the pull 10 minutes later with the task status history `db init`
+    stores, so the README's diff recipe (`db import later.json`) keeps the task states page's history."""
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'b.sqlite'}")
+    monkeypatch.chdir(tmp_path)
+    assert run("db", "init")[0] == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'b.sqlite'}")
+    before = load_snapshot(engine)
+    code, _, err = run("snapshot", "demo", "--later", "1", "--history", "--out", "later.json")
+    assert code == 0, err
+    assert run("db", "import", "later.json")[0] == 0
+    after = load_snapshot(engine)
+    assert len(before.tables["task_status_log"]) > 0
+    assert len(after.tables["task_status_log"]) == len(before.tables["task_status_log"])
+    assert after.taken_at > before.taken_at
+
+
+def test_reason_numbers_keep_infinities_and_nan() -> None:
+    """An unlimited value (inf) or a missing one (NaN) reads as before: "inf", "-inf", "n/a"."""
+    assert [fmt(float("inf")), fmt(-float("inf")), fmt(float("nan"))] == ["inf", "-inf", "n/a"]
+    assert fmt_many(np.array([np.inf, np.nan] * 5))[:2] == ["inf", "n/a"]

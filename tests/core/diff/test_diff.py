@@ -62,10 +62,21 @@ def test_two_links_that_only_together_change_the_top_stay_a_table_cause() -> Non
 
 
 def test_unchanged_grids_have_no_diff() -> None:
-    """The same grid twice: no input changed, no brokerage changed, nothing replayed."""
+    """The same grid twice: no input changed, so no brokerage can change and nothing is brokered or replayed (the
+    `diff --from 1 --to 1` short cut)."""
     snap = two_links(60)
     d = diff_grids(snap, snap, Config())
-    assert (d.tasks, d.tables, d.replays, d.compared) == ([], {}, 0, 1)
+    assert (d.tasks, d.tables, d.replays, d.compared, d.phases) == ([], {}, 0, 0, {})
+
+
+def test_cli_diff_of_a_version_with_itself_says_so_at_once(tmp_path: Path) -> None:
+    """`diff` of a grid with itself prints that the inputs are the same and brokers nothing (no progress lines)."""
+    a = tmp_path / "a.json"
+    two_links(60).to_json(a)
+    out = CliRunner().invoke(main, ["diff", "--from", str(a), "--to", str(a)])
+    assert out.exit_code == 0, out.output
+    assert "the two grids hold the same inputs: no brokerage can change (nothing brokered)" in out.stdout
+    assert "brokering" not in out.stderr
 
 
 def test_apply_swaps_one_row_group_in_place() -> None:
