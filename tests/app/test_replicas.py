@@ -78,13 +78,16 @@ def test_replica_job_stores_every_run_with_its_seed_and_shows_intervals(
 
 
 def test_api_answers_a_replicated_comparison(app_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    """GET /api/simulation?compare=1&replicas=2&KEY=VALUE answers with per-measure means, difference, interval and
-    significant once done."""
+    """POST /api/simulation?compare=1&replicas=2&KEY=VALUE (with the CSRF token) starts the replicas; GET answers
+    with per-measure means, difference, interval and significant once done."""
     from brokerage.runs import engine
+    from tests.app.test_simulate import start
 
     monkeypatch.setattr(engine, "_engine", engine._Engine(workers=0))
+    url = "/api/simulation?hours=0.5&compare=1&replicas=2&THROTTLE_THRESHOLD=0.5"
+    assert start(app_client, url).status_code in (200, 202)
     for _ in range(1200):
-        r = app_client.get("/api/simulation?hours=0.5&compare=1&replicas=2&THROTTLE_THRESHOLD=0.5")
+        r = app_client.get(url)
         if r.status_code == 200:
             break
         assert r.status_code == 202

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +72,30 @@ def small_grid() -> GridSnapshot:
     snap = demo_snapshot(seed=3, queues=40, tasks=60)
     log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=3)
     return GridSnapshot({**snap.tables, "task_status_log": log}, snap.taken_at, snap.snapshot_id, snap.version)
+
+
+PANDA = Path(__file__).parents[1] / "data" / "panda"  # the subset of PanDA's schema read, and rows made for it
+
+
+def make_panda(schema: str, meta: str) -> tuple[str, Any]:
+    """A new database with PanDA's tables in SCHEMA and SiteData in META, rows of rows.sql; (url, drop function)."""
+    base = postgres_url()
+    assert base is not None
+    name = f"panda_test_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = base.rsplit("/", 1)[0] + "/" + name
+    panda = make_engine(url)
+    with panda.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}; SET search_path = {schema}")
+        conn.exec_driver_sql((PANDA / "schema_subset.sql").read_text().replace("doma_pandameta", meta))
+        conn.exec_driver_sql((PANDA / "rows.sql").read_text().replace("doma_pandameta", meta))
+    panda.dispose()
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.engine.dispose()
+
+    return url, drop

@@ -3,7 +3,6 @@ every relation scope, older schemas, PanDA's schema names, nothing invented."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.store import config_store
 from brokerage.store.database import make_engine
 from brokerage.store.panda_db import PandaSchemaError, read_panda
-from tests.db.conftest import postgres_url
+from tests.db.conftest import make_panda, postgres_url
 
 PANDA = Path(__file__).parents[1] / "data" / "panda"
 LAYOUTS = [("doma_panda", "doma_pandameta"), ("atlas_panda", "atlas_pandameta")]  # PanDA's two PostgreSQL layouts
@@ -27,30 +26,6 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(postgres_url() is None, reason="set TEST_POSTGRES_URL (scripts/services.sh start)"),
 ]
-
-
-def make_panda(schema: str, meta: str) -> tuple[str, Any]:
-    """A new database with PanDA's tables in SCHEMA and SiteData in META, rows of rows.sql; (url, drop function)."""
-    base = postgres_url()
-    assert base is not None
-    name = f"panda_test_{uuid.uuid4().hex[:12]}"
-    admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = base.rsplit("/", 1)[0] + "/" + name
-    panda = make_engine(url)
-    with panda.begin() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}; SET search_path = {schema}")
-        conn.exec_driver_sql((PANDA / "schema_subset.sql").read_text().replace("doma_pandameta", meta))
-        conn.exec_driver_sql((PANDA / "rows.sql").read_text().replace("doma_pandameta", meta))
-    panda.dispose()
-
-    def drop() -> None:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.engine.dispose()
-
-    return url, drop
 
 
 @pytest.fixture(params=LAYOUTS, ids=[s for s, _ in LAYOUTS])
