@@ -48,7 +48,9 @@ def content_security_policy(script_hashes: Iterable[str]) -> str:
 
     Usage: ``content_security_policy(app.csp_hashes())``
     """
-    scripts = " ".join(["'self'", *(h if h.startswith("'") else f"'{h}'" for h in script_hashes)])
+    # plotly.js's standard bundle compiles functions at run time when it redraws a graph (a resized window):
+    # without 'unsafe-eval' the graphs keep the width they were first drawn at (tests/browser/test_levers.py)
+    scripts = " ".join(["'self'", "'unsafe-eval'", *(h if h.startswith("'") else f"'{h}'" for h in script_hashes)])
     return "; ".join(
         [
             "default-src 'self'",
