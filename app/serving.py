@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import tornado.httpserver
@@ -76,22 +79,43 @@ class _SizeGate(httputil.HTTPMessageDelegate):
         self.inner.on_connection_close()
 
 
-def buffered(app: Callable[..., Any]) -> Callable[..., list[bytes]]:
+def buffered(app: Callable[..., Any], access: Callable[..., None] | None = None) -> Callable[..., list[bytes]]:
     """APP answering with its whole body at once: a streamed answer (Flask's stream_with_context) is read in the
-    thread that started it, since its context lives in that thread.
+    thread that started it, since its context lives in that thread. ACCESS (gunicorn's ``log.access``) gets one
+    line per request, as gunicorn's own workers write it (``--access-logfile``, ``--access-logformat``).
 
-    Usage: ``WSGIContainer(buffered(flask_app), executor=pool)``
+    Usage: ``WSGIContainer(buffered(flask_app, worker.log.access), executor=pool)``
     """
 
     def run(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-        result = app(environ, start_response)
+        began = time.monotonic()
+        seen: dict[str, Any] = {}
+
+        def remember(status: str, headers: list[tuple[str, str]], *exc: Any) -> Any:
+            seen.update(status=status, headers=headers)
+            return start_response(status, headers, *exc)
+
+        result = app(environ, remember)
         try:
-            return [b"".join(result)]
+            body = b"".join(result)
         finally:
             if hasattr(result, "close"):
                 result.close()
+        if access is not None:
+            _log_access(access, environ, seen, len(body), time.monotonic() - began)
+        return [body]
 
     return run
+
+
+def _log_access(
+    access: Callable[..., None], environ: dict[str, Any], seen: dict[str, Any], sent: int, seconds: float
+) -> None:
+    query = environ.get("QUERY_STRING", "")
+    environ.setdefault("RAW_URI", environ.get("PATH_INFO", "") + (f"?{query}" if query else ""))
+    resp = SimpleNamespace(status=seen.get("status", "500"), headers=seen.get("headers", []), sent=sent)
+    req = [(k[5:].replace("_", "-"), v) for k, v in environ.items() if k.startswith("HTTP_")]
+    access(resp, req, environ, timedelta(seconds=seconds))
 
 
 class BufferedWorker(TornadoWorker):
@@ -123,7 +147,7 @@ class BufferedWorker(TornadoWorker):
                 super().on_close(server_conn)
 
         server = _Server(
-            WSGIContainer(buffered(self.wsgi), executor=pool),
+            WSGIContainer(buffered(self.wsgi, self.log.access), executor=pool),
             no_keep_alive=self.cfg.keepalive <= 0,
             idle_connection_timeout=HEADER_TIMEOUT_S,  # tornado's header deadline, and the keep-alive idle time
             body_timeout=BODY_TIMEOUT_S,

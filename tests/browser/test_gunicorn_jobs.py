@@ -177,11 +177,23 @@ def test_grid_diff_progress_and_cancel(page: Any, served: Any, console_errors: l
     assert console_errors == []
 
 
+def _start(url: str) -> None:
+    """POST URL as a page would: the CSRF cookie any answer sets, repeated in the X-CSRF-Token header."""
+    with urllib.request.urlopen(url.split("/api/")[0] + "/api/overview", timeout=60) as r:
+        token = next(c.split("=", 1)[1].split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or []
+                     if c.startswith("brokerage_csrf="))  # fmt: skip
+    req = urllib.request.Request(url, method="POST", headers={"Cookie": f"brokerage_csrf={token}",
+                                                             "X-CSRF-Token": token})  # fmt: skip
+    with urllib.request.urlopen(req, timeout=60) as r:
+        assert r.status in (200, 202)
+
+
 def test_polls_on_either_worker_see_the_same_job(served: Any) -> None:
-    """A simulation started through the API is polled over fresh connections: both workers answer, and every
+    """A simulation started through the API (POST with the CSRF token) is polled over fresh connections: both workers answer, and every
     answer is the same job's state (running, then its one result)."""
     url, log = served
     path = "/api/simulation?hours=0.25&seed=11"
+    _start(url + path)
     states, results = [], set()
     for _ in range(400):
         with urllib.request.urlopen(url + path, timeout=60) as r:  # loopback only; a new connection every time
