@@ -225,6 +225,9 @@ def drive_grid_job(
             raise PreventUpdate
         return job_outputs(job_id, services.jobs.poll(job_id), edits_of(raw).overrides)
     if trigger == ids.TUNE_GRID_CANCEL:
+        overrides = edits_of(raw).overrides
+        # a click before the starting request answered finds no job id in the page yet: the edits name the job
+        job_id = job_id or (services.whatif.grid_job_id(overrides) if overrides else None)
         if job_id:
             services.jobs.cancel(job_id)
         return job_outputs(job_id, JobState("cancelled"))
