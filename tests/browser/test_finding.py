@@ -50,6 +50,8 @@ def test_network_site_picker_and_task_picker_take_typing(page: Any, live_server:
     page.goto(live_server + "/queues?task=1")
     expect(page.locator("#queues-ranked .ag-row").first).to_be_visible(timeout=TIMEOUT)
     page.locator("#queues-task").click()
-    page.keyboard.type("evgen")
+    # keys typed before the picker's search box has focus would go nowhere
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === 'INPUT'", timeout=TIMEOUT)
+    page.keyboard.type("evgen", delay=30)
     expect(page.get_by_text(re.compile(r"^2 · .*mc23\.evgen\.second"))).to_be_visible(timeout=TIMEOUT)
     assert console_errors == []
