@@ -31,7 +31,8 @@ def queue_fields(
     cache: GridCache, task: dict[str, Any], config: Config, gshare: str | None, avail: dict[str, Any]
 ) -> dict[str, Any]:
     """The QueueContext fields every job broker fills alike: the task's view of the queues, endpoints, job counts
-    of GSHARE and the input AVAIL at each queue (``job_cores`` is set once the context exists).
+    of GSHARE and the task's VO (JEDI counts per VO) and the input AVAIL at each queue (``job_cores`` is set once
+    the context exists).
 
     Usage: ``ProdContext(**queue_fields(cache, task, config, task.get("gshare"), avail), at_nucleus=...)``
     """
@@ -43,7 +44,7 @@ def queue_fields(
         "view": view,
         "qa": qa,
         "ep": views.endpoint_arrays(cache),
-        "counts": views.job_counts(cache, gshare),
+        "counts": views.job_counts(cache, gshare, views.task_vo(task)),
         "avail": avail,
         "job_cores": np.zeros(0),
     }
@@ -60,7 +61,7 @@ class QueueContext:
     """
 
     DEPENDS: ClassVar[dict[str, Reads]] = {
-        "counts": Reads(task=("gshare",)),
+        "counts": Reads(task=("gshare", "vo")),
         "job_cores": Reads(task=("corecount",)),
         "avail": Reads(task=("jeditaskid", "taskbrokeronmaster")),
     }

@@ -15,6 +15,7 @@ from brokerage.model.explain import fmt_many
 MIB = 1024.0 * 1024.0
 WORK_DISK_MARGIN = 300 * MIB  # JediTaskSpec.getWorkDiskSize's safety margin
 _UNIT_BYTES = {"GB": 1024.0**3, "MB": MIB, "kB": 1024.0}
+SE_MIN_FREE_GB = 200  # GenJobBroker's diskThreshold: a queue whose CRIC space is set must have this much (no gdpconfig)
 
 
 @dataclass(kw_only=True)
@@ -88,6 +89,36 @@ def f_scratch(ctx: GenContext) -> Verdict:
         lambda idx: [f"small scratch disk={w} < {n}" for w, n in zip(fmt_many(maxwdir[idx]), fmt_many(need[idx]),
                                                                     strict=True)],
     )  # fmt: skip
+
+
+def f_se_space(ctx: GenContext) -> Verdict:
+    """The free space of the queue's SE (CRIC space, GB) must be at least SE_MIN_FREE_GB; an unset space (0) passes."""
+    space = ctx.qa["space"].astype(float, copy=False)
+    return Verdict(
+        (space == 0) | (space >= SE_MIN_FREE_GB),
+        "-disk",
+        lambda idx: [f"disk shortage in SE = {s} < {SE_MIN_FREE_GB}GB" for s in fmt_many(space[idx])],
+    )
+
+
+def f_walltime(ctx: GenContext) -> Verdict | None:
+    """The task's walltime (JEDI_TASKS.WALLTIME, compared as it is, whatever its unit) must be within the queue's
+    [mintime, maxtime] (0 = no limit); a task without walltime (0 or unset) is not checked."""
+    wall = int(ctx.task.get("walltime") or 0)
+    if wall == 0:
+        return None
+    hi, lo = ctx.qa["maxtime"].astype(float, copy=False), ctx.qa["mintime"].astype(float, copy=False)
+    too_long, too_short = (hi != 0) & (wall > hi), (lo != 0) & (wall < lo)
+    codes = np.where(too_long, "-shortwalltime", "-longwalltime")
+
+    def reasons(idx: np.ndarray) -> list[str]:
+        return [
+            f"short site walltime={h}(site upper limit) < {wall}" if long_
+            else f"short job walltime={lo_}(site lower limit) > {wall}"
+            for h, lo_, long_ in zip(fmt_many(hi[idx]), fmt_many(lo[idx]), too_long[idx].tolist(), strict=True)
+        ]  # fmt: skip
+
+    return Verdict(~(too_long | too_short), codes, reasons)
 
 
 def f_cpucore(ctx: GenContext) -> Verdict | None:
@@ -174,6 +205,10 @@ FILTERS: tuple[Filter, ...] = (
            f_status),
     Filter("scratch disk check", ("-disk",), "outDisk + workDisk + the largest input file must fit in maxwdir",
            f_scratch),
+    Filter("SE space check", ("-disk",), f"the queue's SE space (CRIC space) must be >= {SE_MIN_FREE_GB} GB when set",
+           f_se_space),
+    Filter("walltime check", ("-shortwalltime", "-longwalltime"),
+           "the task's walltime within the queue's [mintime, maxtime] (0 = no limit)", f_walltime),
     Filter("core count check", ("-cpucore",), "task corecount 1 needs queue corecount 0/1, n > 1 needs 0 or >= n",
            f_cpucore),
     Filter("memory check", ("-lowmemory", "-highmemory"), "the job's memory within the queue's [minrss, maxrss]",
@@ -183,5 +218,5 @@ FILTERS: tuple[Filter, ...] = (
     Filter("pilot activity check", ("-nopilot",), "no pilot in the last 3 hours: skipped (unless label test or "
            "catchall allow_no_pilot)", f_nopilot),
 )  # fmt: skip
-"""GenJobBroker's queue checks in its order (the SE space and walltime checks read fields the snapshot does not
-carry: docs/generic.md)."""
+"""GenJobBroker's queue checks in its order (its PandaSite check reads a task parameter the snapshot does not carry:
+docs/generic.md)."""

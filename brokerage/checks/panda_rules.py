@@ -339,7 +339,8 @@ CAP_FLOOR_DEFAULT = 20  # NQUEUELIMITSITE_<gshare> when unset or 0
 def _rt_counts(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Jobs of the task's gshare and resource type per queue: (has rows, running, queued without assigned), assigned."""
     jc = ctx.cache.snap.job_counts
-    jc = jc[(jc["gshare"] == ctx.task.get("gshare")) & (jc["resource_type"] == ctx.task.get("resource_type"))]
+    jc = jc[(jc["gshare"] == ctx.task.get("gshare")) & (jc["resource_type"] == ctx.task.get("resource_type"))
+            & (jc["vo"] == views.task_vo(ctx.task))]  # fmt: skip
     has = np.zeros(ctx.n, dtype=bool)
     per = {s: np.zeros(ctx.n) for s in ("running", "defined", "activated", "starting", "assigned")}
     for q, s, n in zip(jc["panda_queue"], jc["jobstatus"], jc["njobs"], strict=True):

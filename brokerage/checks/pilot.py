@@ -8,6 +8,9 @@ from brokerage.checks.context import QueueContext
 from brokerage.framework import Derived, Filter, Reads, Verdict
 from brokerage.model import views
 from brokerage.model.explain import fmt, fmt_many
+from brokerage.model.tables import DEFAULT_VO
+
+ATLAS_VO = DEFAULT_VO  # these checks are the ATLAS brokers': they count VO atlas' jobs (shared by every task)
 
 
 def f_nopilot(ctx: QueueContext) -> Verdict:
@@ -27,7 +30,7 @@ NOPILOT = Filter(
 
 def f_inactive_queues(ctx: QueueContext) -> Verdict:
     """Queues where no job started for INACTIVE_HOURS although jobs were activated (every share counts)."""
-    waiting = views.job_counts(ctx.cache, None)["activated"]
+    waiting = views.job_counts(ctx.cache, None, ATLAS_VO)["activated"]
     hours = ctx.qa.laststart_hours
     limit = float(ctx.config["INACTIVE_HOURS"])
     inactive = (hours > limit) & (waiting > 0)
@@ -49,7 +52,7 @@ def f_transferring(ctx: QueueContext) -> Verdict:
     """
     lim = ctx.qa["transferringlimit"].astype(float, copy=False)
     lim = np.where(lim > 0, lim, float(ctx.config["DEFAULT_TRANSFERRING_LIMIT"]))
-    every_share = views.job_counts(ctx.cache, None)
+    every_share = views.job_counts(ctx.cache, None, ATLAS_VO)
     tr = every_share["transferring"]
     run = every_share["running"]
     cap = np.maximum(lim, 2.0 * run)

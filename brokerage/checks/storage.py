@@ -14,7 +14,7 @@ from brokerage.model.explain import fmt, fmt_many
 DOWN = ("OFF", "TEST")  # detailed endpoint statuses that count as blacklisted
 
 
-ANALYSIS_SOURCES = ("user", "panda")  # prodSourceLabels whose output goes to a queue's 'analysis' scope, if any
+ANALYSIS_SOURCES = views.ANALYSIS_SOURCES  # prodSourceLabels whose jobs use a queue's 'analysis' scope, if any
 
 
 def output_endpoint(ctx: QueueContext) -> np.ndarray:
@@ -59,18 +59,20 @@ STORAGE = Filter(
 )
 
 
-def _endpoint_ok(cache: GridCache) -> dict[str, np.ndarray]:
-    """Per queue: can its endpoints read/write over LAN/WAN (detailed status not OFF/TEST)? Built once."""
+def _endpoint_ok(cache: GridCache, analysis: bool = False) -> dict[str, np.ndarray]:
+    """Per queue: can its endpoints read/write over LAN/WAN (detailed status not OFF/TEST)? ANALYSIS: the endpoints of
+    analysis jobs (a queue's 'analysis' scope where it has one, PanDA's select_scope). Built once per scope."""
 
     def build() -> dict[str, np.ndarray]:
         qa, ep = views.queue_arrays(cache), views.endpoint_arrays(cache)
+        rel_queue, rel_endpoint = views.input_relations(qa, ANALYSIS_SOURCES[0] if analysis else None)
 
         def any_on(status: np.ndarray) -> np.ndarray:
-            on = ~np.isin(status[qa.rel_endpoint], DOWN)
-            return np.bincount(qa.rel_queue, weights=on.astype(float, copy=False), minlength=qa.n) > 0
+            on = ~np.isin(status[rel_endpoint], DOWN)
+            return np.bincount(rel_queue, weights=on.astype(float, copy=False), minlength=qa.n) > 0
 
-        has_input = np.bincount(qa.rel_queue, minlength=qa.n) > 0
-        out = qa.out_endpoint
+        has_input = np.bincount(rel_queue, minlength=qa.n) > 0
+        out = qa.out_endpoint_analysis if analysis else qa.out_endpoint
         safe = np.maximum(out, 0)
         return {
             "read_lan": any_on(ep["read_lan"]) | ~has_input,
@@ -79,7 +81,7 @@ def _endpoint_ok(cache: GridCache) -> dict[str, np.ndarray]:
             "read_wan": (out < 0) | ~np.isin(ep["read_wan"][safe], DOWN),
         }
 
-    return cache.get("endpoint_ok", build)
+    return cache.get(("endpoint_ok", analysis), build)
 
 
 _BLACKLIST_TEXTS = {
@@ -90,11 +92,12 @@ _BLACKLIST_TEXTS = {
 }  # in the order the checks apply: a queue failing several gets the first one's code
 
 
-def _blacklist_codes(cache: GridCache) -> dict[bool, tuple[np.ndarray, np.ndarray]]:
-    """(passed, code) per queue when every queue needs WAN transfers too (True) or none does (False)."""
+def _blacklist_codes(cache: GridCache, analysis: bool = False) -> dict[bool, tuple[np.ndarray, np.ndarray]]:
+    """(passed, code) per queue when every queue needs WAN transfers too (True) or none does (False); ANALYSIS: at
+    the endpoints of analysis jobs."""
 
     def build() -> dict[bool, tuple[np.ndarray, np.ndarray]]:
-        ok = _endpoint_ok(cache)
+        ok = _endpoint_ok(cache, analysis)
         out = {}
         for wan in (False, True):
             good = {
@@ -109,7 +112,7 @@ def _blacklist_codes(cache: GridCache) -> dict[bool, tuple[np.ndarray, np.ndarra
             out[wan] = (codes == "", codes)
         return out
 
-    return cache.get("blacklist_codes", build)
+    return cache.get(("blacklist_codes", analysis), build)
 
 
 def f_blacklist(ctx: QueueContext) -> Verdict:
@@ -118,7 +121,7 @@ def f_blacklist(ctx: QueueContext) -> Verdict:
     LAN activities always count; WAN activities only at the queues in ``ctx.wan_needed`` (satellites of the
     task's nucleus; for analysis, queues without the whole input).
     """
-    variants = _blacklist_codes(ctx.cache)
+    variants = _blacklist_codes(ctx.cache, ctx.task.get("prodsourcelabel") in ANALYSIS_SOURCES)
     if ctx.wan_needed is not None:
         (pass_wan, codes_wan), (pass_lan, codes_lan) = variants[True], variants[False]
         need = ctx.wan_needed

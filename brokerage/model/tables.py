@@ -19,6 +19,7 @@ JOB_STATUSES = (
     "transferring", "throttled", "finished", "failed", "closed", "cancelled",
 )  # fmt: skip
 FULLCHAIN_MODES = ("", "only", "require", "capable")
+DEFAULT_VO = "atlas"  # the VO of a task or job count that names none
 
 
 # Every integer column has a range checked wherever a grid comes in (validate, db import, from-panda, the API):
@@ -98,6 +99,13 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("fairsharepolicy", "str", "CRIC fairsharepolicy, e.g. type=evgensimul:100%", default=""),
         _c("wnconnectivity", "str", "worker-node connectivity network#ip_stack, e.g. full#IPv4", default="full"),
         _c("maxdiskio", "int", "diskIO limit, kB/s per core (0 = MAX_DISKIO_DEFAULT)", default=0, minimum=0),
+        _c(
+            "space",
+            "int",
+            "CRIC space: free space of the queue's SE, GB, read by GenJobBroker's SE space check (0 = unset)",
+            default=0,
+            minimum=0,
+        ),
         _c("diskio_avg", "float", "average diskIO per core of running jobs, kB/s", default=0.0, minimum=0),
         _c("laststart", "time", "when a job last started at the queue (SiteData.laststart)", nullable=True),
         _c("npilot", "int", "pilots that asked for or updated jobs in the last NO_PILOT_HOURS", default=0, minimum=0),
@@ -164,6 +172,12 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("resource_type", "str", "SCORE, MCORE, ...", default="SCORE"),
         _c("jobstatus", "str", "job status", required=True, choices=JOB_STATUSES),
         _c("njobs", "int", "number of jobs", required=True, minimum=0),
+        _c(
+            "vo",
+            "str",
+            "VO of the jobs (JOBS_SHARE_STATS.VO): a task's brokerage counts only its VO's jobs",
+            default=DEFAULT_VO,
+        ),
     ),
     "user_job_counts": (
         _c("panda_queue", "str", "queue", required=True),
@@ -251,6 +265,14 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("cputime", "float", "cpuTime per event, HS06 s", default=0.0, minimum=0),
         _c("cputimeunit", "str", "HS06sPerEvent", default="HS06sPerEvent"),
         _c("basewalltime", "int", "walltime not scaling with CPU, s", default=0, minimum=0),
+        _c(
+            "walltime",
+            "int",
+            "JEDI_TASKS.WALLTIME in walltimeunit; GenJobBroker compares it with maxtime/mintime (0 = unset)",
+            default=0,
+            minimum=0,
+        ),
+        _c("walltimeunit", "str", "JEDI_TASKS.WALLTIMEUNIT", default=""),
         _c("cpuefficiency", "int", "CPU efficiency, %", default=90, minimum=0),
         _c("outdiskcount", "float", "output size per event (kB) or per input size", default=0.0, minimum=0),
         _c("outdiskunit", "str", "kBPerEvent or kB (per MB of input)", default="kBPerEvent"),

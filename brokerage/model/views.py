@@ -13,8 +13,10 @@ import pandas as pd
 from brokerage.model.cache import GridCache
 from brokerage.model.errors import UnknownIdError
 from brokerage.model.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
+from brokerage.model.tables import DEFAULT_VO
 
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
+ANALYSIS_SOURCES = ("user", "panda")  # JobUtils.analy_sources: labels whose jobs use a queue's 'analysis' scope
 COUNT_STATUSES = ("running", "defined", "assigned", "activated", "starting", "transferring")
 
 
@@ -35,6 +37,10 @@ class QueueArrays:
     # output endpoint of analysis jobs: the 'analysis' scope's default write where the queue has that scope, else
     # out_endpoint (PanDA's select_scope for prodSourceLabel user/panda)
     out_endpoint_analysis: np.ndarray
+    # input relations of analysis jobs (sorted by queue): the 'analysis' scope's where the queue has that scope, else
+    # the 'default' scope's (select_scope's scope_input)
+    rel_queue_analysis: np.ndarray
+    rel_endpoint_analysis: np.ndarray
 
     @property
     def n(self) -> int:
@@ -112,6 +118,7 @@ def _build_queue_arrays(cache: GridCache) -> QueueArrays:
     analysis = ok & (scope == "analysis")
     out_analysis = _default_write(rq[analysis], re_[analysis], rel["default_write"].to_numpy()[analysis], len(names))
     ok &= scope == "default"
+    an_q, an_e = _analysis_inputs(rq, re_, analysis, ok, len(names))
     rq = rq[ok].astype(np.int64)
     re_ = re_[ok].astype(np.int64)
     dw = rel["default_write"].to_numpy()[ok]
@@ -134,7 +141,35 @@ def _build_queue_arrays(cache: GridCache) -> QueueArrays:
         hours,
         pilot_hours,
         out_analysis,
+        an_q,
+        an_e,
     )
+
+
+def _analysis_inputs(
+    rq: np.ndarray, re_: np.ndarray, analysis: np.ndarray, default: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Analysis jobs' input relations, sorted by queue: the ANALYSIS-scope rows of the N queues that have any, the
+    DEFAULT-scope rows of the others (RQ/RE_ queue and endpoint index per relation row)."""
+    has_analysis = np.zeros(n, dtype=bool)
+    has_analysis[rq[analysis].astype(np.int64)] = True
+    default = default & ~has_analysis[np.where(default, rq, 0).astype(np.int64)]
+    keep = analysis | default
+    q, e = rq[keep].astype(np.int64), re_[keep].astype(np.int64)
+    order = np.argsort(q, kind="stable")
+    return q[order], e[order]
+
+
+def input_relations(qa: QueueArrays, prodsourcelabel: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(queue index, endpoint index) of the relations a task of PRODSOURCELABEL reads input from, sorted by queue:
+    for analysis labels (user, panda) a queue's 'analysis' scope where it has one, else its 'default' scope (PanDA's
+    select_scope, scope_input, as getSiteInputStorageEndpointMap reads it).
+
+    Usage: ``rq, re_ = input_relations(qa, "user")``
+    """
+    if prodsourcelabel in ANALYSIS_SOURCES:
+        return qa.rel_queue_analysis, qa.rel_endpoint_analysis
+    return qa.rel_queue, qa.rel_endpoint
 
 
 def _default_write(rq: np.ndarray, re_: np.ndarray, dw: np.ndarray, n: int) -> np.ndarray:
@@ -169,17 +204,20 @@ def no_pilot_reasons(qa: QueueArrays, no_pilot_hours: float) -> Callable[[np.nda
     return reasons
 
 
-def job_counts(cache: GridCache, gshare: str | None) -> dict[str, np.ndarray]:
-    """Jobs per queue by status for one global share (all shares when GSHARE is None).
+def job_counts(cache: GridCache, gshare: str | None, vo: str = DEFAULT_VO) -> dict[str, np.ndarray]:
+    """Jobs per queue by status of VO (JEDI's getJobStatisticsByGlobalShare(vo) counts one VO's jobs) for one global
+    share (all shares when GSHARE is None). The ATLAS brokers' own counts are VO atlas'.
 
-    Usage: ``job_counts(cache, "MC Simulation")["running"]``
+    Usage: ``job_counts(cache, "MC Simulation", "atlas")["running"]``
     """
 
     def build() -> dict[str, np.ndarray]:
         qa = queue_arrays(cache)
         jc = cache.snap.job_counts
+        keep = (jc["vo"] == vo).to_numpy(dtype=bool) if "vo" in jc else np.full(len(jc), vo == DEFAULT_VO)
         if gshare is not None:
-            jc = jc[jc["gshare"] == gshare]
+            keep = keep & (jc["gshare"] == gshare).to_numpy(dtype=bool)
+        jc = jc[keep]
         qi = jc["panda_queue"].map(qa.index).to_numpy()
         ok = ~pd.isna(qi)
         qi = qi[ok].astype(np.int64)
@@ -192,11 +230,20 @@ def job_counts(cache: GridCache, gshare: str | None) -> dict[str, np.ndarray]:
             out[s].flags.writeable = False
         return out
 
-    return cache.get(("job_counts", gshare), build)
+    return cache.get(("job_counts", gshare, vo), build)
+
+
+def task_vo(task: dict[str, Any]) -> str:
+    """The VO of TASK (JEDI_TASKS.VO; atlas when it names none).
+
+    Usage: ``task_vo({"vo": "wlcg"}) == "wlcg"``
+    """
+    return str(task.get("vo") or DEFAULT_VO)
 
 
 def available_at_queues(cache: GridCache, jeditaskid: int, master_only: bool = False) -> dict[str, Any]:
-    """Input data of one task at every queue: size and files locally available (best endpoint per dataset).
+    """Input data of one task at every queue: size and files locally available (best endpoint per dataset), at the
+    endpoints the task reads from (``input_relations``: analysis tasks read a queue's 'analysis' scope).
 
     Returns totals (``total_gb``, ``total_files``) and per-queue arrays ``avail_gb``, ``avail_files``,
     ``disk_gb`` (on disk endpoints only) and ``missing_files``.
@@ -273,7 +320,9 @@ def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str
     avail_files = np.zeros(qa.n)
     disk_gb = np.zeros(qa.n)
     ra, rb = ri.rep_start.get(int(jeditaskid), (0, 0))
-    if rb > ra and len(qa.rel_queue):
+    label = cache.get("task_records", lambda: _task_records(cache.snap)).get(int(jeditaskid), {}).get("prodsourcelabel")
+    rel_queue, rel_endpoint = input_relations(qa, label)
+    if rb > ra and len(rel_queue):
         n_ep = len(ep.name)
         not_tape = ~ep["is_tape"].astype(bool)
         rds = ri.rep_dataset[ra:rb]
@@ -289,7 +338,7 @@ def _available(cache: GridCache, jeditaskid: int, master_only: bool) -> dict[str
             # best related endpoint of each queue for this dataset
             for target, source in ((avail_gb, size), (avail_files, files), (disk_gb, size * not_tape)):
                 best = np.zeros(qa.n)
-                np.maximum.at(best, qa.rel_queue, source[qa.rel_endpoint])
+                np.maximum.at(best, rel_queue, source[rel_endpoint])
                 target += best
     return {
         "total_gb": total_gb,

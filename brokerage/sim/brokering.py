@@ -9,6 +9,7 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
+from brokerage.model.tables import DEFAULT_VO
 from brokerage.sim import live_counts
 from brokerage.sim.jobs import QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
@@ -35,7 +36,7 @@ def tick(state: SimState, now: float) -> None:
             "resource_type": np.asarray(g.rtypes, dtype=object)[j["resource_type"][live]],
             "jobstatus": np.asarray(STATUSES, dtype=object)[j["jobStatus"][live]],
         })  # fmt: skip
-        counts = df.value_counts().rename("njobs").reset_index()
+        counts = df.value_counts().rename("njobs").reset_index().assign(vo=DEFAULT_VO)  # the simulator's jobs: atlas
         tables = {
             "job_counts": counts[state.snap.tables["job_counts"].columns],
             "user_job_counts": live_counts.user_job_counts(state),

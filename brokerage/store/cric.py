@@ -228,6 +228,7 @@ def _queue_row(f: _Fields, old: dict[str, Any], skipped: list[str]) -> dict[str,
         "fairsharepolicy": f.text("fairsharepolicy", default=""),
         "wnconnectivity": f.text("wnconnectivity", default="full"),
         "maxdiskio": f.integer("maxdiskio", default=0),
+        "space": int(f.number("space", default=0.0) or 0),  # GB; GenJobBroker's SE space check reads it
     }
     if len(problems) > before or site is None:
         return None

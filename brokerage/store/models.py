@@ -224,7 +224,7 @@ class NetworkMatrixKv(Base):
 
 
 class JobsShareStats(Base):
-    """JOBS_SHARE_STATS-like job counts per queue, global share, resource type and job status."""
+    """JOBS_SHARE_STATS-like job counts per queue, global share, resource type, job status and VO."""
 
     __tablename__ = "jobs_share_stats"
 
@@ -234,6 +234,7 @@ class JobsShareStats(Base):
     resource_type: Mapped[str | None]
     jobstatus: Mapped[str]
     njobs: Mapped[int]
+    vo: Mapped[str] = mapped_column(server_default="atlas")
 
 
 class JobsUserStats(Base):
@@ -339,6 +340,8 @@ class JediTasks(Base):
     cputime: Mapped[float | None]
     cputimeunit: Mapped[str | None]
     basewalltime: Mapped[int]
+    walltime: Mapped[int | None]
+    walltimeunit: Mapped[str | None]
     cpuefficiency: Mapped[int]
     outdiskcount: Mapped[float | None]
     outdiskunit: Mapped[str | None]

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
+from brokerage.model.tables import DEFAULT_VO
 from brokerage.store import config_store, database, panda_schema, repository
 from brokerage.store.errors import database_errors
 from brokerage.store.panda_rows import PandaGrid, build
@@ -26,6 +27,7 @@ SITEDATA_HOURS = 3  # the window PanDA's brokers read (getCurrentSiteData: HOURS
 TASK_STATES = ("registered", "defined", "assigning", "ready", "pending", "scouting", "running", "throttled")
 DATASET_TYPES = ("input", "pseudo_input")
 _VO_FILTERED = ("jobs_share_stats", "jobsdefined_share_stats", "jedi_tasks")
+_COUNT_TABLES = ("jobs_share_stats", "jobsdefined_share_stats")
 
 
 # --- connection ---------------------------------------------------------------------------------------------------
@@ -102,11 +104,15 @@ def _read(
     taken_at = conn.execute(sa.text("SELECT now()")).scalar()
     data = {t: _select(conn, schema, t, set(missing), vo) for t in READ_COLUMNS if t not in missing}
     data["sitedata"] = _select(conn, meta, "sitedata", set(), None)
+    for table in _COUNT_TABLES:
+        if f"{table}.vo" in missing:  # an older schema's counts carry no VO: the VO read (else atlas) takes them
+            for r in data.get(table, []):
+                r["vo"] = vo or DEFAULT_VO
     if vo is None:
         vos = _vos(data)
         if len(vos) > 1:
-            notes.append(f"tasks and jobs of {len(vos)} VOs ({', '.join(vos)}) were read; job counts are summed over "
-                         "them (JEDI counts per VO: give --vo)")  # fmt: skip
+            notes.append(f"tasks and jobs of {len(vos)} VOs ({', '.join(vos)}) were read; job counts are kept per VO "
+                         "(each task's brokerage counts its VO's jobs), user job counts are summed over them")  # fmt: skip
     return taken_at, data, notes
 
 

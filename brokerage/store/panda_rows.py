@@ -164,30 +164,38 @@ def _network(rows: list[dict[str, Any]], site_names: set[str]) -> list[dict[str,
     ]
 
 
-JobCounts = dict[tuple[str, str, str, str], int]  # (queue, gshare, resource type, job status) -> jobs
+JobCounts = dict[tuple[str, str, str, str, str], int]  # (queue, gshare, resource type, status, VO) -> jobs
 
 
 def _job_counts(rows: list[dict[str, Any]], queues: set[str], notes: list[str]) -> JobCounts:
-    """JOBS_SHARE_STATS summed per queue, gshare, resource type and status (states brokerage reads only)."""
+    """JOBS_SHARE_STATS and JOBSDEFINED_SHARE_STATS summed per queue, gshare, resource type, status and VO (states
+    brokerage reads only). Rows without a VO are left out: JEDI selects one VO's rows (vo=:vo), never those."""
     counts: JobCounts = {}
     odd_status: set[str] = set()
+    no_vo = 0
     for r in rows:
         if r["computingsite"] not in queues:
             continue
         if r["jobstatus"] not in JOB_STATUSES:
             odd_status.add(str(r["jobstatus"]))
             continue
-        k = (r["computingsite"], r["gshare"] or "", r["resource_type"] or "SCORE", r["jobstatus"])
+        if not r["vo"]:
+            no_vo += 1
+            continue
+        k = (r["computingsite"], r["gshare"] or "", r["resource_type"] or "SCORE", r["jobstatus"], str(r["vo"]))
         counts[k] = counts.get(k, 0) + int(r["njobs"] or 0)
     if odd_status:
         notes.append(f"job counts in states brokerage does not use were left out: {', '.join(sorted(odd_status))}")
+    if no_vo:
+        notes.append(f"left out {count(no_vo, 'job count row')} without a VO: JEDI counts one VO's jobs (vo=:vo), "
+                     "never those")  # fmt: skip
     return counts
 
 
 def _job_count_rows(counts: JobCounts) -> list[dict[str, Any]]:
     return [
-        {"panda_queue": q, "gshare": g, "resource_type": rt, "jobstatus": s, "njobs": n}
-        for (q, g, rt, s), n in counts.items()
+        {"panda_queue": q, "gshare": g, "resource_type": rt, "jobstatus": s, "njobs": n, "vo": vo}
+        for (q, g, rt, s, vo), n in counts.items()
     ]
 
 
@@ -228,7 +236,7 @@ def _gshares(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _slots(counts: JobCounts, queues: set[str]) -> list[dict[str, Any]]:
     """A PanDA database holds no slot capacity per queue: the simulator starts from its running jobs (steady state)."""
     running: dict[str, int] = {}
-    for (q, _, _, status), n in counts.items():
+    for (q, _, _, status, _), n in counts.items():
         if status == "running":
             running[q] = running.get(q, 0) + n
     return [{"panda_queue": q, "nslots": running.get(q, 0)} for q in queues]
@@ -315,6 +323,7 @@ def task_row(r: dict[str, Any]) -> dict[str, Any]:
         "baseramcount",
         "workdiskcount",
         "basewalltime",
+        "walltime",
         "cpuefficiency",
         "outdiskcount",
     ):

@@ -37,7 +37,8 @@ READ_COLUMNS: dict[str, dict[str, str]] = {
         "outdiskcount": INT, "outdiskunit": TEXT, "workdiskcount": INT, "ramcount": INT, "ramunit": TEXT,
         "iointensity": INT, "parent_tid": INT, "eventservice": INT, "cputime": INT, "cputimeunit": TEXT,
         "cpuefficiency": INT, "basewalltime": INT, "nucleus": TEXT, "baseramcount": INT, "gshare": TEXT,
-        "resource_type": TEXT, "diskio": INT, "container_name": TEXT, "vo": TEXT, "cloud": TEXT,
+        "resource_type": TEXT, "diskio": INT, "container_name": TEXT, "vo": TEXT, "cloud": TEXT, "walltime": INT,
+        "walltimeunit": TEXT,
     },
     "jedi_datasets": {
         "jeditaskid": INT, "datasetid": INT, "datasetname": TEXT, "type": TEXT, "masterid": INT, "nfiles": INT,
@@ -73,8 +74,11 @@ OPTIONAL: dict[str, str] = {
     "jedi_tasks.diskio": "tasks carry no diskIO: the -diskIO check cannot judge",
     "jedi_tasks.vo": "every task is taken as VO atlas: tasks of other VOs go to the ATLAS brokers",
     "jedi_tasks.cloud": "tasks carry no cloud: the generic broker's candidates are every queue",
-    "jobs_share_stats.vo": "job counts of every VO are summed",
-    "jobsdefined_share_stats.vo": "job counts of every VO are summed",
+    "jobs_share_stats.vo": "job counts carry no VO: all are taken as the VO read's (--vo, else atlas), so that VO's "
+    "brokerage counts every VO's jobs",
+    "jobsdefined_share_stats.vo": "job counts carry no VO: all are taken as the VO read's (--vo, else atlas)",
+    "jedi_tasks.walltime": "tasks carry no walltime: the generic broker's walltime check cannot judge",
+    "jedi_tasks.walltimeunit": "tasks carry no walltime unit (shown only)",
     "jobsactive4.vo": "user job counts of every VO are summed",
     "network_matrix_kv.ts": "network metrics carry no time",
 }

@@ -192,3 +192,58 @@ def test_no_endpoint_is_invented_and_left_out_queues_say_why(doma: str) -> None:
     assert any("BROKEN (status: required" in n for n in grid.notes), grid.notes
     users = grid.snapshot.tables["user_job_counts"]
     assert users.query("jobstatus == 'running'")["njobs"].sum() == 2  # pandaid 6 (NULL processingtype) is not counted
+
+
+WLCG_TASK = """
+    INSERT INTO jedi_tasks (jeditaskid, taskname, status, username, creationdate, modificationtime,
+      prodsourcelabel, vo, corecount, ramcount, ramunit, gshare, resource_type, processingtype, currentpriority)
+      VALUES (5000, 'lsst.step1', 'ready', 'lsst', now(), now(), 'managed', 'wlcg', 8, 1000, 'MB', 'Rubin',
+              'SCORE', 'pipeline', 900);"""
+
+
+def test_job_counts_of_every_vo_are_kept_per_vo(doma: str) -> None:
+    """Without --vo every VO's counts are read and kept per VO, as JEDI's getJobStatisticsByGlobalShare(vo) selects
+    vo=:vo: the wlcg task weighs BNL (5+1)/(0+0+1)/(0+1) = 6 and AGLT2 (3+1)/(0+2+1)/(2+1) = 0.444 on wlcg's jobs
+    alone (summed over VOs AGLT2 would weigh 46/3/3 = 5.111 and BNL 6/8/1 = 0.75); a row without a VO is left out
+    (JEDI never selects it) and no note says counts were summed."""
+    alter(
+        doma,
+        WLCG_TASK
+        + """
+        INSERT INTO jobs_share_stats (ts, gshare, computingsite, jobstatus, njobs, resource_type, vo) VALUES
+          (now(), 'Rubin', 'BNL', 'running', 5, 'SCORE', 'wlcg'), (now(), 'Rubin', 'AGLT2', 'running', 3, 'SCORE', 'wlcg'),
+          (now(), 'MC Simulation', 'BNL', 'running', 100, 'SCORE', NULL);
+        INSERT INTO jobsdefined_share_stats (ts, gshare, computingsite, jobstatus, njobs, resource_type, vo)
+          VALUES (now(), 'Rubin', 'AGLT2', 'defined', 2, 'SCORE', 'wlcg')""",
+    )
+    grid = read_panda(doma, "doma_panda", "doma_pandameta")
+    jc = grid.snapshot.tables["job_counts"].groupby(["panda_queue", "vo", "jobstatus"])["njobs"].sum().to_dict()
+    assert jc == {
+        ("AGLT2", "atlas", "running"): 42,
+        ("AGLT2", "wlcg", "defined"): 2,
+        ("AGLT2", "wlcg", "running"): 3,
+        ("BNL", "atlas", "activated"): 7,
+        ("BNL", "atlas", "sent"): 1,
+        ("BNL", "wlcg", "running"): 5,
+    }
+    notes = " | ".join(grid.notes)
+    assert "left out 1 job count row without a VO" in notes and "summed over them (JEDI" not in notes
+    assert "job counts are kept per VO" in notes
+    d = run_job_brokerage(grid.snapshot, 5000)
+    assert d.broker == "generic" and d.ranked_names == ["BNL", "AGLT2"]
+    assert [round(c.weight, 3) for c in d.candidates] == [6.0, 0.444]
+    prod = production.broker(grid.snapshot, 4242, Config())
+    agl = next(c for c in prod.candidates if c.name.startswith("AGLT2"))
+    assert agl.details["nRunning"] == 42.0  # atlas' own: wlcg's 3 running jobs are not counted
+
+
+def test_counts_of_a_schema_without_their_vo_column_are_the_vo_reads(doma: str) -> None:
+    """An older JOBS_SHARE_STATS without VO: its counts cannot be split, so they are taken as the VO read's (--vo,
+    else atlas) and a note says that VO's brokerage counts every VO's jobs."""
+    alter(doma, "ALTER TABLE jobs_share_stats DROP COLUMN vo; ALTER TABLE jobsdefined_share_stats DROP COLUMN vo")
+    grid = read_panda(doma, "doma_panda", "doma_pandameta")
+    assert set(grid.snapshot.tables["job_counts"]["vo"]) == {"atlas"}
+    assert grid.snapshot.tables["job_counts"]["njobs"].sum() == 50
+    assert any("jobs_share_stats.vo is missing" in n and "counts every VO's jobs" in n for n in grid.notes)
+    wlcg = read_panda(doma, "doma_panda", "doma_pandameta", vo="wlcg")
+    assert set(wlcg.snapshot.tables["job_counts"]["vo"]) == {"wlcg"}

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from brokerage.brokers import generic
 from brokerage.brokers.router import needs_nucleus, route, run_job_brokerage, tasks_needing_nucleus
+from brokerage.checks import production_queues
+from brokerage.model import views
+from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 from tests.builders import counts, grid, queue, task
 
@@ -11,6 +14,11 @@ from tests.builders import counts, grid, queue, task
 def wlcg(tid: int = 1, **kw: object) -> dict[str, object]:
     """A single-core task of VO wlcg."""
     return task(tid, vo="wlcg", **kw)
+
+
+def wlcg_counts(q: str, gshare: str = "Rubin", **status: int) -> list[dict[str, object]]:
+    """job_counts rows of VO wlcg for queue Q."""
+    return [{**r, "vo": "wlcg"} for r in counts(q, gshare, **status)]
 
 
 def test_a_task_of_another_vo_goes_to_the_generic_broker() -> None:
@@ -31,7 +39,7 @@ def test_only_atlas_tasks_go_to_task_brokerage() -> None:
 def test_the_weight_is_genjobbrokers() -> None:
     """weight = (nRunning+1)/(nActivated+nAssigned+1)/(nAssigned+1), nAssigned = defined jobs, over every share:
     A (running 9, activated 1, defined 1): 10/3/2 = 1.667; B (running 3): 4/1/1 = 4 ranks first."""
-    jc = counts("A", running=9, activated=1, defined=1) + counts("B", gshare="Other", running=3)
+    jc = wlcg_counts("A", running=9, activated=1, defined=1) + wlcg_counts("B", gshare="Other", running=3)
     snap = grid([queue("A", "S"), queue("B", "S")], [wlcg()], job_counts=jc)
     d = run_job_brokerage(snap, 1)
     assert d.broker == "generic" and d.ranked_names == ["B", "A"]
@@ -41,7 +49,7 @@ def test_the_weight_is_genjobbrokers() -> None:
 def test_at_most_five_queues_are_kept() -> None:
     """Up to 5 sites by weight (maxNumSites = 5); the rest are cut with -low_weight."""
     qs = [queue(f"Q{i}", "S") for i in range(7)]
-    jc = [r for i in range(7) for r in counts(f"Q{i}", running=i)]
+    jc = [r for i in range(7) for r in wlcg_counts(f"Q{i}", running=i)]
     d = generic.broker(grid(qs, [wlcg()], job_counts=jc), 1)
     assert d.ranked_names == ["Q6", "Q5", "Q4", "Q3", "Q2"]
     assert {s.candidate for s in d.skipped if s.criteria == "-low_weight"} == {"Q0", "Q1"}
@@ -75,3 +83,21 @@ def test_the_atlas_name_rule_does_not_apply() -> None:
     """GenJobBroker has no 'test in the name' rule: a DOMA production queue named *_TEST is a candidate."""
     snap = grid([queue("DOMA_LSST_TEST", "S")], [wlcg()])
     assert generic.broker(snap, 1, Config()).ranked_names == ["DOMA_LSST_TEST"]
+
+
+def test_each_vos_broker_counts_only_its_vos_jobs() -> None:
+    """JEDI counts jobs per VO (getJobStatisticsByGlobalShare(taskSpec.vo): WHERE vo=:vo). Queue A holds 50 running
+    atlas jobs and wlcg's running 1, activated 4, defined 1; B holds 3 running wlcg jobs. The wlcg task weighs A
+    (1+1)/(4+1+1)/(1+1) = 0.167 and B (3+1)/1/1 = 4, so B ranks first (summed over VOs A would weigh
+    (51+1)/6/2 = 4.333 and win); the atlas task's production context sees A's 50 running jobs and none at B."""
+    jc = counts("A", running=50) + wlcg_counts("A", running=1, activated=4, defined=1) + wlcg_counts("B", running=3)
+    snap = grid([queue("A", "S"), queue("B", "S")], [wlcg(1), task(2)], job_counts=jc)
+    d = run_job_brokerage(snap, 1)
+    assert d.broker == "generic" and d.ranked_names == ["B", "A"]
+    assert [round(c.weight, 3) for c in d.candidates] == [4.0, 0.167]
+    assert d.candidates[1].details == {"nRunning": 1.0, "nActivated": 4.0, "nAssigned": 1.0}
+    cache = GridCache(snap)
+    atlas = production_queues.make_context(views.task_row(cache, 2), Config(), cache)
+    wl = generic.make_context(views.task_row(cache, 1), Config(), cache)
+    assert atlas.counts["running"].tolist() == [50.0, 0.0] and wl.counts["running"].tolist() == [1.0, 3.0]
+    assert atlas.counts["activated"].tolist() == [0.0, 0.0]
