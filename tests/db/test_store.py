@@ -166,7 +166,7 @@ def test_migration_creates_exactly_the_models(engine: Any) -> None:
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
-    assert current_revision(engine) == head_revision() == "vo_0006"
+    assert current_revision(engine) == head_revision() == "vocounts_0007"
 
 
 def test_upgrade_twice_is_harmless(engine: Any, small_grid: GridSnapshot) -> None:

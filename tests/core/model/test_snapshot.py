@@ -161,3 +161,24 @@ def test_json_schema_accepts_valid_and_rejects_bad_documents() -> None:
         jsonschema.validate(bad, schema, cls=jsonschema.Draft202012Validator)
     # the core's own validation finds the same five problems
     assert len(validate(bad)) == 5
+
+
+def test_job_counts_without_a_vo_are_atlas_and_a_bad_vo_is_named() -> None:
+    """A snapshot written before job counts had a VO still loads: its counts are VO atlas' (the ATLAS brokers read
+    them as before); a VO that is not a string, a walltime below 0 and a CRIC space below 0 are each named."""
+    d = doc()
+    assert all(r["vo"] == "atlas" for r in d["job_counts"])  # written with the column
+    for r in d["job_counts"]:
+        r.pop("vo")
+    d["queues"][0].pop("space")
+    d["tasks"][0].pop("walltime")
+    back = GridSnapshot.from_dict(d)
+    assert set(back.job_counts["vo"]) == {"atlas"} and back.queues["space"].tolist() == [0, 0]
+    assert back.tasks["walltime"].tolist() == [0, 0]
+    d["job_counts"][0]["vo"] = 5
+    d["tasks"][0]["walltime"] = -1
+    d["queues"][1]["space"] = -3
+    with pytest.raises(SnapshotError) as err:
+        GridSnapshot.from_dict(d)
+    paths = [p.split(":")[0] for p in err.value.problems]
+    assert paths == ["queues[1].space", "job_counts[0].vo", "tasks[0].walltime"]
