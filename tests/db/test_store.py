@@ -234,6 +234,6 @@ def test_an_outdated_schema_is_named_not_a_missing_table(db_url: str) -> None:
 
     engine = make_engine(db_url)
     upgrade(engine, "levers_0004")
-    with pytest.raises(StoreError, match="schema revision levers_0004 but this version needs vo_0006"):
+    with pytest.raises(StoreError, match="schema revision levers_0004 but this version needs vocounts_0007"):
         load_snapshot(engine)
     engine.dispose()
