@@ -28,7 +28,8 @@ STEPS: tuple[Step, ...] = (
 
 
 def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> GenContext:
-    """The generic broker's context of TASK: every queue, job counts of every share (workQueue None in JEDI).
+    """The generic broker's context of TASK: every queue, job counts of every share (workQueue None in JEDI) of the
+    task's VO (getJobStatisticsByGlobalShare(taskSpec.vo)).
 
     Usage: ``ctx = make_context(views.task_row(cache, 1), Config(), cache)``
     """
@@ -68,7 +69,7 @@ def candidates(ctx: GenContext) -> tuple[np.ndarray, str]:
 
 def weights(ctx: GenContext) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(weight, nRunning, nActivated, nAssigned) per queue: (nRunning+1) / (nActivated+nAssigned+1) / (nAssigned+1),
-    where nAssigned counts the defined jobs (GenJobBroker's getNumJobs(..., 'defined'))."""
+    where nAssigned counts the defined jobs (GenJobBroker's getNumJobs(..., 'defined')), all of the task's VO."""
     c = ctx.counts
     nrun, nact, nass = c["running"], c["activated"], c["defined"]
     return (nrun + 1.0) / (nact + nass + 1.0) / (nass + 1.0), nrun, nact, nass

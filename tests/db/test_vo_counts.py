@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from brokerage.brokers import generic
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import repository
 from brokerage.store.database import make_engine
-from brokerage.store.importer import import_file
+from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import upgrade
 from tests.builders import counts, grid, queue, task
 
@@ -64,3 +65,22 @@ def test_a_cric_queue_brings_its_space_to_genjobbrokers_se_check(engine: Any, tm
     assert snap.tables["queues"]["space"].tolist() == [150]
     skip = generic.broker(snap, 1).skip_of("A")
     assert skip is not None and (skip.criteria, skip.reason) == ("-disk", "disk shortage in SE = 150 < 200GB")
+
+
+def test_a_snapshot_file_keeps_its_counts_vo_and_a_bad_vo_is_refused(engine: Any, tmp_path: Path) -> None:
+    """db import of a snapshot: each count row keeps its VO (rows without one are atlas'); a VO that is not a string
+    is refused with its path and the database is left as it was."""
+    doc = two_vo_grid().to_dict()
+    doc["job_counts"][0].pop("vo")
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(doc))
+    import_file(engine, path)
+    jc = repository.load_snapshot(engine).tables["job_counts"]
+    assert sorted(zip(jc["vo"], jc["njobs"], strict=True)) == [("atlas", 50), ("wlcg", 2)]
+    doc["job_counts"][1]["vo"] = ["wlcg"]
+    path.write_text(json.dumps(doc))
+    before = repository.table_contents(engine)
+    with pytest.raises(ImportFileError) as err:
+        import_file(engine, path)
+    assert any(p.startswith("job_counts[1].vo") for p in err.value.problems), err.value.problems
+    assert repository.table_contents(engine) == before

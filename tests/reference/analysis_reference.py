@@ -84,8 +84,8 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
         q["panda_queue"]: dict.fromkeys(("defined", "assigned", "activated", "starting", "running"), 0.0)
         for q in queues
     }
-    for r in _rows(snap.job_counts):
-        if r["gshare"] == gshare and r["jobstatus"] in counts[r["panda_queue"]]:
+    for r in _rows(snap.job_counts):  # VO atlas' jobs: JEDI counts the task's VO
+        if r["gshare"] == gshare and r["vo"] == "atlas" and r["jobstatus"] in counts[r["panda_queue"]]:
             counts[r["panda_queue"]][r["jobstatus"]] += r["njobs"]
 
     # Stabilizer inputs: per-user counts at each PQ in the task's gshare

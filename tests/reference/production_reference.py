@@ -123,10 +123,11 @@ def _task(snap: GridSnapshot, jeditaskid: int) -> dict[str, Any]:
 
 
 def _job_counts(snap: GridSnapshot, gshare: str | None) -> dict[str, dict[str, float]]:
-    """{queue: {jobstatus: njobs}} for one global share (every share when GSHARE is None)."""
+    """{queue: {jobstatus: njobs}} of VO atlas' jobs (JEDI counts the task's VO) for one global share (every share
+    when GSHARE is None)."""
     out: dict[str, dict[str, float]] = {}
     for row in _rows(snap.job_counts):
-        if gshare is not None and row["gshare"] != gshare:
+        if (gshare is not None and row["gshare"] != gshare) or row["vo"] != "atlas":
             continue
         per_queue = out.setdefault(row["panda_queue"], {})
         per_queue[row["jobstatus"]] = per_queue.get(row["jobstatus"], 0.0) + float(row["njobs"])
