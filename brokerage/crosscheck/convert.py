@@ -116,9 +116,9 @@ def activity_rows(snap: GridSnapshot, no_pilot_hours: float) -> dict[str, Any]:
 def job_stat_rows(snap: GridSnapshot) -> list[dict[str, Any]]:
     jc = snap.job_counts
     return [
-        {"site": q, "gshare": g, "resource_type": rt, "status": s, "n": int(n)}
-        for q, g, rt, s, n in zip(jc["panda_queue"], jc["gshare"], jc["resource_type"], jc["jobstatus"], jc["njobs"],
-                                  strict=True)
+        {"site": q, "gshare": g, "resource_type": rt, "status": s, "n": int(n), "vo": vo}
+        for q, g, rt, s, n, vo in zip(jc["panda_queue"], jc["gshare"], jc["resource_type"], jc["jobstatus"],
+                                      jc["njobs"], jc["vo"], strict=True)
     ]  # fmt: skip
 
 

@@ -176,6 +176,8 @@ class FakeTaskBuffer(AnalysisFakes):
         self._log("getJobStatisticsByGlobalShare")
         ret = {}
         for r in self._rows():
+            if r.get("vo", "atlas") != vo:  # PanDA selects one VO's rows (vo=:vo)
+                continue
             d = ret.setdefault(r["site"], {}).setdefault(r["gshare"], {})
             d[r["status"]] = d.get(r["status"], 0) + r["n"]
         return True, ret
