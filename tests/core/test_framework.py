@@ -144,10 +144,11 @@ def test_memoised_functions_read_only_what_they_declare(
 
 
 def test_expand_replaces_derived_attributes_by_their_inputs() -> None:
-    """A derived attribute in a declaration stands for what it is derived from (network weights: keys and nucleus)."""
+    """A derived attribute in a declaration stands for what it is derived from (network weights: keys and nucleus;
+    job counts: the task's share and VO)."""
     flat = expand(Reads(config=("NQUEUED_SAT_CAP",), facts=("nw", "counts")), production_queues.ProdContext.DEPENDS)
     assert "NQUEUED_SAT_CAP" in flat.config and "NW_QUEUE_IMPORTANCE" in flat.config
-    assert set(flat.task) == {"gshare"} and set(flat.facts) == {"nucleus", "express"}
+    assert set(flat.task) == {"gshare", "vo"} and set(flat.facts) == {"nucleus", "express"}  # counts: the VO's
 
 
 def test_every_filter_declares_its_criteria_codes_and_rule() -> None:
