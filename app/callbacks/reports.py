@@ -39,7 +39,7 @@ def refused(raw: dict[str, Any] | None) -> Any:
 def delivered(made: MadeReport, overrides: dict[str, Any]) -> tuple[Any, Any]:
     """(download data, status with a download link) of a filed report; a file above INLINE_LIMIT is not pushed
     through the callback: its data is {"url": link}, which the browser fetches (the clientside callback below)."""
-    what = f"{count(len(overrides), 'what-if edit')}" if overrides else "the stored config"
+    what = f"{count(len(overrides), 'what-if edit')}, with the before/after" if overrides else "the stored config"
     status = html.Span(
         [
             f"{made.name} ({made.size / 1e6:.1f} MB) under {what}: ",

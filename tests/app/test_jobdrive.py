@@ -109,3 +109,18 @@ def test_simulation_cancel_before_start_answered(recorded: dict[str, list[str]])
     out = _as_trigger(f"{ids.TUNE_FUTURE_CANCEL}.n_clicks", drive_future, 1, None, 1, raw, "2", None)
     assert len(recorded["start"]) == 1 and recorded["cancel"] == recorded["start"]
     assert "Simulation cancelled" in str(out[0].to_plotly_json())
+
+
+def test_the_dashboards_report_under_edits_carries_the_before_after(app_client: Any, snap: Any) -> None:
+    """The report job of the tuning page (work.report_file) under what-if edits writes the before/after: the JSON's
+    "whatif" names the edit with its stored value and counts the decisions compared."""
+    import json
+
+    from app.main import services
+    from app.services import work
+
+    task = int(snap.tasks["jeditaskid"].iloc[0])
+    src = services.state.source()
+    made = work.report_file(lambda *_: None, src.snap, src.config, task, "json", {"NQUEUED_SAT_CAP": 1000}, "test")
+    doc = json.loads(made.data)["whatif"]
+    assert doc["edits"]["NQUEUED_SAT_CAP"]["whatif"] == 1000 and doc["decisions_compared"] >= 1
