@@ -339,8 +339,8 @@ def _whatif_section(report: Report) -> str:
     )
     rows = [
         [f'<a href="#task-{c.task}">{c.task}</a>' if not report.whole_grid else str(c.task), _e(c.kind),
-         ("<b>moved</b> " if c.moved else "") + f"{_e(c.top_before or '—')} → {_e(c.top_after or '—')}",
-         f"{_status(c.status_before)} → {_status(c.status_after)}", _cands(c.before), _cands(c.after),
+         ("<b>moved</b> " if c.moved else "") + f"<span class='nw'>{_e(c.top_before or '—')} → {_e(c.top_after or '—')}</span>",
+         f"<span class='nw'>{_status(c.status_before)} → {_status(c.status_after)}</span>", _cands(c.before), _cands(c.after),
          "<br>".join(_e(y) for y in c.why)]
         for c in w.changes[:WHATIF_ROWS]
     ]  # fmt: skip
