@@ -140,3 +140,9 @@ TASKS_SIM_JOB = "tasks-sim-job"
 TASKS_SIM_STATUS = "tasks-sim-status"
 TASKS_SIM_PROGRESS = "tasks-sim-progress"
 TASKS_SIM_RESULT = "tasks-sim-result"  # a just-run simulation's task changes when runs are not stored
+
+# auto-refresh of the views with time (overview, queues, task states, stabilizer)
+REFRESH_EVERY = "refresh-every"  # off / 1 / 5 / 15 minutes, kept in the URL as ?refresh=
+REFRESH_TICK = "refresh-tick"  # dcc.Interval that reloads the view
+REFRESH_AT = "refresh-at"  # when the view was built (its data's age is in the navbar)
+REFRESH_SINK = "refresh-sink"

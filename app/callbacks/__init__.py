@@ -12,6 +12,7 @@ from app.callbacks import (  # noqa: F401
     overview,
     pending,
     queues,
+    refresh,
     reports,
     search,
     simulate,

@@ -10,6 +10,7 @@ from dash import Input, Output, State, callback, clientside_callback, ctx, html,
 from dash.exceptions import PreventUpdate
 
 from app import ids
+from app.callbacks.jobdrive import JobControls, drive_job
 from app.components.layout import error_alert, failure_alert
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
@@ -38,7 +39,7 @@ def refused(raw: dict[str, Any] | None) -> Any:
 def delivered(made: MadeReport, overrides: dict[str, Any]) -> tuple[Any, Any]:
     """(download data, status with a download link) of a filed report; a file above INLINE_LIMIT is not pushed
     through the callback: its data is {"url": link}, which the browser fetches (the clientside callback below)."""
-    what = f"{count(len(overrides), 'what-if edit')}" if overrides else "the stored config"
+    what = f"{count(len(overrides), 'what-if edit')}, with the before/after" if overrides else "the stored config"
     status = html.Span(
         [
             f"{made.name} ({made.size / 1e6:.1f} MB) under {what}: ",
@@ -105,6 +106,15 @@ clientside_callback(
 )
 
 
+# Cancel is live from the click on: a Cancel before the starting request answered cancels the job the request names
+clientside_callback(
+    "function(n) { return n ? false : window.dash_clientside.no_update; }",
+    Output(ids.TUNE_REPORT_CANCEL, "disabled", allow_duplicate=True),
+    Input(ids.TUNE_REPORT_BUTTON, "n_clicks"),
+    prevent_initial_call=True,
+)
+
+
 def _split(payload: Any) -> tuple[Any, Any]:
     """(inline download data, link to fetch) of DELIVERED's first value."""
     if isinstance(payload, dict) and "url" in payload:
@@ -138,27 +148,14 @@ def drive_export(
     raw: dict[str, Any] | None, job_id: str | None,
 ) -> tuple[Any, ...]:  # fmt: skip
     """Start the report job (Export), poll its progress, or cancel it; once written the browser downloads it."""
-    trigger = ctx.triggered_id
+    controls = JobControls(ids.TUNE_REPORT_POLL, ids.TUNE_REPORT_CANCEL, services.jobs.poll, services.jobs.cancel)
     try:
-        if trigger == ids.TUNE_REPORT_POLL:
-            if not job_id:
-                raise PreventUpdate
-            return outputs(job_id, services.jobs.poll(job_id), raw)
-        if trigger == ids.TUNE_REPORT_CANCEL:
-            if job_id:
-                services.jobs.cancel(job_id)
-            return outputs(job_id, JobState("cancelled"), raw)
-        if not n_clicks:
-            raise PreventUpdate
-        if (why := refused(raw)) is not None:
-            return None, no_update, why, *_IDLE
-        overrides = dict(services.whatif.edits(raw).overrides)
-        job_id, state = services.reports.start(scope, fmt, qvm.parse_task(task), overrides, client_address())
-        if state.state == "running":
-            state = services.jobs.wait(job_id, FIRST_WAIT_S)
-        out = outputs(job_id, state, raw)
-        # a new export first clears the previous report's line, so an old file is never taken for the new one
-        return (*out[:2], "" if out[2] is no_update else out[2], *out[3:])
+        return drive_job(
+            ctx.triggered_id, job_id, controls,
+            show=lambda jid, state: outputs(jid, state, raw),
+            start=lambda: start_export(n_clicks, scope, fmt, task, raw),
+            named=lambda: named_job(scope, fmt, task, raw),
+        )  # fmt: skip
     except PreventUpdate:
         raise
     except JobsBusy as exc:
@@ -166,3 +163,25 @@ def drive_export(
     except Exception as exc:  # an unknown task or a bad edit is said inline, never a traceback
         log.exception("report export failed")
         return None, no_update, error_alert("Report", exc), *_IDLE
+
+
+def named_job(scope: str, fmt: str, task: Any, raw: dict[str, Any] | None) -> str | None:
+    """The report job the page's current request names (the one Export started), or None when it names none."""
+    if refused(raw) is not None or (scope == "task" and qvm.parse_task(task) is None):
+        return None
+    return services.reports.job_id(scope, fmt, qvm.parse_task(task), services.whatif.edits(raw).overrides)
+
+
+def start_export(n_clicks: int | None, scope: str, fmt: str, task: Any, raw: dict[str, Any] | None) -> tuple[Any, ...]:
+    """Start (or join) the report job of the request and wait a moment for it: a one-task report downloads at once."""
+    if not n_clicks:
+        raise PreventUpdate
+    if (why := refused(raw)) is not None:
+        return None, no_update, why, *_IDLE
+    overrides = dict(services.whatif.edits(raw).overrides)
+    job_id, state = services.reports.start(scope, fmt, qvm.parse_task(task), overrides, client_address())
+    if state.state == "running":
+        state = services.jobs.wait(job_id, FIRST_WAIT_S)
+    out = outputs(job_id, state, raw)
+    # a new export first clears the previous report's line, so an old file is never taken for the new one
+    return (*out[:2], "" if out[2] is no_update else out[2], *out[3:])

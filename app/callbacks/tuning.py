@@ -9,6 +9,7 @@ from dash import Input, Output, Patch, State, callback, clientside_callback, ctx
 from dash.exceptions import PreventUpdate
 
 from app import ids
+from app.callbacks.jobdrive import JobControls, drive_job
 from app.components.layout import error_alert, failure_alert
 from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
 from app.components.tuning_store import diff_table
@@ -219,20 +220,20 @@ def drive_grid_job(
 ) -> tuple[Any, Any, bool, dict[str, str], int, str]:
     """The whole-grid impact as a job on the Dask cluster: started by new edits, polled while it runs (on any
     server process: its state lives on the scheduler), cancellable; it waits its turn among the long jobs."""
-    trigger = ctx.triggered_id
-    if trigger == ids.TUNE_GRID_POLL:
-        if not job_id:
-            raise PreventUpdate
-        return job_outputs(job_id, services.jobs.poll(job_id), edits_of(raw).overrides)
-    if trigger == ids.TUNE_GRID_CANCEL:
-        overrides = edits_of(raw).overrides
-        # a click before the starting request answered finds no job id in the page yet: the edits name the job
-        job_id = job_id or (services.whatif.grid_job_id(overrides) if overrides else None)
-        if job_id:
-            services.jobs.cancel(job_id)
-        return job_outputs(job_id, JobState("cancelled"))
+    overrides = edits_of(raw).overrides
+    controls = JobControls(ids.TUNE_GRID_POLL, ids.TUNE_GRID_CANCEL, services.jobs.poll, services.jobs.cancel)
+    return drive_job(  # type: ignore[return-value]
+        ctx.triggered_id, job_id, controls,
+        show=lambda jid, state: job_outputs(jid, state, overrides),
+        start=lambda: start_grid_job(overrides),
+        named=lambda: services.whatif.grid_job_id(overrides) if overrides else None,
+    )  # fmt: skip
+
+
+def start_grid_job(overrides: dict[str, Any]) -> tuple[Any, Any, bool, dict[str, str], int, str]:
+    """Start (or join) the whole-grid job of OVERRIDES and wait a moment for it (placeholder when nothing is edited);
+    a full queue or a failure is said in the card."""
     try:
-        overrides = edits_of(raw).overrides
         if not overrides:
             return grid_placeholder(), None, True, _HIDE, 0, ""
         job_id, state = services.whatif.start_grid(overrides, client_address())

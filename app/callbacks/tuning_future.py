@@ -6,16 +6,16 @@ import logging
 from typing import Any
 
 from dash import Input, Output, State, callback, ctx, html, no_update
-from dash.exceptions import PreventUpdate
 
 from app import ids
+from app.callbacks.jobdrive import JobControls, drive_job
 from app.callbacks.tuning import edits_of
 from app.components.layout import error_alert
 from app.components.replicas import replicas_view
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
 from app.services.roles import client_address
-from app.services.simulations import SimulationRequestError, parse_request
+from app.services.simulations import SimRequest, SimulationRequestError, parse_request
 from app.viewmodels import simulate as svm
 from app.viewmodels import tuning as vm
 from brokerage.model.gdpconfig import Value
@@ -83,23 +83,40 @@ def drive_future(
 ) -> tuple[Any, ...]:  # fmt: skip
     """Start the stored-vs-proposed simulation of the next hours, poll it, or cancel it."""
     overrides = edits_of(raw).overrides
-    trigger = ctx.triggered_id
-    if trigger == ids.TUNE_FUTURE_POLL:
-        if not job_id:
-            raise PreventUpdate
-        return outputs(job_id, services.simulations.poll(job_id), overrides)
-    if trigger == ids.TUNE_FUTURE_CANCEL:
-        if job_id:
-            services.simulations.cancel(job_id)
-        return outputs(job_id, JobState("cancelled"), overrides)
+    sims = services.simulations
+    controls = JobControls(ids.TUNE_FUTURE_POLL, ids.TUNE_FUTURE_CANCEL, sims.poll, sims.cancel)
+    return drive_job(
+        ctx.triggered_id, job_id, controls,
+        show=lambda jid, state: outputs(jid, state, overrides),
+        start=lambda: start_future(overrides, replicas),
+        named=lambda: named_future(overrides, replicas),
+    )  # fmt: skip
+
+
+def _request(overrides: dict[str, Value], replicas: str | None) -> SimRequest:
+    """The simulation request of the edits: stored vs proposed over the next SIM_HOURS, REPLICAS runs each."""
+    query = {**{k: vm.shown(v) if v is not None else "" for k, v in overrides.items()},
+             "hours": str(vm.SIM_HOURS), "compare": "1", "replicas": replicas or "1"}  # fmt: skip
+    return parse_request(services.state.config(), query)[0]
+
+
+def named_future(overrides: dict[str, Value], replicas: str | None) -> str | None:
+    """The simulation job the page's current request names (the one Run started), or None when it names none."""
+    if not overrides:
+        return None
+    try:
+        return services.simulations.job_id(_request(overrides, replicas))
+    except SimulationRequestError:
+        return None
+
+
+def start_future(overrides: dict[str, Value], replicas: str | None) -> tuple[Any, ...]:
+    """Start (or join) the stored-vs-proposed simulation; a note when nothing is edited, an inline refusal."""
     if not overrides:
         note = "Edit a value first: this compares the stored config with your edits."
         return html.Div(note, className="small text-muted mt-1", id="tune-future-note"), None, True, 0, ""
-    query = {**{k: vm.shown(v) if v is not None else "" for k, v in overrides.items()},
-             "hours": str(vm.SIM_HOURS), "compare": "1", "replicas": replicas or "1"}  # fmt: skip
     try:
-        req, _refused = parse_request(services.state.config(), query)
-        job_id, state = services.simulations.start(req, client_address())
+        job_id, state = services.simulations.start(_request(overrides, replicas), client_address())
     except (SimulationRequestError, JobsBusy) as exc:
         return html.Div(str(exc), className="text-danger small mt-1"), None, True, 0, ""
     except Exception as exc:

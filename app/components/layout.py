@@ -87,11 +87,12 @@ def navbar(origin: str) -> dbc.Navbar:
     )
 
 
-def page_header(title: str, subtitle: str = "") -> html.Div:
-    """Page title with a one-line explanation."""
-    return html.Div(
-        [html.H4(title, className="mb-0"), html.Div(subtitle, className="text-muted small")], className="mb-2"
-    )
+def page_header(title: str, subtitle: str = "", aside: Any = None) -> html.Div:
+    """Page title with a one-line explanation; ASIDE (e.g. the auto-refresh control) sits at its right."""
+    head = html.Div([html.H4(title, className="mb-0"), html.Div(subtitle, className="text-muted small")])
+    if aside is None:
+        return html.Div(head, className="mb-2")
+    return html.Div([head, aside], className="mb-2 d-flex justify-content-between align-items-start gap-3")
 
 
 # how a page says each error of the core's tree (brokerage/model/errors.py), nearest class first: what the person

@@ -11,6 +11,7 @@ from dash import dcc, html
 from app import ids
 from app.components.guard import guarded
 from app.components.layout import card, figure, kpi, loading, page_header
+from app.components.refresh import refresh_control
 from app.main import state
 from app.viewmodels import common
 from app.viewmodels import overview as vm
@@ -22,7 +23,7 @@ POLL_MS = 300  # the census job is polled this often while the stored config's g
 
 
 @guarded("Overview page")
-def layout(**_: Any) -> html.Div:
+def layout(refresh: str | None = None, **_: Any) -> html.Div:
     """KPIs, composition charts and (loaded after the page) the skip-criteria census."""
     snap = state.snapshot()
     c = state.answers.get("overview_counts", lambda src: vm.counts(src.snap))  # per snapshot and config
@@ -30,7 +31,9 @@ def layout(**_: Any) -> html.Div:
     return html.Div(
         [
             page_header(
-                "Overview", f"Grid snapshot taken {snap.taken_at:%Y-%m-%d %H:%M} UTC. Click a number to open its page."
+                "Overview",
+                f"Grid snapshot taken {snap.taken_at:%Y-%m-%d %H:%M} UTC. Click a number to open its page.",
+                refresh_control(refresh),
             ),
             dbc.Row(
                 [

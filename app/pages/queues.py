@@ -12,6 +12,7 @@ from app import ids
 from app.components.decision import job_decision_panel
 from app.components.guard import guarded
 from app.components.layout import card, grid, loading, page_header, url_notice
+from app.components.refresh import refresh_control
 from app.main import state
 from app.viewmodels import gridstate
 from app.viewmodels import queues as vm
@@ -27,6 +28,7 @@ def layout(
     site: str | None = None,
     q_f: str | None = None,
     q_s: str | None = None,
+    refresh: str | None = None,
     **_: Any,
 ) -> html.Div:
     """Queue table, task picker and the brokerage panel; ?task=&criteria= preselect the view."""
@@ -77,7 +79,9 @@ def layout(
     return html.Div(
         [
             page_header(
-                "Queues", "Every PanDA queue with its job counts; pick a task to see where its jobs would go and why."
+                "Queues",
+                "Every PanDA queue with its job counts; pick a task to see where its jobs would go and why.",
+                refresh_control(refresh),
             ),
             # a permalink to a task opens on its brokerage; the 700-row table comes after it
             *([brokerage, table] if picked is not None else [table, brokerage]),

@@ -12,6 +12,7 @@ from app import ids
 from app.callbacks.tasks import future_options
 from app.components.guard import guarded
 from app.components.layout import loading, page_header, url_notice
+from app.components.refresh import refresh_control
 from app.viewmodels import tasks as vm
 from app.viewmodels.common import unusable_choice
 
@@ -19,7 +20,9 @@ dash.register_page(__name__, path="/tasks", title="Task states · PanDA brokerag
 
 
 @guarded("Task states page")
-def layout(window: str | None = None, future: str | None = None, empty: str | None = None, **_: Any) -> html.Div:
+def layout(
+    window: str | None = None, future: str | None = None, empty: str | None = None, refresh: str | None = None, **_: Any
+) -> html.Div:
     """Window switch, the simulated future to draw, the state diagram and the stuck tasks; ?window=&future= preselect."""
     options = future_options()
     known = {o["value"] for o in options}
@@ -29,7 +32,7 @@ def layout(window: str | None = None, future: str | None = None, empty: str | No
         if future and chosen is None else None)  # fmt: skip
     return html.Div(
         [
-            page_header("Task states", "JEDI's task state diagram: how many tasks are in each status now, the transitions logged in a window (and a simulated future, in orange), and the tasks that stay longest where they are, with why. Task ids link to each task's history."),
+            page_header("Task states", "JEDI's task state diagram: how many tasks are in each status now, the transitions logged in a window (and a simulated future, in orange), and the tasks that stay longest where they are, with why. Task ids link to each task's history.", refresh_control(refresh)),
             url_notice(problem),
             html.Div([html.Div([html.Label("time window before the snapshot"),
                                 dcc.RadioItems(id=ids.TASKS_WINDOW, options=list(vm.WINDOWS), value=vm.window_or_default(window), inline=True,

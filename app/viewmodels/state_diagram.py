@@ -9,94 +9,107 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from app.viewmodels import state_layout as lay
 from app.viewmodels.common import empty_figure, style
 from brokerage.sim.task_states import FINAL_STATUSES
 
-# Layered like seed 003's diagram: the main line left to right, holds above, the exhausted and broken paths below,
-# the final statuses in the last column, command hand-over statuses on the bottom row.
-POSITIONS: dict[str, tuple[float, float]] = {
-    "registered": (0, 0), "defined": (1, 0), "assigning": (2, 1.3), "ready": (2, 0), "scouting": (3, 0),
-    "scouted": (4, 0), "running": (5, 0), "prepared": (6.2, 0),
-    "pending": (3, 1.3), "throttled": (5, 1.3), "paused": (4, 2.4),
-    "tobroken": (3, -1.3), "exhausted": (5, -1.3), "finishing": (6.2, -1.3), "passed": (7.2, -1.3),
-    "done": (8.4, 1.2), "finished": (8.4, 0.4), "failed": (8.4, -0.4), "broken": (8.4, -1.2), "aborted": (8.4, -2.0),
-    "staging": (1, 1.3), "staged": (1.5, 2.2), "topreprocess": (0, 1.3), "preprocessing": (0, 2.4),
-    "toretry": (0.8, -2.6), "toincexec": (1.9, -2.6), "rerefine": (3.0, -2.6), "aborting": (6.2, -2.6),
-    "toabort": (7.2, -2.6), "toreassign": (4.1, -2.6), "reassigning": (5.2, -2.6),
-}  # fmt: skip
 PAST, FUTURE = "#475569", "#ea580c"  # logged transitions, simulated ones
+ARROW = 0.18  # length (x units) of the arrowhead's segment at the end of an edge
 
 
-def _position(status: str, extra: dict[str, tuple[float, float]]) -> tuple[float, float]:
-    if status in POSITIONS:
-        return POSITIONS[status]
-    if status not in extra:
-        extra[status] = (9.6, 2.0 - 0.8 * len(extra))  # a status the diagram does not know: its own column
-    return extra[status]
+def _edge_traces(frame: pd.DataFrame, color: str, what: str, top: int, extra: dict[str, Any]) -> list[Any]:
+    """One line per transition along its route (width by count, half transparent: where edges share a lane the
+    bundle darkens), its count on hover at the middle of its longest segment."""
+    traces = []
+    for src, dst, n in frame[["source", "target", "n"]].itertuples(index=False):
+        if str(src) == str(dst):
+            continue
+        pts = lay.route(str(src), str(dst), extra)
+        mx, my = lay.midpoint(pts)
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        width = 1 + 5 * math.log1p(n) / math.log1p(top)
+        label = f"{src} → {dst}: {n:,} {what}"
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": width, "shape": "linear"},
+                                 opacity=0.55, hoverinfo="skip", showlegend=False))  # fmt: skip
+        traces.append(go.Scatter(x=[mx], y=[my], mode="markers", marker={"size": 8, "color": color, "opacity": 0},
+                                 hovertext=[label], hoverinfo="text", showlegend=False))  # fmt: skip
+    return traces
+
+
+def _arrowheads(frame: pd.DataFrame, color: str, top: int, extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """An arrowhead at the end of each edge's last segment."""
+    notes = []
+    for src, dst, n in frame[["source", "target", "n"]].itertuples(index=False):
+        if str(src) == str(dst):
+            continue
+        (xa, ya), (xb, yb) = lay.route(str(src), str(dst), extra)[-2:]
+        length = math.hypot(xb - xa, yb - ya) or 1.0
+        k = min(1.0, ARROW / length)
+        notes.append({"x": xb, "y": yb, "ax": xb - (xb - xa) * k, "ay": yb - (yb - ya) * k, "xref": "x", "yref": "y",
+                      "axref": "x", "ayref": "y", "text": "", "showarrow": True, "arrowhead": 2, "arrowsize": 0.9,
+                      "arrowcolor": color, "arrowwidth": 1 + 3 * math.log1p(n) / math.log1p(top), "opacity": 0.9})  # fmt: skip
+    return notes
+
+
+def _groups() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The shaded boxes of the side states, the final statuses and the command band, with their captions."""
+    shapes, notes = [], []
+    for label, (x0, y0, x1, y1) in lay.GROUPS.items():
+        shapes.append({"type": "rect", "x0": x0, "y0": y0, "x1": x1, "y1": y1, "xref": "x", "yref": "y",
+                       "fillcolor": "#f1f5f9", "line": {"width": 0}, "layer": "below"})  # fmt: skip
+        notes.append({"x": x0 + 0.05, "y": y1, "xref": "x", "yref": "y", "text": label, "showarrow": False,
+                      "xanchor": "left", "yanchor": "bottom", "font": {"size": 10, "color": "#64748b"}})  # fmt: skip
+    return shapes, notes
 
 
 def diagram(
     past: pd.DataFrame, future: pd.DataFrame, counts: Mapping[str, int], title: str, hide_empty: bool = False
 ) -> go.Figure:
-    """Nodes at fixed places (size and label: tasks there now), an arrow per transition, its width by how many
-    happened: logged ones in slate, simulated ones in orange, bent the other way so both show. A status with no
-    task now and no transition is dimmed (HIDE_EMPTY: left out); each arrow's count shows on hover.
+    """The main flow left to right, the side states (pending, throttled, paused, exhausted, tobroken, broken)
+    grouped above it, final statuses in the last column, command and preparation statuses below; node size and
+    label: tasks there now. Each transition runs along a shared lane (bundled, never across the figure), its width
+    by how many happened: logged ones in slate, simulated ones in orange; its count shows on hover. A status with
+    no task now and no transition is dimmed (HIDE_EMPTY: left out).
 
     Usage: ``diagram(transitions(log, taken_at, "24h"), future, status_counts(tasks), "last 24h")``
     """
     if past.empty and future.empty and not counts:
         return empty_figure("no task states to draw")
-    extra: dict[str, tuple[float, float]] = {}
+    extra: dict[str, Any] = {}
     top = max([1, *past.get("n", pd.Series(dtype=int)).tolist(), *future.get("n", pd.Series(dtype=int)).tolist()])
-    notes: list[dict[str, Any]] = []
-    for frame, color, bend, what in ((past, PAST, 0.0, "logged"), (future, FUTURE, 0.18, "simulated")):
-        for src, dst, n in frame[["source", "target", "n"]].itertuples(index=False):
-            (x0, y0), (x1, y1) = _position(str(src), extra), _position(str(dst), extra)
-            if (x0, y0) == (x1, y1):
-                continue
-            # shorten the arrow so it stops at the node's rim, and bend simulated ones off the logged line
-            dx, dy = x1 - x0, y1 - y0
-            length = math.hypot(dx, dy)
-            ox, oy = -dy / length * bend, dx / length * bend
-            if abs(dy) < 1e-9 and abs(dx) > 1.5:  # a long edge along a row would cross the nodes between: lift it
-                oy += 0.32 if dx > 0 else -0.32
-            notes.append({
-                "x": x1 - dx * 0.12 / length * 2 + ox, "y": y1 - dy * 0.12 / length * 2 + oy,
-                "ax": x0 + dx * 0.12 / length * 2 + ox, "ay": y0 + dy * 0.12 / length * 2 + oy,
-                "xref": "x", "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True,
-                "arrowhead": 2, "arrowsize": 0.8, "arrowcolor": color,
-                "arrowwidth": 1 + 6 * math.log1p(n) / math.log1p(top),
-                "hovertext": f"{src} → {dst}: {n:,} {what}", "opacity": 0.85,
-            })  # fmt: skip
-    shown = set(POSITIONS) | {str(s) for s in (*past.get("source", []), *past.get("target", []))} | {
-        str(s) for s in (*future.get("source", []), *future.get("target", []))} | set(counts)  # fmt: skip
-    names = list(POSITIONS) + sorted(shown - set(POSITIONS))  # the whole chart, then statuses it does not know
+    shown = set(lay.POSITIONS) | {str(s) for f in (past, future) for c in ("source", "target") for s in f.get(c, [])}
+    shown |= set(counts)
+    names = list(lay.POSITIONS) + sorted(shown - set(lay.POSITIONS))  # the whole chart, then statuses it does not know
     moved = {str(s) for f in (past, future) for c in ("source", "target") for s in f.get(c, [])}
     empty = {s for s in names if not counts.get(s, 0) and s not in moved}
     if hide_empty:
         names = [s for s in names if s not in empty]
-    xs, ys = zip(*(_position(s, extra) for s in names), strict=True)
+    xs, ys = zip(*(lay.position(s, extra) for s in names), strict=True)
     now = [int(counts.get(s, 0)) for s in names]
     final = [s in FINAL_STATUSES for s in names]
     dim = [s in empty for s in names]
-    fig = go.Figure(
-        go.Scatter(
-            x=xs, y=ys, mode="markers+text", text=[f"{s}<br><b>{n:,}</b>" for s, n in zip(names, now, strict=True)],
-            textposition="middle center", textfont={"size": 10, "color": ["#9ca3af" if d else "#1f2937" for d in dim]},
-            marker={"size": [26 + 14 * math.log1p(n) / math.log1p(max(1, *now)) for n in now],
-                    "color": ["#f8fafc" if d else "#e2e8f0" if f else "#dbeafe" for f, d in zip(final, dim, strict=True)],
-                    "line": {"color": ["#e5e7eb" if d else "#64748b" if f else "#2563eb" for f, d in zip(final, dim, strict=True)],
-                             "width": 1.5}},
-            hovertext=[f"{s} · {n:,} tasks now" for s, n in zip(names, now, strict=True)], hoverinfo="text",
-            showlegend=False,
-        )
+    edges = [*_edge_traces(past, PAST, "logged", top, extra), *_edge_traces(future, FUTURE, "simulated", top, extra)]
+    nodes = go.Scatter(
+        x=xs, y=ys, mode="markers+text", text=[f"{s}<br><b>{n:,}</b>" for s, n in zip(names, now, strict=True)],
+        textposition="middle center", textfont={"size": 10, "color": ["#9ca3af" if d else "#1f2937" for d in dim]},
+        marker={"size": [30 + 12 * math.log1p(n) / math.log1p(max(1, *now)) for n in now],
+                "color": ["#f8fafc" if d else "#e2e8f0" if f else "#dbeafe" for f, d in zip(final, dim, strict=True)],
+                "line": {"color": ["#e5e7eb" if d else "#64748b" if f else "#2563eb" for f, d in zip(final, dim, strict=True)],
+                         "width": 1.5}},
+        hovertext=[f"{s} · {n:,} tasks now" for s, n in zip(names, now, strict=True)], hoverinfo="text",
+        showlegend=False,
     )  # fmt: skip
+    fig = go.Figure([*edges, nodes])
     for name, color in (("logged transitions", PAST), ("simulated transitions", FUTURE)):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line={"color": color, "width": 3}, name=name))
-    fig.update_layout(annotations=notes, legend={"orientation": "h", "y": -0.02, "x": 0})
-    fig.update_xaxes(visible=False, range=[-0.6, 10.2 if extra else 9.1])
-    fig.update_yaxes(visible=False, range=[-3.1, 2.9])
-    return style(fig, 470, title={"text": title, "x": 0, "font": {"size": 13}})
+    shapes, captions = _groups()
+    heads = [*_arrowheads(past, PAST, top, extra), *_arrowheads(future, FUTURE, top, extra)]
+    fig.update_layout(annotations=captions + heads, shapes=shapes, legend={"orientation": "h", "y": -0.02, "x": 0},
+                      hovermode="closest")  # fmt: skip
+    right = max([lay.FINAL_X, 9.3, *(x for x, _ in extra.values())]) + 0.6
+    fig.update_xaxes(visible=False, range=[-0.5, right])
+    fig.update_yaxes(visible=False, range=[-2.9, 3.05])
+    return style(fig, 500, title={"text": title, "x": 0, "font": {"size": 13}})
 
 
 def future_transitions(task_changes: list[dict[str, Any]]) -> pd.DataFrame:

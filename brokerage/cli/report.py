@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from brokerage.cli.options import cluster_options
 from brokerage.model.words import count
 from brokerage.report.export import FORMATS
+
+if TYPE_CHECKING:  # the command loads the report package when it runs (a fast --help)
+    from brokerage.report.whatif import WhatIfSection
 
 _SET_HELP = "what-if gdpconfig override KEY=VALUE (repeatable)"
 
@@ -132,3 +136,16 @@ def _run(
             f"{s['pending']} pending; brokerage {rep.meta['seconds']:.1f} s, writing {time.perf_counter() - t0:.1f} s",
             err=True,
         )
+        if rep.whatif is not None:
+            click.echo(_whatif_line(rep.whatif), err=True)
+
+
+def _whatif_line(w: WhatIfSection) -> str:
+    """One line on the report's before/after: decisions compared and changed, tasks moved, the first move and why."""
+    moved = w.moved
+    line = (f"before/after the edits: {count(w.compared, 'decision')} compared, {len(w.changes):,} changed, "
+            f"{count(len({c.task for c in moved}), 'task')} moved")  # fmt: skip
+    if moved:
+        c = moved[0]
+        line += f" (e.g. task {c.task}: {c.top_before or '-'} → {c.top_after or '-'}, {c.why[0] if c.why else ''})"
+    return line

@@ -22,6 +22,8 @@ from brokerage.model.versions import config_version, snapshot_version
 from brokerage.model.waiting import waiting_task_ids
 from brokerage.report.entry import TaskEntry
 from brokerage.report.summary import summarise
+from brokerage.report.whatif import WhatIfSection, whatif_section
+from brokerage.whatif.compare import affected_brokers
 
 Progress = Callable[[int, int], None]
 SCOPE_ALL = "all waiting tasks"
@@ -47,6 +49,7 @@ class Report:
     meta: dict[str, Any]
     tasks: list[TaskEntry]
     summary: dict[str, Any] = field(default_factory=dict)
+    whatif: WhatIfSection | None = None  # before/after when made with what-if edits
 
     @property
     def whole_grid(self) -> bool:
@@ -121,10 +124,12 @@ def _on_cluster(
 
 
 def _entries(
-    snap: GridSnapshot, config: Config, ids: list[int], cache: GridCache, progress: Progress | None
-) -> list[TaskEntry]:
-    """Every task's job brokerage and, while it still needs one, its nucleus brokerage (the runner's order)."""
-    keys = batch.plan(cache, ids)
+    snap: GridSnapshot, config: Config, ids: list[int], cache: GridCache, progress: Progress | None,
+    brokers: frozenset[str] = batch.ALL_BROKERS,
+) -> list[TaskEntry]:  # fmt: skip
+    """Every task's job brokerage and, while it still needs one, its nucleus brokerage (the runner's order); only
+    the BROKERS named (the others' decisions are None)."""
+    keys = batch.plan(cache, ids, brokers)
     decided: dict[int, dict[str, Decision]] = {t: {} for t in ids}
     errors: dict[int, str] = {}
     left = {t: 0 for t in ids}  # brokerages still to run per task: progress counts whole tasks
@@ -187,8 +192,21 @@ def build_report(
     info = _meta(snap, base, effective, effective.overrides, ids, explicit)
     info.update(meta or {})
     t0 = time.perf_counter()
+    grid = cache_for(snap, cache)
+    edited = affected_brokers(effective.overrides) if effective.overrides else frozenset()
     if progress:
-        progress(0, len(ids))
-    entries = _entries(snap, effective, ids, cache_for(snap, cache), progress)
+        progress(0, len(ids) * (2 if edited else 1))
+    entries = _entries(snap, effective, ids, grid, _half(progress, 0) if edited else progress)
+    section = None
+    if effective.overrides:  # before/after: the brokers that read an edited key, again under the stored config
+        stored = _entries(snap, base, ids, grid, _half(progress, 1), edited) if edited else []
+        section = whatif_section(stored, entries, info["changed_from_stored"])
     info["seconds"] = round(time.perf_counter() - t0, 3)
-    return Report(info, entries, summarise(entries))
+    return Report(info, entries, summarise(entries), section)
+
+
+def _half(progress: Progress | None, which: int) -> Progress | None:
+    """PROGRESS of one of two passes over the tasks (WHICH 0: the first half of the bar, 1: the second)."""
+    if progress is None:
+        return None
+    return lambda done, total: progress(which * total + done, 2 * total)

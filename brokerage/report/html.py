@@ -314,6 +314,45 @@ def _task_section(e: TaskEntry) -> str:
     return "".join(parts)
 
 
+# ---------------------------------------------------------------- before/after
+
+
+WHATIF_ROWS = 200  # changed decisions listed in the page; the CSV and JSON hold every one
+
+
+def _cands(cands: Sequence[tuple[str, float]]) -> str:
+    return "<br>".join(f"{_e(n)} <small>{_num(w)}</small>" for n, w in cands) or "<i>none</i>"
+
+
+def _whatif_section(report: Report) -> str:
+    """Stored config vs what-if: the edits, how many decisions moved, and per changed decision the top candidates
+    before and after with the filter verdicts and weight factors that changed."""
+    w = report.whatif
+    if w is None:
+        return ""
+    edits = ", ".join(f"{k}: {_value(v['stored'])} → {_value(v['whatif'])}" for k, v in w.edits.items())
+    moved = len({c.task for c in w.moved})
+    head = (
+        f"<p>Edits {_e(edits)}. Every brokerage that reads an edited key was made twice, under the stored config "
+        f"and under the edits: {count(w.compared, 'decision')} compared, {len(w.changes):,} changed, "
+        f"{count(moved, 'task')} moved to another queue or nucleus (or changed status).</p>"
+    )
+    rows = [
+        [f'<a href="#task-{c.task}">{c.task}</a>' if not report.whole_grid else str(c.task), _e(c.kind),
+         ("<b>moved</b> " if c.moved else "") + f"<span class='nw'>{_e(c.top_before or '—')} → {_e(c.top_after or '—')}</span>",
+         f"<span class='nw'>{_status(c.status_before)} → {_status(c.status_after)}</span>", _cands(c.before), _cands(c.after),
+         "<br>".join(_e(y) for y in c.why)]
+        for c in w.changes[:WHATIF_ROWS]
+    ]  # fmt: skip
+    more = f"<p class='sub'>first {WHATIF_ROWS} of {len(w.changes):,}; the CSV and JSON list all</p>"
+    table = _table(["task", "brokerage", "chosen", "status", "before (weight)", "after (weight)", "why"], rows)
+    return (
+        '<section id="whatif"><h2>Before / after the what-if edits</h2>' + head
+        + (table if rows else "<p>No decision changed.</p>") + (more if len(w.changes) > WHATIF_ROWS else "")
+        + "</section>"
+    )  # fmt: skip
+
+
 # ---------------------------------------------------------------- page
 
 
@@ -337,6 +376,7 @@ def html_document(report: Report) -> str:
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>",
         f'<h1>{_e(title)}</h1><p class="sub">{_e(sub)}</p>',
         _meta_section(meta),
+        _whatif_section(report),
     ]
     if len(report.tasks) != 1 or report.whole_grid:
         parts.append(_summary_section(report))

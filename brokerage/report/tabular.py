@@ -21,7 +21,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "temporary", "filter", "before", "after", "status", "message",
 )  # fmt: skip
 # Record kinds; the nucleus broker's rows carry the same kinds prefixed with "nucleus_".
-RECORDS: tuple[str, ...] = ("meta", "decision", "candidate", "skip", "funnel", "note", "error")
+RECORDS: tuple[str, ...] = ("meta", "decision", "candidate", "skip", "funnel", "note", "error", "whatif")
 
 Row = tuple[Any, ...]
 _EMPTY = ("",) * len(CSV_COLUMNS)
@@ -87,6 +87,19 @@ def csv_rows(report: Report) -> Iterator[Row]:
             yield from _decision_rows(e.task, e.nucleus, "nucleus_")
         if e.error:
             yield _row(task=e.task, record="error", message=e.error)
+    if report.whatif is not None:
+        yield from _whatif_rows(report)
+
+
+def _whatif_rows(report: Report) -> Iterator[Row]:
+    """One row per decision the what-if edits changed: top before/after, status before → after, the reasons
+    (reason, "; "-joined) and the best candidates of both sides (message, JSON)."""
+    assert report.whatif is not None
+    for c in report.whatif.changes:
+        yield _row(task=c.task, broker=c.broker, record="whatif" if c.kind == "job" else "nucleus_whatif",
+                   name=c.top_after, before=c.top_before, after=c.top_after,
+                   status=f"{c.status_before} → {c.status_after}", reason="; ".join(c.why),
+                   message=_text({"before": c.before, "after": c.after}, sort=False))  # fmt: skip
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula
@@ -194,7 +207,8 @@ def task_json(e: TaskEntry, full: bool = True) -> dict[str, Any]:
 
 
 def write_json(report: Report, out: IO[bytes], full: bool = True) -> None:
-    """Write ``{"meta": ..., "tasks": [...], "summary": ...}`` to the binary stream OUT, one task at a time.
+    """Write ``{"meta": ..., "tasks": [...], "summary": ...[, "whatif": ...]}`` to the binary stream OUT, one task at
+    a time ("whatif": the before/after of a report made with what-if edits).
 
     FULL=False writes the summary variant: per decision the top candidates and skip counts per criteria code
     instead of every skipped candidate (the whole grid's full JSON is ~150 MB on the demo grid).
@@ -210,4 +224,5 @@ def write_json(report: Report, out: IO[bytes], full: bool = True) -> None:
     out.write(b'{"meta": ' + dump(_finite(meta)) + b',\n"tasks": [\n')
     for i, e in enumerate(report.tasks):
         out.write((b",\n" if i else b"") + dump(task_json(e, full)))
-    out.write(b'\n],\n"summary": ' + dump(_finite(report.summary)) + b"}\n")
+    whatif = b"" if report.whatif is None else b',\n"whatif": ' + dump(_finite(report.whatif.to_dict()))
+    out.write(b'\n],\n"summary": ' + dump(_finite(report.summary)) + whatif + b"}\n")

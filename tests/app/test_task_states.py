@@ -46,10 +46,16 @@ def test_diagram_dims_or_hides_the_empty_states() -> None:
     past = pd.DataFrame({"source": ["defined"], "target": ["ready"], "n": [3]})
     counts = {"ready": 3, "running": 1}
     none = pd.DataFrame({"source": [], "target": [], "n": []})
-    dimmed = sdv.diagram(past, none, counts, "t")
-    names = [t.split("<br>")[0] for t in dimmed.data[0].text]
-    colors = dict(zip(names, dimmed.data[0].textfont.color, strict=True))
+    dimmed = _nodes(sdv.diagram(past, none, counts, "t"))
+    names = [t.split("<br>")[0] for t in dimmed.text]
+    colors = dict(zip(names, dimmed.textfont.color, strict=True))
     assert colors["paused"] == "#9ca3af" and colors["ready"] == "#1f2937" and colors["defined"] == "#1f2937"
-    hidden = sdv.diagram(past, none, counts, "t", hide_empty=True)
-    assert sorted(t.split("<br>")[0] for t in hidden.data[0].text) == ["defined", "ready", "running"]
-    assert [a.hovertext for a in hidden.layout.annotations] == ["defined → ready: 3 logged"]
+    fig = sdv.diagram(past, none, counts, "t", hide_empty=True)
+    assert sorted(t.split("<br>")[0] for t in _nodes(fig).text) == ["defined", "ready", "running"]
+    hovers = [t.hovertext[0] for t in fig.data if t.mode == "markers" and t.hovertext is not None]
+    assert hovers == ["defined → ready: 3 logged"]
+
+
+def _nodes(fig: Any) -> Any:
+    """The diagram's node trace (markers with their labels)."""
+    return next(t for t in fig.data if t.mode == "markers+text")

@@ -129,8 +129,9 @@ def test_grid_what_if_progress_cancel_and_result(page: Any, served: Any, console
 
 def test_whole_grid_report_export_cancel_then_download(page: Any, served: Any, console_errors: list[str]) -> None:
     """The whole-grid report is a job with a progress bar and Cancel; exported to the end, the browser gets the
-    gzipped CSV of every waiting task (it used to hang in a forked process)."""
-    url, _ = served
+    gzipped CSV of every waiting task (it used to hang in a forked process); gunicorn's own access log shows a
+    worker served the file."""
+    url, log = served
     page.goto(f"{url}/tuning")
     expect(page.locator("#tune-editor .ag-row").first).to_be_visible(timeout=LONG)
     page.get_by_label("every waiting task").check()
@@ -150,6 +151,11 @@ def test_whole_grid_report_export_cancel_then_download(page: Any, served: Any, c
     expect(page.locator("#tune-report-status")).to_contain_text("download")
     link = page.locator("#tune-report-link").get_attribute("href") or ""
     assert _get(url + link)[0] == 200  # the file is served by whichever worker answers
+    path = link.split("?")[0]
+    deadline = time.monotonic() + 60  # the access log is written in the background: wait for the line
+    while not _pids(log, path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _pids(log, path), f"gunicorn's access log has no request of {path}"
     assert console_errors == []
 
 
@@ -195,7 +201,10 @@ def test_polls_on_either_worker_see_the_same_job(served: Any) -> None:
     path = "/api/simulation?hours=0.25&seed=11"
     _start(url + path)
     states, results = [], set()
-    for _ in range(400):
+    deadline = (
+        time.monotonic() + LONG / 1000 * 2
+    )  # until done on both workers (a fixed count of polls ran out under load)
+    while time.monotonic() < deadline:
         with urllib.request.urlopen(url + path, timeout=60) as r:  # loopback only; a new connection every time
             doc = json.loads(r.read())
         states.append(doc["state"])

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from brokerage.cli.main import main
 from brokerage.report.progress import ProgressBar, bar_text
 from brokerage.synth.demo import demo_snapshot
+from tests.core.report.test_whatif import linked_grid
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +199,17 @@ def test_all_json_is_a_summary_unless_full(snapshot_file: Path, tmp_path: Path) 
     job = next(t["job"] for t in f["tasks"] if t["job"] and t["job"]["skipped"])
     same = next(t["job"] for t in s["tasks"] if t["task"] == job["task"])
     assert "skipped" not in same and same["skipped_total"] == len(job["skipped"])
+
+
+def test_set_adds_the_before_after_of_the_moved_task(tmp_path: Path) -> None:
+    """`report --set NQUEUED_SAT_CAP=1000` on a grid where that edit lets task 1's closer queue Q1 pass -link_unusable
+    says on stderr that task 1 moved Q2 → Q1 and why, and the CSV holds the whatif row."""
+    path = tmp_path / "grid.json"
+    linked_grid().to_json(path)
+    out = tmp_path / "r.csv"
+    result = run(path, "--all", "--set", "NQUEUED_SAT_CAP=1000", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "before/after the edits: 1 decision compared, 1 changed, 1 task moved" in result.output
+    assert "task 1: Q2 → Q1, Q1 no longer removed by -link_unusable" in result.output
+    rows = [r for r in csv.DictReader(io.StringIO(out.read_text())) if r["record"] == "whatif"]
+    assert [(r["task"], r["before"], r["after"]) for r in rows] == [("1", "Q2", "Q1")]

@@ -121,7 +121,7 @@ def test_json_round_trips_meta_and_overrides(tiny: GridSnapshot) -> None:
     stored = Config(stored={"NQUEUED_SAT_CAP": 200}, version=7)
     report = build_report(tiny, stored, [1], overrides={"NQUEUED_SAT_CAP": 300}, meta={"origin": "unit test"})
     doc = json.loads(render(report, "json"))
-    assert set(doc) == {"meta", "tasks", "summary"}
+    assert set(doc) == {"meta", "tasks", "summary", "whatif"}  # made with an edit: its before/after too
     meta = doc["meta"]
     assert meta["snapshot"] == tiny.key and meta["origin"] == "unit test"
     assert meta["config_version"] == 7
