@@ -338,6 +338,23 @@ SWITCHES += (
         "merge jobs are not checked (-remoteio only for other jobs)",
         "AtlasProdJobBroker.py:945",
     ),
+    Switch(
+        "inactive_as_jedi",
+        "production",
+        "for priority >= 800, scout or merge jobs, skip queues where no job started for INACTIVE_HOURS although jobs "
+        "were activated",
+        "laststart older than 2 h (hard-coded) with activated + starting jobs of every share; not for pre-assigned "
+        "tasks",
+        "AtlasProdJobBroker.py:554-590",
+    ),
+    Switch(
+        "transferring_as_jedi",
+        "production",
+        "skip if transferring > max(transferring_limit, 2 x running)",
+        "not checked at the nucleus' queues, queues writing to a storage of the nucleus or without a default "
+        "output storage, nor at online queues whose output storage the nucleus' first queue reads",
+        "AtlasProdJobBroker.py:1302-1344, DataServiceUtils.getSitesShareDDM",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
