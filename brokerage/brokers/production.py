@@ -87,6 +87,8 @@ def t1_weight(ctx: ProdContext) -> float:
     Usage: ``t1_weight(make_context(views.task_row(cache, 1), Config(), cache))``
     """
     cfg = ctx.config
+    if profile_rule(cfg, "t1weight_as_jedi"):
+        return t1_weight_jedi(ctx)
     t1 = ctx.task.get("t1weight")
     io = ctx.task.get("iointensity")
     if not t1:
@@ -99,6 +101,28 @@ def t1_weight(ctx: ProdContext) -> float:
     if ctx.priority >= int(cfg["T1_WEIGHT_HIGH_PRIO_MIN"]):
         weight = max(weight, float(cfg["T1_WEIGHT_HIGH_PRIO"]))
     return weight
+
+
+def t1_weight_jedi(ctx: ProdContext) -> float:
+    """PanDA 1.0.4's t1Weight (switch ``t1weight_as_jedi``): 0/unset gives WORLD_NUCLEUS_WEIGHT when ioIntensity >
+    T1_WEIGHT_IO_INTENSITY (strictly) else 1; negative gives 1 (merge jobs keep it); then T1_WEIGHT_HIGH_PRIO is the
+    floor for tasks at or above T1_WEIGHT_HIGH_PRIO_MIN or scouts, neither event service nor pre-assigned.
+
+    Usage: ``t1_weight_jedi(ctx)``
+    """
+    cfg = ctx.config
+    raw = ctx.task.get("t1weight")
+    t1 = 0.0 if raw is None or raw != raw else float(raw)  # unset (None or NaN) is JEDI's 0
+    io = ctx.task.get("iointensity")
+    if t1 == 0:
+        heavy = io is not None and not np.isnan(float(io)) and float(io) > float(cfg["T1_WEIGHT_IO_INTENSITY"])
+        t1 = float(cfg["WORLD_NUCLEUS_WEIGHT"]) if heavy else 1.0
+    elif t1 < 0 and not ctx.merge:
+        t1 = 1.0
+    high = (ctx.priority >= int(cfg["T1_WEIGHT_HIGH_PRIO_MIN"]) or ctx.scout) and not ctx.preassigned
+    if high and not bool(ctx.task.get("eventservice")):
+        return max(t1, float(cfg["T1_WEIGHT_HIGH_PRIO"]))
+    return max(t1, 1.0)
 
 
 def t1_factor(ctx: ProdContext) -> np.ndarray:

@@ -355,6 +355,15 @@ SWITCHES += (
         "output storage, nor at online queues whose output storage the nucleus' first queue reads",
         "AtlasProdJobBroker.py:1302-1344, DataServiceUtils.getSitesShareDDM",
     ),
+    Switch(
+        "t1weight_as_jedi",
+        "production",
+        "t1Weight=0 or unset: WORLD_NUCLEUS_WEIGHT if ioIntensity >= T1_WEIGHT_IO_INTENSITY; priority >= "
+        "T1_WEIGHT_HIGH_PRIO_MIN gives max(t1Weight, T1_WEIGHT_HIGH_PRIO)",
+        "ioIntensity > 500 (strictly); scouts get the high-priority floor too, event service and pre-assigned tasks "
+        "never; merge jobs keep a negative t1Weight (then the floor 1)",
+        "AtlasProdJobBroker.py:520-527, 1389-1417",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
