@@ -11,6 +11,7 @@ import numpy as np
 
 from brokerage.checks import panda_rules
 from brokerage.checks.context import ProdContext
+from brokerage.checks.panda_data import jedi_local_disk
 from brokerage.checks.production_queues import FILTERS, PANDA_FILTERS, make_context
 from brokerage.checks.running import effective_running
 from brokerage.framework import BEST_CANDIDATES, Derived, Filter, Reads, Step, Verdict, apply_filters, rank_and_cut
@@ -194,15 +195,20 @@ def weights(ctx: ProdContext) -> WeightTerms:
     c, cfg = ctx.counts, ctx.config
     r = RUNNING_TERMS_JEDI(ctx) if profile_rule(cfg, "running_as_jedi") else RUNNING_TERMS(ctx)
     nrun = r.nrunning
-    total = float(ctx.avail["total_gb"])
+    avail = ctx.avail
+    if profile_rule(cfg, "data_weight_as_jedi"):
+        local = jedi_local_disk(ctx)
+        avail = {"total_gb": local["total_gb"], "avail_gb": local["disk_gb"],
+                 "missing_files": local["total_files"] - local["disk_files"]}  # fmt: skip
+    total = float(avail["total_gb"])
     if total > 0:
         # assigned jobs wait for input transfers; they do not count where the input is already local
-        assigned = np.where(ctx.avail["avail_gb"] >= total, 0.0, c["assigned"])
+        assigned = np.where(avail["avail_gb"] >= total, 0.0, c["assigned"])
         act = c["activated"]
         ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
         many = np.maximum(1.0, np.minimum(2.0, ratio))
         base = _base(nrun, c, assigned, many, float(cfg["WEIGHT_QUEUE_OFFSET"]))
-        data = (ctx.avail["avail_gb"] + total) / (total * (ctx.avail["missing_files"] / 100.0 + 1.0))
+        data = (avail["avail_gb"] + total) / (total * (avail["missing_files"] / 100.0 + 1.0))
     else:  # no input: local everywhere, no assigned job counts
         assigned, many, base, data = r.no_assigned, r.ones, r.base_local, r.ones
     network = ctx.nw.weight if ctx.nw is not None and cfg["NW_ACTIVE"] else r.ones

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.checks.limits import within_limits
+from brokerage.checks.panda_data import jedi_local_disk
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
 from brokerage.checks.software_match import RELEASES_ANY, RELEASES_AUTO
@@ -363,7 +364,11 @@ def final_stage(
     floor = float(cfg[f"NQUEUELIMITSITE_{ctx.task.get('gshare')}"] or 0) or CAP_FLOOR_DEFAULT
     nrun = terms.nrunning
     moves = terms.assigned > 0  # assigned jobs count only where the input must move
-    use_assigned = np.where(moves | (ctx.avail["avail_gb"] < float(ctx.avail["total_gb"])), 1.0, 0.0)
+    here, total = ctx.avail["avail_gb"], float(ctx.avail["total_gb"])
+    if rule(cfg, "data_weight_as_jedi"):  # JEDI's useAssigned reads the same local disk sizes as its data weight
+        local = jedi_local_disk(ctx)
+        here, total = local["disk_gb"], local["total_gb"]
+    use_assigned = np.where(moves | (here < total), 1.0, 0.0)
     ucore = qa["capability"] == "ucore"
     queued = c["activated"] + c["starting"] + use_assigned * c["assigned"]
     over = ~ucore & (queued > np.maximum(floor, CAP_FACTOR * nrun)) & (not ctx.express)

@@ -364,6 +364,16 @@ SWITCHES += (
         "never; merge jobs keep a negative t1Weight (then the floor 1)",
         "AtlasProdJobBroker.py:520-527, 1389-1417",
     ),
+    Switch(
+        "data_weight_as_jedi",
+        "production",
+        "the data factor counts the input available at the queue's endpoints (disk and tape, best endpoint per "
+        "dataset)",
+        "only disk counts: every file where a complete replica is on disk, none where the only complete one is on "
+        "tape, else the partial disk replicas (not when ioIntensity > IO_INTENSITY_CUTOFF without pre-staging); merge "
+        "jobs count any replica as complete",
+        "AtlasProdJobBroker.py:1545-1612, 1809, 1850-1860, AtlasDDMClient.getAvailableFiles",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
