@@ -352,6 +352,21 @@ def _rt_counts(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return has, per["running"], np.vstack([per["defined"] + per["activated"] + per["starting"], per["assigned"]])
 
 
+def _non_local(ctx: Any) -> np.ndarray:
+    """JEDI's skipRemoteData (switch ``non_local_check``): a queue whose catchall holds use_only_local_data fails
+    when the task has input and any of it (a MB or a file) is not on the queue's disk."""
+    local = jedi_local_disk(ctx)
+    if local["total_gb"] <= 0:
+        return np.zeros(ctx.n, dtype=bool)
+    mb = np.floor((local["total_gb"] - local["disk_gb"]) * 1024.0)
+    files = local["total_files"] - local["disk_files"]
+    only_local = np.array(
+        [any(i.startswith("use_only_local_data") for i in str(c or "").split(",")) for c in ctx.qa["catchall"]],
+        dtype=bool,
+    )
+    return only_local & ((mb > 0) | (files > 0))
+
+
 def final_stage(
     ctx: Any, terms: Any, alive: np.ndarray, skips: Any, funnel: list[Any]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -379,10 +394,13 @@ def final_stage(
     queued_rt = q_rt[0] + use_assigned * q_rt[1]
     over_rt = has_rt & (queued_rt > np.maximum(floor, CAP_FACTOR * np.maximum(run_rt, nrun))) & (not ctx.express)
     code = np.where(over, "-cap", np.where(low_nw, "-lowNetworkWeight", np.where(over_rt, "-cap", "")))
+    if rule(cfg, "non_local_check"):
+        code = np.where(_non_local(ctx), "-non_local", code)
     gone = alive & (code != "")
     idx = np.flatnonzero(gone)
     if len(idx):
-        why = {"-cap": "queued jobs over max(NQUEUELIMITSITE, 2 x nRunning)", "-lowNetworkWeight": "low network weight"}
+        why = {"-cap": "queued jobs over max(NQUEUELIMITSITE, 2 x nRunning)", "-lowNetworkWeight": "low network weight",
+               "-non_local": "non-local data: catchall use_only_local_data and input to move"}  # fmt: skip
         skips.add(qa.name, idx, code[idx], [why[k] for k in code[idx].tolist()], "final check", False)
     left = alive & ~gone
     funnel.append(FunnelStep("final check", int(alive.sum()), int(left.sum())))

@@ -25,6 +25,7 @@ MAPPED: dict[str, str] = {
 } | {
     "-dest_blacklisted": "-dest_blacklisted",  # switch links_as_jedi (checks/panda_rules.py)
     "-jumbo": "-jumbo",
+    "-non_local": "-non_local",  # switch non_local_check (checks/panda_rules.py)
     "-source_blacklist": "-source_blacklist",  # switch nucleus_as_jedi (brokers/nucleus_panda.py)
     "-destination_blacklist": "-destination_blacklist",  # switch jumbo_check (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
@@ -42,7 +43,6 @@ NOT_MODELLED: dict[str, str] = {
     "-over_pledged": "WORK_SHORTAGE pledge check: the snapshot has no pledged cores",
     "-max_io_intensity": "queue param max_io_intensity: the snapshot has no queue params",
     "-lock": "process locks of other brokerages: none offline",
-    "-non_local": "catchall use_only_local_data with input to move (not modelled)",
     "-others_bootstrap": "final selection: a bootstrap (weight 0) site while others exist (not modelled)",
     "-below_min_weight": "MIN_WEIGHT_<label> is off by default (not modelled)",
     "-t1_weight": "final selection with negative t1Weight keeps the largest-nRunningAll site only (not modelled)",

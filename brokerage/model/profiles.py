@@ -374,6 +374,14 @@ SWITCHES += (
         "jobs count any replica as complete",
         "AtlasProdJobBroker.py:1545-1612, 1809, 1850-1860, AtlasDDMClient.getAvailableFiles",
     ),
+    Switch(
+        "non_local_check",
+        "production",
+        "(the seed has no rule for queues using only local data)",
+        "in the weight stage, before the queue cap: a queue whose catchall holds use_only_local_data is skipped "
+        "(-non_local) when any input (a MB or a file) is not on its disk",
+        "AtlasProdJobBroker.py:1849-1857, 1988",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
