@@ -88,3 +88,35 @@ def transferring(base: Filter) -> Filter:
         return Verdict(v.passed | transfer_exempt(ctx), v.criteria, v.reasons, v.temporary)
 
     return replace(base, fn=fn, reads=None)
+
+
+def f_diskio_jedi(ctx: Any) -> Verdict | None:
+    """JEDI's diskIO check: a multi-core task's diskIO floor-divided by the (unified) queue's coreCount; skip queues
+    whose average diskIO is over their limit (maxdiskio, else MAX_DISKIO_DEFAULT) when that task diskIO is too."""
+    task_io = ctx.task.get("diskio")
+    if task_io is None or task_io != task_io or not task_io:
+        return None
+    qa = views.queue_arrays(ctx.cache)  # JEDI reads the unified queue, not the pseudo queue
+    maxio = qa["maxdiskio"].astype(float)
+    limit = np.where(maxio > 0, maxio, float(ctx.config["MAX_DISKIO_DEFAULT"] or 10**10))
+    usage = np.nan_to_num(qa["diskio_avg"].astype(float))
+    cores = np.nan_to_num(qa["corecount"].astype(float))
+    per = np.full(ctx.n, float(task_io))
+    if int(ctx.task.get("corecount") or 0) not in (0, 1):
+        per = np.where(cores > 0, np.floor(float(task_io) / np.where(cores > 0, cores, 1.0)), per)
+    bad = (usage > 0) & (usage > limit) & (per > limit)
+    return Verdict(
+        ~bad,
+        "-diskIO",
+        lambda idx: [f"diskIO overload: {usage[i]:g} > limit {limit[i]:g} kB/s, task diskIO {per[i]:g}" for i in idx],
+        temporary=True,
+    )
+
+
+def diskio(base: Filter) -> Filter:
+    """The diskIO check under ``diskio_per_core`` (JEDI's rule), else BASE unchanged."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        return f_diskio_jedi(ctx) if rule(ctx.config, "diskio_per_core") else base.run(ctx)
+
+    return replace(base, fn=fn, reads=None)

@@ -382,6 +382,13 @@ SWITCHES += (
         "(-non_local) when any input (a MB or a file) is not on its disk",
         "AtlasProdJobBroker.py:1849-1857, 1988",
     ),
+    Switch(
+        "diskio_per_core",
+        "production",
+        "the task's diskIO against the queue's limit",
+        "a multi-core task's diskIO is floor-divided by the (unified) queue's coreCount before the comparison",
+        "AtlasProdJobBroker.py:684-722",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
