@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.brokers.production_pseudo import any_pseudo_pass
 from brokerage.checks import panda_rules
 from brokerage.checks.context import ProdContext
 from brokerage.checks.panda_data import jedi_local_disk
@@ -373,7 +374,7 @@ def run(ctx: ProdContext) -> Decision:
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
     filters = PANDA_FILTERS if profile_rule(cfg, "io_check_late") else FILTERS
     defer = profile_rule(cfg, "temporary_deferred")
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, defer)
+    alive, skips, funnel = any_pseudo_pass(ctx, alive, filters, skips, funnel, defer)
     terms = weights(ctx)
     capped, weight = alive, terms.weight
     if jedi_final := profile_rule(cfg, "final_stage_as_jedi"):

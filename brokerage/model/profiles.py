@@ -389,6 +389,14 @@ SWITCHES += (
         "a multi-core task's diskIO is floor-divided by the (unified) queue's coreCount before the comparison",
         "AtlasProdJobBroker.py:684-722",
     ),
+    Switch(
+        "unified_any_pseudo",
+        "production",
+        "a unified queue is brokered as the pseudo queue of the task's resource type",
+        "the scan list holds every pseudo queue of a unified queue (one per resource type its cores allow); the "
+        "unified queue stays while any passes and is named by the check that removes its last pseudo queue",
+        "AtlasProdJobBroker.py:296-401, 741, SiteMapper.py:105-118, JobBrokerBase.py:117-126",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
