@@ -120,3 +120,30 @@ def diskio(base: Filter) -> Filter:
         return f_diskio_jedi(ctx) if rule(ctx.config, "diskio_per_core") else base.run(ctx)
 
     return replace(base, fn=fn, reads=None)
+
+
+ES_UCORE = "EventService on a single-core pseudo queue of a unified queue (UCORE/SCORE)"
+
+
+def eventservice(base: Filter) -> Filter:
+    """The event service check with JEDI's -es_ucore (switch ``es_ucore_check``): an event service task that passes
+    BASE still skips a unified queue seen as a single-core pseudo queue."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        v = base.run(ctx)
+        if v is None or not rule(ctx.config, "es_ucore_check") or not ctx.task.get("eventservice") or ctx.view is None:
+            return v
+        unified = np.asarray(ctx.qa["capability"]) == "ucore"
+        extra = v.passed & unified & (ctx.qa["corecount"].astype(float) == 1)
+        if not extra.any():
+            return v
+        codes = np.where(extra, "-es_ucore", v.criteria).astype(object)
+        reasons = v.reasons
+
+        def why(idx: np.ndarray) -> list[str]:
+            own = [reasons] * len(idx) if isinstance(reasons, str) else list(reasons(idx))
+            return [ES_UCORE if codes[i] == "-es_ucore" else r for i, r in zip(idx.tolist(), own, strict=True)]
+
+        return Verdict(v.passed & ~extra, codes, why, v.temporary)
+
+    return replace(base, fn=fn, reads=None)

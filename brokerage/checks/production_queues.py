@@ -142,6 +142,7 @@ PANDA_VERSIONS = {
     "inactive queue check": panda_activity.inactive,
     TRANSFERRING.name: panda_activity.transferring,
     diskio.DISKIO.name: panda_activity.diskio,
+    EVENTSERVICE.name: panda_activity.eventservice,
 }
 _PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
 _PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)

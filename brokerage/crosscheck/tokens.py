@@ -25,6 +25,7 @@ MAPPED: dict[str, str] = {
 } | {
     "-dest_blacklisted": "-dest_blacklisted",  # switch links_as_jedi (checks/panda_rules.py)
     "-jumbo": "-jumbo",
+    "-es_ucore": "-es_ucore",  # switch es_ucore_check (checks/panda_activity.py)
     "-non_local": "-non_local",  # switch non_local_check (checks/panda_rules.py)
     "-source_blacklist": "-source_blacklist",  # switch nucleus_as_jedi (brokers/nucleus_panda.py)
     "-destination_blacklist": "-destination_blacklist",  # switch jumbo_check (checks/panda_rules.py)
@@ -38,7 +39,6 @@ MAPPED: dict[str, str] = {
 NOT_MODELLED: dict[str, str] = {
     "-opportunistic": "pledgedcpu = -1 queues for high priority: the snapshot has no pledgedcpu",
     "-fewevents": "jumbo jobs: the snapshot has no ready-event counts",
-    "-es_ucore": "event service on single-core pseudo queues of unified queues (not modelled)",
     "-non_pledged": "WORK_SHORTAGE pledge check: the snapshot has no pledgedcpu",
     "-over_pledged": "WORK_SHORTAGE pledge check: the snapshot has no pledged cores",
     "-max_io_intensity": "queue param max_io_intensity: the snapshot has no queue params",

@@ -397,6 +397,13 @@ SWITCHES += (
         "unified queue stays while any passes and is named by the check that removes its last pseudo queue",
         "AtlasProdJobBroker.py:296-401, 741, SiteMapper.py:105-118, JobBrokerBase.py:117-126",
     ),
+    Switch(
+        "es_ucore_check",
+        "production",
+        "(the seed has no rule for event service on unified queues)",
+        "an event service task skips the single-core pseudo queues of unified queues (-es_ucore)",
+        "AtlasProdJobBroker.py:1280-1290",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
