@@ -206,7 +206,10 @@ def weights(ctx: ProdContext) -> WeightTerms:
         # assigned jobs wait for input transfers; they do not count where the input is already local
         assigned = np.where(avail["avail_gb"] >= total, 0.0, c["assigned"])
         act = c["activated"]
-        ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
+        if profile_rule(cfg, "many_assigned_as_jedi"):
+            ratio = (assigned + 1.0) / (act + 1.0)
+        else:
+            ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
         many = np.maximum(1.0, np.minimum(2.0, ratio))
         base = _base(nrun, c, assigned, many, float(cfg["WEIGHT_QUEUE_OFFSET"]))
         data = (avail["avail_gb"] + total) / (total * (avail["missing_files"] / 100.0 + 1.0))

@@ -404,6 +404,13 @@ SWITCHES += (
         "an event service task skips the single-core pseudo queues of unified queues (-es_ucore)",
         "AtlasProdJobBroker.py:1280-1290",
     ),
+    Switch(
+        "many_assigned_as_jedi",
+        "production",
+        "manyAssigned = assigned / activated, within [1, 2]",
+        "manyAssigned = (assigned + 1) / (activated + 1), within [1, 2]",
+        "AtlasProdJobBroker.py:1805-1807",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
