@@ -146,4 +146,4 @@ def eventservice(base: Filter) -> Filter:
 
         return Verdict(v.passed & ~extra, codes, why, v.temporary)
 
-    return replace(base, fn=fn, reads=None)
+    return replace(base, fn=fn, reads=None, codes=(*base.codes, "-es_ucore"))

@@ -148,7 +148,7 @@ def blacklist(base: Filter) -> Filter:
         return Verdict(passed, np.where(passed, "-read_lan_blacklist", codes).astype(object),
                        "endpoints blacklisted for the activity (DATADISK endpoints only)", True)  # fmt: skip
 
-    return replace(base, fn=fn, reads=None)
+    return replace(base, fn=fn, reads=None, codes=(*base.codes, "-source_blacklist"))
 
 
 def remoteio(base: Filter) -> Filter:
