@@ -328,7 +328,8 @@ SWITCHES += (
         "production",
         "an endpoint of the queue blacklisted (OFF/TEST) for reading/writing over LAN, or over WAN at satellites",
         "only DATADISK endpoints are tested (a queue without a DATADISK input or output endpoint fails); the "
-        "nucleus' queues need no WAN except to receive input at endpoints without a (nearly) complete replica",
+        "nucleus' queues need no WAN except to receive input at endpoints without a (nearly) complete replica "
+        "(none when no endpoint has one); satellites fail -source_blacklist when no complete replica is WAN-readable",
         "AtlasProdJobBroker.py:1014-1021, AtlasBrokerUtils.py:1215-1290",
     ),
     Switch(
