@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test on a fresh machine: installs apt packages and the Python environment, starts a
 # throwaway PostgreSQL and Redis, then runs lint, the fast lane (core, app, db on SQLite and PostgreSQL)
-# and the browser lane (headless Chromium).
+# and the browser lane (headless Chromium), then the crosscheck lane (PanDA 1.0.4's own brokers, docs/crosscheck.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=0
@@ -36,3 +36,11 @@ unset DATABASE_URL  # the tests pick their databases themselves
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q -p no:playwright --ignore=tests/browser "$@"
 .venv/bin/python -m pytest -q tests/browser
+
+# crosscheck lane: PanDA's own brokers against ours on 20 random grids, failing on any difference outside the
+# allow-list; scripts/panda.sh fetches PanDA once (PyPI) into its own venv and is a no-op afterwards
+if bash scripts/panda.sh; then
+  .venv/bin/brokerage crosscheck --random-grids 20 --seed 1 --strict
+else
+  echo "crosscheck lane skipped: PanDA 1.0.4 could not be set up (scripts/panda.sh needs PyPI once)" >&2
+fi

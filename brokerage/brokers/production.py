@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.brokers.production_pseudo import any_pseudo_pass
 from brokerage.checks import panda_rules
 from brokerage.checks.context import ProdContext
+from brokerage.checks.panda_data import jedi_local_disk
 from brokerage.checks.production_queues import FILTERS, PANDA_FILTERS, make_context
 from brokerage.checks.running import effective_running
 from brokerage.framework import BEST_CANDIDATES, Derived, Filter, Reads, Step, Verdict, apply_filters, rank_and_cut
@@ -87,6 +89,8 @@ def t1_weight(ctx: ProdContext) -> float:
     Usage: ``t1_weight(make_context(views.task_row(cache, 1), Config(), cache))``
     """
     cfg = ctx.config
+    if profile_rule(cfg, "t1weight_as_jedi"):
+        return t1_weight_jedi(ctx)
     t1 = ctx.task.get("t1weight")
     io = ctx.task.get("iointensity")
     if not t1:
@@ -99,6 +103,28 @@ def t1_weight(ctx: ProdContext) -> float:
     if ctx.priority >= int(cfg["T1_WEIGHT_HIGH_PRIO_MIN"]):
         weight = max(weight, float(cfg["T1_WEIGHT_HIGH_PRIO"]))
     return weight
+
+
+def t1_weight_jedi(ctx: ProdContext) -> float:
+    """PanDA 1.0.4's t1Weight (switch ``t1weight_as_jedi``): 0/unset gives WORLD_NUCLEUS_WEIGHT when ioIntensity >
+    T1_WEIGHT_IO_INTENSITY (strictly) else 1; negative gives 1 (merge jobs keep it); then T1_WEIGHT_HIGH_PRIO is the
+    floor for tasks at or above T1_WEIGHT_HIGH_PRIO_MIN or scouts, neither event service nor pre-assigned.
+
+    Usage: ``t1_weight_jedi(ctx)``
+    """
+    cfg = ctx.config
+    raw = ctx.task.get("t1weight")
+    t1 = 0.0 if raw is None or raw != raw else float(raw)  # unset (None or NaN) is JEDI's 0
+    io = ctx.task.get("iointensity")
+    if t1 == 0:
+        heavy = io is not None and not np.isnan(float(io)) and float(io) > float(cfg["T1_WEIGHT_IO_INTENSITY"])
+        t1 = float(cfg["WORLD_NUCLEUS_WEIGHT"]) if heavy else 1.0
+    elif t1 < 0 and not ctx.merge:
+        t1 = 1.0
+    high = (ctx.priority >= int(cfg["T1_WEIGHT_HIGH_PRIO_MIN"]) or ctx.scout) and not ctx.preassigned
+    if high and not bool(ctx.task.get("eventservice")):
+        return max(t1, float(cfg["T1_WEIGHT_HIGH_PRIO"]))
+    return max(t1, 1.0)
 
 
 def t1_factor(ctx: ProdContext) -> np.ndarray:
@@ -170,15 +196,23 @@ def weights(ctx: ProdContext) -> WeightTerms:
     c, cfg = ctx.counts, ctx.config
     r = RUNNING_TERMS_JEDI(ctx) if profile_rule(cfg, "running_as_jedi") else RUNNING_TERMS(ctx)
     nrun = r.nrunning
-    total = float(ctx.avail["total_gb"])
+    avail = ctx.avail
+    if profile_rule(cfg, "data_weight_as_jedi"):
+        local = jedi_local_disk(ctx)
+        avail = {"total_gb": local["total_gb"], "avail_gb": local["disk_gb"],
+                 "missing_files": local["total_files"] - local["disk_files"]}  # fmt: skip
+    total = float(avail["total_gb"])
     if total > 0:
         # assigned jobs wait for input transfers; they do not count where the input is already local
-        assigned = np.where(ctx.avail["avail_gb"] >= total, 0.0, c["assigned"])
+        assigned = np.where(avail["avail_gb"] >= total, 0.0, c["assigned"])
         act = c["activated"]
-        ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
+        if profile_rule(cfg, "many_assigned_as_jedi"):
+            ratio = (assigned + 1.0) / (act + 1.0)
+        else:
+            ratio = np.divide(assigned, act, out=np.where(assigned > 0, np.inf, 0.0), where=act > 0)
         many = np.maximum(1.0, np.minimum(2.0, ratio))
         base = _base(nrun, c, assigned, many, float(cfg["WEIGHT_QUEUE_OFFSET"]))
-        data = (ctx.avail["avail_gb"] + total) / (total * (ctx.avail["missing_files"] / 100.0 + 1.0))
+        data = (avail["avail_gb"] + total) / (total * (avail["missing_files"] / 100.0 + 1.0))
     else:  # no input: local everywhere, no assigned job counts
         assigned, many, base, data = r.no_assigned, r.ones, r.base_local, r.ones
     network = ctx.nw.weight if ctx.nw is not None and cfg["NW_ACTIVE"] else r.ones
@@ -343,7 +377,7 @@ def run(ctx: ProdContext) -> Decision:
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
     filters = PANDA_FILTERS if profile_rule(cfg, "io_check_late") else FILTERS
     defer = profile_rule(cfg, "temporary_deferred")
-    alive, skips, funnel = apply_filters(ctx.qa.name, alive, filters, ctx, skips, funnel, defer)
+    alive, skips, funnel = any_pseudo_pass(ctx, alive, filters, skips, funnel, defer)
     terms = weights(ctx)
     capped, weight = alive, terms.weight
     if jedi_final := profile_rule(cfg, "final_stage_as_jedi"):

@@ -80,19 +80,23 @@ def io(base: Filter) -> Filter:
 
 DOWN = ("OFF", "TEST")  # DdmSpec DOWNTIME_STATUSES
 NEAR_MISSING, NEAR_PCT = "MAX_MISSING_INPUT_FILES", "MIN_INPUT_COMPLETENESS"
-BLACKLIST_CODES = ("-read_lan_blacklist", "-write_lan_blacklist", "-write_wan_blacklist", "-read_wan_blacklist")
+BLACKLIST_CODES = ("-read_lan_blacklist", "-write_lan_blacklist", "-write_wan_blacklist", "-read_wan_blacklist",
+                   "-source_blacklist")  # fmt: skip
 
 
-def _complete_locations(ctx: Any) -> np.ndarray | None:
-    """Endpoints holding a (nearly) complete replica of every input dataset (None without input)."""
+def _complete_per_dataset(ctx: Any) -> tuple[np.ndarray | None, bool]:
+    """(endpoints holding a (nearly) complete replica of every input dataset, None without input; whether every
+    dataset has such a replica readable over WAN: JEDI's remote_source_available)."""
     snap, ep = ctx.cache.snap, ctx.ep
     tid = int(ctx.task["jeditaskid"])
     ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"].astype(int) > 0)]
     if ds.empty:
-        return None
+        return None, True
     reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
     miss, pct = float(ctx.config[NEAR_MISSING]), float(ctx.config[NEAR_PCT])
     out = np.ones(len(ep.name), dtype=bool)
+    wan_ok = ~np.isin(ep["read_wan"], DOWN)
+    remote = True
     for d in ds.to_dict("records"):
         total, here = int(d["nfiles"]), np.zeros(len(ep.name), dtype=bool)
         for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
@@ -100,7 +104,8 @@ def _complete_locations(ctx: Any) -> np.ndarray | None:
             if i is not None and found > 0 and (found == total or total - found <= miss or found / total * 100 >= pct):
                 here[i] = True
         out &= here
-    return out
+        remote = remote and bool((here & wan_ok).any() or not here.any())
+    return out, remote
 
 
 def jedi_blacklist(ctx: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -111,13 +116,14 @@ def jedi_blacklist(ctx: Any) -> tuple[np.ndarray, np.ndarray]:
     disk = np.asarray(ep["type"]) == "DATADISK"
     rq, re_ = qa.rel_queue, qa.rel_endpoint
     nucleus = np.asarray(ctx.at_nucleus, dtype=bool)
-    complete = _complete_locations(ctx)
+    complete, remote = _complete_per_dataset(ctx)
 
     def any_at(ok: np.ndarray) -> np.ndarray:
         return np.bincount(rq, weights=(disk[re_] & ok[re_]).astype(float), minlength=qa.n) > 0
 
     read_lan = any_at(~np.isin(ep["read_lan"], DOWN))
-    satellite_ep = np.zeros(len(ep.name), dtype=bool) if complete is None else ~complete
+    # an empty set of complete locations is falsy in JEDI: the nucleus' queues then need no WAN at all
+    satellite_ep = np.zeros(len(ep.name), dtype=bool) if complete is None or not complete.any() else ~complete
     wan_in = ~np.isin(ep["write_wan"], DOWN)
     recv = np.bincount(rq, weights=(disk[re_] & np.where(nucleus[rq] & ~satellite_ep[re_], True, wan_in[re_])).astype(float),
                        minlength=qa.n) > 0  # fmt: skip
@@ -125,8 +131,9 @@ def jedi_blacklist(ctx: Any) -> tuple[np.ndarray, np.ndarray]:
     out_disk = (out >= 0) & disk[safe]
     write_lan = out_disk & ~np.isin(ep["write_lan"][safe], DOWN)
     send = out_disk & (nucleus | ~np.isin(ep["read_wan"][safe], DOWN))
+    source = np.full(qa.n, remote) | nucleus  # a nucleus queue reads the input locally
     codes = np.full(qa.n, "", dtype=object)
-    for code, ok in reversed(list(zip(BLACKLIST_CODES, (read_lan, write_lan, recv, send), strict=True))):
+    for code, ok in reversed(list(zip(BLACKLIST_CODES, (read_lan, write_lan, recv, send, source), strict=True))):
         codes = np.where(ok, codes, code)
     return codes == "", codes
 
@@ -141,7 +148,7 @@ def blacklist(base: Filter) -> Filter:
         return Verdict(passed, np.where(passed, "-read_lan_blacklist", codes).astype(object),
                        "endpoints blacklisted for the activity (DATADISK endpoints only)", True)  # fmt: skip
 
-    return replace(base, fn=fn, reads=None)
+    return replace(base, fn=fn, reads=None, codes=(*base.codes, "-source_blacklist"))
 
 
 def remoteio(base: Filter) -> Filter:

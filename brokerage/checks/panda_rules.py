@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.checks.limits import within_limits
+from brokerage.checks.panda_data import jedi_local_disk
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
 from brokerage.checks.software_match import RELEASES_ANY, RELEASES_AUTO
@@ -352,6 +353,21 @@ def _rt_counts(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return has, per["running"], np.vstack([per["defined"] + per["activated"] + per["starting"], per["assigned"]])
 
 
+def _non_local(ctx: Any) -> np.ndarray:
+    """JEDI's skipRemoteData (switch ``non_local_check``): a queue whose catchall holds use_only_local_data fails
+    when the task has input and any of it (a MB or a file) is not on the queue's disk."""
+    local = jedi_local_disk(ctx)
+    if local["total_gb"] <= 0:
+        return np.zeros(ctx.n, dtype=bool)
+    mb = np.floor((local["total_gb"] - local["disk_gb"]) * 1024.0)
+    files = local["total_files"] - local["disk_files"]
+    only_local = np.array(
+        [any(i.startswith("use_only_local_data") for i in str(c or "").split(",")) for c in ctx.qa["catchall"]],
+        dtype=bool,
+    )
+    return only_local & ((mb > 0) | (files > 0))
+
+
 def final_stage(
     ctx: Any, terms: Any, alive: np.ndarray, skips: Any, funnel: list[Any]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -364,7 +380,11 @@ def final_stage(
     floor = float(cfg[f"NQUEUELIMITSITE_{ctx.task.get('gshare')}"] or 0) or CAP_FLOOR_DEFAULT
     nrun = terms.nrunning
     moves = terms.assigned > 0  # assigned jobs count only where the input must move
-    use_assigned = np.where(moves | (ctx.avail["avail_gb"] < float(ctx.avail["total_gb"])), 1.0, 0.0)
+    here, total = ctx.avail["avail_gb"], float(ctx.avail["total_gb"])
+    if rule(cfg, "data_weight_as_jedi"):  # JEDI's useAssigned reads the same local disk sizes as its data weight
+        local = jedi_local_disk(ctx)
+        here, total = local["disk_gb"], local["total_gb"]
+    use_assigned = np.where(moves | (here < total), 1.0, 0.0)
     ucore = qa["capability"] == "ucore"
     queued = c["activated"] + c["starting"] + use_assigned * c["assigned"]
     over = ~ucore & (queued > np.maximum(floor, CAP_FACTOR * nrun)) & (not ctx.express)
@@ -375,10 +395,13 @@ def final_stage(
     queued_rt = q_rt[0] + use_assigned * q_rt[1]
     over_rt = has_rt & (queued_rt > np.maximum(floor, CAP_FACTOR * np.maximum(run_rt, nrun))) & (not ctx.express)
     code = np.where(over, "-cap", np.where(low_nw, "-lowNetworkWeight", np.where(over_rt, "-cap", "")))
+    if rule(cfg, "non_local_check"):
+        code = np.where(_non_local(ctx), "-non_local", code)
     gone = alive & (code != "")
     idx = np.flatnonzero(gone)
     if len(idx):
-        why = {"-cap": "queued jobs over max(NQUEUELIMITSITE, 2 x nRunning)", "-lowNetworkWeight": "low network weight"}
+        why = {"-cap": "queued jobs over max(NQUEUELIMITSITE, 2 x nRunning)", "-lowNetworkWeight": "low network weight",
+               "-non_local": "non-local data: catchall use_only_local_data and input to move"}  # fmt: skip
         skips.add(qa.name, idx, code[idx], [why[k] for k in code[idx].tolist()], "final check", False)
     left = alive & ~gone
     funnel.append(FunnelStep("final check", int(alive.sum()), int(left.sum())))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.checks import diskio, links, panda_io, panda_rules, placement
+from brokerage.checks import diskio, links, panda_activity, panda_io, panda_rules, placement
 from brokerage.checks.connectivity import WNCONNECTIVITY
 from brokerage.checks.context import ProdContext, queue_fields
 from brokerage.checks.cores import CPUCORE, JOB_CORES
@@ -139,6 +139,10 @@ PANDA_VERSIONS = {
     NOPILOT.name: panda_rules.nopilot,
     "scratch disk check": panda_rules.scratch,
     WNCONNECTIVITY.name: panda_rules.connectivity,
+    "inactive queue check": panda_activity.inactive,
+    TRANSFERRING.name: panda_activity.transferring,
+    diskio.DISKIO.name: panda_activity.diskio,
+    EVENTSERVICE.name: panda_activity.eventservice,
 }
 _PANDA_ORDER = [f for f in FILTERS if f not in (diskio.IO, links.NETWORK_EXPRESS)]
 _PANDA_ORDER.insert(_PANDA_ORDER.index(ZEROSHARE) + 1, panda_rules.JUMBO)

@@ -44,9 +44,7 @@ def crosscheck(
     except PandaFailed as exc:
         fail(str(exc))
     if strict and (n := report.not_allowed()):
-        click.echo(
-            f"crosscheck: {n} difference(s) not in the allow-list (brokerage/crosscheck/compare.py ALLOWED)", err=True
-        )
+        click.echo(f"crosscheck: {n} difference(s) not in the allow-list (brokerage/crosscheck/allowlist.py)", err=True)
         raise SystemExit(1)
 
 

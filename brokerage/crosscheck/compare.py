@@ -3,8 +3,9 @@
 A name's verdict is ``+use`` (a candidate) or the criteria code that removed it (``?-token`` for a JEDI token
 without a code of ours, ``absent`` when a side never mentions the name). Weights agree within a relative 1e-9;
 nucleus probabilities (weight / Σ weight) within an absolute 1e-9. A task is identical when every verdict, weight
-and probability agrees. Differences an allow-list entry covers (``ALLOWED``, argued in docs/crosscheck.md) are
-counted apart; the list starts empty.
+and probability agrees; *accepted* when the only differences are covered by the allow-list
+(``crosscheck/allowlist.py``, argued in docs/crosscheck.md) or a known PanDA crash. Allowed differences are counted
+apart.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from brokerage.crosscheck.allowlist import allowed
 from brokerage.crosscheck.verdicts import Verdicts
 
 REL_TOL = 1e-9
@@ -30,9 +32,6 @@ KNOWN_PANDA_BUGS: dict[str, str] = {
     "analysis task with corecount 0 raises ZeroDivisionError inside the weight block, then KeyError 'new'",
 }
 """PanDA 1.0.4 crashes the crosscheck met, by a line of the traceback: reported apart, never counted as agreement."""
-
-ALLOWED: dict[str, str] = {}
-"""Allowed differences: key ``broker:field:ours:jedi`` (e.g. ``prod:verdict:-disk:-status``) -> the JEDI line and why."""
 
 
 @dataclass
@@ -65,7 +64,13 @@ class TaskComparison:
 
     @property
     def identical(self) -> bool:
-        return all(not r.differs or r.allowed for r in self.rows) and not self.jedi.error
+        """Every verdict, weight and probability agrees and PanDA did not fail (the allow-list not used)."""
+        return all(not r.differs for r in self.rows) and not self.jedi.error
+
+    @property
+    def accepted(self) -> bool:
+        """Identical once the allow-list's differences and known PanDA crashes are set aside."""
+        return all(not r.differs or r.allowed for r in self.rows) and (not self.jedi.error or bool(self.panda_bug))
 
     def differing(self) -> list[QueueRow]:
         return [r for r in self.rows if r.differs]
@@ -77,7 +82,7 @@ class TaskComparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "task": self.task, "broker": self.broker, "identical": self.identical,
+            "task": self.task, "broker": self.broker, "identical": self.identical, "accepted": self.accepted,
             **({"panda_bug": self.panda_bug} if self.panda_bug else {}),
             "ours": {"ok": self.ours.ok, "ms": round(self.ours.ms, 3), "candidates": self.ours.candidates},
             "jedi": {"ok": self.jedi.ok, "ms": round(self.jedi.ms, 3), "candidates": self.jedi.candidates,
@@ -120,7 +125,9 @@ def compare(task: int, broker: str, ours: Verdicts, jedi: Verdicts) -> TaskCompa
             elif p_ours and abs(p_ours[name] - p_jedi[name]) > ABS_TOL:
                 row.differs = "probability"
         if row.differs:
-            row.allowed = ALLOWED.get(f"{broker}:{row.differs}:{row.ours}:{row.jedi}", "")
+            row.allowed = allowed(broker, row.differs, row.ours, row.jedi, task) or (
+                f"known PanDA crash: {out.panda_bug}" if out.panda_bug else ""
+            )
         out.rows.append(row)
     return out
 
@@ -131,6 +138,7 @@ class Totals:
 
     tasks: int = 0
     identical: int = 0
+    accepted: int = 0
     verdicts: int = 0
     verdicts_agree: int = 0
     weights: int = 0
@@ -139,12 +147,14 @@ class Totals:
     panda_bugs: Counter = field(default_factory=Counter)
     ours_ms: float = 0.0
     jedi_ms: float = 0.0
-    kinds: Counter = field(default_factory=Counter)  # (field, ours, jedi) -> count
+    kinds: Counter = field(default_factory=Counter)  # (field, ours, jedi) -> count, not allowed
+    allowed: Counter = field(default_factory=Counter)  # the same, covered by the allow-list or a known crash
     unmapped: Counter = field(default_factory=Counter)
 
     def add(self, c: TaskComparison) -> None:
         self.tasks += 1
         self.identical += c.identical
+        self.accepted += c.accepted
         self.errors += bool(c.jedi.error) and not c.panda_bug
         if c.panda_bug:
             self.panda_bugs[c.panda_bug] += 1
@@ -157,7 +167,9 @@ class Totals:
             if r.ours == USE and r.jedi == USE:
                 self.weights += 1
                 self.weights_agree += r.differs not in ("weight", "probability")
-            if r.differs:
+            if r.differs and r.allowed:
+                self.allowed[(r.differs, r.ours, r.jedi)] += 1
+            elif r.differs:
                 self.kinds[(r.differs, r.ours, r.jedi)] += 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,11 +178,14 @@ class Totals:
 
         return {
             "tasks": self.tasks, "tasks_identical": self.identical, "tasks_identical_pct": pct(self.identical, self.tasks),
+            "tasks_accepted": self.accepted, "tasks_accepted_pct": pct(self.accepted, self.tasks),
             "verdicts": self.verdicts, "verdicts_agree": self.verdicts_agree,
             "verdicts_agree_pct": pct(self.verdicts_agree, self.verdicts), "weights": self.weights,
             "weights_agree": self.weights_agree, "weights_agree_pct": pct(self.weights_agree, self.weights),
             "jedi_errors": self.errors, "panda_bugs": dict(self.panda_bugs), "ours_ms_per_task": round(self.ours_ms / self.tasks, 3) if self.tasks else None,
             "jedi_ms_per_task": round(self.jedi_ms / self.tasks, 3) if self.tasks else None,
             "differences": [{"field": k[0], "ours": k[1], "jedi": k[2], "count": n} for k, n in self.kinds.most_common()],
+            "allowed_differences": [{"field": k[0], "ours": k[1], "jedi": k[2], "count": n}
+                                    for k, n in self.allowed.most_common()],
             "unmapped_tokens": dict(self.unmapped),
         }  # fmt: skip

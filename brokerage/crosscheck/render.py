@@ -33,8 +33,11 @@ def text(report: Report) -> list[str]:
         ]
         for why, n in t["panda_bugs"].items():
             lines.append(f"  PanDA bug met {n} times: {why}")
+        lines.append(f"  with the allow-list: {t['tasks_accepted']} tasks accepted ({_pct(t['tasks_accepted_pct'])})")
         for x in t["differences"][:TOP]:
             lines.append(f"  {x['count']:>6}  {x['field']:<11} ours {x['ours']:<22} PanDA {x['jedi']}")
+        for x in t["allowed_differences"]:
+            lines.append(f"  {x['count']:>6}  allowed {x['field']:<11} ours {x['ours']:<22} PanDA {x['jedi']}")
         if len(t["differences"]) > TOP:
             lines.append(f"  ... {len(t['differences']) - TOP} more kinds of difference (--json lists them all)")
         if t["unmapped_tokens"]:

@@ -18,6 +18,7 @@ from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import PANDA_104, PROFILE_KEY
+from brokerage.model.pseudoqueues import task_resource_type
 from brokerage.model.snapshot import GridSnapshot
 
 DEFAULT_BROKERS = ("prod", "nucleus", "anal")
@@ -109,7 +110,8 @@ def crosscheck(
             tid = int(task["jeditaskid"])
             res = result.get("tasks", {}).get(str(tid), {})
             for b in task["brokers"]:
-                theirs = verdicts.jedi(res.get(b, {"error": result.get("error", "no result")}), b)
+                prefer = task_resource_type(task) if b == "prod" else None
+                theirs = verdicts.jedi(res.get(b, {"error": result.get("error", "no result")}), b, prefer)
                 c = compare(tid, b, verdicts.ours(cache, tid, b, cfg), theirs)
                 report.comparisons.append(c)
                 report.totals[b].add(c)

@@ -25,6 +25,8 @@ MAPPED: dict[str, str] = {
 } | {
     "-dest_blacklisted": "-dest_blacklisted",  # switch links_as_jedi (checks/panda_rules.py)
     "-jumbo": "-jumbo",
+    "-es_ucore": "-es_ucore",  # switch es_ucore_check (checks/panda_activity.py)
+    "-non_local": "-non_local",  # switch non_local_check (checks/panda_rules.py)
     "-source_blacklist": "-source_blacklist",  # switch nucleus_as_jedi (brokers/nucleus_panda.py)
     "-destination_blacklist": "-destination_blacklist",  # switch jumbo_check (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
@@ -37,12 +39,10 @@ MAPPED: dict[str, str] = {
 NOT_MODELLED: dict[str, str] = {
     "-opportunistic": "pledgedcpu = -1 queues for high priority: the snapshot has no pledgedcpu",
     "-fewevents": "jumbo jobs: the snapshot has no ready-event counts",
-    "-es_ucore": "event service on single-core pseudo queues of unified queues (not modelled)",
     "-non_pledged": "WORK_SHORTAGE pledge check: the snapshot has no pledgedcpu",
     "-over_pledged": "WORK_SHORTAGE pledge check: the snapshot has no pledged cores",
     "-max_io_intensity": "queue param max_io_intensity: the snapshot has no queue params",
     "-lock": "process locks of other brokerages: none offline",
-    "-non_local": "catchall use_only_local_data with input to move (not modelled)",
     "-others_bootstrap": "final selection: a bootstrap (weight 0) site while others exist (not modelled)",
     "-below_min_weight": "MIN_WEIGHT_<label> is off by default (not modelled)",
     "-t1_weight": "final selection with negative t1Weight keeps the largest-nRunningAll site only (not modelled)",

@@ -65,16 +65,23 @@ def ours(cache: GridCache, tid: int, broker: str, config: Config) -> Verdicts:
     return _from_decision(d, (time.perf_counter() - started) * 1000.0)
 
 
-def jedi(result: dict[str, Any], broker: str) -> Verdicts:
-    """PanDA's decision from the driver's RESULT for one task and BROKER."""
+def jedi(result: dict[str, Any], broker: str, prefer: str | None = None) -> Verdicts:
+    """PanDA's decision from the driver's RESULT for one task and BROKER. A unified queue with several pseudo queue
+    candidates gets the weight of its PREFER pseudo queue (our side's resource type view) when that one is among
+    them, else the first."""
     lines = [msg for name, msg in result.get("log", []) if name == LOGGER[broker]]
     parsed = parse_lines(lines, "nucleus" if broker == "nucleus" else "site")
     out = Verdicts(ok=False, ms=float(result.get("ms", 0.0)), unmapped=parsed.unmapped, error=result.get("error", ""))
     if broker == "nucleus":
         out.candidates = dict(parsed.uses)
     else:
-        for name, w in (result.get("candidates") or {}).items():
+        cands = result.get("candidates") or {}
+        for name, w in cands.items():
             out.candidates.setdefault(unified(name), float(w))
+        if prefer:
+            for name, w in cands.items():
+                if name.endswith(f"/{prefer}"):
+                    out.candidates[unified(name)] = float(w)
     out.ok = bool(out.candidates)
     if broker == "anal" and any(line.endswith("candidates passed input data check") for line in lines):
         out.silent = "-input_data"  # AtlasAnalJobBroker.py:637: the data check logs no skip line per queue

@@ -328,7 +328,8 @@ SWITCHES += (
         "production",
         "an endpoint of the queue blacklisted (OFF/TEST) for reading/writing over LAN, or over WAN at satellites",
         "only DATADISK endpoints are tested (a queue without a DATADISK input or output endpoint fails); the "
-        "nucleus' queues need no WAN except to receive input at endpoints without a (nearly) complete replica",
+        "nucleus' queues need no WAN except to receive input at endpoints without a (nearly) complete replica "
+        "(none when no endpoint has one); satellites fail -source_blacklist when no complete replica is WAN-readable",
         "AtlasProdJobBroker.py:1014-1021, AtlasBrokerUtils.py:1215-1290",
     ),
     Switch(
@@ -337,6 +338,79 @@ SWITCHES += (
         "tasks reading input only by direct access skip queues that do not support it",
         "merge jobs are not checked (-remoteio only for other jobs)",
         "AtlasProdJobBroker.py:945",
+    ),
+    Switch(
+        "inactive_as_jedi",
+        "production",
+        "for priority >= 800, scout or merge jobs, skip queues where no job started for INACTIVE_HOURS although jobs "
+        "were activated",
+        "laststart older than 2 h (hard-coded) with activated + starting jobs of every share; not for pre-assigned "
+        "tasks",
+        "AtlasProdJobBroker.py:554-590",
+    ),
+    Switch(
+        "transferring_as_jedi",
+        "production",
+        "skip if transferring > max(transferring_limit, 2 x running)",
+        "not checked at the nucleus' queues, queues writing to a storage of the nucleus or without a default "
+        "output storage, nor at online queues whose output storage the nucleus' first queue reads",
+        "AtlasProdJobBroker.py:1302-1344, DataServiceUtils.getSitesShareDDM",
+    ),
+    Switch(
+        "t1weight_as_jedi",
+        "production",
+        "t1Weight=0 or unset: WORLD_NUCLEUS_WEIGHT if ioIntensity >= T1_WEIGHT_IO_INTENSITY; priority >= "
+        "T1_WEIGHT_HIGH_PRIO_MIN gives max(t1Weight, T1_WEIGHT_HIGH_PRIO)",
+        "ioIntensity > 500 (strictly); scouts get the high-priority floor too, event service and pre-assigned tasks "
+        "never; merge jobs keep a negative t1Weight (then the floor 1)",
+        "AtlasProdJobBroker.py:520-527, 1389-1417",
+    ),
+    Switch(
+        "data_weight_as_jedi",
+        "production",
+        "the data factor counts the input available at the queue's endpoints (disk and tape, best endpoint per "
+        "dataset)",
+        "only disk counts: every file where a complete replica is on disk, none where the only complete one is on "
+        "tape, else the partial disk replicas (not when ioIntensity > IO_INTENSITY_CUTOFF without pre-staging); merge "
+        "jobs count any replica as complete",
+        "AtlasProdJobBroker.py:1545-1612, 1809, 1850-1860, AtlasDDMClient.getAvailableFiles",
+    ),
+    Switch(
+        "non_local_check",
+        "production",
+        "(the seed has no rule for queues using only local data)",
+        "in the weight stage, before the queue cap: a queue whose catchall holds use_only_local_data is skipped "
+        "(-non_local) when any input (a MB or a file) is not on its disk",
+        "AtlasProdJobBroker.py:1849-1857, 1988",
+    ),
+    Switch(
+        "diskio_per_core",
+        "production",
+        "the task's diskIO against the queue's limit",
+        "a multi-core task's diskIO is floor-divided by the (unified) queue's coreCount before the comparison",
+        "AtlasProdJobBroker.py:684-722",
+    ),
+    Switch(
+        "unified_any_pseudo",
+        "production",
+        "a unified queue is brokered as the pseudo queue of the task's resource type",
+        "the scan list holds every pseudo queue of a unified queue (one per resource type its cores allow); the "
+        "unified queue stays while any passes and is named by the check that removes its last pseudo queue",
+        "AtlasProdJobBroker.py:296-401, 741, SiteMapper.py:105-118, JobBrokerBase.py:117-126",
+    ),
+    Switch(
+        "es_ucore_check",
+        "production",
+        "(the seed has no rule for event service on unified queues)",
+        "an event service task skips the single-core pseudo queues of unified queues (-es_ucore)",
+        "AtlasProdJobBroker.py:1280-1290",
+    ),
+    Switch(
+        "many_assigned_as_jedi",
+        "production",
+        "manyAssigned = assigned / activated, within [1, 2]",
+        "manyAssigned = (assigned + 1) / (activated + 1), within [1, 2]",
+        "AtlasProdJobBroker.py:1805-1807",
     ),
 )
 

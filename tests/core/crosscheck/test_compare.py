@@ -48,3 +48,17 @@ def test_jedi_result_pseudo_queues_collapse_and_skips_parse() -> None:
     v = jedi(res, "prod")
     assert v.candidates == {"BNL": 2.0, "CERN": 1.0}
     assert v.skips == {"RAL": ("-status", "due to status=offline")}
+
+
+def test_allow_listed_differences_are_counted_apart() -> None:
+    """An allow-list entry (crosscheck/allowlist.py) covers its difference for its tasks only: the task is accepted,
+    not identical, and the row counts under allowed_differences, not differences."""
+    ours, jedi = _v({"A": 1.0}, {}), _v({}, {"A": "?-t1_weight"})
+    covered, other = compare(86008, "prod", ours, jedi), compare(1, "prod", ours, jedi)
+    assert covered.rows[0].allowed and not other.rows[0].allowed
+    assert covered.accepted and not covered.identical and not other.accepted
+    t = Totals()
+    t.add(covered)
+    d = t.to_dict()
+    assert d["differences"] == [] and d["allowed_differences"][0]["count"] == 1
+    assert (d["tasks_identical"], d["tasks_accepted"]) == (0, 1)

@@ -35,7 +35,13 @@ def test_no_crosscheck_meets_an_unmapped_token(report) -> None:
 def test_verdicts_mostly_agree(report) -> None:
     """A floor under the measured agreement (docs/crosscheck.md has the figures): a regression shows here."""
     prod = report.totals["prod"].to_dict()
-    assert prod["verdicts_agree_pct"] >= 75.0
+    assert prod["verdicts_agree_pct"] >= 98.5
+    assert report.totals["nucleus"].to_dict()["verdicts_agree_pct"] >= 98.5
+
+
+def test_every_difference_is_allowed_on_these_grids(report) -> None:
+    """The strict lane's rule: no difference outside the allow-list, no unmapped token, no unknown PanDA error."""
+    assert report.not_allowed() == 0
 
 
 def test_the_command_prints_json_with_the_panda_version(panda: PandaEnv) -> None:

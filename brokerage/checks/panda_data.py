@@ -1,0 +1,56 @@
+"""PanDA 1.0.4's input-on-disk sizes for the production weight (switch ``data_weight_as_jedi``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+GIB = 1024.0**3
+MAX_FILES = 20000  # the converter describes a dataset as at most this many equal files
+
+
+def jedi_local_disk(ctx: Any) -> dict[str, Any]:
+    """Per queue the input JEDI's weight counts as local (AtlasDDMClient.getAvailableFiles, localdisk only): per
+    dataset, a queue with a complete replica at one of its endpoints has every file local if one complete replica is
+    on disk, else none (no file lookup); without a complete replica, the files of its partial disk replicas, unless
+    ioIntensity > IO_INTENSITY_CUTOFF without pre-staging (complete replicas only). Merge jobs count any replica as
+    complete. Returns ``total_gb``, ``total_files`` and per-queue ``disk_gb``, ``disk_files``.
+
+    Usage: ``jedi_local_disk(ctx)["disk_gb"][i]``
+    """
+    snap, qa, ep, t = ctx.cache.snap, ctx.qa, ctx.ep, ctx.task
+    tid = int(t["jeditaskid"])
+    ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"].astype(int) > 0)]
+    if t.get("taskbrokeronmaster"):
+        ds = ds[ds["is_master"].astype(bool)]
+    reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
+    io, cutoff = t.get("iointensity"), ctx.config["IO_INTENSITY_CUTOFF"]
+    complete_only = io is not None and io == io and bool(io) and float(io) > float(cutoff)
+    complete_only = complete_only and not t.get("inputprestaging")
+    tape = ep["is_tape"].astype(bool)
+    rq, re_ = qa.rel_queue, qa.rel_endpoint
+    out = {"total_gb": 0.0, "total_files": 0.0, "disk_gb": np.zeros(qa.n), "disk_files": np.zeros(qa.n)}
+    for d in ds.to_dict("records"):
+        total = int(d["nfiles"])
+        n = max(1, min(total, MAX_FILES))
+        per_gb = float(int(float(d["size_gb"]) * GIB / n)) / GIB
+        found = np.zeros(len(ep.name))
+        for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
+            i = ep.index.get(r["ddm_endpoint_name"])
+            if i is not None:
+                found[i] = max(found[i], min(int(r["nfiles"]), n))
+        complete = found > 0 if ctx.merge else found >= n
+
+        def any_at(mask: np.ndarray) -> np.ndarray:
+            return np.bincount(rq, weights=mask[re_].astype(float), minlength=qa.n) > 0
+
+        partial = np.zeros(qa.n)
+        if not complete_only and len(rq):
+            np.maximum.at(partial, rq, np.where(tape, 0.0, found)[re_])
+        files = np.where(any_at(complete), np.where(any_at(complete & ~tape), float(n), 0.0), partial)
+        out["total_gb"] += n * per_gb
+        out["total_files"] += n
+        out["disk_files"] += files
+        out["disk_gb"] += files * per_gb
+    return out
