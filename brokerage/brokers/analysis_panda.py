@@ -61,10 +61,11 @@ def _replica_states(ctx: AnalContext) -> list[dict[str, np.ndarray]]:
                 found[i] = max(found[i], min(int(r["nfiles"]), total))
         full, part = found >= total, (found > 0) & (found < total)
         state = {}
+        rq, re_ = views.input_relations(qa, "user")
         for key, mask in (("complete", full), ("incomplete", part), ("complete_disk", full & ~tape),
                           ("incomplete_disk", part & ~tape)):  # fmt: skip
-            hit = mask[qa.rel_endpoint].astype(float)
-            state[key] = np.bincount(qa.rel_queue, weights=hit, minlength=qa.n) > 0
+            hit = mask[re_].astype(float)
+            state[key] = np.bincount(rq, weights=hit, minlength=qa.n) > 0
         state["true_disk"] = bool((full & ~tape & readable).any())
         out.append(state)
     return out
@@ -251,14 +252,14 @@ def f_scratch(ctx: AnalContext) -> Verdict | None:
 def f_storage(ctx: AnalContext) -> Verdict:
     """AtlasAnalJobBroker.py:1180-1232: output space_usable < STORAGE_MIN_FREE_SIZE_OUTPUT GB (-disk), then the
     endpoint blacklist of AtlasBrokerUtils.check_endpoints_with_blacklist (-blacklist)."""
-    out = ctx.qa.out_endpoint
+    out = ctx.qa.out_endpoint_analysis  # select_scope: analysis jobs write the 'analysis' scope where a queue has one
     safe = np.maximum(out, 0)
     ep = ctx.ep
     usable = (ep["space_free"].astype(float) + ep["space_expired"].astype(float))[safe]
     floor = float(OUTPUT_FREE_GB_DEFAULT)  # STORAGE_MIN_FREE_SIZE_OUTPUT: not a key of ours, JEDI falls back to 200
     no_out = out < 0
     short = ~no_out & (usable < floor)
-    ok = _endpoint_ok(ctx.cache)
+    ok = _endpoint_ok(ctx.cache, analysis=True)
     satellite = ~ctx.derived.get("with_data", np.zeros(ctx.n, dtype=bool))
     black = ~ok["read_lan"] | ~ok["write_lan"] | (satellite & (~ok["write_wan"] | ~ok["read_wan"]))
     bad_space = no_out | short

@@ -137,3 +137,20 @@ def test_problematic_idle_queue_is_dropped_at_the_final_check() -> None:
     snap = grid([anal_queue("A", "S1")], [anal_task(1)], job_counts=counts("A", UA, activated=30))
     d = run(snap, cfg(**JEDI))
     assert codes(d) == {"A": "-badsite"} and not d.candidates
+
+
+def test_output_space_is_judged_at_the_analysis_scope() -> None:
+    """select_scope gives analysis jobs the queue's 'analysis' output scope: its endpoint with 150 GB usable is below
+    STORAGE_MIN_FREE_SIZE_OUTPUT's 200 GB, so queue A is skipped (-disk) though its default scope has 500,000 GB."""
+    eps = [
+        {"ddm_endpoint_name": f"{s}_DATADISK", "site_name": s, "space_total": 1e6, "space_free": 5e5}
+        for s in ("S1", "S2")
+    ] + [{"ddm_endpoint_name": "S1_SCRATCHDISK", "site_name": "S1", "space_total": 1e3, "space_free": 150}]
+    rel = [
+        {"panda_queue": "A", "ddm_endpoint_name": "S1_DATADISK", "default_write": True},
+        {"panda_queue": "A", "ddm_endpoint_name": "S1_SCRATCHDISK", "default_write": True, "scope": "analysis"},
+        {"panda_queue": "B", "ddm_endpoint_name": "S2_DATADISK", "default_write": True},
+    ]
+    snap = grid([anal_queue("A", "S1"), anal_queue("B", "S2")], [anal_task(1)], ddm_endpoints=eps,
+                panda_ddm_relation=rel)  # fmt: skip
+    assert codes(run(snap, cfg(**JEDI))) == {"A": "-disk"}
