@@ -195,7 +195,7 @@ def test_the_embedded_engine_starts_once_per_process_and_closes(monkeypatch: pyt
     client = runs.get_client()
     try:
         assert runs.get_client() is client and runs.running_client() is client
-        assert len(client.scheduler_info()["workers"]) == 1 and client.scheduler.address.startswith("tcp://127.0.0.1:")
+        assert len(client.scheduler_info()["workers"]) == 1 and client.scheduler.address.startswith("tls://127.0.0.1:")
         with pytest.raises(RuntimeError):
             runs.configure(workers=2)
     finally:
