@@ -30,11 +30,13 @@ def on_starting(server: Any) -> None:
     refuse_plain_secrets()
     if os.environ.get("DASK_SCHEDULER_ADDRESS"):
         return
-    from app.cluster import start
+    from app.cluster import client_environ, start
 
-    proc, address = start(Path(tempfile.mkdtemp(prefix="brokerage-dask-")))
+    folder = Path(tempfile.mkdtemp(prefix="brokerage-dask-"))
+    proc, address = start(folder)
     _cluster.append(proc)
     os.environ["DASK_SCHEDULER_ADDRESS"] = address
+    os.environ.update(client_environ(folder))  # its TLS credentials: only this server's processes can reach it
     server.log.info("Dask cluster for the workers at %s (pid %s)", address, proc.pid)
 
 

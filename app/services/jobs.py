@@ -91,7 +91,12 @@ def cluster_client() -> Any:
 
             # a process, not threads of this one: a client and a worker in one process mix up their futures
             cluster = LocalCluster(
-                n_workers=1, threads_per_worker=JOB_THREADS, processes=True, host="127.0.0.1", dashboard_address=None
+                n_workers=1,
+                threads_per_worker=JOB_THREADS,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                security=True,  # TLS under generated credentials: private to this process, as runs' embedded cluster
             )
             client = Client(cluster, set_as_default=False)
             _own.update(client=client, cluster=cluster)
@@ -415,7 +420,7 @@ def _use_this_cluster(worker: Any) -> None:
 
     if runs.scheduler_address() is None and runs.local_workers() > 0 and runs.running_client() is None:
         with contextlib.suppress(RuntimeError):  # another job of this process configured it meanwhile
-            runs.configure(address=worker.scheduler.address)
+            runs.configure(address=worker.scheduler.address, security=worker.security)
 
 
 def run_job(fn: Callable[..., Any], job_id: str, admit: str | None, limits: Limits, *args: Any) -> Any:

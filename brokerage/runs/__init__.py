@@ -14,6 +14,7 @@ _EXPORTS = {
     "split": "chunks",
     "use_cluster": "chunks",
     "close": "engine",
+    "cluster_security": "engine",
     "configure": "engine",
     "get_client": "engine",
     "local_workers": "engine",

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import dask
 from distributed import Client, LocalCluster
+from distributed.security import Security
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ class _Engine:
     address: str | None = None  # set by configure(); else the environment
     embedded: str | None = None  # the embedded cluster's scheduler address, for forked children
     workers: int | None = None
+    security: Security | None = None  # set by configure() for `address`; else Dask's config (distributed.comm.tls)
+    private: Security | None = None  # the embedded cluster's generated TLS credentials (kept by forked children)
 
 
 _engine = _Engine()
@@ -44,8 +48,9 @@ _locks = SimpleNamespace(engine=threading.Lock())  # replaced in a forked child 
 _inherited: list[Any] = []
 
 
-def configure(*, address: str | None = None, workers: int | None = None) -> None:
-    """Set the scheduler ADDRESS or the embedded cluster's WORKERS for this process (before the first run).
+def configure(*, address: str | None = None, workers: int | None = None, security: Security | None = None) -> None:
+    """Set the scheduler ADDRESS (with the SECURITY to reach it, default: Dask's configuration) or the embedded
+    cluster's WORKERS for this process (before the first run).
 
     Usage: ``configure(address="tcp://10.0.0.5:8786")`` or ``configure(workers=2)``
     """
@@ -56,6 +61,8 @@ def configure(*, address: str | None = None, workers: int | None = None) -> None
             _engine.address = address
         if workers is not None:
             _engine.workers = workers
+        if security is not None:
+            _engine.security = security
 
 
 def scheduler_address() -> str | None:
@@ -72,7 +79,8 @@ def local_workers() -> int:
 
 
 def _adopt_fork() -> str | None:
-    """In a forked child: set the parent's client aside; return its embedded cluster's address to reach it."""
+    """In a forked child: set the parent's client aside; return its embedded cluster's address to reach it (with the
+    parent's credentials, still in ``_engine.private``)."""
     inherited = _engine.embedded
     _inherited.append((_engine.client, _engine.cluster))
     _engine.client = _engine.cluster = _engine.embedded = None
@@ -83,8 +91,8 @@ def get_client() -> Client:
     """This process's client, started on first use and closed at exit.
 
     With DASK_SCHEDULER_ADDRESS (or ``configure(address=)``) it connects to that scheduler; otherwise it starts an
-    embedded LocalCluster (worker processes, one thread each, on 127.0.0.1). A forked child of a process that runs
-    one (a Dash background job) connects to its parent's cluster instead of starting another.
+    embedded LocalCluster (worker processes, one thread each, on 127.0.0.1, private: see ``_start_embedded``). A
+    forked child of a process that runs one (a Dash background job) connects to its parent's cluster instead.
     Usage: ``client = get_client(); client.ncores()``
     """
     with _locks.engine:
@@ -92,28 +100,54 @@ def get_client() -> Client:
         if _engine.client is not None and _engine.pid == pid:
             return _engine.client
         parent_cluster = _adopt_fork() if _engine.client is not None else None
-        address = scheduler_address() or parent_cluster
-        if address:
-            client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        address = scheduler_address()
+        if address:  # security None: Dask's own configuration (distributed.comm.tls.*, a security loader) applies
+            client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False, security=_engine.security)
             log.info("dask: connected to %s", address)
+        elif parent_cluster:
+            client = Client(parent_cluster, timeout=CONNECT_TIMEOUT_S, set_as_default=False, security=_engine.private)
         else:
-            n = local_workers()
-            if n < 1:
-                raise RuntimeError(f"no Dask workers: {WORKERS_ENV}=0 or --workers 0 keeps every run in-process")
-            import dask
-
-            dashboard = os.environ.get(DASHBOARD_ENV, "")
-            environ = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()}
-            with dask.config.set(environ):
-                cluster = LocalCluster(
-                    n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=dashboard or None, scheduler_kwargs=_http_kwargs(dashboard),
-                )  # fmt: skip
-            client = Client(cluster, set_as_default=False)
-            _engine.cluster, _engine.embedded = cluster, cluster.scheduler_address
-            log.info("dask: embedded LocalCluster with %d workers at %s", n, cluster.scheduler_address)
+            client = _start_embedded()
         _engine.client, _engine.pid = client, pid
         return client
+
+
+def _start_embedded() -> Client:
+    """Start the embedded LocalCluster and connect to it.
+
+    It is private to this process: it listens on 127.0.0.1 with TLS only, under credentials generated for it
+    (``Security.temporary()``: a fresh CA and certificate held in memory, given to its workers and this client), and
+    both ends require the peer's certificate, so another local process can neither connect nor submit work. Its
+    HTTP servers show no cluster information unless a dashboard is asked for (BROKERAGE_DASK_DASHBOARD).
+    """
+    n = local_workers()
+    if n < 1:
+        raise RuntimeError(f"no Dask workers: {WORKERS_ENV}=0 or --workers 0 keeps every run in-process")
+    dashboard = os.environ.get(DASHBOARD_ENV, "")
+    settings: dict[str, Any] = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()}
+    if not dashboard:  # the HTTP servers it cannot avoid (on loopback ports) answer health checks only
+        settings |= {f"distributed.{role}.http.routes": ["distributed.http.health"] for role in ("scheduler", "worker")}
+    private = Security.temporary()
+    with dask.config.set(settings):
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", protocol="tls://", security=private,
+            dashboard_address=dashboard or None, scheduler_kwargs=_http_kwargs(dashboard),
+        )  # fmt: skip
+    client = Client(cluster, set_as_default=False, security=private)
+    _engine.cluster, _engine.embedded, _engine.private = cluster, cluster.scheduler_address, private
+    log.info(
+        "dask: embedded LocalCluster with %d workers at %s (TLS, private credentials)", n, cluster.scheduler_address
+    )
+    return client
+
+
+def cluster_security() -> Security | None:
+    """The credentials that reach this process's cluster: the embedded cluster's generated ones, else those given
+    to ``configure()`` (None: Dask's configuration decides).
+
+    Usage: ``Client(running_client().scheduler.address, security=cluster_security())``
+    """
+    return _engine.private if _engine.private is not None else _engine.security
 
 
 def _http_kwargs(dashboard: str) -> dict[str, Any]:
@@ -155,7 +189,7 @@ def close() -> None:
         if _engine.pid != os.getpid():
             return
         client, cluster = _engine.client, _engine.cluster
-        _engine.client = _engine.cluster = _engine.embedded = None
+        _engine.client = _engine.cluster = _engine.embedded = _engine.private = None
         _engine.pid = 0
     if client is not None:
         if cluster is not None:  # the snapshots go with the cluster: unpublish them so its shutdown is quiet

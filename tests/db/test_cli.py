@@ -42,13 +42,12 @@ def test_init_fills_an_empty_database_once(db_url: str, small_demo: GridSnapshot
         eng.dispose()
 
 
-def test_init_with_the_real_demo_grid(tmp_path: Path) -> None:
-    """The full demo grid (700 queues, 3000 tasks) with its simulated history passes every store check."""
-    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
-    result = run(url, "init")
-    assert result.exit_code == 0, result.output
-    assert "700 queues" in result.output and "3000 tasks" in result.output
-    eng = database.make_engine(url)
+def test_init_with_the_real_demo_grid(demo_database: tuple[Path, str]) -> None:
+    """The full demo grid (700 queues, 3000 tasks) with its simulated history passes every store check (`db init`
+    of the session's demo database, tests/conftest.py)."""
+    path, output = demo_database
+    assert "700 queues" in output and "3000 tasks" in output
+    eng = database.make_engine(f"sqlite:///{path}")
     try:
         snap = repository.load_snapshot(eng)
         assert len(snap.tables["task_status_log"]) > len(snap.tables["tasks"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -166,12 +167,14 @@ def test_simulate_json_names_each_rule_once(grid: tuple[Path, GridSnapshot], tmp
     assert all(f'"{code}"' in body for code in legend)
 
 
-def test_demo_with_history_keeps_the_task_history_through_an_import(tmp_path: Path, monkeypatch) -> None:
+def test_demo_with_history_keeps_the_task_history_through_an_import(
+    tmp_path: Path, monkeypatch, demo_database: tuple[Path, str]
+) -> None:
     """`snapshot demo --later 1 --history` writes the pull 10 minutes later with the task status history `db init`
     stores, so the README's diff recipe (`db import later.json`) keeps the task states page's history."""
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'b.sqlite'}")
     monkeypatch.chdir(tmp_path)
-    assert run("db", "init")[0] == 0
+    shutil.copyfile(demo_database[0], tmp_path / "b.sqlite")  # a copy of what `db init` stored (tests/conftest.py)
     engine = make_engine(f"sqlite:///{tmp_path / 'b.sqlite'}")
     before = load_snapshot(engine)
     code, _, err = run("snapshot", "demo", "--later", "1", "--history", "--out", "later.json")
