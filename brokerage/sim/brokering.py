@@ -10,7 +10,7 @@ from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
 from brokerage.sim import live_counts
-from brokerage.sim.jobs import QUEUED, STATUSES, S
+from brokerage.sim.jobs import IS_QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
 
 # the weight's queued-jobs offset per label: production (running+1)/(queued+WEIGHT_QUEUE_OFFSET), analysis's
@@ -69,7 +69,7 @@ def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
     key = j["computingSite"][live].astype(np.int64) * ns + j["gshare"][live]
     size = len(state.g.queues) * ns
     running = np.bincount(key[st == S["running"]], minlength=size)
-    queued = np.bincount(key[np.isin(st, QUEUED)], minlength=size)
+    queued = np.bincount(key[IS_QUEUED[st]], minlength=size)
     return running, queued
 
 

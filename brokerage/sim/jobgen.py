@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.sim import brokering, machines, retry
-from brokerage.sim.jobs import NOT_RUN, S
+from brokerage.sim.jobs import IS_NOT_RUN, S
 from brokerage.sim.scouts import scout_priority
 from brokerage.sim.setup import MAX_ATTEMPT, MAX_FAILURE
 from brokerage.sim.state import DEFAULT_RAM_MB, MAX_WALL_S, MIN_WALL_S, Files, SimState
@@ -29,7 +29,7 @@ def counts(state: SimState) -> dict[tuple[int, int], tuple[int, int, int]]:
     out: dict[tuple[int, int], tuple[int, int, int]] = {}
     n_keys = (len(state.g.work_queues) + 1) * RT_SLOTS
     running = np.bincount(key[st == S["running"]], minlength=n_keys)
-    not_run = np.bincount(key[np.isin(st, NOT_RUN)], minlength=n_keys)
+    not_run = np.bincount(key[IS_NOT_RUN[st]], minlength=n_keys)
     define = np.bincount(key[st == S["defined"]], minlength=n_keys)
     for s in range(len(state.g.work_queues)):
         for r in range(len(state.g.rtypes)):

@@ -79,7 +79,7 @@ def confirm(state: SimState, now: float) -> None:
     """
     j = state.jobs
     rows = state.live_rows("sent", "starting")
-    rows = rows[~np.isin(state.g.queue_status[j["computingSite"][rows]], NO_PILOT_STATUSES)]
+    rows = rows[~np.isin(state.g.queue_status, NO_PILOT_STATUSES)[j["computingSite"][rows]]]
     if len(rows) == 0:
         return
     hours = (now - j["modificationTime"][rows]) / 3600.0
@@ -110,7 +110,7 @@ def end_payloads(state: SimState, now: float) -> None:
     part = j["willFail"][run] & (j["errorCode"][run] != retry.REACHEDMAXTIME)
     length = np.where(part, 0.5 * j["runSeconds"][run], j["runSeconds"][run])
     ended = run[j["startTime"][run] + length <= now]
-    alive = ~np.isin(state.g.queue_status[j["computingSite"][ended]], NO_PILOT_STATUSES)
+    alive = ~np.isin(state.g.queue_status, NO_PILOT_STATUSES)[j["computingSite"][ended]]
     ended = ended[alive]  # a queue without pilots reports nothing: its jobs are left to the heartbeat rules
     if len(ended):
         hours = (now - j["startTime"][ended]) / 3600.0
