@@ -7,10 +7,11 @@ import numpy as np
 
 from brokerage.model.workqueues import sorted_leaves
 from brokerage.sim import machines, retry
-from brokerage.sim.jobs import S
+from brokerage.sim.jobs import S, status_mask
 from brokerage.sim.setup import NO_PILOT_STATUSES
 from brokerage.sim.state import SimState
 
+_BUSY = status_mask([S["sent"], S["starting"], S["running"]])  # a pilot holds the job: its slot is taken
 MAX_PRIORITY = 2**14 - 1  # currentPriority is below it (merge jobs 5000, boosted tasks 900, scouts 901)
 
 
@@ -42,22 +43,22 @@ def dispatch(state: SimState, now: float) -> None:
     j, g = state.jobs, state.g
     q = j["computingSite"]
     confirm(state, now)
-    st = j["jobStatus"][state.live]
-    busy_rows = state.live[(st == S["sent"]) | (st == S["starting"]) | (st == S["running"])]
-    busy = np.bincount(q[busy_rows], minlength=len(g.queues))
+    live = state.live
+    st, ql = j["jobStatus"][live], q[live]
+    busy = np.bincount(ql[_BUSY[st]], minlength=len(g.queues))
     free = g.slots - busy
     free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0
-    cand = state.live[st == S["activated"]]
-    cand = cand[free[q[cand]] > 0]
+    pick = (st == S["activated"]) & (free[ql] > 0)
+    cand, cq = live[pick], ql[pick]
     if len(cand) == 0:
         return
-    share_rank = _share_rank(state, state.live[st == S["running"]])
+    share_rank = _share_rank(state, live[st == S["running"]])
     sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
-    cq = q[cand]
     by_age = sloppy[cq]
     rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
     prio = np.where(by_age, 0, MAX_PRIORITY - np.clip(j["currentPriority"][cand], 0, MAX_PRIORITY)).astype(np.int64)
-    order = np.argsort(pack(cq, rank, prio, j["PandaID"][cand]), kind="stable")
+    # the keys are unique (PandaID is the last one), so any sort gives the one order: no need for a stable sort
+    order = np.argsort(pack(cq, rank, prio, j["PandaID"][cand]))
     cand, cq = cand[order], cq[order]
     first = np.r_[0, np.flatnonzero(np.diff(cq)) + 1]
     pos = np.arange(len(cand)) - np.repeat(first, np.diff(np.r_[first, len(cand)]))
