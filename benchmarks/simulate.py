@@ -43,7 +43,7 @@ def main() -> None:
     t2 = time.perf_counter()
     result = sim.result()
     t3 = time.perf_counter()
-    events = len(sim.log.frame())
+    events = sim.log.n
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     h = result["headline"]
     print(
