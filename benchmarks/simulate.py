@@ -7,6 +7,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,21 +37,24 @@ def main() -> None:
     from brokerage.synth.demo import demo_snapshot
 
     snap = demo_snapshot(seed=0, queues=700 * args.scale, tasks=3000 * args.scale)
-    t0 = time.perf_counter()
+    load = os.getloadavg()
+    t0, c0 = time.perf_counter(), time.process_time()
     sim = Simulation(snap, Config(), seed=0)
-    t1 = time.perf_counter()
-    sim.run(args.hours)
-    t2 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
+    sim.run(args.hours, progress=_daily(t1, c1) if args.hours > 24 else None)
+    t2, c2 = time.perf_counter(), time.process_time()
     result = sim.result()
-    t3 = time.perf_counter()
-    events = len(sim.log.frame())
+    t3, c3 = time.perf_counter(), time.process_time()
+    events = sim.log.n
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     h = result["headline"]
     print(
         f"demo grid x{args.scale}: {len(snap.queues)} queues, {len(snap.tasks)} tasks, {sim.jobs.n:,} jobs at the end"
     )
-    print(f"{args.hours:g} simulated h: set-up {t1 - t0:.1f} s, run {t2 - t1:.1f} s, output {t3 - t2:.1f} s "
-          f"(one core); {events:,} events, {events / (t2 - t1):,.0f} events/s; peak memory {peak_mb:,.0f} MB")  # fmt: skip
+    print(f"{args.hours:g} simulated h: set-up {c1 - c0:.1f} s, run {c2 - c1:.1f} s, output {c3 - c2:.1f} s of CPU "
+          f"(wall {t1 - t0:.1f} / {t2 - t1:.1f} / {t3 - t2:.1f} s; one core); {events:,} events, "
+          f"{events / (c2 - c1):,.0f} events per CPU second; peak memory {peak_mb:,.0f} MB; load average "
+          f"{load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
     print(f"jobs generated {h['jobs_generated']:,}, finished {h['jobs_finished']:,}, failed {h['jobs_failed']:,}, "
           f"closed {h['jobs_closed_reassigned']:,}; mean queued {h['mean_queued_minutes']:.1f} min; "
           f"{len(sim.task_causes):,} task status changes, {h['memory_increases']:,} inputs given more memory")  # fmt: skip
@@ -62,6 +66,19 @@ def main() -> None:
         made = int(sim.jobs["creationTime"][args.replay - 1] // 3600)
         print(f"replay of job {args.replay} (made in hour {made}, final at hour {out['replayed_to_h']:g}): "
               f"{time.perf_counter() - t4:.1f} s, {len(out['steps'])} steps")  # fmt: skip
+
+
+def _daily(t0: float, c0: float) -> Callable[[int, int], None]:
+    """A progress callback that prints each simulated day's CPU and wall time and the memory so far."""
+    per_day = round(24 * 3600 / 60)  # ticks of one simulated day (the clock's step is 60 s)
+
+    def report(done: int, total: int) -> None:
+        if done % per_day == 0 or done == total:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(f"  day {done / per_day:.2f}: {time.process_time() - c0:.0f} s CPU, {time.perf_counter() - t0:.0f} s "
+                  f"wall, peak memory {peak:,.0f} MB, load average {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+
+    return report
 
 
 def sweep(args: argparse.Namespace) -> None:

@@ -11,7 +11,7 @@ from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
 from brokerage.model.tables import DEFAULT_VO
 from brokerage.sim import live_counts
-from brokerage.sim.jobs import QUEUED, STATUSES, S
+from brokerage.sim.jobs import IS_QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
 
 # the weight's queued-jobs offset per label: production (running+1)/(queued+WEIGHT_QUEUE_OFFSET), analysis's
@@ -58,20 +58,24 @@ def tick(state: SimState, now: float) -> None:
     state.ref_counts = count_live(state)
 
 
-def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
-    """(running, queued) per (queue, share) of the live jobs, flat (queue x number of shares + share); queued is
-    defined + assigned + activated + starting, as the brokers count it.
+def count_live(state: SimState, st: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(running, queued) per (queue, share) of the live jobs (ST: their statuses, when the caller has them), flat
+    (queue x number of shares + share); queued is defined + assigned + activated + starting, as the brokers count it.
 
     Usage: ``running, queued = count_live(state)``
     """
     j, live = state.jobs, state.live
-    st = j["jobStatus"][live]
+    st = j["jobStatus"][live] if st is None else st
     ns = len(state.g.shares)
-    key = j["computingSite"][live].astype(np.int64) * ns + j["gshare"][live]
     size = len(state.g.queues) * ns
-    running = np.bincount(key[st == S["running"]], minlength=size)
-    queued = np.bincount(key[np.isin(st, QUEUED)], minlength=size)
+    # one bincount over (class, queue, share): class 0 running, 1 queued, 2 the others
+    key = _LIVE_CLASS[st] * size + j["computingSite"][live].astype(np.int64) * ns + j["gshare"][live]
+    running, queued = np.bincount(key, minlength=3 * size).reshape(3, size)[:2]
     return running, queued
+
+
+_LIVE_CLASS = np.where(IS_QUEUED, 1, 2).astype(np.int64)
+_LIVE_CLASS[S["running"]] = 0
 
 
 def placed(state: SimState, queues: np.ndarray, share: int) -> None:
@@ -156,11 +160,12 @@ def live(
     d_run = state.live_counts[0][key] - state.ref_counts[0][key]
     d_q = state.live_counts[1][key] - state.ref_counts[1][key]
     known = ~np.isnan(nrun)
-    run_now = np.where(known, np.maximum(np.nan_to_num(nrun) + d_run, 0.0), 0.0)
+    nrun0 = np.where(known, nrun, 0.0)  # nan_to_num(nrun): the counts are finite or NaN (unknown)
+    run_now = np.where(known, np.maximum(nrun0 + d_run, 0.0), 0.0)
     q_now = np.where(known, np.maximum(nq + d_q, 0.0), nq)
     analysis = state.static[tid][3] == "user"
     offset = ANALYSIS_OFFSET if analysis else float(state.config["WEIGHT_QUEUE_OFFSET"])
-    factor = np.where(known, (run_now + 1.0) / (np.nan_to_num(nrun) + 1.0) * (nq + offset) / (q_now + offset), 1.0)
+    factor = np.where(known, (run_now + 1.0) / (nrun0 + 1.0) * (nq + offset) / (q_now + offset), 1.0)
     weight = w * factor
     ok = weight > 0
     if not analysis:

@@ -80,13 +80,26 @@ VOCABULARY: tuple[str, ...] = (*STATUSES, "-")
 RULE_CODE = {name: i for i, name in enumerate(RULE_NAMES)}
 
 
+COLUMNS = ("time", "id", "from", "to", "rule", "value", "threshold")
+AGG_BUCKET_S = 3600.0  # the counts kept as the run goes: per simulated hour (aggregate's default bucket)
+COMPACT_PARTS = 4096  # this many small batches are joined into one columnar chunk (fewer, larger arrays)
+Key = tuple[int, int, int, int]  # (hour, rule code, from code, to code)
+
+
 @dataclass
 class EventLog:
     """Columns appended in batches: time, entity id, from, to, rule, value, threshold. Statuses are stored as codes
-    of one vocabulary that starts with the job statuses (so a job's status code is its own code here)."""
+    of one vocabulary that starts with the job statuses (so a job's status code is its own code here).
+
+    As events come, the log keeps their counts per (hour, rule, from, to) (``counts``): the output's event table and
+    headline figures read them without building the frame. The per-event columns stay exact and whole (``frame``,
+    replays, job histories); every COMPACT_PARTS batches are joined into one chunk."""
 
     parts: list[dict[str, np.ndarray]] = field(default_factory=list)
     words: dict[str, int] = field(default_factory=lambda: {w: i for i, w in enumerate(VOCABULARY)})
+    counts: dict[Key, int] = field(default_factory=dict)
+    n: int = 0  # events logged
+    small: int = 0  # batches at the end of PARTS not joined into a chunk yet
 
     def _codes(self, names: np.ndarray | str | int, k: int) -> np.ndarray:
         if isinstance(names, str):
@@ -114,12 +127,34 @@ class EventLog:
         k = len(ids)
         if k == 0:
             return
-        self.parts.append({
+        part = {
             "time": np.full(k, now, dtype=np.float32), "id": np.asarray(ids, dtype=np.int64),
             "from": self._codes(old, k), "to": self._codes(new, k), "rule": np.full(k, RULE_CODE[rule], np.int16),
             "value": np.broadcast_to(np.asarray(value, dtype=np.float32), (k,)).copy(),
             "threshold": np.broadcast_to(np.asarray(threshold, dtype=np.float32), (k,)).copy(),
-        })  # fmt: skip
+        }  # fmt: skip
+        self.parts.append(part)
+        self.n += k
+        self._count(part)
+        self.small += 1
+        if self.small >= COMPACT_PARTS:
+            self._compact()
+
+    def _count(self, part: dict[str, np.ndarray]) -> None:
+        """Add one batch (one time, one rule, one to) to the counts per (hour, rule, from, to)."""
+        # the hour of the stored (float32) time, as aggregate() computes it from the frame
+        hour = int(float(part["time"][0]) // AGG_BUCKET_S)
+        rule, to, frm = int(part["rule"][0]), int(part["to"][0]), part["from"]
+        codes, n = (frm[:1], [len(frm)]) if (frm == frm[0]).all() else np.unique(frm, return_counts=True)
+        for code, count in zip(codes.tolist(), n, strict=True):
+            key = (hour, rule, code, to)
+            self.counts[key] = self.counts.get(key, 0) + int(count)
+
+    def _compact(self) -> None:
+        """Join the small batches at the end of the log into one chunk (same rows, same order)."""
+        tail = self.parts[-self.small :]
+        self.parts[-self.small :] = [{c: np.concatenate([p[c] for p in tail]) for c in COLUMNS}]
+        self.small = 0
 
     def frame(self) -> pd.DataFrame:
         """Every event, oldest first, with the rule's and the statuses' names (categoricals).
@@ -127,16 +162,54 @@ class EventLog:
         Usage: ``log.frame().groupby("rule").size()``
         """
         if not self.parts:
-            cols = ["time", "id", "from", "to", "rule", "value", "threshold"]
-            return pd.DataFrame({c: [] for c in cols})
-        df = pd.DataFrame({k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]})
+            return pd.DataFrame({c: [] for c in COLUMNS})
+        df = pd.DataFrame({k: np.concatenate([p[k] for p in self.parts]) for k in COLUMNS})
         self.parts = [{k: df[k].to_numpy() for k in df.columns}]  # one part from now on: the next frame is cheap
+        self.small = 0
         words = list(self.words)
         df["from"] = pd.Categorical.from_codes(df["from"], words)
         df["to"] = pd.Categorical.from_codes(df["to"], words)
         df["rule"] = pd.Categorical.from_codes(df["rule"], RULE_NAMES)
         df["time"] = df["time"].astype(float)
         return df
+
+    def total(self, rules: tuple[str, ...] = (), to: tuple[str, ...] = ()) -> int:
+        """Events by one of RULES (any rule when empty) into one of TO (any status when empty), from the counts.
+
+        Usage: ``log.total(to=("finished",))``
+        """
+        r = {RULE_CODE[x] for x in rules}
+        t = {self.words[x] for x in to if x in self.words}
+        if to and not t:
+            return 0
+        return sum(n for (_h, rule, _f, dst), n in self.counts.items() if (not r or rule in r) and (not t or dst in t))
+
+    def ids(self, rule: str) -> np.ndarray:
+        """The ids of RULE's events, oldest first (read from the id and rule columns only).
+
+        Usage: ``log.ids("generate")``
+        """
+        code = RULE_CODE[rule]
+        got = [p["id"][p["rule"] == code] for p in self.parts]
+        return np.concatenate(got) if got else np.zeros(0, np.int64)
+
+    def aggregated(self) -> pd.DataFrame:
+        """``aggregate(self.frame())`` from the counts kept as the run went (hourly buckets): the same table.
+
+        Usage: ``log.aggregated()``
+        """
+        if not self.counts:
+            return pd.DataFrame(columns=["bucket", "rule", "from", "to", "count"])
+        words = list(self.words)
+        keys = list(self.counts)
+        out = pd.DataFrame({
+            "bucket": np.array([k[0] for k in keys], dtype=np.int64),
+            "rule": pd.Categorical.from_codes([k[1] for k in keys], RULE_NAMES),
+            "from": pd.Categorical.from_codes([k[2] for k in keys], words),
+            "to": pd.Categorical.from_codes([k[3] for k in keys], words),
+            "count": np.array(list(self.counts.values()), dtype=np.int64),
+        })  # fmt: skip
+        return _sorted_counts(out)
 
 
 def cause(rule: str, value: float, threshold: float) -> str:
@@ -166,6 +239,11 @@ def aggregate(events: pd.DataFrame, bucket_s: float = 3600.0) -> pd.DataFrame:
         .rename("count")
         .reset_index()
     )
+    return _sorted_counts(out)
+
+
+def _sorted_counts(out: pd.DataFrame) -> pd.DataFrame:
+    """Counts per (bucket, rule, from, to) with the names as strings, sorted by them."""
     for col in ("rule", "from", "to"):
         out[col] = out[col].astype(str)
     return out.sort_values(["bucket", "rule", "from", "to"]).reset_index(drop=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.sim import brokering, machines, retry
-from brokerage.sim.jobs import NOT_RUN, S
+from brokerage.sim.jobs import IS_NOT_RUN, S
 from brokerage.sim.scouts import scout_priority
 from brokerage.sim.setup import MAX_ATTEMPT, MAX_FAILURE
 from brokerage.sim.state import DEFAULT_RAM_MB, MAX_WALL_S, MIN_WALL_S, Files, SimState
@@ -18,24 +18,29 @@ STAGEIN_SHARE = 0.4  # of the failures the queues' failure rates make: stage-in 
 RT_SLOTS = 64  # resource types per work queue in the count keys
 
 
-def counts(state: SimState) -> dict[tuple[int, int], tuple[int, int, int]]:
-    """(running, notRun, defined) per (aligned work queue, resource type) of the live jobs.
+def counts(state: SimState, st: np.ndarray | None = None) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """(running, notRun, defined) per (aligned work queue, resource type) of the live jobs (ST: their statuses, when
+    the caller has them already).
 
     Usage: ``counts(state)[(0, 0)]``
     """
     j, live = state.jobs, state.live
-    st, wq, rt = j["jobStatus"][live], j["workQueue"][live], j["resource_type"][live]
-    key = wq.astype(np.int64) * RT_SLOTS + rt
-    out: dict[tuple[int, int], tuple[int, int, int]] = {}
+    st = j["jobStatus"][live] if st is None else st
     n_keys = (len(state.g.work_queues) + 1) * RT_SLOTS
-    running = np.bincount(key[st == S["running"]], minlength=n_keys)
-    not_run = np.bincount(key[np.isin(st, NOT_RUN)], minlength=n_keys)
-    define = np.bincount(key[st == S["defined"]], minlength=n_keys)
+    # one bincount over (class, work queue, resource type): class 0 running, 1 notRun, 2 defined, 3 the others
+    key = _COUNT_CLASS[st] * n_keys + j["workQueue"][live].astype(np.int64) * RT_SLOTS + j["resource_type"][live]
+    running, not_run, define = np.bincount(key, minlength=4 * n_keys).reshape(4, n_keys)[:3]
+    out: dict[tuple[int, int], tuple[int, int, int]] = {}
     for s in range(len(state.g.work_queues)):
         for r in range(len(state.g.rtypes)):
             k = s * RT_SLOTS + r
             out[(s, r)] = (int(running[k]), int(not_run[k]), int(define[k]))
     return out
+
+
+_COUNT_CLASS = np.full(len(S), 3, np.int64)
+_COUNT_CLASS[IS_NOT_RUN] = 1
+_COUNT_CLASS[[S["running"], S["defined"]]] = (0, 2)
 
 
 def tick(state: SimState, now: float) -> None:
@@ -56,8 +61,9 @@ def tick(state: SimState, now: float) -> None:
     rows, avail = rows[avail > 0], avail[avail > 0]
     if len(rows) == 0:
         return
-    per_queue = counts(state)
-    state.live_counts = brokering.count_live(state)  # the brokers' weights and caps read them (brokering.live)
+    st = state.jobs["jobStatus"][state.live]
+    per_queue = counts(state, st)
+    state.live_counts = brokering.count_live(state, st)  # the brokers' weights and caps read them (brokering.live)
     prio = t["currentPriority"].to_numpy(float)[rows]
     order = np.lexsort((-prio, state.task_r[rows], state.task_w[rows]))  # stable: equal priorities keep task order
     rows, avail, prio = rows[order], avail[order], prio[order]

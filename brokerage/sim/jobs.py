@@ -44,6 +44,24 @@ and analysis tasks; else 1 + the position of the task's nucleus)."""
 SUB_NONE, SUB_TOREASSIGN = 0, 1
 
 
+def status_mask(codes: np.ndarray | list[int]) -> np.ndarray:
+    """A lookup table over status codes: ``status_mask(FINAL)[st]`` equals ``np.isin(st, FINAL)``, several times
+    faster on the live jobs' statuses (one gather instead of a sort-based membership test).
+
+    Usage: ``final = status_mask(FINAL)[table["jobStatus"]]``
+    """
+    mask = np.zeros(len(STATUSES), bool)
+    mask[np.asarray(codes, np.int64)] = True
+    return mask
+
+
+IS_FINAL, IS_QUEUED, IS_NOT_RUN = status_mask(FINAL), status_mask(QUEUED), status_mask(NOT_RUN)
+# a column's value when a new row does not give it: NaN for times and floats, -1 for fileID (no input), else 0
+DEFAULTS: dict[str, Any] = {
+    k: np.nan if np.dtype(t).kind == "f" else (-1 if k == "fileID" else 0) for k, t in COLUMNS.items()
+}
+
+
 @dataclass
 class JobTable:
     """Columns of equal length ``n`` (capacity may be larger); rows are never deleted, final jobs stay."""
@@ -76,8 +94,9 @@ class JobTable:
                 grown[: self.n] = col[: self.n]
                 self.cols[name] = grown
         rows = np.arange(self.n, self.n + k)
-        for name, col in self.cols.items():
-            col[rows] = values.get(name, np.nan if col.dtype.kind == "f" else (-1 if name == "fileID" else 0))
+        end = self.n + k
+        for name, col in self.cols.items():  # a slice, not ROWS: the same values, without the fancy indexing
+            col[self.n : end] = values.get(name, DEFAULTS[name])
         self.cols["PandaID"][rows] = np.arange(self.next_id, self.next_id + k)
         self.next_id += k
         self.n += k

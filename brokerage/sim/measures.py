@@ -50,8 +50,7 @@ def measures(sim: SimState) -> dict[str, float | None]:
     made, start = j["activationTime"], j["startTime"]
     both = ~np.isnan(made) & ~np.isnan(start) & (made >= 0)
     waits = (start[both] - made[both]) / 60.0
-    ev = sim.log.frame()
-    generated = ev.loc[ev["rule"] == "generate", "id"].to_numpy(np.int64) - 1  # PandaIDs count rows from 1
+    generated = sim.log.ids("generate") - 1  # PandaIDs count rows from 1
     stays = pending_stays(sim.g.tasks["status"], sim.task_causes, sim.now)
     out: dict[str, float | None] = {
         "jobs_finished": h["jobs_finished"], "jobs_failed": h["jobs_failed"],

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from brokerage.sim.datasets import dataset_counts
-from brokerage.sim.events import aggregate
 from brokerage.sim.jobs import S
 from brokerage.sim.state import TICK_S, SimState
 
@@ -45,29 +44,26 @@ def headline(sim: SimState) -> dict[str, Any]:
 
     Usage: ``headline(sim)["jobs_finished"]``
     """
-    j = sim.jobs
-    ev = sim.log.frame()
-    started = ev[ev["rule"] == "dispatch"]
+    j, log = sim.jobs, sim.log  # the log's counts, kept as the run went: no frame of every event is built
     made = j["activationTime"]
     start = j["startTime"]
     both = ~np.isnan(made) & ~np.isnan(start) & (made >= 0)
-    closed = ev[(ev["to"] == "closed")]
     throttled = {(s, r) for sample in sim.series.throttled for s, r, _ in sample}
     t = sim.tasks
     return {
         "hours": sim.now / 3600.0,
-        "jobs_generated": int((ev["rule"] == "generate").sum()),
-        "jobs_started": len(started),
-        "jobs_finished": int((ev["to"] == "finished").sum()),
-        "jobs_failed": int((ev["to"] == "failed").sum()),
-        "jobs_closed_reassigned": len(closed),
+        "jobs_generated": log.total(rules=("generate",)),
+        "jobs_started": log.total(rules=("dispatch",)),
+        "jobs_finished": log.total(to=("finished",)),
+        "jobs_failed": log.total(to=("failed",)),
+        "jobs_closed_reassigned": log.total(to=("closed",)),
         "mean_queued_minutes": float(np.mean(start[both] - made[both]) / 60.0) if both.any() else None,
         "throttled_work_queues": sorted(f"{s}/{r}" for s, r in throttled),
         "tasks_completed": int(t["status"].isin(["done", "finished", "failed"]).sum()),
         "tasks_pending": int((t["status"] == "pending").sum()),
         "tasks_throttled": int((t["status"] == "throttled").sum()),
         "fast_rebrokerage_dry_runs": len(sim.dry_runs),
-        "memory_increases": int(ev["rule"].isin(["retry_ram", "retry_task_ram"]).sum()),
+        "memory_increases": log.total(rules=("retry_ram", "retry_task_ram")),
     }
 
 
@@ -130,7 +126,7 @@ def build_result(sim: SimState) -> dict[str, Any]:
     touched = (t["nFilesUsed"] > 0).to_numpy()
     progress = t[touched][["status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed"]]
     datasets = dataset_counts(sim)[touched]
-    events = aggregate(sim.log.frame())
+    events = sim.log.aggregated()  # aggregate(sim.log.frame()), from the counts kept as the run went
     events["from"] = events["from"].astype(str)
     return {
         "meta": {"snapshot": sim.snap.key, "seed": sim.seed, "config_changed": sim.config.changed(),

@@ -7,10 +7,11 @@ import numpy as np
 
 from brokerage.model.workqueues import sorted_leaves
 from brokerage.sim import machines, retry
-from brokerage.sim.jobs import S
+from brokerage.sim.jobs import S, status_mask
 from brokerage.sim.setup import NO_PILOT_STATUSES
 from brokerage.sim.state import SimState
 
+_BUSY = status_mask([S["sent"], S["starting"], S["running"]])  # a pilot holds the job: its slot is taken
 MAX_PRIORITY = 2**14 - 1  # currentPriority is below it (merge jobs 5000, boosted tasks 900, scouts 901)
 
 
@@ -32,6 +33,47 @@ def pack(*keys: np.ndarray) -> np.ndarray:
     return packed
 
 
+def within_reach(queue: np.ndarray, level: np.ndarray, free: np.ndarray, rounds: int = 8) -> np.ndarray:
+    """Which candidates (at QUEUE, with sort LEVEL, in PandaID order) are among the FREE[queue] first of their queue
+    by (level, PandaID): every one below the lowest level where the queue's count reaches its free slots, and the
+    oldest at that level up to the slots left. A queue not resolved within ROUNDS levels keeps every candidate (the
+    caller's full sort decides there).
+
+    Usage: ``near = within_reach(cq, (rank << 14) | prio, free)``
+    """
+    top = np.iinfo(np.int64).max
+    limit = np.full(len(free), top)  # the level each queue is filled at (top: all its candidates fit)
+    need = free.astype(np.int64)
+    idx = np.arange(len(queue))
+    for _ in range(rounds):
+        if len(idx) == 0:
+            break
+        q, lv = queue[idx], level[idx]
+        lo = np.full(len(free), top)
+        np.minimum.at(lo, q, lv)
+        at = lv == lo[q]
+        got = np.bincount(q[at], minlength=len(free))
+        filled = (got > 0) & (got >= need)
+        limit[filled] = lo[filled]
+        need = need - got
+        idx = idx[~at & ~filled[q]]  # the next level of the queues not filled yet
+    unresolved = np.zeros(len(free), bool)
+    unresolved[queue[idx]] = True
+    lim = limit[queue]
+    below = level < lim
+    edge = np.flatnonzero(level == lim)  # at the level a queue is filled at: the oldest first
+    left = free - np.bincount(queue[below], minlength=len(free))
+    eq = queue[edge]
+    order = np.argsort(eq, kind="stable")  # by queue, PandaID order kept within each
+    sq = eq[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sq)) + 1] if len(sq) else np.zeros(0, np.int64)
+    occ = np.empty(len(edge), np.int64)
+    occ[order] = np.arange(len(sq)) - np.repeat(starts, np.diff(np.r_[starts, len(sq)]))
+    keep = below | unresolved[queue]
+    keep[edge[occ < left[eq]]] = True
+    return keep
+
+
 def dispatch(state: SimState, now: float) -> None:
     """Pilots take activated jobs up to each queue's free slots: the most under-pledged share first, then
     priority, then age; SLOPPY_DISPATCH_RATIO+1 % of queues take by age only this tick (§7.3). getJob (sent) and
@@ -42,22 +84,25 @@ def dispatch(state: SimState, now: float) -> None:
     j, g = state.jobs, state.g
     q = j["computingSite"]
     confirm(state, now)
-    st = j["jobStatus"][state.live]
-    busy_rows = state.live[(st == S["sent"]) | (st == S["starting"]) | (st == S["running"])]
-    busy = np.bincount(q[busy_rows], minlength=len(g.queues))
+    live = state.live
+    st, ql = j["jobStatus"][live], q[live]
+    busy = np.bincount(ql[_BUSY[st]], minlength=len(g.queues))
     free = g.slots - busy
     free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0
-    cand = state.live[st == S["activated"]]
-    cand = cand[free[q[cand]] > 0]
+    pick = (st == S["activated"]) & (free[ql] > 0)
+    cand, cq = live[pick], ql[pick]
     if len(cand) == 0:
         return
-    share_rank = _share_rank(state, state.live[st == S["running"]])
+    share_rank = _share_rank(state, live[st == S["running"]])
     sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
-    cq = q[cand]
     by_age = sloppy[cq]
     rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
     prio = np.where(by_age, 0, MAX_PRIORITY - np.clip(j["currentPriority"][cand], 0, MAX_PRIORITY)).astype(np.int64)
-    order = np.argsort(pack(cq, rank, prio, j["PandaID"][cand]), kind="stable")
+    # only the jobs that can be among a queue's first free ones are sorted (a backlog of 400,000 shrinks to a few
+    # thousand); the keys are unique (PandaID is the last one), so any sort gives the one order
+    near = within_reach(cq, (rank << 14) | prio, free)
+    cand, cq, rank, prio = cand[near], cq[near], rank[near], prio[near]
+    order = np.argsort(pack(cq, rank, prio, j["PandaID"][cand]))
     cand, cq = cand[order], cq[order]
     first = np.r_[0, np.flatnonzero(np.diff(cq)) + 1]
     pos = np.arange(len(cand)) - np.repeat(first, np.diff(np.r_[first, len(cand)]))
@@ -79,7 +124,7 @@ def confirm(state: SimState, now: float) -> None:
     """
     j = state.jobs
     rows = state.live_rows("sent", "starting")
-    rows = rows[~np.isin(state.g.queue_status[j["computingSite"][rows]], NO_PILOT_STATUSES)]
+    rows = rows[~np.isin(state.g.queue_status, NO_PILOT_STATUSES)[j["computingSite"][rows]]]
     if len(rows) == 0:
         return
     hours = (now - j["modificationTime"][rows]) / 3600.0
@@ -110,7 +155,7 @@ def end_payloads(state: SimState, now: float) -> None:
     part = j["willFail"][run] & (j["errorCode"][run] != retry.REACHEDMAXTIME)
     length = np.where(part, 0.5 * j["runSeconds"][run], j["runSeconds"][run])
     ended = run[j["startTime"][run] + length <= now]
-    alive = ~np.isin(state.g.queue_status[j["computingSite"][ended]], NO_PILOT_STATUSES)
+    alive = ~np.isin(state.g.queue_status, NO_PILOT_STATUSES)[j["computingSite"][ended]]
     ended = ended[alive]  # a queue without pilots reports nothing: its jobs are left to the heartbeat rules
     if len(ended):
         hours = (now - j["startTime"][ended]) / 3600.0

@@ -8,7 +8,7 @@ import pandas as pd
 
 from brokerage.model.profiles import rule
 from brokerage.sim import task_agent
-from brokerage.sim.jobs import FINAL, UNDISPATCHED, S
+from brokerage.sim.jobs import IS_FINAL, UNDISPATCHED, S
 from brokerage.sim.propagate import end_jobs
 from brokerage.sim.scouts import EARLY_AVALANCHE_FRACTION, N_SCOUTS_TO_ASSESS, assess
 from brokerage.sim.state import SimState
@@ -70,14 +70,17 @@ def finish_tasks(state: SimState, now: float) -> None:
     if len(finishing) == 0:
         return
     j = state.jobs
-    queued = state.live[np.isin(j["jediTaskID"][state.live], finishing.to_numpy())]
+    mine = np.isin(j["jediTaskID"][state.live], finishing.to_numpy())
+    queued = state.live[mine]
     queued = queued[np.isin(j["jobStatus"][queued], UNDISPATCHED)]
     if len(queued):
         j.cols["errorCode"][queued] = FINISH_KILL_CODE
         state.log.add(now, j["PandaID"][queued], "-", "cancelled", "command", np.full(len(queued), 52.0))
         end_jobs(state, queued, "cancelled")
         state.live = state.live[~np.isin(state.live, queued)]
-    busy = set(j["jediTaskID"][state.live][~np.isin(j["jobStatus"][state.live], FINAL)].tolist())
+        mine = np.isin(j["jediTaskID"][state.live], finishing.to_numpy())
+    left = state.live[mine]  # the finishing tasks' jobs: only they can keep one of them busy
+    busy = set(j["jediTaskID"][left][~IS_FINAL[j["jobStatus"][left]]].tolist())
     for tid in [x for x in finishing.tolist() if x not in busy]:
         fin, n = int(t.at[tid, "nFilesFinished"]), int(t.at[tid, "nFiles"])
         final = str(task_agent.final_status(np.array([n]), np.array([fin]))[0])

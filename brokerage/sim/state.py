@@ -21,7 +21,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
-from brokerage.sim.jobs import DEFINED_TABLE, FINAL, JobTable, S
+from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, JobTable, S
 from brokerage.sim.setup import SimGrid, base_walltime, sim_grid, task_table
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
@@ -294,7 +294,7 @@ class SimState:
 
     def prune_live(self) -> None:
         """Drop the rows that became final from the index of live jobs."""
-        self.live = self.live[~np.isin(self.jobs["jobStatus"][self.live], FINAL)]
+        self.live = self.live[~IS_FINAL[self.jobs["jobStatus"][self.live]]]
 
     def live_rows(self, *statuses: str) -> np.ndarray:
         """Rows of live jobs in one of STATUSES, in PandaID order.
@@ -343,12 +343,21 @@ class SimState:
         if len(ids) == 0:
             return
         t = self.tasks
-        old = t.loc[ids, "status"].to_numpy(object)
-        machines.check_task_moves(zip(ids.tolist(), old.tolist(), [new] * len(ids), strict=True), why)
-        t.loc[ids, "oldStatus"] = old
-        t.loc[ids, "status"] = new
-        t.loc[ids, "stateChangeTime"] = self.now
-        t.loc[ids, "modificationTime"] = self.now
+        if len(ids) == 1:  # one task (JobGenerator's moves, nearly all of them): .at is ~100x cheaper than .loc
+            tid = ids[0]
+            old = np.array([t.at[tid, "status"]], dtype=object)
+            machines.check_task_moves([(tid, old[0], new)], why)
+            t.at[tid, "oldStatus"] = old[0]
+            t.at[tid, "status"] = new
+            t.at[tid, "stateChangeTime"] = self.now
+            t.at[tid, "modificationTime"] = self.now
+        else:
+            old = t.loc[ids, "status"].to_numpy(object)
+            machines.check_task_moves(zip(ids.tolist(), old.tolist(), [new] * len(ids), strict=True), why)
+            t.loc[ids, "oldStatus"] = old
+            t.loc[ids, "status"] = new
+            t.loc[ids, "stateChangeTime"] = self.now
+            t.loc[ids, "modificationTime"] = self.now
         self.log.add(self.now, ids.to_numpy(np.int64), old, new, "task")
         self.task_causes.extend((self.now, int(i), str(o), new, why) for i, o in zip(ids, old, strict=True))
 

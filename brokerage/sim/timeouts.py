@@ -56,7 +56,7 @@ def _last_heartbeat(sim: SimState, rows: np.ndarray) -> np.ndarray:
     (offline) the heartbeats stopped when the run began."""
     j = sim.jobs
     start = j["startTime"][rows]
-    dead = np.isin(sim.g.queue_status[j["computingSite"][rows]], NO_PILOT_STATUSES)
+    dead = np.isin(sim.g.queue_status, NO_PILOT_STATUSES)[j["computingSite"][rows]]
     until = np.where(dead, np.minimum(sim.now, 0.0), sim.now)
     beats = np.floor(np.maximum(until - start, 0.0) / HEARTBEAT_S)
     return start + beats * HEARTBEAT_S

@@ -8,7 +8,7 @@ import pandas as pd
 
 from brokerage.sim import machines, task_agent
 from brokerage.sim.jobs import FINAL
-from brokerage.sim.state import SimState
+from brokerage.sim.state import Files, SimState
 
 BOOST_DONE_FRACTION, BOOST_MAX_REMAINING_JOBS, BOOST_PRIORITY = 0.95, 100, 900.0  # the near-completion boost
 EXPRESS = "Express"
@@ -22,9 +22,11 @@ def tick(state: SimState, now: float) -> None:
     Usage: ``watchdog.tick(state, state.now)``
     """
     f = state.files
+    # the task rules read only the units still in play (ready or running): the others are left out here already
+    open_ = np.flatnonzero(f.status <= Files.RUNNING)
     files = pd.DataFrame({
-        "jediTaskID": f.task, "failedAttempt": f.failedAttempt, "attemptNr": f.attemptNr,
-        "status": np.array(["ready", "running", "finished", "failed"], dtype=object)[f.status],
+        "jediTaskID": f.task[open_], "failedAttempt": f.failedAttempt[open_], "attemptNr": f.attemptNr[open_],
+        "status": np.array(["ready", "running", "finished", "failed"], dtype=object)[f.status[open_]],
     })  # fmt: skip
     tids = state.jobs["jediTaskID"][state.live]
     tids = tids[(tids >= 0) & ~np.isin(state.jobs["jobStatus"][state.live], FINAL)]
@@ -82,6 +84,10 @@ def boost(state: SimState, tid: int, rem_jobs: int, done: float) -> None:
     Usage: ``boost(state, 42, 4, 0.96)``
     """
     t, j = state.tasks, state.jobs
+    share = str(t.at[tid, "gshare"])
+    to_express = share != EXPRESS and t.at[tid, "workQueue"] == share and EXPRESS in state.si
+    if t.at[tid, "currentPriority"] >= BOOST_PRIORITY and not to_express:
+        return  # boosted at an earlier pass: nothing to change (and no scan of the live jobs)
     live = state.live[j["jediTaskID"][state.live] == tid]
     why = f"{done:.0%} of inputs done, {rem_jobs} jobs left"
     if t.at[tid, "currentPriority"] < BOOST_PRIORITY:
@@ -90,8 +96,7 @@ def boost(state: SimState, tid: int, rem_jobs: int, done: float) -> None:
         b, c, k, lab, _p = state.static[tid]
         state.static[tid] = (b, c, k, lab, BOOST_PRIORITY)
         state.note_task(tid, f"WatchDog: priority -> 900 ({why})")
-    share = str(t.at[tid, "gshare"])
-    if share != EXPRESS and t.at[tid, "workQueue"] == share and EXPRESS in state.si:
+    if to_express:
         t.at[tid, "gshare"] = t.at[tid, "workQueue"] = EXPRESS
         pos = state.task_rows(np.array([tid]))
         state.task_s[pos], state.task_w[pos] = state.si[EXPRESS], state.wi[EXPRESS]
