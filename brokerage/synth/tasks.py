@@ -70,6 +70,8 @@ def _kinds(rng: np.random.Generator, n: int) -> _Kinds:
     anal_share = rng.choice(np.array(ANAL_SHARES, dtype=object), size=n, p=ANAL_P)
     gshare = np.array([_TYPE_SHARE.get(t, "") for t in ptype.tolist()], dtype=object)
     gshare[user] = anal_share[user]
+    # validation samples: about one simulation task in six runs in the Validation share (its jobs need tasks)
+    gshare[(ptype == "simul") & (tid % 6 == 0)] = "Validation"
     status = np.where(
         prod,
         rng.choice(
