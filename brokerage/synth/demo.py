@@ -67,7 +67,8 @@ def _columns(
     jobs = make_jobs(rng["jobs"], sites, q, taken, where)
     jc_rows = job_count_rows(rng["rows"], q, jobs)
     users_jobs, users = user_rows(q, jobs.pairs, jobs.users, jobs.user_group)
-    task_cols, ds, reps, history = make_tasks(rng["tasks"], tasks, sites, q, ep, jobs, taken)
+    running = None if where is None else dict(zip(SHARES, jobs.jc[:, :, 0].sum(axis=0).tolist(), strict=True))
+    task_cols, ds, reps, history = make_tasks(rng["tasks"], tasks, sites, q, ep, jobs, taken, running)
     queue_cols: dict[str, Any] = {
         "panda_queue": q.name,
         "atlas_site": sites.name[q.site],

@@ -192,6 +192,8 @@ def make_jobs(
     anal_run = jc[:, n_prod:, S["running"]]
     jc[:, n_prod:, S["transferring"]] = np.round(anal_run * ratio["transferring"][:, None] * 0.3)
     jc[load.bootstrap] = 0
+    for st in USER_STATUSES:  # a bootstrap queue has no job at all, its users' included (the placement may put some)
+        pairs[st] = np.where(load.bootstrap[pairs["queue"]], 0, pairs[st])
     dynamic = _activity(rng, q, jc, load, taken)
     dynamic["trr"] = trr
     return Jobs(jc=jc, pairs=pairs, users=users, user_group=user_group, user_pop=user_pop, dynamic=dynamic)
