@@ -14,6 +14,7 @@ from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
+from brokerage.sim.split import events_per_job
 
 SCOUTING_STARTS = (
     "registered",
@@ -106,9 +107,9 @@ def _task_work(snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_
     """Per task: events per job, input units (one job's input each) still to process, walltime per job."""
     t = snap.tables["tasks"].set_index("jeditaskid")
     d = snap.tables["datasets"]
-    master = d[d["is_master"].astype(bool)].groupby("jeditaskid")[["nevents", "neventsused"]].sum()
+    master = d[d["is_master"].astype(bool)].groupby("jeditaskid")[["nevents", "neventsused", "nfiles"]].sum()
     left = (master["nevents"] - master["neventsused"]).clip(lower=0).reindex(t.index, fill_value=0)
-    per_job = (t["chunk_nevents"] / t["chunk_njobs"].clip(lower=1)).clip(lower=1)
+    per_job = events_per_job(t, master)  # the split rule's job size (seed 003)
     units = np.ceil(left / per_job).astype(np.int64)
     cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
     # seed 003: "cpuEfficiency can be set to 0 to disable scaling with nEvents. In this case wall = baseWalltime"

@@ -373,6 +373,9 @@ class JediTasks(Base):
     chunk_nevents: Mapped[int] = mapped_column(BigId)
     chunk_input_mb: Mapped[float | None]
     chunk_njobs: Mapped[int]
+    neventsperjob: Mapped[int | None] = mapped_column(BigId)
+    nfilesperjob: Mapped[int | None]
+    ngbperjob: Mapped[float | None]
     frozentime: Mapped[datetime | None]
     modificationtime: Mapped[datetime | None]
     seq: Mapped[int]

@@ -4,6 +4,7 @@ replicas at DDM endpoints, mostly at the task's nucleus already, RAW on tape (``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,8 @@ import numpy as np
 
 from brokerage.synth.common import DATASET_ID_BASE, IO_INTENSITY_CUTOFF
 from brokerage.synth.sites import Sites
+
+Scale = Callable[[np.ndarray], np.ndarray]  # events left per task -> a factor per task
 
 # per master input type: (datatype, MB per event, events per file, median files)
 _INPUT = {
@@ -53,9 +56,12 @@ class _Inputs:
     dsid: np.ndarray
 
 
-def _masters(rng: np.random.Generator, ptype: np.ndarray, status: np.ndarray) -> dict[str, np.ndarray]:
+def _masters(
+    rng: np.random.Generator, ptype: np.ndarray, status: np.ndarray, scale: Scale | None = None
+) -> dict[str, np.ndarray]:
     """Master input of every task: type by processing type, files, events (pseudo input for generation), size
-    and the events used so far by the task's status."""
+    and the events used so far by the task's status; SCALE (events left -> a factor per task) grows the input
+    (no extra draw)."""
     n = len(ptype)
     spec = [_INPUT[t] for t in ptype.tolist()]
     dtype = np.array([s[0] for s in spec], dtype=object)
@@ -76,6 +82,12 @@ def _masters(rng: np.random.Generator, ptype: np.ndarray, status: np.ndarray) ->
         rng.uniform(0, 0.5, n),
     )
     used = np.floor(nevents * used_frac).astype(np.int64)
+    if scale is not None:
+        k = scale(nevents - used)
+        nfiles = np.round(nfiles * k).astype(np.int64)
+        nevents = np.where(pseudo, np.round(nevents * k, -3), nfiles * ev_file).astype(np.int64)
+        size = np.round(nfiles * ev_file * mb_ev / 1024.0, 3)
+        used = np.floor(nevents * used_frac).astype(np.int64)
     return {
         "dtype": dtype,
         "mb_ev": mb_ev,
@@ -301,9 +313,11 @@ def make_datasets(
     io: np.ndarray,
     sites: Sites,
     ep: dict[str, Any],
+    scale: Scale | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Master and secondary input datasets of every task, and their replicas at DDM endpoints."""
-    m = _masters(rng, ptype, status)
+    """Master and secondary input datasets of every task, and their replicas at DDM endpoints; SCALE grows the
+    master inputs (``_masters``)."""
+    m = _masters(rng, ptype, status, scale)
     sec = _secondaries(rng, ptype, m)
     d, datasets = _inputs(rng, tid, ptype, m, sec)
     copies, nuc_site = _disk_copies(rng, sites, ep, d, nucleus, io)

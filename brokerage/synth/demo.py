@@ -22,8 +22,9 @@ from brokerage.synth.common import DEFAULT_TAKEN_AT, MAX_SITES, QUEUES_PER_SITE
 from brokerage.synth.describe import describe
 from brokerage.synth.jobs import job_count_rows, make_jobs
 from brokerage.synth.network import network
+from brokerage.synth.placement import reach
 from brokerage.synth.queues import make_queues
-from brokerage.synth.shares import share_usage, shares_and_slots
+from brokerage.synth.shares import SHARES, share_usage, shares_and_slots
 from brokerage.synth.sites import site_catalog, site_columns
 from brokerage.synth.software import software_rows
 from brokerage.synth.storage import endpoints, relations
@@ -37,18 +38,37 @@ __all__ = ["DEFAULT_TAKEN_AT", "demo_snapshot", "describe", "grid_columns"]
 _STREAMS = ("sites", "queues", "ep", "net", "jobs", "sw", "tasks", "rows")
 
 
-def grid_columns(seed: int, queues: int, tasks: int, taken: pd.Timestamp) -> dict[str, dict[str, Any]]:
-    """Every table of the demo grid as column arrays."""
+def grid_columns(
+    seed: int, queues: int, tasks: int, taken: pd.Timestamp, sustained: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Every table of the demo grid as column arrays. SUSTAINED: each share's jobs sit only at queues its tasks'
+    job brokerage accepts (the grid is drawn once, its tasks brokered, and the job counts drawn again, from the
+    same streams, kept to those queues), so the simulator can keep the grid running (issue 30).
+
+    Usage: ``grid_columns(0, 60, 200, pd.Timestamp(DEFAULT_TAKEN_AT))["queues"]["panda_queue"]``
+    """
+    columns = _columns(seed, queues, tasks, taken, None)
+    if not sustained:
+        return columns
+    snap = GridSnapshot({name: table(name, columns[name]) for name in TABLES}, taken.to_pydatetime())
+    return _columns(seed, queues, tasks, taken, reach(snap, SHARES))
+
+
+def _columns(
+    seed: int, queues: int, tasks: int, taken: pd.Timestamp, where: np.ndarray | None
+) -> dict[str, dict[str, Any]]:
+    """The tables as column arrays, the job counts kept to WHERE (queue, share) when given."""
     streams = np.random.SeedSequence(seed).spawn(len(_STREAMS))
     rng = {k: np.random.default_rng(s) for k, s in zip(_STREAMS, streams, strict=True)}
     n_sites = max(1, min(MAX_SITES, round(queues / QUEUES_PER_SITE), queues))
     sites = site_catalog(rng["sites"], n_sites)
     q = make_queues(rng["queues"], sites, queues)
     ep = endpoints(rng["ep"], sites, q)
-    jobs = make_jobs(rng["jobs"], sites, q, taken)
+    jobs = make_jobs(rng["jobs"], sites, q, taken, where)
     jc_rows = job_count_rows(rng["rows"], q, jobs)
     users_jobs, users = user_rows(q, jobs.pairs, jobs.users, jobs.user_group)
-    task_cols, ds, reps, history = make_tasks(rng["tasks"], tasks, sites, q, ep, jobs, taken)
+    running = None if where is None else dict(zip(SHARES, jobs.jc[:, :, 0].sum(axis=0).tolist(), strict=True))
+    task_cols, ds, reps, history = make_tasks(rng["tasks"], tasks, sites, q, ep, jobs, taken, running)
     queue_cols: dict[str, Any] = {
         "panda_queue": q.name,
         "atlas_site": sites.name[q.site],
@@ -81,9 +101,10 @@ def grid_columns(seed: int, queues: int, tasks: int, taken: pd.Timestamp) -> dic
 
 
 def demo_snapshot(
-    seed: int = 0, queues: int = 700, tasks: int = 3000, taken_at: datetime | None = None
+    seed: int = 0, queues: int = 700, tasks: int = 3000, taken_at: datetime | None = None, sustained: bool = True
 ) -> GridSnapshot:
-    """A realistic ATLAS-like grid, identical for the same (seed, queues, tasks, taken_at).
+    """A realistic ATLAS-like grid, identical for the same (seed, queues, tasks, taken_at); SUSTAINED (the default)
+    keeps each share's jobs where its tasks can go (``grid_columns``).
 
     Usage: ``snap = demo_snapshot(seed=1); describe(snap)["backlogged_nuclei"]``
     """
@@ -97,6 +118,6 @@ def demo_snapshot(
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     taken = pd.Timestamp(when).tz_convert("UTC").floor("s")
-    columns = grid_columns(seed, queues, tasks, taken)
+    columns = grid_columns(seed, queues, tasks, taken, sustained)
     tables = {name: table(name, columns[name]) for name in TABLES}
     return GridSnapshot(tables, taken.to_pydatetime(), snapshot_id=f"demo-s{seed}-q{queues}-t{tasks}")

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from brokerage.synth.common import INACTIVE_HOURS, NO_PILOT_HOURS, times
+from brokerage.synth.placement import move_shares, restrict, spread
 from brokerage.synth.queues import K, Queues
-from brokerage.synth.shares import COUNT_STATUSES, PROD_SHARES, SHARES, USER_STATUSES, S
+from brokerage.synth.shares import ANAL_P, COUNT_STATUSES, PROD_SHARES, SHARES, USER_STATUSES, S
 from brokerage.synth.sites import Sites
 from brokerage.synth.users import make_users, stabilize, user_pairs
 
@@ -84,22 +85,28 @@ def _ratios(rng: np.random.Generator, q: Queues, overloaded: np.ndarray) -> dict
 
 
 def _production(
-    rng: np.random.Generator, q: Queues, load: _Load, ratio: dict[str, np.ndarray]
+    rng: np.random.Generator, q: Queues, load: _Load, ratio: dict[str, np.ndarray], reach: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Production job counts (queue, share, status) spread over the production shares; running analysis jobs."""
+    """Production job counts (queue, share, status) spread over the production shares (only those REACH allows at
+    the queue, when given); running analysis jobs."""
     n, n_prod = q.n, len(PROD_SHARES)
     R = load.running
     prod_capable = q.type != "analysis"
     jc = np.zeros((n, len(SHARES), len(COUNT_STATUSES)), dtype=np.int64)
     R_prod = np.where(q.type == "unified", np.round(R * 0.85), np.where(q.type == "production", R, 0))
-    f = rng.dirichlet(_PROD_POP * 3.0, size=n)
+    raw = rng.dirichlet(_PROD_POP * 3.0, size=n)
+    f = raw.copy()
     f[f < 0.04] = 0.0
     f[np.arange(n), np.argmax(f, axis=1)] += 1e-9
     f /= f.sum(axis=1, keepdims=True)
+    drawn = f  # stuck and many-transferring queues keep their jobs as drawn (no task refills those states)
     run = np.round(R_prod[:, None] * f)
+    if reach is not None:
+        f = restrict(f, raw, reach[:, :n_prod] > 0)
+        run = spread(run, reach[:, :n_prod])
     noise = rng.lognormal(0.0, 0.3, (n, n_prod))
     act = np.round(run * ratio["activated"][:, None] * noise)
-    stuck = ratio["stuck"][:, None] & prod_capable[:, None] & (f > 0.2)
+    stuck = ratio["stuck"][:, None] & prod_capable[:, None] & (drawn > 0.2)
     act = np.where(stuck, rng.integers(1, 200, (n, n_prod)), act)
     jc[:, :n_prod, S["running"]] = run
     jc[:, :n_prod, S["activated"]] = act
@@ -108,10 +115,13 @@ def _production(
     jc[:, :n_prod, S["defined"]] = np.round(run * ratio["defined"][:, None])
     tr = np.round(run * ratio["transferring"][:, None])
     limit = np.where(q.cols["transferringlimit"] > 0, q.cols["transferringlimit"], 2000)
-    tr_total = np.maximum(limit, 2 * R_prod) * rng.uniform(1.2, 2.0, n)
-    tr = np.where(load.many_transferring[:, None], np.round(tr_total[:, None] * f), tr)
+    tr_total = np.maximum(limit, 2 * run.sum(axis=1)) * rng.uniform(1.2, 2.0, n)
+    tr = np.where(load.many_transferring[:, None], np.round(tr_total[:, None] * drawn), tr)
     jc[:, :n_prod, S["transferring"]] = tr
-    return jc, R - R_prod
+    r_anal = R - R_prod
+    if reach is not None:
+        r_anal = spread(r_anal[:, None], reach[:, n_prod:].sum(axis=1, keepdims=True))[:, 0]
+    return jc, r_anal
 
 
 def last_pilot_age(npilot: np.ndarray, laststart_age: np.ndarray) -> np.ndarray:
@@ -154,14 +164,23 @@ def _activity(rng: np.random.Generator, q: Queues, jc: np.ndarray, load: _Load, 
     }
 
 
-def make_jobs(rng: np.random.Generator, sites: Sites, q: Queues, taken: pd.Timestamp) -> Jobs:
-    """Running and queued jobs per queue and share, user jobs at analysis queues, and pilot/worker activity."""
+def make_jobs(
+    rng: np.random.Generator, sites: Sites, q: Queues, taken: pd.Timestamp, reach: np.ndarray | None = None
+) -> Jobs:
+    """Running and queued jobs per queue and share, user jobs at analysis queues, and pilot/worker activity;
+    REACH (queue, share), when given, keeps each share's jobs to the queues its tasks can go to (the same draws
+    are made either way, so only the counts move).
+
+    Usage: ``make_jobs(rng, sites, q, taken, reach=placement.reach(snap, SHARES))``
+    """
     n = q.n
     load = _load(rng, sites, q)
     ratio = _ratios(rng, q, load.overloaded)
-    jc, r_anal = _production(rng, q, load, ratio)
+    jc, r_anal = _production(rng, q, load, ratio, reach)
     users, user_pop, user_group = make_users(rng, int(np.clip(round(n * 0.3), 20, 3000)))
     pairs = user_pairs(rng, q, load.sf, r_anal, ratio["activated"], user_pop)
+    if reach is not None:
+        move_shares(pairs, reach[:, len(PROD_SHARES) :] > 0, ANAL_P)
     # trr: jobs starting per hour over the last 6 h ~ running / mean job duration
     R_real = jc[:, :, S["running"]].sum(axis=1) + np.bincount(pairs["queue"], weights=pairs["running"], minlength=n)
     trr = np.round(R_real / rng.uniform(1.5, 6.0, n), 1)
@@ -173,6 +192,8 @@ def make_jobs(rng: np.random.Generator, sites: Sites, q: Queues, taken: pd.Times
     anal_run = jc[:, n_prod:, S["running"]]
     jc[:, n_prod:, S["transferring"]] = np.round(anal_run * ratio["transferring"][:, None] * 0.3)
     jc[load.bootstrap] = 0
+    for st in USER_STATUSES:  # a bootstrap queue has no job at all, its users' included (the placement may put some)
+        pairs[st] = np.where(load.bootstrap[pairs["queue"]], 0, pairs[st])
     dynamic = _activity(rng, q, jc, load, taken)
     dynamic["trr"] = trr
     return Jobs(jc=jc, pairs=pairs, users=users, user_group=user_group, user_pop=user_pop, dynamic=dynamic)

@@ -151,3 +151,17 @@ def task_chunks(
     chunk_ev = np.where(rng.random(n) < 0.04, chunk_ev * 10, chunk_ev)  # jobs too long for most queues
     njobs = np.where(user, np.ceil(rng.lognormal(np.log(50.0), 1.2, n)), np.ceil(rng.lognormal(np.log(20.0), 1.0, n)))
     return chunk_ev, njobs
+
+
+def split_rules(user: np.ndarray, chunk_ev: np.ndarray, chunk_mb: np.ndarray) -> dict[str, np.ndarray]:
+    """The split rule that makes jobs of CHUNK_EV events: production tasks nEventsPerJob; user tasks nGBPerJob (the
+    chunk's input in GB, to the MB) when their input has a size, else nEventsPerJob. No random draw.
+
+    Usage: ``split_rules(np.array([False]), np.array([500]), np.array([1024.0]))["neventsperjob"]``  -> ``[500]``
+    """
+    by_gb = user & (chunk_mb > 0)
+    return {
+        "neventsperjob": np.where(by_gb, 0, chunk_ev).astype(np.int64),
+        "nfilesperjob": np.zeros(len(user), dtype=np.int64),
+        "ngbperjob": np.where(by_gb, np.round(chunk_mb / 1024.0, 3), 0.0),
+    }

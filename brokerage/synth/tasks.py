@@ -4,6 +4,7 @@ flags that make each rule fire somewhere."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +19,10 @@ from brokerage.synth.queues import Queues
 from brokerage.synth.recent_jobs import task_job_counts
 from brokerage.synth.shares import ANAL_P, ANAL_SHARES
 from brokerage.synth.sites import Sites
-from brokerage.synth.task_needs import task_chunks, task_cores, task_io, task_memory, task_work
+from brokerage.synth.task_needs import split_rules, task_chunks, task_cores, task_io, task_memory, task_work
 from brokerage.synth.task_software import task_software
 from brokerage.synth.users import quota_users
+from brokerage.synth.work import work_scale
 
 PROD_TYPES = ("evgen", "simul", "pile", "reprocessing", "deriv", "merge", "urgent")
 _PROD_TYPE_P = (0.14, 0.32, 0.14, 0.05, 0.2, 0.12, 0.03)
@@ -70,6 +72,8 @@ def _kinds(rng: np.random.Generator, n: int) -> _Kinds:
     anal_share = rng.choice(np.array(ANAL_SHARES, dtype=object), size=n, p=ANAL_P)
     gshare = np.array([_TYPE_SHARE.get(t, "") for t in ptype.tolist()], dtype=object)
     gshare[user] = anal_share[user]
+    # validation samples: about one simulation task in six runs in the Validation share (its jobs need tasks)
+    gshare[(ptype == "simul") & (tid % 6 == 0)] = "Validation"
     status = np.where(
         prod,
         rng.choice(
@@ -212,8 +216,10 @@ def make_tasks(
     ep: dict[str, Any],
     jobs: Jobs,
     taken: pd.Timestamp,
+    running: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Tasks, their input datasets and replicas, and the recent job history of analysis tasks.
+    """Tasks, their input datasets and replicas, and the recent job history of analysis tasks; RUNNING (jobs per
+    share), when given, grows each share's input to WORK_HOURS of its running jobs (``work_scale``).
 
     One random stream, drawn step by step in this order: reordering the steps changes the grid.
     """
@@ -231,7 +237,8 @@ def make_tasks(
     fullchain, parent = full_chains(rng, sites, k.tid, k.prod, k.status, nucleus)
     nucleus[k.status == "assigning"] = None
     owners = _owners(rng, k, jobs)
-    ds, reps = make_datasets(rng, k.tid, k.ptype, k.status, nucleus, io["iointensity"], sites, ep)
+    scale = None if running is None else work_scale(k.gshare, k.user, chunk_ev, running)
+    ds, reps = make_datasets(rng, k.tid, k.ptype, k.status, nucleus, io["iointensity"], sites, ep, scale)
     per_event_mb = ds.pop("_master_mb_per_event")
     when = _times(rng, k, taken)
     names = _task_names(rng, k.ptype, k.tid, owners["username"], cmtconfig)
@@ -259,6 +266,7 @@ def make_tasks(
         "chunk_nevents": chunk_ev,
         "chunk_input_mb": np.round(per_event_mb * chunk_ev, 1),
         "chunk_njobs": njobs.astype(np.int64),
+        **split_rules(k.user, chunk_ev, np.round(per_event_mb * chunk_ev, 1)),
         **when,
     }
     history = task_job_counts(rng, k.tid, k.user & np.isin(k.status, ("running", "pending")), q, taken)
