@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import ssl
@@ -67,6 +68,9 @@ def test_a_plain_client_cannot_connect_or_submit_work(embedded: Client, tmp_path
         with pytest.raises((OSError, TypeError)):  # TypeError: no TLS context at all
             client = Client(target, security=security, timeout=REFUSED_S, set_as_default=False)
             client.submit(marker.write_text, name).result(timeout=REFUSED_S)
+        # a refused Client is half-built: collected later inside the next Client's start it deadlocks Dask's loop
+        # runner (its __del__ stops the loop under the runner's lock), so it is collected here, outside any start
+        gc.collect()
     assert not marker.exists() and _clients(embedded) == before
 
 
@@ -78,7 +82,8 @@ def test_a_raw_tls_connection_without_a_client_certificate_is_refused(embedded: 
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
     with socket.create_connection((host, int(port)), timeout=REFUSED_S) as raw, ctx.wrap_socket(raw) as tls:
         assert tls.getpeercert(binary_form=True)  # a TLS server answered with its certificate ...
-        with pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED"):  # ... and asks for ours (TLS 1.3: at a read)
+        # ... and asks for ours (TLS 1.3: at a read): the alert, or the closed connection when it beats the alert
+        with pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED|EOF occurred in violation of protocol"):
             tls.sendall(b"\x00" * 8)
             tls.recv(1)
 
