@@ -83,7 +83,7 @@ def test_a_raw_tls_connection_without_a_client_certificate_is_refused(embedded: 
     with socket.create_connection((host, int(port)), timeout=REFUSED_S) as raw, ctx.wrap_socket(raw) as tls:
         assert tls.getpeercert(binary_form=True)  # a TLS server answered with its certificate ...
         # ... and asks for ours (TLS 1.3: at a read): the alert, or the closed connection when it beats the alert
-        with pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED|EOF occurred in violation of protocol"):
+        with pytest.raises(ssl.SSLError, match=r"CERTIFICATE_REQUIRED|EOF occurred in violation of protocol"):
             tls.sendall(b"\x00" * 8)
             tls.recv(1)
 
