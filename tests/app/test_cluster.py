@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,8 +38,10 @@ def test_the_shared_cluster_is_reached_only_with_its_credentials(shared: tuple[P
     assert all(stat.S_IMODE((folder / name).stat().st_mode) == 0o600 for name in CREDENTIALS.values())
     with pytest.raises((OSError, TypeError)):  # no credentials: no TLS context (TypeError); plain: reset
         Client(address, timeout=5, set_as_default=False)
+    gc.collect()  # a refused, half-built Client collected inside the next Client() deadlocks Dask's loop runner
     with pytest.raises(OSError):
         Client(address.replace("tls://", "tcp://"), timeout=5, set_as_default=False)
+    gc.collect()
     settings = _flat(dask.config.collect_env(client_environ(folder)))  # what dask reads from those variables
     with dask.config.set(settings), Client(address, timeout=30, set_as_default=False) as client:
         assert client.submit(sum, [1, 2]).result(timeout=60) == 3
