@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.checks.pilot import inactive_verdict
 from brokerage.framework import Filter, Verdict
 from brokerage.model import views
-from brokerage.model.explain import fmt_many
 from brokerage.model.profiles import rule
 
 JEDI_INACTIVE_HOURS = 2  # AtlasProdJobBroker inactiveTimeLimit (hard-coded)
@@ -25,17 +25,7 @@ def f_inactive_jedi(ctx: Any) -> Verdict | None:
         return None
     every_share = views.job_counts(ctx.cache, None)
     waiting = every_share["activated"] + every_share["starting"]
-    hours = ctx.qa.laststart_hours
-    inactive = (hours > JEDI_INACTIVE_HOURS) & (waiting > 0)
-    return Verdict(
-        ~inactive,
-        "-inactive",
-        lambda idx: [
-            f"inactive: no job started for {h} h > {JEDI_INACTIVE_HOURS} h with {w} jobs activated or starting"
-            for h, w in zip(fmt_many(hours[idx], 2), fmt_many(waiting[idx]), strict=True)
-        ],
-        temporary=True,
-    )
+    return inactive_verdict(ctx.qa.laststart_hours, waiting, JEDI_INACTIVE_HOURS, "activated or starting")
 
 
 def inactive(base: Filter) -> Filter:

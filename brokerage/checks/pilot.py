@@ -28,21 +28,27 @@ NOPILOT = Filter(
 )
 
 
-def f_inactive_queues(ctx: QueueContext) -> Verdict:
-    """Queues where no job started for INACTIVE_HOURS although jobs were activated (every share counts)."""
-    waiting = views.job_counts(ctx.cache, None, ATLAS_VO)["activated"]
-    hours = ctx.qa.laststart_hours
-    limit = float(ctx.config["INACTIVE_HOURS"])
+def inactive_verdict(hours: np.ndarray, waiting: np.ndarray, limit: float, counted: str) -> Verdict:
+    """-inactive (temporary) where no job started for more than LIMIT HOURS while WAITING (the COUNTED jobs) > 0.
+
+    Usage: ``inactive_verdict(qa.laststart_hours, counts["activated"], 6.0, "activated")``
+    """
     inactive = (hours > limit) & (waiting > 0)
     return Verdict(
         ~inactive,
         "-inactive",
         lambda idx: [
-            f"inactive: no job started for {h} h > {fmt(limit)} h with {w} jobs activated"
+            f"inactive: no job started for {h} h > {fmt(limit)} h with {w} jobs {counted}"
             for h, w in zip(fmt_many(hours[idx], 2), fmt_many(waiting[idx]), strict=True)
         ],
         temporary=True,
     )
+
+
+def f_inactive_queues(ctx: QueueContext) -> Verdict:
+    """Queues where no job started for INACTIVE_HOURS although jobs were activated (every share counts)."""
+    waiting = views.job_counts(ctx.cache, None, ATLAS_VO)["activated"]
+    return inactive_verdict(ctx.qa.laststart_hours, waiting, float(ctx.config["INACTIVE_HOURS"]), "activated")
 
 
 def f_transferring(ctx: QueueContext) -> Verdict:
