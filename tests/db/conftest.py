@@ -42,18 +42,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'store.sqlite'}"
         return
-    base = postgres_url()
-    assert base is not None
     name = f"brokerage_test_{uuid.uuid4().hex[:12]}"
-    admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
     try:
-        yield base.rsplit("/", 1)[0] + "/" + name
+        yield _create_database(name)
     finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.engine.dispose()
+        _drop_database(name)
 
 
 @pytest.fixture(scope="session")
@@ -72,8 +65,6 @@ def _template(backend: str, made: dict[str, str], folder: Path) -> str:
         if backend == "sqlite":
             url, made[backend] = f"sqlite:///{folder / 'migrated.sqlite'}", str(folder / "migrated.sqlite")
         else:
-            base = postgres_url()
-            assert base is not None
             made[backend] = f"brokerage_template_{uuid.uuid4().hex[:12]}"
             url = _create_database(made[backend])
         upgrade(url)  # disposes its engine: a template must have no open connection when it is copied
@@ -131,13 +122,8 @@ PANDA = Path(__file__).parents[1] / "data" / "panda"  # the subset of PanDA's sc
 
 def make_panda(schema: str, meta: str) -> tuple[str, Any]:
     """A new database with PanDA's tables in SCHEMA and SiteData in META, rows of rows.sql; (url, drop function)."""
-    base = postgres_url()
-    assert base is not None
     name = f"panda_test_{uuid.uuid4().hex[:12]}"
-    admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = base.rsplit("/", 1)[0] + "/" + name
+    url = _create_database(name)
     panda = make_engine(url)
     with panda.begin() as conn:
         conn.exec_driver_sql(f"CREATE SCHEMA {schema}; SET search_path = {schema}")
@@ -146,8 +132,6 @@ def make_panda(schema: str, meta: str) -> tuple[str, Any]:
     panda.dispose()
 
     def drop() -> None:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.engine.dispose()
+        _drop_database(name)
 
     return url, drop
