@@ -19,6 +19,7 @@ from brokerage.brokers.analysis_panda_weights import OVERLOAD_STATES, merge_chun
 from brokerage.checks import panda_rules
 from brokerage.checks.diskio import DISKIO
 from brokerage.checks.memory import MEMORY
+from brokerage.checks.panda_data import files_at_endpoints
 from brokerage.checks.pilot import NOPILOT
 from brokerage.checks.software import SOFTWARE
 from brokerage.checks.storage import BLACKLIST, STORAGE, _endpoint_ok
@@ -54,11 +55,7 @@ def _replica_states(ctx: AnalContext) -> list[dict[str, np.ndarray]]:
     out = []
     for d in ds.to_dict("records"):
         total = int(d["nfiles"])
-        found = np.zeros(len(ep.name))
-        for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
-            i = ep.index.get(r["ddm_endpoint_name"])
-            if i is not None:
-                found[i] = max(found[i], min(int(r["nfiles"]), total))
+        found = files_at_endpoints(reps, d["datasetid"], ep, total)
         full, part = found >= total, (found > 0) & (found < total)
         state = {}
         rq, re_ = views.input_relations(qa, "user")

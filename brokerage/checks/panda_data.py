@@ -5,9 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 GIB = 1024.0**3
 MAX_FILES = 20000  # the converter describes a dataset as at most this many equal files
+
+
+def files_at_endpoints(reps: pd.DataFrame, datasetid: Any, ep: Any, cap: int) -> np.ndarray:
+    """Per endpoint of EP the files of dataset DATASETID its replicas in REPS hold, at most CAP (the best replica
+    where an endpoint has several).
+
+    Usage: ``found = files_at_endpoints(reps, d["datasetid"], ctx.ep, int(d["nfiles"]))``
+    """
+    found = np.zeros(len(ep.name))
+    for r in reps[reps["datasetid"] == datasetid].to_dict("records"):
+        i = ep.index.get(r["ddm_endpoint_name"])
+        if i is not None:
+            found[i] = max(found[i], min(int(r["nfiles"]), cap))
+    return found
 
 
 def jedi_local_disk(ctx: Any) -> dict[str, Any]:
@@ -30,21 +45,17 @@ def jedi_local_disk(ctx: Any) -> dict[str, Any]:
     complete_only = complete_only and not t.get("inputprestaging")
     tape = ep["is_tape"].astype(bool)
     rq, re_ = qa.rel_queue, qa.rel_endpoint
+
+    def any_at(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(rq, weights=mask[re_].astype(float), minlength=qa.n) > 0
+
     out = {"total_gb": 0.0, "total_files": 0.0, "disk_gb": np.zeros(qa.n), "disk_files": np.zeros(qa.n)}
     for d in ds.to_dict("records"):
         total = int(d["nfiles"])
         n = max(1, min(total, MAX_FILES))
         per_gb = float(int(float(d["size_gb"]) * GIB / n)) / GIB
-        found = np.zeros(len(ep.name))
-        for r in reps[reps["datasetid"] == d["datasetid"]].to_dict("records"):
-            i = ep.index.get(r["ddm_endpoint_name"])
-            if i is not None:
-                found[i] = max(found[i], min(int(r["nfiles"]), n))
+        found = files_at_endpoints(reps, d["datasetid"], ep, n)
         complete = found > 0 if ctx.merge else found >= n
-
-        def any_at(mask: np.ndarray) -> np.ndarray:
-            return np.bincount(rq, weights=mask[re_].astype(float), minlength=qa.n) > 0
-
         partial = np.zeros(qa.n)
         if not complete_only and len(rq):
             np.maximum.at(partial, rq, np.where(tape, 0.0, found)[re_])
