@@ -10,6 +10,7 @@ from app.callbacks import (  # noqa: F401
     network,
     nuclei,
     overview,
+    pandacheck,
     pending,
     queues,
     refresh,

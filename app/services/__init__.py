@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.services.admin import ConfigAdmin, Outcome
+from app.services.crosschecks import Crosschecks
 from app.services.diffs import Diffs
 from app.services.dirac import Dirac
 from app.services.jobs import Jobs, JobsBusy, JobState
@@ -17,6 +18,7 @@ from app.state import AppState
 
 __all__ = [
     "ConfigAdmin",
+    "Crosschecks",
     "Diffs",
     "Dirac",
     "GridWhatIf",
@@ -49,6 +51,7 @@ class Services:
     diffs: Diffs
     levers: Levers
     simulations: Simulations
+    crosschecks: Crosschecks
 
     @classmethod
     def build(cls, state: AppState) -> Services:
@@ -56,5 +59,5 @@ class Services:
         jobs = Jobs()  # every long job goes to the Dask cluster; its state lives on the scheduler
         return cls(
             state, WhatIf(state, jobs), ConfigAdmin(state), Reports(state, jobs), Dirac(state), jobs,
-            Diffs(state, jobs), Levers(state), Simulations(state, jobs),
+            Diffs(state, jobs), Levers(state), Simulations(state, jobs), Crosschecks(state, jobs),
         )  # fmt: skip

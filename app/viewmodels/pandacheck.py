@@ -1,0 +1,142 @@
+"""The task page's PanDA panel: a task's crosscheck (``TaskCheck.to_dict``) as a headline, lines and differing rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MISSING_HEADLINE = "PanDA source not available: run scripts/panda.sh"
+BROKERS = {
+    "prod": "Job broker (AtlasProdJobBroker)",
+    "nucleus": "Task broker (AtlasProdTaskBroker)",
+    "anal": "Analysis job broker (AtlasAnalJobBroker)",
+}
+NAMES = {"prod": ("queue", "queues"), "nucleus": ("nucleus", "nuclei"), "anal": ("queue", "queues")}
+USE = "+use"
+ABSENT = "absent"
+COLUMNS = ("name", "ours", "panda", "field")
+
+
+@dataclass(frozen=True)
+class PandaVerdict:
+    """What the panel says: PanDA agrees or not, the headline, one line per broker, the differing rows, the note
+    on the rule profile used."""
+
+    agrees: bool
+    headline: str
+    lines: list[str] = field(default_factory=list)
+    rows: list[dict[str, str]] = field(default_factory=list)
+    profile: str = ""
+    failure: str = ""
+
+
+def profile_note(result: dict[str, Any]) -> str:
+    """Which config and rule profile both sides ran under (the crosscheck's: stored gdpconfig, panda-1.0.4 rules)."""
+    return (
+        f"Both sides ran under the stored gdpconfig with the {result.get('profile', 'panda-1.0.4')} rule profile, "
+        "as `brokerage crosscheck` compares (docs/crosscheck.md)."
+    )
+
+
+def shown(code: str, weight: float | None, precise: bool = False) -> str:
+    """One side's verdict on a name in words: a candidate with its weight, a removal code, or not listed.
+
+    Usage: ``shown("+use", 0.25)  # "candidate, weight 0.25"``
+    """
+    if code == USE:
+        if weight is None:
+            return "candidate"
+        return f"candidate, weight {weight:.10g}" if precise else f"candidate, weight {weight:.4g}"
+    if code == ABSENT:
+        return "not listed"
+    if code.startswith("?"):
+        return f"{code[1:]} (a JEDI token with no code of ours)"
+    return code
+
+
+def difference_rows(result: dict[str, Any]) -> list[dict[str, str]]:
+    """The names whose verdict, weight or nucleus probability differ, per broker: name, ours, PanDA's, the field
+    (with the allow-list's reason when it covers the difference).
+
+    Usage: ``difference_rows(check)[0]["field"]  # "verdict"``
+    """
+    out = []
+    for b in result.get("brokers", []):
+        for q in b.get("queues", []):
+            if q.get("agree", True):
+                continue
+            precise = q.get("differs") in ("weight", "probability")
+            note = f" (allowed: {q['allowed']})" if q.get("allowed") else ""
+            out.append({
+                "broker": str(b.get("broker", "")), "name": str(q.get("name", "")),
+                "ours": shown(str(q.get("ours", "")), q.get("ours_weight"), precise),
+                "panda": shown(str(q.get("jedi", "")), q.get("jedi_weight"), precise),
+                "field": f"{q.get('differs', '')}{note}",
+            })  # fmt: skip
+    return out
+
+
+def _plural(n: int, names: tuple[str, str]) -> str:
+    return f"{n} {names[0] if n == 1 else names[1]}"
+
+
+def broker_line(b: dict[str, Any]) -> str:
+    """One broker's comparison in a sentence: how many names agree, each side's candidates, PanDA's time.
+
+    Usage: ``broker_line(check["brokers"][0])``
+    """
+    broker = str(b.get("broker", ""))
+    names = NAMES.get(broker, ("queue", "queues"))
+    queues = b.get("queues", [])
+    ours = len(b.get("ours", {}).get("candidates", {}))
+    theirs = len(b.get("jedi", {}).get("candidates", {}))
+    removed = sum(1 for q in queues if q.get("agree", True) and q.get("ours") not in (USE, ABSENT))
+    label = BROKERS.get(broker, broker)
+    if b.get("identical"):
+        kept = (
+            f"the same {_plural(ours, ('candidate', 'candidates'))} with the same weights"
+            if ours
+            else "no candidate on either side"
+        )
+        return f"{label}: {kept}; the same removal code for each of {_plural(removed, names)} removed."
+    agree = sum(1 for q in queues if q.get("agree", True))
+    return (
+        f"{label}: {agree} of {_plural(len(queues), names)} agree; ours {_plural(ours, ('candidate', 'candidates'))}, "
+        f"PanDA's {theirs}."
+    )
+
+
+def failure_of(result: dict[str, Any]) -> str:
+    """PanDA's error on the task in one line (a known PanDA 1.0.4 crash named as such), or ''."""
+    for b in result.get("brokers", []):
+        error = str(b.get("jedi", {}).get("error", "")).strip()
+        if error:
+            if b.get("panda_bug"):
+                return f"a known PanDA {result.get('panda_version', '')} crash: {b['panda_bug']}"
+            return error.splitlines()[-1]
+    return ""
+
+
+def verdict(result: dict[str, Any]) -> PandaVerdict:
+    """The panel's content for a finished crosscheck RESULT (``TaskCheck.to_dict``).
+
+    Usage: ``verdict(check).headline  # "PanDA 1.0.4 agrees"``
+    """
+    version = f"PanDA {result.get('panda_version', '1.0.4')}"
+    rows = difference_rows(result)
+    lines = [broker_line(b) for b in result.get("brokers", [])]
+    failure = failure_of(result)
+    if result.get("identical"):
+        headline = f"{version} agrees"
+    elif failure:
+        headline = f"{version} failed on this task"
+    else:
+        kinds = {NAMES.get(r["broker"], ("queue", "queues")) for r in rows}
+        names = kinds.pop() if len(kinds) == 1 else ("name", "names")
+        headline = f"{version} differs on {_plural(len(rows), names)}"
+    if not result.get("brokers"):
+        headline, lines = (
+            f"{version}: no broker takes this task",
+            ["The task goes through none of the compared brokers."],
+        )
+    return PandaVerdict(bool(result.get("identical")), headline, lines, rows, profile_note(result), failure)
