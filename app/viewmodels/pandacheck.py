@@ -62,15 +62,17 @@ def difference_rows(result: dict[str, Any]) -> list[dict[str, str]]:
     """
     out = []
     for b in result.get("brokers", []):
+        ours, theirs = b.get("ours", {}).get("candidates", {}), b.get("jedi", {}).get("candidates", {})
         for q in b.get("queues", []):
             if q.get("agree", True):
                 continue
+            name = str(q.get("name", ""))
             precise = q.get("differs") in ("weight", "probability")
             note = f" (allowed: {q['allowed']})" if q.get("allowed") else ""
             out.append({
-                "broker": str(b.get("broker", "")), "name": str(q.get("name", "")),
-                "ours": shown(str(q.get("ours", "")), q.get("ours_weight"), precise),
-                "panda": shown(str(q.get("jedi", "")), q.get("jedi_weight"), precise),
+                "broker": str(b.get("broker", "")), "name": name,
+                "ours": shown(str(q.get("ours", "")), ours.get(name), precise),
+                "panda": shown(str(q.get("jedi", "")), theirs.get(name), precise),
                 "field": f"{q.get('differs', '')}{note}",
             })  # fmt: skip
     return out
