@@ -19,17 +19,16 @@ HIDDEN = {"display": "none"}
 def panda_card(hidden: bool = False) -> html.Div:
     """The panel: filled by the callback (app/callbacks/pandacheck.py) after the page shows, never before; HIDDEN
     keeps its ids on a page without a task."""
-    controls = html.Div(
-        [
-            dbc.Button("Cancel", id=ids.PANDA_CANCEL, size="sm", color="secondary", outline=True, style=HIDDEN,
-                       className="py-0 me-1"),
-            dbc.Button("Run again", id=ids.PANDA_RUN, size="sm", color="secondary", outline=True, style=HIDDEN,
-                       className="py-0"),
-        ],
-        className="d-inline-block ms-2",
-    )  # fmt: skip
+    # no wrapper around the buttons: with both hidden and no status the line takes no height
+    status = [
+        html.Span(id=ids.PANDA_STATUS, className="small text-muted"),
+        dbc.Button("Cancel", id=ids.PANDA_CANCEL, size="sm", color="secondary", outline=True, style=HIDDEN,
+                   className="py-0 ms-2"),
+        dbc.Button("Run again", id=ids.PANDA_RUN, size="sm", color="secondary", outline=True, style=HIDDEN,
+                   className="py-0 ms-2"),
+    ]  # fmt: skip
     body = [
-        html.Div([html.Span(id=ids.PANDA_STATUS, className="small text-muted"), controls]),
+        html.Div(status),
         html.Div(id=ids.PANDA_BODY),
         dcc.Store(id=ids.PANDA_JOB, data=None),
         dcc.Interval(id=ids.PANDA_POLL, interval=POLL_MS, disabled=True),

@@ -12,6 +12,7 @@ from brokerage.crosscheck.panda import PandaMissing
 from brokerage.crosscheck.single import crosscheck_task, panda_missing
 from brokerage.model import views
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import PROFILE_KEY
 from brokerage.model.snapshot import GridSnapshot
 
 CACHE_SIZE = 512  # finished task crosschecks a server process keeps (a result is a few KB)
@@ -26,8 +27,8 @@ Key = tuple[str, int, str]  # (snapshot key, task id, config fingerprint)
 
 
 def task_crosscheck(report: Report, snap: GridSnapshot, config: Config, task_id: int) -> dict[str, Any]:
-    """Job function: the task's crosscheck (``brokerage.crosscheck.single``) as plain JSON, at most PANDA_AT_ONCE
-    PanDA subprocesses per worker process.
+    """Job function: the task's crosscheck (``brokerage.crosscheck.single``) as plain JSON with the stored config's
+    own rule profile (``stored_profile``), at most PANDA_AT_ONCE PanDA subprocesses per worker process.
 
     Usage: (by Crosschecks.start) ``jobs.start(job_id, task_crosscheck, snap_future, config, 4242)``
     """
@@ -36,7 +37,7 @@ def task_crosscheck(report: Report, snap: GridSnapshot, config: Config, task_id:
         report(1, "waiting for a free PanDA process")  # raises Cancelled once the job was cancelled
     try:
         report(10, "running PanDA 1.0.4's brokers and ours")
-        return crosscheck_task(snap, int(task_id), config).to_dict()
+        return {**crosscheck_task(snap, int(task_id), config).to_dict(), "stored_profile": config[PROFILE_KEY]}
     finally:
         _panda_slots.release()
 

@@ -32,10 +32,15 @@ class PandaVerdict:
 
 def profile_note(result: dict[str, Any]) -> str:
     """Which config and rule profile both sides ran under (the crosscheck's: stored gdpconfig, panda-1.0.4 rules)."""
-    return (
-        f"Both sides ran under the stored gdpconfig with the {result.get('profile', 'panda-1.0.4')} rule profile, "
-        "as `brokerage crosscheck` compares (docs/crosscheck.md)."
+    profile = result.get("profile", "panda-1.0.4")
+    note = (
+        f"Both sides ran under the stored gdpconfig with the {profile} rule profile, as `brokerage crosscheck` "
+        "compares (docs/crosscheck.md)"
     )
+    stored = result.get("stored_profile")
+    if stored and stored != profile:
+        return f"{note}; the job brokerage above uses the stored profile, {stored}."
+    return f"{note}."
 
 
 def shown(code: str, weight: float | None, precise: bool = False) -> str:

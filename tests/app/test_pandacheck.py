@@ -53,6 +53,9 @@ def test_identical_candidates_weights_and_codes_read_agrees() -> None:
         "the same removal code for each of 1 queue removed."
     ]
     assert "panda-1.0.4 rule profile" in v.profile and "stored gdpconfig" in v.profile
+    seed = vm.profile_note({**AGREE, "stored_profile": "seed"})
+    assert seed.endswith("; the job brokerage above uses the stored profile, seed.")
+    assert vm.profile_note({**AGREE, "stored_profile": "panda-1.0.4"}).endswith("(docs/crosscheck.md).")
 
 
 def test_differing_queues_name_each_side_and_the_field() -> None:
@@ -170,14 +173,14 @@ def test_with_panda_the_panel_shows_the_crosschecks_verdict(app_client: Any, pan
     services.crosschecks.results.clear()
     for task in (1, 5):
         first = _as_trigger(f"{ids.TASK_ID}.data", drive_panda_check, task, None, None, None, None)
-        assert "Running PanDA 1.0.4" in _text(first[1]) or first[2] is None
+        assert first[2] is not None and f"Running PanDA 1.0.4's brokers and ours on task {task}" in _text(first[1])
         out = _finish(drive_panda_check, first, task)
         direct = crosscheck_task(services.state.snapshot(), task, services.state.config(), panda)
         want = vm.verdict(direct.to_dict())
         text = _text(out[0])
         assert want.headline in text and out[3] is True, text
         assert all(r["name"] in text for r in want.rows)
-        assert direct.to_dict()["profile"] == "panda-1.0.4"
+        assert direct.to_dict()["profile"] == "panda-1.0.4" and "stored profile, seed" in text
     monkeypatch.setattr(services.jobs, "start", lambda *a, **k: pytest.fail("a cached check starts no job"))
     again = _as_trigger(f"{ids.TASK_ID}.data", drive_panda_check, 5, None, None, None, None)
     assert want.headline in _text(again[0]) and again[2] is None
