@@ -34,8 +34,8 @@ def profile_note(result: dict[str, Any]) -> str:
     """Which config and rule profile both sides ran under (the crosscheck's: stored gdpconfig, panda-1.0.4 rules)."""
     profile = result.get("profile", "panda-1.0.4")
     note = (
-        f"Both sides ran under the stored gdpconfig with the {profile} rule profile, as `brokerage crosscheck` "
-        "compares (docs/crosscheck.md)"
+        f"Both sides ran under the stored gdpconfig with the {profile} rule profile, as the brokerage crosscheck "
+        "command compares (docs/crosscheck.md)"
     )
     stored = result.get("stored_profile")
     if stored and stored != profile:
