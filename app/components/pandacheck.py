@@ -14,6 +14,7 @@ from app.viewmodels import pandacheck as vm
 POLL_MS = 400  # the crosscheck job is polled this often while it runs (PanDA takes 1-3 s on a 700-queue grid)
 SHOWN: dict[str, str] = {}
 HIDDEN = {"display": "none"}
+STARTING = "Starting PanDA 1.0.4's brokers and ours on this task…"  # until the callback's first answer
 
 
 def panda_card(hidden: bool = False) -> html.Div:
@@ -21,7 +22,7 @@ def panda_card(hidden: bool = False) -> html.Div:
     keeps its ids on a page without a task."""
     # no wrapper around the buttons: with both hidden and no status the line takes no height
     status = [
-        html.Span(id=ids.PANDA_STATUS, className="small text-muted"),
+        html.Span(STARTING, id=ids.PANDA_STATUS, className="small text-muted"),
         dbc.Button("Cancel", id=ids.PANDA_CANCEL, size="sm", color="secondary", outline=True, style=HIDDEN,
                    className="py-0 ms-2"),
         dbc.Button("Run again", id=ids.PANDA_RUN, size="sm", color="secondary", outline=True, style=HIDDEN,
@@ -53,7 +54,12 @@ def running_line(task_id: Any, label: str) -> html.Span:
 
 def _table(rows: list[dict[str, str]], names: str) -> html.Div:
     head = html.Tr([html.Th(names), html.Th("ours"), html.Th("PanDA's"), html.Th("differing field")])
-    body = [html.Tr([html.Td(r["name"]), html.Td(r["ours"]), html.Td(r["panda"]), html.Td(r["field"])]) for r in rows]
+    body = [
+        html.Tr(
+            [html.Td(r["name"]), html.Td(r["ours"]), html.Td(r["panda"]), html.Td(r["field"], title=r["why"] or None)]
+        )
+        for r in rows
+    ]
     return html.Div(
         html.Table([html.Thead(head), html.Tbody(body)], className="table table-sm small mb-1 panda-diff-table"),
         className="panda-diff-scroll",

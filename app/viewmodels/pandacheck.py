@@ -14,7 +14,7 @@ BROKERS = {
 NAMES = {"prod": ("queue", "queues"), "nucleus": ("nucleus", "nuclei"), "anal": ("queue", "queues")}
 USE = "+use"
 ABSENT = "absent"
-COLUMNS = ("name", "ours", "panda", "field")
+CRASH = "known PanDA crash"  # the comparison's allowed reason of a row PanDA's crash left without a verdict
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def shown(code: str, weight: float | None, precise: bool = False) -> str:
 
 def difference_rows(result: dict[str, Any]) -> list[dict[str, str]]:
     """The names whose verdict, weight or nucleus probability differ, per broker: name, ours, PanDA's, the field
-    (with the allow-list's reason when it covers the difference).
+    (marked allowed, or PanDA crashed, when the allow-list or a known crash covers it) and why (that reason).
 
     Usage: ``difference_rows(check)[0]["field"]  # "verdict"``
     """
@@ -73,12 +73,13 @@ def difference_rows(result: dict[str, Any]) -> list[dict[str, str]]:
                 continue
             name = str(q.get("name", ""))
             precise = q.get("differs") in ("weight", "probability")
-            note = f" (allowed: {q['allowed']})" if q.get("allowed") else ""
+            allowed = str(q.get("allowed", ""))
+            note = " (PanDA crashed)" if allowed.startswith(CRASH) else (" (allowed)" if allowed else "")
             out.append({
                 "broker": str(b.get("broker", "")), "name": name,
                 "ours": shown(str(q.get("ours", "")), ours.get(name), precise),
                 "panda": shown(str(q.get("jedi", "")), theirs.get(name), precise),
-                "field": f"{q.get('differs', '')}{note}",
+                "field": f"{q.get('differs', '')}{note}", "why": allowed,
             })  # fmt: skip
     return out
 

@@ -69,8 +69,9 @@ def test_differing_queues_name_each_side_and_the_field() -> None:
     v = vm.verdict(result)
     assert not v.agrees and v.headline == "PanDA 1.0.4 differs on 2 queues"
     assert v.rows == [
-        {"broker": "prod", "name": "A_Q", "ours": "candidate, weight 2", "panda": "candidate, weight 2.5", "field": "weight"},
-        {"broker": "prod", "name": "B_Q", "ours": "candidate, weight 1", "panda": "-cpucore", "field": "verdict"},
+        {"broker": "prod", "name": "A_Q", "ours": "candidate, weight 2", "panda": "candidate, weight 2.5", "field": "weight",
+         "why": ""},
+        {"broker": "prod", "name": "B_Q", "ours": "candidate, weight 1", "panda": "-cpucore", "field": "verdict", "why": ""},
     ]  # fmt: skip
     assert v.lines == ["Job broker (AtlasProdJobBroker): 0 of 2 queues agree; ours 2 candidates, PanDA's 1."]
 
@@ -89,16 +90,20 @@ def test_nuclei_a_not_listed_name_and_an_unmapped_token_in_words() -> None:
 
 def test_a_panda_crash_is_a_failure_not_agreement() -> None:
     """PanDA's broker raising is never counted as agreement: the headline says it failed, with its last line (a known
-    PanDA 1.0.4 crash named as such)."""
+    PanDA 1.0.4 crash named as such, its rows marked "PanDA crashed" with the crash as their reason)."""
     jedi = Verdicts(False, error="Traceback ...\nZeroDivisionError: division by zero")
     result = _check("prod", Verdicts(False), jedi)
     v = vm.verdict(result)
     assert not v.agrees and v.headline == "PanDA 1.0.4 failed on this task"
     assert v.failure == "ZeroDivisionError: division by zero"
     jedi.error = "  nRunning = max(int(numStandby / tmpSiteSpec.coreCount), nRunning)\nZeroDivisionError"
-    assert vm.failure_of(_check("prod", Verdicts(False), jedi)).startswith(
-        "a known PanDA 1.0.4 crash: AtlasProdJobBroker.py"
+    crashed = _check("prod", Verdicts(True, {"A_Q": 1.0}), jedi)
+    assert vm.failure_of(crashed).startswith("a known PanDA 1.0.4 crash: AtlasProdJobBroker.py")
+    (row,) = vm.verdict(crashed).rows
+    assert row["field"] == "verdict (PanDA crashed)" and row["why"].startswith(
+        "known PanDA crash: AtlasProdJobBroker.py:1801"
     )
+    assert row["panda"] == "not listed" and "(PanDA crashed)" in _text(verdict_view(crashed))
 
 
 def test_panda_absent_is_said_inline_and_starts_no_job(app_client: Any, monkeypatch: pytest.MonkeyPatch,
