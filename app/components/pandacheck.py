@@ -47,9 +47,10 @@ def missing_view(why: str) -> dbc.Alert:
 
 
 def running_line(task_id: Any, label: str) -> html.Span:
-    """The status line while the job runs."""
+    """The status line while the job runs, with what it waits for (a worker, a free PanDA process) if it waits."""
+    wait = f" ({label})" if label.startswith("waiting") else ""
     return html.Span([dbc.Spinner(size="sm", spinner_class_name="me-1"),
-                      f"Running PanDA 1.0.4's brokers and ours on task {task_id}… {label}".rstrip()])  # fmt: skip
+                      f"Running PanDA 1.0.4's brokers and ours on task {task_id}…{wait}"])  # fmt: skip
 
 
 def _table(rows: list[dict[str, str]], names: str) -> html.Div:

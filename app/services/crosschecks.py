@@ -20,6 +20,7 @@ JOB_KEEP_S = 3600  # a finished crosscheck job is kept this long on the cluster 
 PANDA_AT_ONCE = 2  # PanDA subprocesses one worker process runs at once; more tasks wait their turn
 WAIT_STEP_S = 0.25  # how often a waiting check looks for a free PanDA slot (and notices a cancel)
 JOB_PREFIX = "xcheck:"
+WAITING = "waiting for a free PanDA process"
 
 _panda_slots = threading.BoundedSemaphore(PANDA_AT_ONCE)
 
@@ -32,11 +33,11 @@ def task_crosscheck(report: Report, snap: GridSnapshot, config: Config, task_id:
 
     Usage: (by Crosschecks.start) ``jobs.start(job_id, task_crosscheck, snap_future, config, 4242)``
     """
-    report(1, "waiting for a free PanDA process")
-    while not _panda_slots.acquire(timeout=WAIT_STEP_S):
-        report(1, "waiting for a free PanDA process")  # raises Cancelled once the job was cancelled
+    if not _panda_slots.acquire(blocking=False):
+        while not _panda_slots.acquire(timeout=WAIT_STEP_S):
+            report(1, WAITING)  # raises Cancelled once the job was cancelled
     try:
-        report(10, "running PanDA 1.0.4's brokers and ours")
+        report(10, "comparing")
         return {**crosscheck_task(snap, int(task_id), config).to_dict(), "stored_profile": config[PROFILE_KEY]}
     finally:
         _panda_slots.release()

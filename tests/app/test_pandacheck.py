@@ -189,3 +189,27 @@ def test_with_panda_the_panel_shows_the_crosschecks_verdict(app_client: Any, pan
     monkeypatch.setattr(services.jobs, "start", lambda *a, **k: pytest.fail("a cached check starts no job"))
     again = _as_trigger(f"{ids.TASK_ID}.data", drive_panda_check, 5, None, None, None, None)
     assert want.headline in _text(again[0]) and again[2] is None
+
+
+def test_a_third_check_waits_for_a_free_panda_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most PANDA_AT_ONCE (2) PanDA subprocesses per worker process: with both taken, a check says it waits for a
+    free PanDA process, runs nothing, and a cancel stops it there."""
+    from app.services import crosschecks as cs
+    from brokerage.runs import Cancelled
+
+    monkeypatch.setattr(cs, "crosscheck_task", lambda *a: pytest.fail("no PanDA run while both slots are taken"))
+    labels: list[str] = []
+
+    def report(percent: int, label: str) -> None:
+        labels.append(label)
+        raise Cancelled("cancelled")
+
+    taken = [cs._panda_slots.acquire(blocking=False) for _ in range(cs.PANDA_AT_ONCE)]
+    try:
+        assert all(taken)
+        with pytest.raises(Cancelled):
+            cs.task_crosscheck(report, None, None, 1)  # type: ignore[arg-type]
+    finally:
+        for _ in taken:
+            cs._panda_slots.release()
+    assert labels == [cs.WAITING] and cs.PANDA_AT_ONCE == 2
