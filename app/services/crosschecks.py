@@ -8,6 +8,7 @@ from typing import Any
 from app.services.jobs import Jobs, JobState, Report
 from app.state import AppState
 from app.state.lru import Lru
+from app.viewmodels import pandacheck as vm
 from brokerage.crosscheck.panda import PandaMissing
 from brokerage.crosscheck.single import crosscheck_task, panda_missing
 from brokerage.model import views
@@ -15,7 +16,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import PROFILE_KEY
 from brokerage.model.snapshot import GridSnapshot
 
-CACHE_SIZE = 512  # finished task crosschecks a server process keeps (a result is a few KB)
+CACHE_SIZE = 512  # finished task crosschecks a server process keeps (a summarised result is a few KB)
 JOB_KEEP_S = 3600  # a finished crosscheck job is kept this long on the cluster (another process may poll it)
 PANDA_AT_ONCE = 2  # PanDA subprocesses one worker process runs at once; more tasks wait their turn
 WAIT_STEP_S = 0.25  # how often a waiting check looks for a free PanDA slot (and notices a cancel)
@@ -28,8 +29,9 @@ Key = tuple[str, int, str]  # (snapshot key, task id, config fingerprint)
 
 
 def task_crosscheck(report: Report, snap: GridSnapshot, config: Config, task_id: int) -> dict[str, Any]:
-    """Job function: the task's crosscheck (``brokerage.crosscheck.single``) as plain JSON with the stored config's
-    own rule profile (``stored_profile``), at most PANDA_AT_ONCE PanDA subprocesses per worker process.
+    """Job function: the task's crosscheck (``brokerage.crosscheck.single``) as plain JSON, only its differing rows
+    kept (``pandacheck.summarised``), with the stored config's own rule profile (``stored_profile``); at most
+    PANDA_AT_ONCE PanDA subprocesses per worker process.
 
     Usage: (by Crosschecks.start) ``jobs.start(job_id, task_crosscheck, snap_future, config, 4242)``
     """
@@ -38,7 +40,8 @@ def task_crosscheck(report: Report, snap: GridSnapshot, config: Config, task_id:
             report(1, WAITING)  # raises Cancelled once the job was cancelled
     try:
         report(10, "comparing")
-        return {**crosscheck_task(snap, int(task_id), config).to_dict(), "stored_profile": config[PROFILE_KEY]}
+        check = crosscheck_task(snap, int(task_id), config).to_dict()
+        return vm.summarised({**check, "stored_profile": config[PROFILE_KEY]})
     finally:
         _panda_slots.release()
 

@@ -88,17 +88,39 @@ def _plural(n: int, names: tuple[str, str]) -> str:
     return f"{n} {names[0] if n == 1 else names[1]}"
 
 
+def counts(b: dict[str, Any]) -> dict[str, int]:
+    """One broker's name counts: compared, agreeing, and agreeing removals (kept by ``summarised``)."""
+    if "counts" in b:
+        return dict(b["counts"])
+    queues = b.get("queues", [])
+    agree = [q for q in queues if q.get("agree", True)]
+    return {"names": len(queues), "agree": len(agree),
+            "removed": sum(1 for q in agree if q.get("ours") not in (USE, ABSENT))}  # fmt: skip
+
+
+def summarised(result: dict[str, Any]) -> dict[str, Any]:
+    """RESULT with each broker's agreeing rows replaced by their counts: what the panel shows, a few KB instead of
+    up to 80 KB for an analysis task on the 700-queue demo grid (the cache keeps many).
+
+    Usage: ``vm.verdict(vm.summarised(check)) == vm.verdict(check)``
+    """
+    brokers = [
+        {**b, "counts": counts(b), "queues": [q for q in b.get("queues", []) if not q.get("agree", True)]}
+        for b in result.get("brokers", [])
+    ]
+    return {**result, "brokers": brokers}
+
+
 def broker_line(b: dict[str, Any]) -> str:
-    """One broker's comparison in a sentence: how many names agree, each side's candidates, PanDA's time.
+    """One broker's comparison in a sentence: how many names agree, each side's candidates.
 
     Usage: ``broker_line(check["brokers"][0])``
     """
     broker = str(b.get("broker", ""))
     names = NAMES.get(broker, ("queue", "queues"))
-    queues = b.get("queues", [])
+    n = counts(b)
     ours = len(b.get("ours", {}).get("candidates", {}))
     theirs = len(b.get("jedi", {}).get("candidates", {}))
-    removed = sum(1 for q in queues if q.get("agree", True) and q.get("ours") not in (USE, ABSENT))
     label = BROKERS.get(broker, broker)
     if b.get("identical"):
         kept = (
@@ -106,10 +128,9 @@ def broker_line(b: dict[str, Any]) -> str:
             if ours
             else "no candidate on either side"
         )
-        return f"{label}: {kept}; the same removal code for each of {_plural(removed, names)} removed."
-    agree = sum(1 for q in queues if q.get("agree", True))
+        return f"{label}: {kept}; the same removal code for each of {_plural(n['removed'], names)} removed."
     return (
-        f"{label}: {agree} of {_plural(len(queues), names)} agree; ours {_plural(ours, ('candidate', 'candidates'))}, "
+        f"{label}: {n['agree']} of {_plural(n['names'], names)} agree; ours {_plural(ours, ('candidate', 'candidates'))}, "
         f"PanDA's {theirs}."
     )
 

@@ -53,6 +53,7 @@ def test_identical_candidates_weights_and_codes_read_agrees() -> None:
         "the same removal code for each of 1 queue removed."
     ]
     assert "panda-1.0.4 rule profile" in v.profile and "stored gdpconfig" in v.profile
+    assert vm.verdict(vm.summarised(AGREE)) == v and vm.summarised(AGREE)["brokers"][0]["queues"] == []
     seed = vm.profile_note({**AGREE, "stored_profile": "seed"})
     assert seed.endswith("; the job brokerage above uses the stored profile, seed.")
     assert vm.profile_note({**AGREE, "stored_profile": "panda-1.0.4"}).endswith("(docs/crosscheck.md).")
@@ -74,6 +75,7 @@ def test_differing_queues_name_each_side_and_the_field() -> None:
         {"broker": "prod", "name": "B_Q", "ours": "candidate, weight 1", "panda": "-cpucore", "field": "verdict", "why": ""},
     ]  # fmt: skip
     assert v.lines == ["Job broker (AtlasProdJobBroker): 0 of 2 queues agree; ours 2 candidates, PanDA's 1."]
+    assert vm.verdict(vm.summarised(result)) == v
 
 
 def test_nuclei_a_not_listed_name_and_an_unmapped_token_in_words() -> None:
@@ -186,6 +188,8 @@ def test_with_panda_the_panel_shows_the_crosschecks_verdict(app_client: Any, pan
         assert want.headline in text and out[3] is True, text
         assert all(r["name"] in text for r in want.rows)
         assert direct.to_dict()["profile"] == "panda-1.0.4" and "stored profile, seed" in text
+    kept = services.crosschecks.results.peek(services.crosschecks.key(5))
+    assert kept and kept["brokers"] and all(not q["agree"] for b in kept["brokers"] for q in b["queues"])  # summarised
     monkeypatch.setattr(services.jobs, "start", lambda *a, **k: pytest.fail("a cached check starts no job"))
     again = _as_trigger(f"{ids.TASK_ID}.data", drive_panda_check, 5, None, None, None, None)
     assert want.headline in _text(again[0]) and again[2] is None
