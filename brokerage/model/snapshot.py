@@ -339,6 +339,7 @@ def check_references(snap: GridSnapshot) -> list[str]:
     refs("panda_ddm_relation", "panda_queue", "queues", "panda_queue")
     refs("panda_ddm_relation", "ddm_endpoint_name", "ddm_endpoints", "ddm_endpoint_name")
     refs("job_counts", "panda_queue", "queues", "panda_queue")
+    refs("job_ages", "panda_queue", "queues", "panda_queue")
     refs("user_job_counts", "panda_queue", "queues", "panda_queue")
     refs("datasets", "jeditaskid", "tasks", "jeditaskid")
     refs("dataset_replicas", "ddm_endpoint_name", "ddm_endpoints", "ddm_endpoint_name")
