@@ -330,6 +330,7 @@ def check_references(snap: GridSnapshot) -> list[str]:
     dupes("gshares", "gshare")
     dupes("work_queues", "queue_id")
     dupes("queue_slots", "panda_queue")
+    dupe_rows("job_ages", ["panda_queue", "gshare", "resource_type", "jobstatus", "vo"])
     refs("gshares", "parent", "gshares", "gshare", extra=("",))
     refs("queue_slots", "panda_queue", "queues", "panda_queue")
     problems.extend(_share_cycles(snap.tables["gshares"]))
