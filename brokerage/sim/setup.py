@@ -11,8 +11,8 @@ import pandas as pd
 
 from brokerage.model.errors import SimulationError
 from brokerage.model.profiles import rule
-from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
 from brokerage.sim.split import events_per_job

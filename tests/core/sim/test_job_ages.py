@@ -93,9 +93,7 @@ def test_groups_without_ages_are_drawn_as_before_and_old_snapshots_load_unchange
     doc = sim.snap.to_dict()
     del doc["job_ages"]
     assert GridSnapshot.from_dict(doc).tables["job_ages"].empty
-    other = _sim(
-        counts("A", defined=2, activated=2), _ages("running", oldest_creationtime=30, newest_creationtime=30)
-    )
+    other = _sim(counts("A", defined=2, activated=2), _ages("running", oldest_creationtime=30, newest_creationtime=30))
     for col in ("creationTime", "modificationTime"):
         assert np.array_equal(sim.jobs[col][sim.live], other.jobs[col][other.live])
     assert (sim.jobs["creationTime"][sim.live] >= -12 * H).all()
