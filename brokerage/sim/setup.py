@@ -61,6 +61,7 @@ class SimGrid:
     transtime_d: np.ndarray  # CRIC transtimehi, transtimelo per queue (days; NaN: unset), shape (queues, 2)
     evgen_6h_queue: np.ndarray  # bool per queue: seed 003's 6-hour evgen/simul rule applies (T2s, T1s but US, ND)
     evgen_simul_tasks: np.ndarray  # production tasks of processingType evgen or simul
+    harvester_slots: np.ndarray  # bool per queue: it has a Harvester_Slots entry (queues.numslots set)
 
 
 class SimInputError(SimulationError, ValueError):
@@ -180,6 +181,7 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
         disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
         transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
         evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
+        harvester_slots=q["numslots"].notna().to_numpy(bool),
     )  # fmt: skip
 
 
