@@ -13,7 +13,7 @@ from brokerage.model.errors import SimulationError
 from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS
-from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
+from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, partition_of, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
 from brokerage.sim.split import events_per_job
 
@@ -166,9 +166,10 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
     target = np.concatenate([tree.target, np.zeros(len(extra))])
     wq = snap.tables["work_queues"]
     resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
-    resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
+    subs = set(partition_of(wq)) if partitions(config) else set()  # a sub queue is run with its partition
+    resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares) - subs)
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = task_table(snap, resource_names, base_walltime(config))
+    tasks = task_table(snap, resource_names, base_walltime(config), partitions(config))
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
@@ -228,22 +229,37 @@ def base_walltime(config: Mapping[str, Any] | None) -> float:
     return 0.0 if config is not None and rule(config, "basewalltime_as_jedi") else DEFAULT_BASE_WALLTIME_S
 
 
+def partitions(config: Mapping[str, Any] | None) -> bool:
+    """Whether work queues' partitions count (seed 003), not under the switch ``work_queue_partitions_as_jedi``.
+
+    Usage: ``partitions(None)  # True``
+    """
+    return config is None or not rule(config, "work_queue_partitions_as_jedi")
+
+
 def task_table(
-    snap: GridSnapshot, resource_names: list[str], base_walltime_s: float = DEFAULT_BASE_WALLTIME_S
+    snap: GridSnapshot,
+    resource_names: list[str],
+    base_walltime_s: float = DEFAULT_BASE_WALLTIME_S,
+    with_partitions: bool = True,
 ) -> pd.DataFrame:
     """The simulator's rows of SNAP's tasks (as sim_grid makes them), each in its aligned work queue.
 
     Usage: ``rows = task_table(snap, g.work_queues[len(g.shares):])``
     """
     tasks = _task_work(snap, base_walltime_s)
-    tasks["workQueue"] = _aligned(snap, resource_names)
+    tasks["workQueue"] = _aligned(snap, resource_names, with_partitions)
     return tasks
 
 
-def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:
-    """Per task its aligned work queue: its Resource work queue if its criteria pick one, else its global share."""
-    t = snap.tables["tasks"]
-    wq = task_work_queues(t, snap.tables["work_queues"]).to_numpy(object)
+def _aligned(snap: GridSnapshot, resource_names: list[str], with_partitions: bool) -> np.ndarray:
+    """Per task its aligned work queue: its Resource work queue if its criteria pick one, else its global share.
+    WITH_PARTITIONS, a task of a partition's sub queue is the partition's (seed 003: "JEDI works with the partition
+    queue, e.g., tasks in the partition queue are submitted together regardless of sub queues")."""
+    t, wq_table = snap.tables["tasks"], snap.tables["work_queues"]
+    wq = task_work_queues(t, wq_table, with_partitions).to_numpy(object)
+    if with_partitions and (head := partition_of(wq_table)):
+        wq = np.array([head.get(w, w) for w in wq], dtype=object)
     return np.where(np.isin(wq, resource_names), wq, t["gshare"].to_numpy(object))
 
 

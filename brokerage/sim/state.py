@@ -22,7 +22,7 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, JobTable, S
-from brokerage.sim.setup import SimGrid, base_walltime, recorded_ages, sim_grid, task_table
+from brokerage.sim.setup import SimGrid, base_walltime, partitions, recorded_ages, sim_grid, task_table
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -254,7 +254,9 @@ class SimState:
         self.brokerage_snap = self.brokerage_snap.replace(**tables)
         self.cache = derived_cache(self.base_cache, self.brokerage_snap)
         mini = self.snap.replace(tasks=tasks, datasets=datasets)
-        rows = task_table(mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config))
+        rows = task_table(
+            mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config), partitions(self.config)
+        )
         self.snap_is_scout.update(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
         self.tasks = pd.concat([self.tasks, rows])
         self._index_tasks(rows)
