@@ -212,6 +212,7 @@ def recorded_ages(snap: GridSnapshot, jc: pd.DataFrame) -> tuple[np.ndarray, np.
             np.repeat(((pd.to_datetime(rows[f"{r}_{clock}"], utc=True) - taken).dt.total_seconds()).to_numpy(float), n)
             for r in AGE_RANKS
         )
+        # a point not recorded takes its neighbours': no median -> halfway, no oldest or newest -> the median
         m = np.where(np.isnan(m), (o + w) / 2, m)
         o, w = np.where(np.isnan(o), m, o), np.where(np.isnan(w), m, w)
         m = np.where(np.isnan(m), np.where(np.isnan(o), w, o), m)
