@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from brokerage.model.gdpconfig import ConfigRow
@@ -208,7 +209,8 @@ def _age_rows(rows: list[dict[str, Any]], counts: JobCounts) -> list[dict[str, A
 
 def _with_harvester_slots(snap: GridSnapshot, rows: list[dict[str, Any]], taken_at: datetime) -> GridSnapshot:
     """SNAP's queues with numSlots from Harvester_Slots rows not expired (as the brokers read them): the queue-wide
-    row (no gshare, no resource type) where there is one, else the largest of the queue's rows."""
+    row (no gshare, no resource type) where there is one, else the largest of the queue's rows; the queue's slots
+    for the simulator are then its running jobs or its numSlots, the larger (as the demo grid's)."""
     slots: dict[str, tuple[bool, int]] = {}
     for r in rows:
         expires = _utc(r["expirationtime"])
@@ -221,7 +223,10 @@ def _with_harvester_slots(snap: GridSnapshot, rows: list[dict[str, Any]], taken_
     q = snap.tables["queues"].copy()
     found = q["panda_queue"].map({name: n for name, (_, n) in slots.items()})
     q["numslots"] = found.where(found.notna(), q["numslots"])
-    return snap.replace(queues=q)
+    slots = snap.tables["queue_slots"].copy()
+    published = slots["panda_queue"].map(q.set_index("panda_queue")["numslots"]).fillna(0)
+    slots["nslots"] = np.maximum(slots["nslots"].to_numpy(np.int64), published.to_numpy(np.int64))
+    return snap.replace(queues=q, queue_slots=slots)
 
 
 def _job_count_rows(counts: JobCounts) -> list[dict[str, Any]]:

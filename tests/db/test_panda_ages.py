@@ -95,8 +95,9 @@ def test_an_older_schema_without_job_times_is_read_and_its_ages_are_drawn(doma: 
 
 
 def test_harvester_slots_give_numslots_and_work_queues_their_partition(doma: str) -> None:
-    """Harvester_Slots rows not expired set a queue's numSlots (the queue-wide row first): BNL 300; AGLT2's only
-    row expired a day ago, so it has none (fast rebrokerage then looks at it). JEDI_WORK_QUEUE.PARTITIONID is read."""
+    """Harvester_Slots rows not expired set a queue's numSlots (the queue-wide row first): BNL 300, and 300 slots
+    for the simulator (0 running); AGLT2's only row expired a day ago, so it has none (fast rebrokerage then looks
+    at it) and keeps its 42 running jobs as slots. JEDI_WORK_QUEUE.PARTITIONID is read."""
     alter(doma, _JOB_TIMES + f"""
         INSERT INTO harvester_slots VALUES ('BNL', 'MC Simulation', 'MCORE', 50, now(), NULL),
           ('BNL', NULL, NULL, 300, now(), NULL), ('AGLT2', NULL, NULL, 80, now(), {_AGO.format(24)});
@@ -105,4 +106,6 @@ def test_harvester_slots_give_numslots_and_work_queues_their_partition(doma: str
     snap = read_panda(doma, "doma_panda", "doma_pandameta").snapshot
     slots = snap.tables["queues"].set_index("panda_queue")["numslots"]
     assert slots["BNL"] == 300 and pd.isna(slots["AGLT2"])
+    nslots = snap.tables["queue_slots"].set_index("panda_queue")["nslots"]
+    assert nslots["BNL"] == 300 and nslots["AGLT2"] == 42  # the larger of numSlots and the running jobs
     assert snap.tables["work_queues"].set_index("queue_id")["partitionid"].to_dict() == {1: -1, 2: 1}
