@@ -173,6 +173,15 @@ SWITCHES: tuple[Switch, ...] = (
            "6 hours for activated evgen/simul jobs at T2 (nRunning=0 or nActivated/nRunning>0) and at T1 except US "
            "and ND (seed 003's production timeouts)", "no such rule: those jobs wait for the 48 h activated rule",
            "copyArchive (absent)"),
+    Switch("stretchable_shares_as_jedi", "simulator",
+           "unused CPU goes to the active queues (shares with activated or running jobs), stretchable queues first, "
+           "by their original shares", "every leaf share is pledged its tree share whether it has jobs or not "
+           "(STRETCHABLE is loaded, never read)", "GlobalShares.py sort_branch_by_current_hs_distribution, "
+           "WorkQueue.py"),
+    Switch("work_queue_partitions_as_jedi", "simulator",
+           "a partition queue has no criteria; a task of one of its sub queues belongs to the partition too, and "
+           "JEDI works with the partition", "PARTITIONID is loaded, never read: every work queue is matched and run "
+           "on its own", "WorkQueue.py, WorkQueueMapper"),
 )  # fmt: skip
 """Every difference between the seed and panda-1.0.4 profiles, each a switch."""
 

@@ -20,6 +20,9 @@ JOB_STATUSES = (
 )  # fmt: skip
 FULLCHAIN_MODES = ("", "only", "require", "capable")
 DEFAULT_VO = "atlas"  # the VO of a task or job count that names none
+# job_ages: per job group (the keys of job_counts) the oldest, median and newest of each clock of its jobs
+AGE_CLOCKS = ("creationtime", "modificationtime")  # jobsActive4 / jobsDefined4 columns
+AGE_RANKS = ("oldest", "median", "newest")
 
 
 # Every integer column has a range checked wherever a grid comes in (validate, db import, from-panda, the API):
@@ -212,6 +215,12 @@ TABLES: dict[str, tuple[Col, ...]] = {
             minimum=0,
         ),
         _c("throttled", "bool", "the job throttler limits this share's work queue (JEDI throttled='Y')", default=True),
+        _c(
+            "stretchable",
+            "bool",
+            "seed 003 STRETCHABLE: the share is first to get the unused share of shares without active jobs",
+            default=False,
+        ),
     ),
     "work_queues": (
         _c("queue_id", "int", "JEDI_WORK_QUEUE queue_id", required=True, minimum=0),
@@ -234,6 +243,26 @@ TABLES: dict[str, tuple[Col, ...]] = {
             default="",
         ),
         _c("status", "str", "active or inactive", default="active", choices=("active", "inactive")),
+        _c(
+            "partitionid",
+            "int",
+            "seed 003 PARTITIONID: the queue_id of the partition the queue belongs to; -1: the row is a partition "
+            "(null = in none)",
+            nullable=True,
+            minimum=-1,
+        ),
+    ),
+    "job_ages": (
+        _c("panda_queue", "str", "queue", required=True),
+        _c("gshare", "str", "global share", required=True),
+        _c("resource_type", "str", "SCORE, MCORE, ...", default="SCORE"),
+        _c("jobstatus", "str", "job status", required=True, choices=JOB_STATUSES),
+        _c("vo", "str", "VO of the jobs", default=DEFAULT_VO),
+        *(
+            _c(f"{rank}_{clock}", "time", f"the {rank} {clock} of the group's jobs (null = not known)", nullable=True)
+            for clock in AGE_CLOCKS
+            for rank in AGE_RANKS
+        ),
     ),
     "queue_slots": (
         _c("panda_queue", "str", "queue", required=True),

@@ -223,9 +223,14 @@ def criteria_problem(text: str, variables: Mapping[str, Any] | None = None) -> s
     return None
 
 
-def task_work_queues(tasks: pd.DataFrame, work_queues: pd.DataFrame) -> pd.Series:
+PARTITION_ID = -1  # seed 003: PARTITIONID "Set -1 if the record stands for a partition"
+
+
+def task_work_queues(tasks: pd.DataFrame, work_queues: pd.DataFrame, partitions: bool = False) -> pd.Series:
     """Per task, the first active work queue (in queue_order within its queue_type = prodSourceLabel) whose
-    criteria are true; '' when none matches (JEDI's refiner would have broken the task).
+    criteria are true; '' when none matches (JEDI's refiner would have broken the task). With PARTITIONS, a
+    partition row (partitionid -1) is no candidate: seed 003, "partition queues themselves don't have selection
+    criteria" (its sub queues have).
 
     Usage: ``task_work_queues(snap.tables["tasks"], snap.tables["work_queues"])``
     """
@@ -235,6 +240,8 @@ def task_work_queues(tasks: pd.DataFrame, work_queues: pd.DataFrame) -> pd.Serie
     cols = {c: tasks[c].to_numpy(object) for c in CRITERIA_COLUMNS.values() if c in tasks}
     label = tasks["prodsourcelabel"].to_numpy(object)
     wq = work_queues[work_queues["status"] == "active"].sort_values(["queue_order", "queue_id"], kind="stable")
+    if partitions and "partitionid" in wq:
+        wq = wq[wq["partitionid"] != PARTITION_ID]
     open_ = np.ones(len(tasks), dtype=bool)
     for row in wq.itertuples(index=False):
         hit = open_ & (label == row.queue_type)
@@ -244,6 +251,25 @@ def task_work_queues(tasks: pd.DataFrame, work_queues: pd.DataFrame) -> pd.Serie
         out.iloc[np.flatnonzero(hit)] = row.queue_name
         open_ &= ~hit
     return out
+
+
+def partition_of(work_queues: pd.DataFrame) -> dict[str, str]:
+    """Sub queue name -> the name of the partition it belongs to (seed 003: "If tasks pass the selection criteria
+    of the sub queue, those tasks belong to the sub queue in addition to the partition queue"); a partitionid that
+    names no partition row is ignored.
+
+    Usage: ``partition_of(snap.tables["work_queues"]).get("evgen", "")``
+    """
+    if "partitionid" not in work_queues or work_queues.empty:
+        return {}
+    heads = work_queues[work_queues["partitionid"] == PARTITION_ID]
+    name_of = dict(zip(heads["queue_id"].astype(int), heads["queue_name"].astype(str), strict=True))
+    subs = work_queues[work_queues["partitionid"].notna() & (work_queues["partitionid"] != PARTITION_ID)]
+    return {
+        str(n): name_of[int(p)]
+        for n, p in zip(subs["queue_name"], subs["partitionid"], strict=True)
+        if int(p) in name_of
+    }
 
 
 @dataclass(frozen=True)
@@ -257,6 +283,7 @@ class ShareTree:
     throttled: np.ndarray  # bool per node: the job throttler limits this share's work queue
     top_down: tuple[int, ...]  # nodes level by level from the top (nodes in a loop are left out)
     children: Mapping[int, tuple[int, ...]]  # node (-1: the root) -> its children in table order
+    stretchable: np.ndarray  # bool per node: it (or a node above it) is first to get unused shares (seed 003)
 
     @property
     def leaves(self) -> list[str]:
@@ -294,21 +321,49 @@ def share_tree(gshares: pd.DataFrame) -> ShareTree:
     for i in range(len(names)):
         children.setdefault(int(parent[i]), []).append(i)
     kids = {k: tuple(v) for k, v in children.items()}
-    return ShareTree(names, parent, target, ~has_child, throttled, tuple(top_down), kids)
+    stretch = gshares.get("stretchable", pd.Series(False, index=gshares.index)).fillna(False).to_numpy(bool).copy()
+    for i in top_down:  # a stretchable node's leaves are stretchable
+        stretch[i] |= parent[i] >= 0 and bool(stretch[parent[i]])
+    return ShareTree(names, parent, target, ~has_child, throttled, tuple(top_down), kids, stretch)
 
 
-def sorted_leaves(tree: ShareTree, executing: np.ndarray) -> np.ndarray:
+def stretched_targets(tree: ShareTree, active: np.ndarray) -> np.ndarray:
+    """Per node its target in % after seed 003's rule: "CPU resources which are originally allocated to a queue can
+    be used by other queues if the queue doesn't have active tasks. If queues have the stretchable attribute, they
+    are given priority in getting unused CPUs ... distributed among them according on their original shares";
+    without one, every ACTIVE leaf gets them by its original share. A parent's target is its children's sum.
+
+    Usage: ``stretched_targets(tree, running_or_queued_per_node > 0)``
+    """
+    leaf_active = tree.leaf & active
+    target = np.where(leaf_active, tree.target, 0.0)
+    unused = float(tree.target[tree.leaf & ~active].sum())
+    takers = leaf_active & tree.stretchable
+    if not takers.any():
+        takers = leaf_active
+    base = float(tree.target[takers].sum())
+    if unused > 0 and base > 0:
+        target[takers] += unused * tree.target[takers] / base
+    for i in reversed(tree.top_down):  # deepest first: every parent sums its children
+        if tree.parent[i] >= 0:
+            target[tree.parent[i]] += target[i]
+    return target
+
+
+def sorted_leaves(tree: ShareTree, executing: np.ndarray, target: np.ndarray | None = None) -> np.ndarray:
     """Rank of each node (0 = served first) after JEDI's sort: at every level children by executing / pledged
-    ascending, where pledged = total executing x target / 100, flattened depth first (§7.2).
+    ascending, where pledged = total executing x target / 100 (TARGET, default the tree's), flattened depth first
+    (§7.2).
 
     Usage: ``sorted_leaves(tree, running_per_node)[tree.leaf]``
     """
+    target = tree.target if target is None else target
     n = len(tree.names)
     total = np.where(tree.leaf, executing, 0.0).astype(float)
     for i in reversed(tree.top_down):  # deepest first: every parent sums its children
         if tree.parent[i] >= 0:
             total[tree.parent[i]] += total[i]
-    pledged = total[tree.parent < 0].sum() * tree.target / 100.0
+    pledged = total[tree.parent < 0].sum() * target / 100.0
     ratio = np.where(pledged > 0, total / np.maximum(pledged, 1e-12), UNPLEDGED_RANK)
     rank = np.zeros(n, dtype=np.int64)
     stack, k = [-1], 0

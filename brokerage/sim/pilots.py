@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from brokerage.model.workqueues import sorted_leaves
+from brokerage.model import profiles
+from brokerage.model.workqueues import sorted_leaves, stretched_targets
 from brokerage.sim import machines, retry
 from brokerage.sim.jobs import S, status_mask
 from brokerage.sim.setup import NO_PILOT_STATUSES
@@ -93,7 +94,7 @@ def dispatch(state: SimState, now: float) -> None:
     cand, cq = live[pick], ql[pick]
     if len(cand) == 0:
         return
-    share_rank = _share_rank(state, live[st == S["running"]])
+    share_rank = _share_rank(state, live[st == S["running"]], live[st == S["activated"]])
     sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
     by_age = sloppy[cq]
     rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
@@ -134,14 +135,33 @@ def confirm(state: SimState, now: float) -> None:
     state.laststart[np.unique(j["computingSite"][rows])] = now
 
 
-def _share_rank(state: SimState, running_rows: np.ndarray) -> np.ndarray:
+def _share_rank(state: SimState, running_rows: np.ndarray, queued_rows: np.ndarray) -> np.ndarray:
     """Per share, its place in JEDI's sorted leaves (0 first); shares outside the tree after every leaf."""
     g = state.g
     running = np.bincount(state.jobs["gshare"][running_rows], minlength=len(g.shares))
     n_tree = len(g.tree.names)
     rank = np.arange(len(g.shares), dtype=np.int64)
-    rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float))
+    target = share_targets(state, running, queued_rows)[:n_tree]
+    rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float), target)
     return rank
+
+
+def share_targets(state: SimState, running: np.ndarray, queued_rows: np.ndarray) -> np.ndarray:
+    """Per share its pledge in % of the grid: seed 003's "unused CPU to active queues, stretchable queues first"
+    (a share is active with running or activated jobs; ``stretched_targets``); the tree's own targets under the
+    switch ``stretchable_shares_as_jedi``.
+
+    Usage: ``share_targets(state, running_per_share, activated_rows)``
+    """
+    g = state.g
+    target = np.zeros(len(g.shares))
+    n_tree = len(g.tree.names)
+    if profiles.rule(state.config, "stretchable_shares_as_jedi"):
+        target[:n_tree] = g.tree.target
+        return target
+    queued = np.bincount(state.jobs["gshare"][queued_rows], minlength=len(g.shares))
+    target[:n_tree] = stretched_targets(g.tree, (running + queued)[:n_tree] > 0)
+    return target
 
 
 def end_payloads(state: SimState, now: float) -> None:

@@ -12,7 +12,8 @@ import pandas as pd
 from brokerage.model.errors import SimulationError
 from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
-from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, share_tree, task_work_queues
+from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS
+from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, partition_of, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
 from brokerage.sim.split import events_per_job
 
@@ -60,6 +61,7 @@ class SimGrid:
     transtime_d: np.ndarray  # CRIC transtimehi, transtimelo per queue (days; NaN: unset), shape (queues, 2)
     evgen_6h_queue: np.ndarray  # bool per queue: seed 003's 6-hour evgen/simul rule applies (T2s, T1s but US, ND)
     evgen_simul_tasks: np.ndarray  # production tasks of processingType evgen or simul
+    harvester_slots: np.ndarray  # bool per queue: it has a Harvester_Slots entry (queues.numslots set)
 
 
 class SimInputError(SimulationError, ValueError):
@@ -164,9 +166,10 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
     target = np.concatenate([tree.target, np.zeros(len(extra))])
     wq = snap.tables["work_queues"]
     resource = wq[(wq["queue_function"] == RESOURCE_FUNCTION) & (wq["status"] == "active")]
-    resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares))
+    subs = set(partition_of(wq)) if partitions(config) else set()  # a sub queue is run with its partition
+    resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares) - subs)
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = task_table(snap, resource_names, base_walltime(config))
+    tasks = task_table(snap, resource_names, base_walltime(config), partitions(config))
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
@@ -179,7 +182,44 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
         disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
         transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
         evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
+        harvester_slots=q["numslots"].notna().to_numpy(bool),
     )  # fmt: skip
+
+
+AGE_KEYS = ["panda_queue", "gshare", "resource_type", "jobstatus", "vo"]  # a job group: job_counts' keys
+
+
+def recorded_ages(snap: GridSnapshot, jc: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per job of the job_counts rows JC (each row's njobs in turn, as the simulator makes them), its creation and
+    modification time in seconds from the snapshot (negative: before it), from SNAP's job_ages: a group's jobs
+    spread from its oldest through its median to its newest time, the first job the oldest (a lone job: the
+    median); NaN where the group has no recorded time (the simulator then draws it).
+
+    Usage: ``created, modified = recorded_ages(snap, snap.tables["job_counts"])``
+    """
+    n = jc["njobs"].to_numpy(np.int64)
+    ages = snap.tables["job_ages"].drop_duplicates(AGE_KEYS)
+    if ages.empty or n.sum() == 0:
+        nan = np.full(int(n.sum()), np.nan)
+        return nan, nan.copy()
+    rows = jc[AGE_KEYS].merge(ages, on=AGE_KEYS, how="left")
+    rank = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    share = np.where(np.repeat(n, n) > 1, rank / np.maximum(np.repeat(n, n) - 1, 1), 0.5)
+    taken = pd.Timestamp(snap.taken_at)
+    out = []
+    for clock in AGE_CLOCKS:
+        o, m, w = (
+            np.repeat(((pd.to_datetime(rows[f"{r}_{clock}"], utc=True) - taken).dt.total_seconds()).to_numpy(float), n)
+            for r in AGE_RANKS
+        )
+        # a point not recorded takes its neighbours': no median -> halfway, no oldest or newest -> the median
+        m = np.where(np.isnan(m), (o + w) / 2, m)
+        o, w = np.where(np.isnan(o), m, o), np.where(np.isnan(w), m, w)
+        m = np.where(np.isnan(m), np.where(np.isnan(o), w, o), m)
+        o, w = np.where(np.isnan(o), m, o), np.where(np.isnan(w), m, w)
+        t = np.where(share <= 0.5, o + (m - o) * share * 2, m + (w - m) * (share - 0.5) * 2)
+        out.append(np.minimum(t, 0.0))  # a time after the snapshot was taken is now
+    return out[0], out[1]
 
 
 def base_walltime(config: Mapping[str, Any] | None) -> float:
@@ -190,22 +230,37 @@ def base_walltime(config: Mapping[str, Any] | None) -> float:
     return 0.0 if config is not None and rule(config, "basewalltime_as_jedi") else DEFAULT_BASE_WALLTIME_S
 
 
+def partitions(config: Mapping[str, Any] | None) -> bool:
+    """Whether work queues' partitions count (seed 003), not under the switch ``work_queue_partitions_as_jedi``.
+
+    Usage: ``partitions(None)  # True``
+    """
+    return config is None or not rule(config, "work_queue_partitions_as_jedi")
+
+
 def task_table(
-    snap: GridSnapshot, resource_names: list[str], base_walltime_s: float = DEFAULT_BASE_WALLTIME_S
+    snap: GridSnapshot,
+    resource_names: list[str],
+    base_walltime_s: float = DEFAULT_BASE_WALLTIME_S,
+    with_partitions: bool = True,
 ) -> pd.DataFrame:
     """The simulator's rows of SNAP's tasks (as sim_grid makes them), each in its aligned work queue.
 
     Usage: ``rows = task_table(snap, g.work_queues[len(g.shares):])``
     """
     tasks = _task_work(snap, base_walltime_s)
-    tasks["workQueue"] = _aligned(snap, resource_names)
+    tasks["workQueue"] = _aligned(snap, resource_names, with_partitions)
     return tasks
 
 
-def _aligned(snap: GridSnapshot, resource_names: list[str]) -> np.ndarray:
-    """Per task its aligned work queue: its Resource work queue if its criteria pick one, else its global share."""
-    t = snap.tables["tasks"]
-    wq = task_work_queues(t, snap.tables["work_queues"]).to_numpy(object)
+def _aligned(snap: GridSnapshot, resource_names: list[str], with_partitions: bool) -> np.ndarray:
+    """Per task its aligned work queue: its Resource work queue if its criteria pick one, else its global share.
+    WITH_PARTITIONS, a task of a partition's sub queue is the partition's (seed 003: "JEDI works with the partition
+    queue, e.g., tasks in the partition queue are submitted together regardless of sub queues")."""
+    t, wq_table = snap.tables["tasks"], snap.tables["work_queues"]
+    wq = task_work_queues(t, wq_table, with_partitions).to_numpy(object)
+    if with_partitions and (head := partition_of(wq_table)):
+        wq = np.array([head.get(w, w) for w in wq], dtype=object)
     return np.where(np.isin(wq, resource_names), wq, t["gshare"].to_numpy(object))
 
 

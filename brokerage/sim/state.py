@@ -22,7 +22,7 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, JobTable, S
-from brokerage.sim.setup import SimGrid, base_walltime, sim_grid, task_table
+from brokerage.sim.setup import SimGrid, base_walltime, partitions, recorded_ages, sim_grid, task_table
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -216,12 +216,19 @@ class SimState:
         k = int(n.sum())
         r = self.rng
         wall = np.clip(r.lognormal(np.log(BACKGROUND_WALL_H * 3600), 0.6, k), MIN_WALL_S, MAX_WALL_S)
+        real_created, real_mod = recorded_ages(self.snap, jc)  # the snapshot's job_ages; NaN: drawn
         created = -r.uniform(0, 12 * 3600, k)
         start = np.where(status == S["running"], -r.uniform(0, 1, k) * wall, np.nan)
         mod = np.where(np.isin(status, DEFINED_TABLE), -r.uniform(0, 6 * 3600, k), created)
         mod = np.where(status == S["transferring"], -r.uniform(0, 2 * 3600, k), mod)
         mod = np.where(status == S["sent"], -r.uniform(0, 3600, k), mod)  # a pilot got it within the last hour
-        mod = np.where(status == S["running"], start, mod)
+        created, mod = (
+            np.where(np.isnan(real_created), created, real_created),
+            np.where(np.isnan(real_mod), mod, real_mod),
+        )
+        real = ~np.isnan(real_created) | ~np.isnan(real_mod)
+        start = np.where(real, np.maximum(start, created), start)  # a recorded job starts after it was made
+        mod = np.where(status == S["running"], start, np.where(real, np.maximum(mod, created), mod))
         self.jobs.append(
             jediTaskID=-1, computingSite=q, jobStatus=status,
             gshare=rep(jc["gshare"].map(self.si).to_numpy(np.int64)),
@@ -247,7 +254,9 @@ class SimState:
         self.brokerage_snap = self.brokerage_snap.replace(**tables)
         self.cache = derived_cache(self.base_cache, self.brokerage_snap)
         mini = self.snap.replace(tasks=tasks, datasets=datasets)
-        rows = task_table(mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config))
+        rows = task_table(
+            mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config), partitions(self.config)
+        )
         self.snap_is_scout.update(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
         self.tasks = pd.concat([self.tasks, rows])
         self._index_tasks(rows)

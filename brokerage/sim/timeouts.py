@@ -231,10 +231,13 @@ def _analysis_and_expiry(sim: SimState, live: np.ndarray, user: np.ndarray) -> I
 def _fast_rebrokerage(sim: SimState) -> Iterator[Hit]:
     """Rule F (§3.4): per (queue, global share) with nr x ratio < nq, nq > limit and nq > nq_tot x frac, the
     oldest excess - 1 queued jobs are closed with kill code 10; a share without FAST_REBRO_THRESHOLD_NQUEUE_<share>
-    is a dry run (limit 10) that kills nothing."""
+    is a dry run (limit 10) that kills nothing. Seed 000: only where "nSlots is not defined in the Harvester_Slots
+    table since it intentionally cause large nQueue when nRun is small": those queues' jobs are left out of every
+    count (copyArchive's statistics leave them out the same way)."""
     j, cfg = sim.jobs, sim.config
     ratio, frac = float(cfg["FAST_REBRO_THRESHOLD_NQNR_RATIO"]), float(cfg["FAST_REBRO_THRESHOLD_NQUEUE_FRAC"])
     live = sim.live
+    live = live[~sim.g.harvester_slots[j["computingSite"][live]]]
     st, q, sh = j["jobStatus"][live], j["computingSite"][live], j["gshare"][live]
     ns = len(sim.g.shares)
     key = q.astype(np.int64) * ns + sh

@@ -287,6 +287,7 @@ class GlobalShares(Base):
     parent: Mapped[str | None]
     value: Mapped[float | None]
     throttled: Mapped[bool | None]
+    stretchable: Mapped[bool | None]
 
 
 class WorkQueues(Base):
@@ -304,6 +305,27 @@ class WorkQueues(Base):
     queue_function: Mapped[str | None]
     status: Mapped[str | None]
     seq: Mapped[int]
+    partitionid: Mapped[int | None]
+
+
+class JobAges(Base):
+    """Per job group of JOBS_SHARE_STATS' keys, the oldest, median and newest creation and modification times of its
+    jobs (jobsActive4 and jobsDefined4): the simulator starts the snapshot's jobs at those ages."""
+
+    __tablename__ = "job_ages"
+
+    seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    panda_queue: Mapped[str] = mapped_column(sa.ForeignKey("schedconfig_json.panda_queue"), index=True)
+    gshare: Mapped[str]
+    resource_type: Mapped[str | None]
+    jobstatus: Mapped[str]
+    vo: Mapped[str] = mapped_column(server_default="atlas")
+    oldest_creationtime: Mapped[datetime | None]
+    median_creationtime: Mapped[datetime | None]
+    newest_creationtime: Mapped[datetime | None]
+    oldest_modificationtime: Mapped[datetime | None]
+    median_modificationtime: Mapped[datetime | None]
+    newest_modificationtime: Mapped[datetime | None]
 
 
 class QueueSlots(Base):
@@ -549,6 +571,7 @@ GRID_MODELS: dict[str, type[Base]] = {
     "users": Users,
     "gshares": GlobalShares,
     "work_queues": WorkQueues,
+    "job_ages": JobAges,
     "queue_slots": QueueSlots,
     "tasks": JediTasks,
     "datasets": JediDatasets,

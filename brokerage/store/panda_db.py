@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from brokerage.model.gdpconfig import ConfigError, ConfigRow, lookup_param, parse_value
-from brokerage.model.tables import DEFAULT_VO
+from brokerage.model.tables import AGE_CLOCKS, DEFAULT_VO
 from brokerage.store import config_store, database, panda_schema, repository
 from brokerage.store.errors import database_errors
 from brokerage.store.panda_rows import PandaGrid, build
@@ -104,6 +104,9 @@ def _read(
     taken_at = conn.execute(sa.text("SELECT now()")).scalar()
     data = {t: _select(conn, schema, t, set(missing), vo) for t in READ_COLUMNS if t not in missing}
     data["sitedata"] = _select(conn, meta, "sitedata", set(), None)
+    age_tables, age_notes = panda_schema.age_sources(found, schema)
+    notes += age_notes
+    data["job_ages"] = _job_ages(conn, schema, age_tables, vo) if age_tables else []
     for table in _COUNT_TABLES:
         if f"{table}.vo" in missing:  # an older schema's counts carry no VO: the VO read (else atlas) takes them
             for r in data.get(table, []):
@@ -164,6 +167,27 @@ def _user_jobs_sql(schema: str, by_vo: bool) -> str:
         + " GROUP BY computingsite, gshare, produsername, workinggroup, jobstatus"
         " ORDER BY computingsite, gshare, produsername, workinggroup, jobstatus"
     )  # fmt: skip
+
+
+def _job_ages(conn: Connection, schema: str, tables: list[tuple[str, bool]], vo: str | None) -> list[dict[str, Any]]:
+    """Per job group (queue, share, resource type, status, VO, keyed as job counts are) of the live jobs in TABLES
+    (jobsActive4, jobsDefined4): the oldest, median and newest creationtime and modificationtime."""
+    parts = []
+    for table, has_vo in tables:
+        vo_col = "vo" if has_vo else "CAST(:default_vo AS varchar)"
+        where = " WHERE vo = :vo" if has_vo and vo is not None else ""
+        parts.append(f"SELECT computingsite, COALESCE(gshare, '') AS gshare, COALESCE(resource_type, 'SCORE') AS"
+                     f" resource_type, jobstatus, {vo_col} AS vo, creationtime, modificationtime"
+                     f' FROM "{schema}"."{table}"{where}')  # fmt: skip
+    ranks = ", ".join(
+        f"MIN({c}) AS oldest_{c}, percentile_disc(0.5) WITHIN GROUP (ORDER BY {c}) AS median_{c}, MAX({c}) AS newest_{c}"
+        for c in AGE_CLOCKS
+    )
+    sql = (f"SELECT computingsite, gshare, resource_type, jobstatus, vo, {ranks} FROM ({' UNION ALL '.join(parts)}) AS j"
+           " WHERE vo IS NOT NULL GROUP BY computingsite, gshare, resource_type, jobstatus, vo"
+           " ORDER BY computingsite, gshare, resource_type, jobstatus, vo")  # fmt: skip
+    params = {"default_vo": vo or DEFAULT_VO, **({"vo": vo} if vo is not None else {})}
+    return [dict(r._mapping) for r in conn.execute(sa.text(sql), params)]
 
 
 def _utc(t: Any) -> datetime:

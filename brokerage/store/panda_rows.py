@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from brokerage.model.gdpconfig import ConfigRow
 from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
-from brokerage.model.tables import ENDPOINT_ACTIVITIES, ENDPOINT_STATUSES, JOB_STATUSES, TABLES
+from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS, ENDPOINT_ACTIVITIES, ENDPOINT_STATUSES, JOB_STATUSES, TABLES
 from brokerage.model.words import count
 from brokerage.store.cric import map_queues
 from brokerage.store.live_sources import map_live
@@ -67,7 +68,9 @@ def build(data: Rows, taken_at: datetime, snapshot_id: str, notes: list[str] | N
         gshares=frame("gshares", _gshares(data["global_shares"])),
         work_queues=frame("work_queues", [_work_queue(r) for r in data["jedi_work_queue"]]),
         queue_slots=frame("queue_slots", _slots(counts, queues)),
+        job_ages=frame("job_ages", _age_rows(data.get("job_ages", []), counts)),
     )
+    snap = _with_harvester_slots(snap, data.get("harvester_slots", []), taken_at)
     snap = _with_sw_tags(snap, data["sw_tags"], taken_at, notes)
     snap = GridSnapshot(snap.tables, taken_at, snapshot_id, 0)
     return PandaGrid(snap, _config_rows(data["config"]), notes)
@@ -192,6 +195,40 @@ def _job_counts(rows: list[dict[str, Any]], queues: set[str], notes: list[str]) 
     return counts
 
 
+def _age_rows(rows: list[dict[str, Any]], counts: JobCounts) -> list[dict[str, Any]]:
+    """The job groups' recorded times (from-panda's job_ages select) of the groups the job counts hold."""
+    keys = ("computingsite", "gshare", "resource_type", "jobstatus", "vo")
+    times = [f"{rank}_{clock}" for clock in AGE_CLOCKS for rank in AGE_RANKS]
+    return [
+        {"panda_queue": r["computingsite"], "gshare": r["gshare"], "resource_type": r["resource_type"],
+         "jobstatus": r["jobstatus"], "vo": str(r["vo"]), **{t: _utc(r[t]) for t in times}}
+        for r in rows
+        if tuple(str(r[k]) for k in keys) in counts
+    ]  # fmt: skip
+
+
+def _with_harvester_slots(snap: GridSnapshot, rows: list[dict[str, Any]], taken_at: datetime) -> GridSnapshot:
+    """SNAP's queues with numSlots from Harvester_Slots rows not expired (as the brokers read them): the queue-wide
+    row (no gshare, no resource type) where there is one, else the largest of the queue's rows; the queue's slots
+    for the simulator are then its running jobs or its numSlots, the larger (as the demo grid's)."""
+    slots: dict[str, tuple[bool, int]] = {}
+    for r in rows:
+        expires = _utc(r["expirationtime"])
+        if r["numslots"] is None or int(r["numslots"]) < 0 or (expires is not None and expires <= taken_at):
+            continue
+        key = (r["gshare"] is None and r["resourcetype"] is None, int(r["numslots"]))
+        slots[r["pandaqueuename"]] = max(slots.get(r["pandaqueuename"], key), key)
+    if not slots:
+        return snap
+    q = snap.tables["queues"].copy()
+    found = q["panda_queue"].map({name: n for name, (_, n) in slots.items()})
+    q["numslots"] = found.where(found.notna(), q["numslots"])
+    slots = snap.tables["queue_slots"].copy()
+    published = slots["panda_queue"].map(q.set_index("panda_queue")["numslots"]).fillna(0)
+    slots["nslots"] = np.maximum(slots["nslots"].to_numpy(np.int64), published.to_numpy(np.int64))
+    return snap.replace(queues=q, queue_slots=slots)
+
+
 def _job_count_rows(counts: JobCounts) -> list[dict[str, Any]]:
     return [
         {"panda_queue": q, "gshare": g, "resource_type": rt, "jobstatus": s, "njobs": n, "vo": vo}
@@ -293,6 +330,7 @@ def _work_queue(r: dict[str, Any]) -> dict[str, Any]:
         "vo": r["vo"] or "", "queue_order": r["queue_order"], "criteria": r["criteria"] or "",
         "variables": variables if isinstance(variables, dict) else {}, "queue_function": r["queue_function"] or "",
         "status": "inactive" if (r["status"] or "active") != "active" else "active",
+        "partitionid": r.get("partitionid"),
     }  # fmt: skip
 
 

@@ -52,9 +52,19 @@ READ_COLUMNS: dict[str, dict[str, str]] = {
     "global_shares": {"name": TEXT, "value": INT, "parent": TEXT, "throttled": TEXT},
     "jedi_work_queue": {
         "queue_id": INT, "queue_name": TEXT, "queue_type": TEXT, "vo": TEXT, "status": TEXT, "queue_order": INT,
-        "criteria": TEXT, "variables": TEXT, "queue_function": TEXT,
+        "criteria": TEXT, "variables": TEXT, "queue_function": TEXT, "partitionid": INT,
     },
     "config": {"app": TEXT, "component": TEXT, "key": TEXT, "value": TEXT, "type": TEXT, "vo": TEXT, "value_json": JSON},
+    # Harvester's provisioned slots: the brokers' numSlots, and the queues fast rebrokerage leaves alone
+    "harvester_slots": {"pandaqueuename": TEXT, "gshare": TEXT, "resourcetype": TEXT, "numslots": INT,
+                        "expirationtime": TIME},
+}  # fmt: skip
+# The job tables the snapshot's job ages come from (job_ages): the live jobs' creation and modification times per
+# job group. Each table is read when it has every column (vo aside: the VO read, else atlas); else a note.
+AGE_COLUMNS: dict[str, dict[str, str]] = {
+    table: {"computingsite": TEXT, "gshare": TEXT, "resource_type": TEXT, "jobstatus": TEXT,
+            "creationtime": TIME, "modificationtime": TIME}
+    for table in ("jobsactive4", "jobsdefined4")
 }  # fmt: skip
 # PanDA's pilot activity per queue (PANDAMETA.SiteData; schema doma_pandameta in PanDA's PostgreSQL layout):
 # the brokers' -nopilot and -inactive checks read it, so without it every queue would look pilot-less.
@@ -81,6 +91,9 @@ OPTIONAL: dict[str, str] = {
     "jedi_tasks.walltimeunit": "tasks carry no walltime unit (shown only)",
     "jobsactive4.vo": "user job counts of every VO are summed",
     "network_matrix_kv.ts": "network metrics carry no time",
+    "harvester_slots": "no Harvester slot entries: numSlots is undefined at every queue (the brokers' numSlots rules "
+    "and fast rebrokerage's Harvester_Slots exemption see none)",
+    "jedi_work_queue.partitionid": "work queues carry no partition link: each sub queue is run on its own",
 }
 _FAMILIES = {
     TEXT: {"character varying", "character", "text"},
@@ -151,6 +164,24 @@ def schema_problems(conn: Connection, schema: str, tables: dict[str, dict[str, s
     Usage: ``assert not schema_problems(conn, "doma_panda")``
     """
     return check(columns_of(conn, schema), schema, READ_COLUMNS if tables is None else tables)[0]
+
+
+def age_sources(found: Found, schema: str) -> tuple[list[tuple[str, bool]], list[str]]:
+    """The job tables of AGE_COLUMNS FOUND holds whole, each with whether it has a vo column, and a note per table
+    that lacks one (its jobs' ages are then drawn by the simulator).
+
+    Usage: ``tables, notes = age_sources(columns_of(conn, "doma_panda"), "doma_panda")``
+    """
+    tables: list[tuple[str, bool]] = []
+    notes: list[str] = []
+    for table, columns in AGE_COLUMNS.items():
+        lacking = [c for c in columns if c not in found.get(table, {})]
+        if lacking:
+            what = f"{schema}.{table}" + ("" if table not in found else f" lacks {', '.join(lacking)}")
+            notes.append(f"{what}: its jobs carry no recorded ages; the simulator draws them")
+        else:
+            tables.append((table, "vo" in found[table]))
+    return tables, notes
 
 
 def missing_notes(missing: list[str], schema: str) -> list[str]:

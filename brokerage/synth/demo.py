@@ -87,6 +87,7 @@ def _columns(
         "panda_ddm_relation": relations(sites, q, ep),
         "network": network(rng["net"], sites, taken),
         "job_counts": jc_rows,
+        "job_ages": {},  # the demo's jobs have no recorded ages: the simulator draws them
         "user_job_counts": users_jobs,
         "task_job_counts": history,
         "users": users,

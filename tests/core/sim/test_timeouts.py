@@ -71,6 +71,22 @@ def test_fast_rebrokerage_closes_the_oldest_excess_minus_one() -> None:
     assert set(sim.jobs["errorCode"][queued[:34]]) == {130}
 
 
+def test_fast_rebrokerage_leaves_queues_with_harvester_slots_alone() -> None:
+    """Seed 000: fast rebrokerage only where "nSlots is not defined in the Harvester_Slots table": the same 50
+    queued vs 5 running at A, whose numSlots (its Harvester_Slots entry) is 400, close nothing; B beside it, without
+    an entry, with 40 queued vs 2 running: the share's total counts B's 40 only (A's jobs are left out), excess =
+    ceil(min(40 - 6, 40 - 10, 40 - 0.3 x 40)) = 28, so B's 27 oldest are closed."""
+    cfg = Config().with_overrides({"FAST_REBRO_THRESHOLD_NQUEUE_MC Simulation": 10})
+    sim = small_sim(cfg, queues=[queue("A", "S1", numslots=400), queue("B", "S2")])
+    at_a = add_jobs(sim, 50)
+    add_jobs(sim, 5, status="running", startTime=0.0, runSeconds=100 * H)
+    at_b = add_jobs(sim, 40, queue="B")
+    add_jobs(sim, 2, status="running", queue="B", startTime=0.0, runSeconds=100 * H)
+    _pass(sim, 60.0)
+    assert set(status_of(sim, at_a)) == {"activated"}
+    assert [s == "closed" for s in status_of(sim, at_b)] == [True] * 27 + [False] * 13
+
+
 def test_fast_rebrokerage_without_its_share_key_is_a_dry_run() -> None:
     """F dry run: without FAST_REBRO_THRESHOLD_NQUEUE_<share> the overshoot (limit 10) is only logged."""
     sim = small_sim()
