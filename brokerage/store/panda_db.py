@@ -117,7 +117,7 @@ def _read(
 
 
 def _vos(data: dict[str, list[dict[str, Any]]]) -> list[str]:
-    return sorted({str(r["vo"]) for t in _VO_FILTERED for r in data.get(t, []) if r.get("vo")})
+    return sorted({str(r["vo"]) for t in (*_VO_FILTERED, "jobsactive4") for r in data.get(t, []) if r.get("vo")})
 
 
 def _select(conn: Connection, schema: str, table: str, missing: set[str], vo: str | None) -> list[dict[str, Any]]:
