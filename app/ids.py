@@ -103,6 +103,7 @@ TASK_JOBS = "task-jobs"
 # queue detail
 QUEUE_NAME = "queue-name"
 QUEUE_STAB = "queue-stab"
+QUEUE_VO_COUNTS = "queue-vo-counts"
 
 # pending tasks
 PENDING_CONTENT = "pending-content"

@@ -16,7 +16,7 @@ from app.viewmodels import pending as pvm
 from app.viewmodels import stabilizer as svm
 
 # who is throttled here comes first; the queue-wide terms repeat on every row, so they go last
-STAB_COLUMNS = ("produsername", "throttled", "nQ_user", "max_q_len", "max_q_len_rule", "nR_user", "percentage",
+STAB_COLUMNS = ("produsername", "vo", "throttled", "nQ_user", "max_q_len", "max_q_len_rule", "nR_user", "percentage",
                 "gshare", "nQ", "throttle_from", "nQ_max", "can_throttle")  # fmt: skip
 
 

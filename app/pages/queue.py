@@ -19,7 +19,8 @@ dash.register_page(__name__, path="/queue", title="Queue · PanDA brokerage", na
 
 @guarded("Queue page")
 def layout(name: str | None = None, **_: Any) -> html.Div:
-    """One queue: its CRIC attributes, job counts per share and (from a callback) the Stabilizer rows at it."""
+    """One queue: its CRIC attributes, job counts per VO (when several VOs have jobs there) and per share, and (from a
+    callback) the Stabilizer rows at it."""
     if not name:
         return html.Div(
             [
@@ -31,6 +32,7 @@ def layout(name: str | None = None, **_: Any) -> html.Div:
     snap = state.snapshot()
     attrs = detail.queue_attributes(snap, name)
     counts = detail.queue_job_counts(snap, name)
+    per_vo = detail.queue_vo_counts(snap, name)  # [] unless jobs of several VOs are here
     roll = detail.rollup(snap, name)
     return html.Div(
         [
@@ -43,6 +45,8 @@ def layout(name: str | None = None, **_: Any) -> html.Div:
                                   html.Table([html.Thead(html.Tr([html.Th(k) for k in roll[0] if k != "href"])),
                                               html.Tbody([html.Tr([html.Td(dcc.Link(r["level"], href=r["href"]))] + [html.Td(f"{r[k]:,}") for k in r if k not in ("level", "href")])
                                                           for r in roll])], className="table table-sm detail-table mb-0 rollup-table")) if roll else None,
+                             card("Jobs per VO and status (each VO's brokerage counts its own)",
+                                  grid(per_vo, height=60 + 42 * len(per_vo), id_=ids.QUEUE_VO_COUNTS)) if per_vo else None,
                              card("Jobs per share and status", grid(counts, height=200) if counts else empty_state("No jobs", "No job counts for this queue.")),
                              card("Analysis Stabilizer at this queue", loading(html.Div(id=ids.QUEUE_STAB))),  # filled by a callback
                              dcc.Link("Stabilizer page for this queue →", href=f"/stabilizer?queue={name}")], md=7),

@@ -12,6 +12,7 @@ from app.viewmodels.common import plain, records
 from app.viewmodels.queues import queue_rows
 from brokerage.model.errors import UnknownIdError
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.tables import DEFAULT_VO, JOB_STATUSES
 
 
 def task_attributes(snap: GridSnapshot, task_id: int) -> list[tuple[str, Any]]:
@@ -30,13 +31,40 @@ def queue_attributes(snap: GridSnapshot, name: str) -> list[tuple[str, Any]]:
     return [(k, plain(v)) for k, v in q.iloc[0].items() if plain(v) not in (None, "", [])]
 
 
-def queue_job_counts(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
-    """Jobs at the queue per global share and status."""
+def _queue_counts(snap: GridSnapshot, name: str) -> pd.DataFrame:
+    """The job count rows of queue NAME, each with its VO (rows naming none are atlas')."""
     jc = snap.job_counts
-    d = jc[jc["panda_queue"] == name]
+    d = jc[(jc["panda_queue"] == name) & (jc["njobs"] > 0)]
+    return d.assign(vo=d["vo"].fillna(DEFAULT_VO) if "vo" in d else DEFAULT_VO)
+
+
+def queue_job_counts(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
+    """Jobs at the queue per global share and status, per VO and share when jobs of several VOs are there (JEDI
+    counts each VO's apart).
+
+    Usage: ``queue_job_counts(snap, "CERN_MCORE")[0]["gshare"]``
+    """
+    d = _queue_counts(snap, name)
     if d.empty:
         return []
-    piv = d.pivot_table(index="gshare", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0).reset_index()
+    index = ["vo", "gshare"] if d["vo"].nunique() > 1 else "gshare"
+    piv = d.pivot_table(index=index, columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0).reset_index()
+    return records(piv)
+
+
+def queue_vo_counts(snap: GridSnapshot, name: str) -> list[dict[str, Any]]:
+    """Jobs at the queue per VO and status (with a total), one row per VO, atlas first; [] when one VO or none has
+    jobs there (the queues table's counts then need no breakdown).
+
+    Usage: ``queue_vo_counts(snap, "SHARED_QUEUE")  # [{"vo": "atlas", "running": 10, ..., "total": 12}, ...]``
+    """
+    d = _queue_counts(snap, name)
+    if d["vo"].nunique() < 2:
+        return []
+    piv = d.pivot_table(index="vo", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0)
+    statuses = [s for s in JOB_STATUSES if s in piv.columns]
+    piv = piv[statuses].assign(total=piv[statuses].sum(axis=1))
+    piv = piv.loc[sorted(piv.index, key=lambda v: (v != DEFAULT_VO, v))].reset_index()
     return records(piv)
 
 

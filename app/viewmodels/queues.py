@@ -10,6 +10,7 @@ import pandas as pd
 from app.viewmodels.common import PALETTE, num, plain, records
 from brokerage.model.explain import Decision
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.tables import DEFAULT_VO
 from brokerage.model.waiting import WAITING_TASK_STATUSES
 from brokerage.report.svg import text_px
 
@@ -21,7 +22,8 @@ COUNT_COLUMNS = ["running", "activated", "assigned", "defined", "starting", "tra
 
 
 def queue_rows(snap: GridSnapshot) -> list[dict[str, Any]]:
-    """One row per queue: CRIC attributes, the site's role, and job counts per status over all shares."""
+    """One row per queue: CRIC attributes, the site's role, the VOs whose jobs are there (``vo``, atlas first) and
+    job counts per status over all shares and VOs (the queue page breaks them down per VO)."""
     q = snap.queues
     if q.empty:
         return []
@@ -29,6 +31,7 @@ def queue_rows(snap: GridSnapshot) -> list[dict[str, Any]]:
     roles = dict(zip(snap.sites["site_name"], snap.sites["role"], strict=False))
     df.insert(3, "site_role", df["atlas_site"].map(roles).fillna(""))
     jc = snap.job_counts
+    df.insert(4, "vo", df["panda_queue"].map(queue_vos(jc)).fillna(""))
     if not jc.empty:
         piv = jc.pivot_table(index="panda_queue", columns="jobstatus", values="njobs", aggfunc="sum", fill_value=0)
         for c in COUNT_COLUMNS:
@@ -37,6 +40,19 @@ def queue_rows(snap: GridSnapshot) -> list[dict[str, Any]]:
         for c in COUNT_COLUMNS:
             df[c] = 0
     return records(df)
+
+
+def queue_vos(jc: pd.DataFrame) -> dict[str, str]:
+    """Per queue, the VOs with jobs there ('atlas, wlcg'; atlas first, then by name); rows naming none are atlas'.
+
+    Usage: ``queue_vos(snap.job_counts)["CERN_MCORE"]``
+    """
+    if jc.empty:
+        return {}
+    vo = jc["vo"].fillna(DEFAULT_VO) if "vo" in jc else pd.Series(DEFAULT_VO, index=jc.index)
+    d = pd.DataFrame({"q": jc["panda_queue"], "vo": vo})[jc["njobs"].to_numpy() > 0].drop_duplicates()
+    order = lambda v: (v != DEFAULT_VO, v)  # noqa: E731
+    return {str(q): ", ".join(sorted(g["vo"].astype(str), key=order)) for q, g in d.groupby("q")}
 
 
 def queue_column_defs() -> list[dict[str, Any]]:
@@ -54,6 +70,9 @@ def queue_column_defs() -> list[dict[str, Any]]:
     ]
     for c in ["cloud", "site_role", "type", "status"]:
         defs.append({"field": c, "filter": "agTextColumnFilter", "minWidth": 110})
+    defs.insert(4, {"field": "vo", "headerName": "VO", "filter": "agTextColumnFilter", "minWidth": 90,
+                    "headerTooltip": "the VOs whose jobs are at the queue; the job counts sum them (the queue page "
+                                     "shows each VO's)"})  # fmt: skip
     for c in ["corecount", "maxrss", "maxtime", "maxwdir", "npilot", "trr", *COUNT_COLUMNS]:
         defs.append({"field": c, "filter": "agNumberColumnFilter", "type": "numericColumn", "maxWidth": 120})
     defs += [{"field": "capability", "maxWidth": 110}, {"field": "jobseed", "maxWidth": 100}]

@@ -18,13 +18,14 @@ LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bot
 
 
 def per_queue(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (share, PQ): nQ, nQ_max, nR, trr, users and how many users are throttled there."""
+    """One row per (share, VO, PQ): nQ, nQ_max, nR, trr, users and how many users are throttled there (each VO's
+    users against its own queue counts)."""
     if df.empty:
         return pd.DataFrame(
-            columns=["gshare", "panda_queue", "nQ", "throttle_from", "nQ_max", "nQ_max_rule", "nR", "trr", "users",
-                     "throttled_users"]
+            columns=["gshare", "vo", "panda_queue", "nQ", "throttle_from", "nQ_max", "nQ_max_rule", "nR", "trr",
+                     "users", "throttled_users"]
         )  # fmt: skip
-    g = df.groupby(["gshare", "panda_queue"], sort=True)
+    g = df.groupby(["gshare", "vo", "panda_queue"] if "vo" in df else ["gshare", "panda_queue"], sort=True)
     out = g.agg(nQ=("nQ", "first"), throttle_from=("throttle_from", "first"), nQ_max=("nQ_max", "first"),
                 nQ_max_rule=("nQ_max_rule", "first"), nR=("nR", "first"),
                 trr=("trr", "first"), users=("produsername", "nunique"), throttled_users=("throttled", "sum")).reset_index()  # fmt: skip
@@ -41,10 +42,13 @@ def users(df: pd.DataFrame) -> list[str]:
 
 
 def _labels(d: pd.DataFrame) -> list[str]:
-    """Queue names, with the global share added when several shares are shown."""
+    """Queue names, with the global share added when several shares are shown (and the VO when several are)."""
+    names = d["panda_queue"].astype(str)
     if d["gshare"].nunique() > 1:
-        return [f"{q} · {str(g).split()[0]}" for q, g in zip(d["panda_queue"], d["gshare"], strict=True)]
-    return d["panda_queue"].tolist()
+        names = names + " · " + d["gshare"].astype(str).str.split().str[0]
+    if "vo" in d and d["vo"].nunique() > 1:
+        names = names + " · " + d["vo"].astype(str)
+    return names.tolist()
 
 
 def queue_figure(pq: pd.DataFrame, highlight: str | None = None, top: int = 25) -> go.Figure:
@@ -165,7 +169,7 @@ def column_defs() -> list[dict[str, Any]]:
     cols[2]["headerTooltip"] = (
         "excess = nQ_user − max_q_len: how far the user's queued jobs at the PQ are over the limit"
     )
-    cols += [{"field": r, "hide": True} for r in ("gshare", *RULE_COLUMNS)]  # the share is in the queue's tooltip
+    cols += [{"field": r, "hide": True} for r in ("gshare", "vo", *RULE_COLUMNS)]  # the share is in the queue's tooltip
     return cols
 
 

@@ -28,7 +28,7 @@ class AnalContext(QueueContext):
         **QueueContext.DEPENDS,
         "at_nucleus": Reads(facts=("avail",)),
         "wan_needed": Reads(facts=("avail",)),
-        "stab": Reads(config=STABILIZER_KEYS, task=("username", "gshare")),
+        "stab": Reads(config=STABILIZER_KEYS, task=("username", "gshare", "vo")),
         "history": Reads(config=("TW_DONE_JOB_STAT",), task=("jeditaskid",)),
     }
 
@@ -118,7 +118,7 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache) -> Anal
         at_nucleus=complete,
         # queues without the whole input need WAN transfers (production's satellites of the nucleus)
         wan_needed=~complete if has_input else None,
-        stab=stabilizer(cache, config, str(task.get("username") or ""), gshare),
+        stab=stabilizer(cache, config, str(task.get("username") or ""), gshare, views.task_vo(task)),
         history=failure_history(cache, tid, float(config["TW_DONE_JOB_STAT"])),
         prelim=np.zeros(len(complete), dtype=bool),
         preassigned=match_queues(cache, split_list(task.get("site")))

@@ -123,12 +123,12 @@ def jedi_stabilizer(ctx: AnalContext) -> StabilizerTable:
     by the gshare's share of the queue's running jobs, nR from the ``_total`` pseudo-user, nUsers counting that
     pseudo-user (1 at a queue without user jobs). Usage: ``jedi_stabilizer(ctx).max_q_len``"""
     gshare = str(ctx.task.get("gshare") or "")
-    counts, all_counts = ctx.counts, views.job_counts(ctx.cache, None)
+    counts, all_counts = ctx.counts, views.job_counts(ctx.cache, None, views.task_vo(ctx.task))
     nq = sum(counts[s] for s in OVERLOAD_STATES)
     nr_share, nr_all = counts["running"], all_counts["running"]
     site_trr = np.nan_to_num(ctx.qa["trr"].astype(float))
     trr = np.divide(nr_share * site_trr, nr_all, out=np.zeros(ctx.n), where=nr_all > 0)
-    su = share_users(ctx.cache, gshare)
+    su = share_users(ctx.cache, gshare, views.user_counts_vo(ctx.task, ctx.config))
     pairs = np.bincount(su.queue, minlength=ctx.n) if len(su.queue) else np.zeros(ctx.n)
     total_r = np.bincount(su.queue, weights=su.nR_user, minlength=ctx.n) if len(su.queue) else np.zeros(ctx.n)
     nr_pq = np.where(pairs > 0, total_r, nr_share)

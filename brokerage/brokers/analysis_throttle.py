@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.framework import Reads, Step
+from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.model.explain import fmt
 from brokerage.model.gdpconfig import Config
@@ -24,14 +25,16 @@ CLASS_A_TARGET_PERCENT = 100.0  # seed: "> max(USER_USAGE_THRESHOLD_A/(# of user
 STEPS: tuple[Step, ...] = (
     Step("user throttle", Reads(config=("CAP_RUNNING_USER_JOBS", "CAP_RUNNING_USER_CORES", "CAP_RUNNING_GROUP_JOBS",
                                         "CAP_RUNNING_GROUP_CORES", "USER_USAGE_THRESHOLD_A", "USAGE_THROTTLE_CLASS_C",
-                                        "USAGE_THROTTLE_CLASS_B"))),
+                                        "USAGE_THROTTLE_CLASS_B", "RULES"))),
 )  # fmt: skip
 """Step 1's task-level throttles and the gdpconfig keys they read (CAP_RUNNING_<USER|GROUP>_<JOBS|CORES>, ...)."""
 
 
-def _cap_totals(cache: GridCache) -> dict[str, pd.DataFrame]:
+def _cap_totals(cache: GridCache, vo: str | None) -> dict[str, pd.DataFrame]:
+    """Running and queued jobs and cores per user and per working group, of VO's user counts (None: every VO)."""
+
     def build() -> dict[str, pd.DataFrame]:
-        u = cache.snap.user_job_counts
+        u = views.user_counts(cache, vo)
         run = (u["jobstatus"] == "running").to_numpy()
         que = u["jobstatus"].isin(CAP_QUEUED_STATUSES).to_numpy()
         nj = u["njobs"].to_numpy(dtype=float)
@@ -52,7 +55,7 @@ def _cap_totals(cache: GridCache) -> dict[str, pd.DataFrame]:
             "group": df[df["wg"] != ""].groupby("wg")[cols].sum(),
         }
 
-    return cache.get("analysis:cap_totals", build)
+    return cache.get(("analysis:cap_totals", vo), build)
 
 
 def _users(cache: GridCache) -> dict[str, tuple[float, bool]]:
@@ -83,7 +86,7 @@ def throttle(cache: GridCache, task: dict[str, Any], config: Config) -> dict[str
     user = str(task.get("username") or "")
     wg = str(task.get("workinggroup") or "")
     scope, name, kind = ("group", wg, "GROUP") if wg else ("user", user, "USER")
-    totals = _cap_totals(cache)[scope]
+    totals = _cap_totals(cache, views.user_counts_vo(task, config))[scope]
     row = totals.loc[name] if name in totals.index else None
     n = {
         k: (float(row[k]) if row is not None else 0.0) for k in ("run_jobs", "queued_jobs", "run_cores", "queued_cores")

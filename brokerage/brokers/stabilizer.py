@@ -11,6 +11,7 @@ import pandas as pd
 from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
+from brokerage.model.tables import DEFAULT_VO
 
 # nQ counts the jobs waiting at the PQ: "queuing jobs" of the seed; nR counts running jobs.
 QUEUED_STATUSES = ("defined", "assigned", "activated", "starting")
@@ -154,12 +155,13 @@ class ShareUsers:
     by_user: dict[str, np.ndarray]  # user -> positions of their pairs
 
 
-def share_users(cache: GridCache, gshare: str) -> ShareUsers:
-    """User job counts of one global share, aggregated per (PQ, user) (built once per snapshot for every share).
+def share_users(cache: GridCache, gshare: str, vo: str | None = DEFAULT_VO) -> ShareUsers:
+    """User job counts of VO (None: every VO summed) in one global share, aggregated per (PQ, user) (built once per
+    snapshot and VO for every share).
 
-    Usage: ``share_users(cache, "User Analysis").nUsers``
+    Usage: ``share_users(cache, "User Analysis", "atlas").nUsers``
     """
-    shares = cache.get("stabilizer:users", lambda: _build_share_users(cache))
+    shares = cache.get(("stabilizer:users", vo), lambda: _build_share_users(cache, vo))
     found = shares.get(gshare)
     if found is None:
         n = views.queue_arrays(cache).n
@@ -168,9 +170,9 @@ def share_users(cache: GridCache, gshare: str) -> ShareUsers:
     return found
 
 
-def _build_share_users(cache: GridCache) -> dict[str, ShareUsers]:
+def _build_share_users(cache: GridCache, vo: str | None) -> dict[str, ShareUsers]:
     qa = views.queue_arrays(cache)
-    u = cache.snap.user_job_counts
+    u = views.user_counts(cache, vo)
     status = u["jobstatus"].to_numpy(dtype=object)
     queued = np.isin(status, QUEUED_STATUSES)
     running = np.isin(status, RUNNING_STATUSES)
@@ -209,21 +211,22 @@ def _build_share_users(cache: GridCache) -> dict[str, ShareUsers]:
     return out
 
 
-def _queue_totals(cache: GridCache, gshare: str) -> tuple[np.ndarray, np.ndarray]:
-    counts = views.job_counts(cache, gshare)
+def _queue_totals(cache: GridCache, gshare: str, vo: str) -> tuple[np.ndarray, np.ndarray]:
+    counts = views.job_counts(cache, gshare, vo)
     nQ = sum((counts[s] for s in QUEUED_STATUSES), np.zeros(views.queue_arrays(cache).n))
     return nQ, counts["running"]
 
 
-def stabilizer(cache: GridCache, config: Config, user: str, gshare: str) -> StabilizerTable:
-    """The Stabilizer for one (user, gshare) over every queue of the snapshot (aligned with queue_arrays).
+def stabilizer(cache: GridCache, config: Config, user: str, gshare: str, vo: str = DEFAULT_VO) -> StabilizerTable:
+    """The Stabilizer for one (user, gshare) of VO over every queue of the snapshot (aligned with queue_arrays): the
+    queues' and users' jobs of that VO only (a user is a (USERNAME, VO) pair).
 
     The user counts as one of nUsers(PQ) at every PQ, also where they have no job yet.
-    Usage: ``stabilizer(cache, Config(), "alice", "User Analysis").throttled``
+    Usage: ``stabilizer(cache, Config(), "alice", "User Analysis", "atlas").throttled``
     """
     qa = views.queue_arrays(cache)
-    nQ, nR = _queue_totals(cache, gshare)
-    su = share_users(cache, gshare)
+    nQ, nR = _queue_totals(cache, gshare, vo)
+    su = share_users(cache, gshare, vo)
     nQ_user = np.zeros(qa.n)
     nR_user = np.zeros(qa.n)
     pos = su.by_user.get(user)
@@ -236,29 +239,34 @@ def stabilizer(cache: GridCache, config: Config, user: str, gshare: str) -> Stab
 
 
 def stabilizer_grid(cache: GridCache, config: Config, gshare: str | None = None) -> pd.DataFrame:
-    """The Stabilizer for every (PQ, user) pair with queued or running jobs, per global share (all shares if None).
+    """The Stabilizer for every (PQ, user) pair with queued or running jobs, per global share (all shares if None)
+    and VO (a user is a (USERNAME, VO) pair: each VO's users against that VO's queue counts).
 
-    Columns: gshare, panda_queue, produsername, then every StabilizerTable field.
+    Columns: gshare, vo, panda_queue, produsername, then every StabilizerTable field.
     Usage: ``stabilizer_grid(cache, Config(), "User Analysis").query("throttled")``
     """
     qa = views.queue_arrays(cache)
-    shares = [gshare] if gshare is not None else sorted(cache.snap.user_job_counts["gshare"].unique())
+    u = cache.snap.user_job_counts
+    vos = u["vo"].fillna(DEFAULT_VO) if "vo" in u else pd.Series(DEFAULT_VO, index=u.index, dtype=object)
+    pairs = sorted({(str(s), str(v)) for s, v in zip(u["gshare"], vos, strict=True) if gshare in (None, s)})
     trr_all = qa["trr"].astype(float)
     parts = []
-    for share in shares:
-        su = share_users(cache, share)
+    for share, vo in pairs:
+        su = share_users(cache, share, vo)
         if not len(su.queue):
             continue
-        nQ, nR = _queue_totals(cache, share)
+        nQ, nR = _queue_totals(cache, share, vo)
         q = su.queue
         table = compute(nQ[q], nR[q], trr_all[q], su.nR_user, su.nQ_user, su.nUsers[q], config)
         frame = table.to_frame(qa.name[q])
         frame.insert(0, "gshare", share)
-        frame.insert(2, "produsername", su.user)
+        frame.insert(1, "vo", vo)
+        frame.insert(3, "produsername", su.user)
         parts.append(frame)
     if not parts:
         empty = compute(*(np.zeros(0) for _ in range(6)), config).to_frame(np.zeros(0, dtype=object))
         empty.insert(0, "gshare", pd.Series(dtype=object))
-        empty.insert(2, "produsername", pd.Series(dtype=object))
+        empty.insert(1, "vo", pd.Series(dtype=object))
+        empty.insert(3, "produsername", pd.Series(dtype=object))
         return empty
     return pd.concat(parts, ignore_index=True)

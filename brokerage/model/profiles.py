@@ -318,6 +318,14 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         "unified queue stays while any passes",
         f"{_A}:441, JobBrokerBase.py:70-86",
     ),
+    Switch(
+        "anal_user_counts_every_vo",
+        "analysis",
+        "a user is a (USERNAME, VO) pair: the user caps and the Stabilizer count the task's VO's user jobs",
+        "the per-user counts have no VO condition (getUsersJobsStats_JEDI, countJobsPerTarget_JEDI): a user's "
+        "jobs of every VO count, and users of the same name in two VOs are one",
+        f"{_A}:170-172, AtlasBrokerUtils.py:724, task_standalone_module.py:3701, 4468",
+    ),
 )
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
 

@@ -190,6 +190,12 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("jobstatus", "str", "job status", required=True, choices=JOB_STATUSES),
         _c("njobs", "int", "number of jobs", required=True, minimum=0),
         _c("ncores", "int", "cores held by those jobs", default=0, minimum=0),
+        _c(
+            "vo",
+            "str",
+            "VO of the jobs (JOBSACTIVE4.VO): a user is a (USERNAME, VO) pair, a task's brokerage counts its VO's",
+            default=DEFAULT_VO,
+        ),
     ),
     "task_job_counts": (
         _c("jeditaskid", "int", "task", required=True, maximum=BIG_MAX),

@@ -12,6 +12,7 @@ import pandas as pd
 
 from brokerage.model.cache import GridCache
 from brokerage.model.errors import UnknownIdError
+from brokerage.model.profiles import rule
 from brokerage.model.pseudoqueues import UNIFIED_CAPABILITY, pseudo_queue_columns
 from brokerage.model.tables import DEFAULT_VO
 
@@ -239,6 +240,32 @@ def task_vo(task: dict[str, Any]) -> str:
     Usage: ``task_vo({"vo": "wlcg"}) == "wlcg"``
     """
     return str(task.get("vo") or DEFAULT_VO)
+
+
+def user_counts_vo(task: dict[str, Any], config: Any) -> str | None:
+    """The VO whose user job counts TASK's user caps and Stabilizer read: the task's (a user is a (USERNAME, VO)
+    pair), or None (every VO) under the switch ``anal_user_counts_every_vo``.
+
+    Usage: ``user_counts(cache, user_counts_vo(task, Config()))``
+    """
+    return None if rule(config, "anal_user_counts_every_vo") else task_vo(task)
+
+
+def user_counts(cache: GridCache, vo: str | None) -> pd.DataFrame:
+    """The user job counts of VO (a user is a (USERNAME, VO) pair; rows naming no VO are atlas'), or of every VO
+    summed when VO is None (PanDA 1.0.4's getUsersJobsStats_JEDI and countJobsPerTarget_JEDI select no VO).
+
+    Usage: ``user_counts(cache, "atlas").groupby("produsername")["njobs"].sum()``
+    """
+
+    def build() -> pd.DataFrame:
+        u = cache.snap.user_job_counts
+        if vo is None:
+            return u
+        keep = (u["vo"].fillna(DEFAULT_VO) == vo) if "vo" in u else pd.Series(vo == DEFAULT_VO, index=u.index)
+        return u[keep.to_numpy(dtype=bool)].reset_index(drop=True)
+
+    return cache.get(("user_counts", vo), build)
 
 
 def available_at_queues(cache: GridCache, jeditaskid: int, master_only: bool = False) -> dict[str, Any]:

@@ -9,7 +9,6 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
-from brokerage.model.tables import DEFAULT_VO
 from brokerage.sim import live_counts
 from brokerage.sim.jobs import IS_QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
@@ -35,8 +34,9 @@ def tick(state: SimState, now: float) -> None:
             "gshare": np.asarray(g.shares, dtype=object)[j["gshare"][live]],
             "resource_type": np.asarray(g.rtypes, dtype=object)[j["resource_type"][live]],
             "jobstatus": np.asarray(STATUSES, dtype=object)[j["jobStatus"][live]],
+            "vo": np.asarray(g.vos, dtype=object)[j["vo"][live]],  # each job's task's VO: JEDI counts per VO
         })  # fmt: skip
-        counts = df.value_counts().rename("njobs").reset_index().assign(vo=DEFAULT_VO)  # the simulator's jobs: atlas
+        counts = df.value_counts().rename("njobs").reset_index()
         tables = {
             "job_counts": counts[state.snap.tables["job_counts"].columns],
             "user_job_counts": live_counts.user_job_counts(state),
@@ -59,17 +59,16 @@ def tick(state: SimState, now: float) -> None:
 
 
 def count_live(state: SimState, st: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(running, queued) per (queue, share) of the live jobs (ST: their statuses, when the caller has them), flat
-    (queue x number of shares + share); queued is defined + assigned + activated + starting, as the brokers count it.
+    """(running, queued) per (VO, queue, share) of the live jobs (ST: their statuses, when the caller has them), flat
+    (``count_key``); queued is defined + assigned + activated + starting, as the brokers count it (per VO, as JEDI).
 
     Usage: ``running, queued = count_live(state)``
     """
     j, live = state.jobs, state.live
     st = j["jobStatus"][live] if st is None else st
-    ns = len(state.g.shares)
-    size = len(state.g.queues) * ns
-    # one bincount over (class, queue, share): class 0 running, 1 queued, 2 the others
-    key = _LIVE_CLASS[st] * size + j["computingSite"][live].astype(np.int64) * ns + j["gshare"][live]
+    size = len(state.g.vos) * len(state.g.queues) * len(state.g.shares)
+    # one bincount over (class, VO, queue, share): class 0 running, 1 queued, 2 the others
+    key = _LIVE_CLASS[st] * size + count_key(state, j["vo"][live], j["computingSite"][live], j["gshare"][live])
     running, queued = np.bincount(key, minlength=3 * size).reshape(3, size)[:2]
     return running, queued
 
@@ -78,13 +77,30 @@ _LIVE_CLASS = np.where(IS_QUEUED, 1, 2).astype(np.int64)
 _LIVE_CLASS[S["running"]] = 0
 
 
-def placed(state: SimState, queues: np.ndarray, share: int) -> None:
-    """Jobs of SHARE just placed at QUEUES count as queued for the next chunk's brokerage in this cycle.
+def count_key(state: SimState, vo: np.ndarray | int, queues: np.ndarray, share: np.ndarray | int) -> np.ndarray:
+    """The flat index of (VO, queue, share) in count_live's arrays.
 
-    Usage: ``placed(state, np.array([3, 3, 5]), 0)``
+    Usage: ``state.live_counts[1][count_key(state, 0, np.array([3]), 2)]``
+    """
+    nq, ns = len(state.g.queues), len(state.g.shares)
+    return (np.asarray(vo, np.int64) * nq + np.asarray(queues, np.int64)) * ns + share
+
+
+def vo_code(state: SimState, tid: int) -> int:
+    """The index in the run's VOs (SimGrid.vos) of task TID's VO.
+
+    Usage: ``brokering.vo_code(state, 42)``
+    """
+    return state.g.vos.index(str(state.tasks.at[tid, "vo"]))
+
+
+def placed(state: SimState, queues: np.ndarray, share: int, vo: int = 0) -> None:
+    """Jobs of SHARE and VO just placed at QUEUES count as queued for the next chunk's brokerage in this cycle.
+
+    Usage: ``placed(state, np.array([3, 3, 5]), 0, 0)``
     """
     if state.live_counts is not None:
-        np.add.at(state.live_counts[1], queues.astype(np.int64) * len(state.g.shares) + share, 1)
+        np.add.at(state.live_counts[1], count_key(state, vo, queues, share), 1)
 
 
 def decision(state: SimState, tid: int) -> Decision:
@@ -146,7 +162,7 @@ def live(
     state: SimState, tid: int, queues: np.ndarray, w: np.ndarray, nrun: np.ndarray, nq: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weights W of QUEUES brokered on running NRUN and queued NQ (the brokers' view at the refresh) moved to the
-    live counts of the task's share: x (running + 1) / (nrun + 1) x (nq + offset) / (queued + offset); production
+    live counts of the task's share and VO: x (running + 1) / (nrun + 1) x (nq + offset) / (queued + offset); production
     queues whose queued exceed QUEUED_RUNNING_RATIO_CAP x running are skipped (step 4's caps; when all are, the
     ALL_CAPPED_KEEP_BEST best stay, 0: none). Candidates without counts (other brokers) keep their weight.
 
@@ -156,7 +172,7 @@ def live(
         ok = w > 0
         return queues[ok], w[ok] / w[ok].sum() if ok.any() else w[ok]
     share = int(state.task_s[state.task_rows(np.array([tid]))][0])
-    key = queues * len(state.g.shares) + max(share, 0)
+    key = count_key(state, vo_code(state, tid), queues, max(share, 0))
     d_run = state.live_counts[0][key] - state.ref_counts[0][key]
     d_q = state.live_counts[1][key] - state.ref_counts[1][key]
     known = ~np.isnan(nrun)

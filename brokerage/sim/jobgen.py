@@ -211,7 +211,7 @@ def insert_jobs(
     s, w, r = swr
     rows = state.jobs.append(
         jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
-        nucleus=state.task_nucleus[tid],
+        nucleus=state.task_nucleus[tid], vo=brokering.vo_code(state, tid),
         prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
         attemptNr=state.files.attemptNr[fids] + 1, coreCount=job_cores, fileID=fids,
         creationTime=state.now, modificationTime=state.now, stateChangeTime=state.now, activationTime=state.now,
@@ -220,7 +220,7 @@ def insert_jobs(
     pids = state.jobs["PandaID"][rows]
     machines.check_job_births(pids, "activated", machines.GENERATED_VIA)
     state.new_rows.append(rows)
-    brokering.placed(state, q, s)
+    brokering.placed(state, q, s, brokering.vo_code(state, tid))
     if scout:
         state.scout_rows.setdefault(tid, []).append(rows)
     state.log.add(state.now, pids, "-", "activated", "generate", p[pick], ram)

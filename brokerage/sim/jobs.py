@@ -31,7 +31,7 @@ COLUMNS: dict[str, Any] = {
     "creationTime": np.float64, "modificationTime": np.float64, "stateChangeTime": np.float64,
     "activationTime": np.float64, "startTime": np.float64, "endTime": np.float64, "runSeconds": np.float64,
     "willFail": np.bool_, "errorCode": np.int16, "errorSource": np.int8, "maxPSS": np.float32,
-    "ramCount": np.float32, "isScout": np.bool_, "nucleus": np.int16,
+    "ramCount": np.float32, "isScout": np.bool_, "nucleus": np.int16, "vo": np.int8,
 }  # fmt: skip
 """Times are seconds since the run's start (NaN: never); computingSite, gshare and resource_type index the run's
 queue, share and resource-type lists, workQueue the run's aligned work queues (the share leaves, then the
@@ -39,7 +39,8 @@ Resource work queues); prodSourceLabel is 1 for user (analysis) jobs, 0 otherwis
 for the jobs the snapshot already held (their task is not known); maxPSS is the payload's memory peak (MB), ramCount the memory its
 chunk was brokered with (the task's unit: MB, or MB per core), errorSource indexes retry.SOURCES + 1 (0: no error)
 isScout marks a scouting task's jobs and nucleus indexes the run's nuclei (0: none, as for the snapshot's own jobs
-and analysis tasks; else 1 + the position of the task's nucleus)."""
+and analysis tasks; else 1 + the position of the task's nucleus); vo indexes the run's VOs (SimGrid.vos: the task's VO,
+or the VO of the snapshot's job count the job came from)."""
 
 SUB_NONE, SUB_TOREASSIGN = 0, 1
 

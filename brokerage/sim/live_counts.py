@@ -16,7 +16,7 @@ WQ_KEY = (
 
 def user_job_counts(state: SimState) -> pd.DataFrame:
     """user_job_counts now (user caps, the Analysis Stabilizer): the live analysis jobs of the run's tasks under their
-    task's owner and working group, plus the snapshot's own jobs (whose owner the job table does not know) shared
+    task's owner, working group and VO, plus the snapshot's own jobs (whose owner the job table does not know) shared
     out as the snapshot shared them: at each (queue, share) a user holds the fraction of those jobs the snapshot gave
     them, applied to the ones still live in each status.
 
@@ -35,8 +35,9 @@ def user_job_counts(state: SimState) -> pd.DataFrame:
         "workinggroup": owner["workinggroup"].reindex(tids).fillna("").to_numpy(object) if len(t) else [],
         "jobstatus": np.asarray(STATUSES, dtype=object)[j["jobStatus"][mine]],
         "njobs": 1, "ncores": j["coreCount"][mine].astype(np.int64),
+        "vo": np.asarray(g.vos, dtype=object)[j["vo"][mine]],
     })  # fmt: skip
-    keys = ["panda_queue", "gshare", "produsername", "workinggroup", "jobstatus"]
+    keys = ["panda_queue", "gshare", "produsername", "workinggroup", "jobstatus", "vo"]
     sim = sim.groupby(keys, as_index=False)[["njobs", "ncores"]].sum()
     out = pd.concat([sim, _background_users(state, live)], ignore_index=True)
     out = out.groupby(keys, as_index=False)[["njobs", "ncores"]].sum()
@@ -44,26 +45,30 @@ def user_job_counts(state: SimState) -> pd.DataFrame:
 
 
 def _background_users(state: SimState, live: np.ndarray) -> pd.DataFrame:
-    """The snapshot's per-user rows applied to the snapshot's own jobs still live: user u's fraction at (queue,
-    share) = its jobs there / all the snapshot's jobs there, times the live ones per status (rounded)."""
+    """The snapshot's per-user rows applied to the snapshot's own jobs still live: user u's fraction at (VO, queue,
+    share) = its jobs there / all the snapshot's jobs of that VO there, times the live ones per status (rounded)."""
     u = state.snap.tables["user_job_counts"]
-    cols = ["panda_queue", "gshare", "produsername", "workinggroup", "jobstatus", "njobs", "ncores"]
+    cols = ["panda_queue", "gshare", "produsername", "workinggroup", "jobstatus", "njobs", "ncores", "vo"]
     if u.empty:
         return pd.DataFrame(columns=cols)
     j, g = state.jobs, state.g
     bg_all = np.flatnonzero(j["jediTaskID"] == -1)
     nq, ns = len(g.queues), len(g.shares)
-    at_start = np.bincount(j["computingSite"][bg_all] * ns + j["gshare"][bg_all], minlength=nq * ns)
+    flat = lambda v, q, s: (v.astype(np.int64) * nq + q) * ns + s  # noqa: E731  # (VO, queue, share) -> one key
+    at_start = np.bincount(flat(j["vo"][bg_all], j["computingSite"][bg_all], j["gshare"][bg_all]),
+                           minlength=len(g.vos) * nq * ns)  # fmt: skip
     bg = live[j["jediTaskID"][live] == -1]
-    key = j["computingSite"][bg].astype(np.int64) * ns + j["gshare"][bg]
+    key = flat(j["vo"][bg], j["computingSite"][bg], j["gshare"][bg])
     now = pd.DataFrame({"key": key, "jobstatus": j["jobStatus"][bg]}).value_counts().rename("n").reset_index()
-    per_user = u.groupby(["panda_queue", "gshare", "produsername", "workinggroup"], as_index=False)[
+    per_user = u.groupby(["panda_queue", "gshare", "produsername", "workinggroup", "vo"], as_index=False)[
         ["njobs", "ncores"]
     ].sum()
     qi = per_user["panda_queue"].map(state.qi)
     si = per_user["gshare"].map(state.si)
-    per_user = per_user[qi.notna() & si.notna()].copy()
-    per_user["key"] = (qi.dropna().astype(np.int64) * ns + si.dropna().astype(np.int64)).loc[per_user.index]
+    vi = per_user["vo"].map({v: i for i, v in enumerate(g.vos)})
+    ok = qi.notna() & si.notna() & vi.notna()
+    per_user = per_user[ok].copy()
+    per_user["key"] = flat(vi[ok].to_numpy(), qi[ok].to_numpy(np.int64), si[ok].to_numpy(np.int64))
     start = at_start[per_user["key"].to_numpy(np.int64)]
     per_user["frac"] = np.where(start > 0, per_user["njobs"] / np.maximum(start, 1), 0.0)
     per_user["cores_per_job"] = per_user["ncores"] / per_user["njobs"].clip(lower=1)

@@ -12,7 +12,7 @@ import pandas as pd
 from brokerage.model.errors import SimulationError
 from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
-from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS
+from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS, DEFAULT_VO
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, partition_of, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
 from brokerage.sim.split import events_per_job
@@ -56,6 +56,7 @@ class SimGrid:
     work_queues: list[str]  # aligned work queues: one per share (its global-share queue), then the Resource ones
     wq_throttled: np.ndarray  # bool per aligned work queue
     rtypes: list[str]
+    vos: list[str]  # the VOs of the tasks and job counts, atlas first (a job's vo column indexes it)
     tasks: pd.DataFrame  # one row per task, index jediTaskID, with the simulator's columns
     disable_reassign: np.ndarray  # bool per queue: its catchall holds disableReassign
     transtime_d: np.ndarray  # CRIC transtimehi, transtimelo per queue (days; NaN: unset), shape (queues, 2)
@@ -121,6 +122,7 @@ def _task_work(snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_
     cpu = t["cputime"].fillna(0) * per_job  # HS06 s per job; divided by the queue's corepower when dispatched
     out = pd.DataFrame({
         "status": t["status"], "oldStatus": t["status"], "prodSourceLabel": t["prodsourcelabel"],
+        "vo": t["vo"].fillna(DEFAULT_VO).replace("", DEFAULT_VO) if "vo" in t else DEFAULT_VO,
         "gshare": t["gshare"], "resource_type": t["resource_type"], "currentPriority": t["currentpriority"],
         "taskPriority": t["taskpriority"], "nucleus": t["nucleus"], "coreCount": cores.astype(int),
         "cpu_hs06s_per_job": np.where(eff > 0, cpu / (cores * eff.where(eff > 0, 1.0)), 0.0), "basewalltime": base,
@@ -178,7 +180,7 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
         maxtime_s=q["maxtime"].fillna(0).to_numpy(float), corepower=q["corepower"].fillna(10.0).to_numpy(float),
         maxrss=q["maxrss"].fillna(0).to_numpy(float), queue_cores=q["corecount"].fillna(0).to_numpy(float),
         shares=shares, share_target=target, tree=tree, work_queues=shares + resource_names,
-        wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks,
+        wq_throttled=wq_throttled, rtypes=rtypes, tasks=tasks, vos=_vos(snap),
         disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
         transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
         evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
@@ -220,6 +222,13 @@ def recorded_ages(snap: GridSnapshot, jc: pd.DataFrame) -> tuple[np.ndarray, np.
         t = np.where(share <= 0.5, o + (m - o) * share * 2, m + (w - m) * (share - 0.5) * 2)
         out.append(np.minimum(t, 0.0))  # a time after the snapshot was taken is now
     return out[0], out[1]
+
+
+def _vos(snap: GridSnapshot) -> list[str]:
+    """Every VO of SNAP's tasks and job counts, atlas first (a job's default vo code 0 is atlas)."""
+    t, jc = snap.tables["tasks"], snap.tables["job_counts"]
+    named = {*t.get("vo", pd.Series(dtype=object)).fillna(DEFAULT_VO), *jc.get("vo", pd.Series(dtype=object))}
+    return [DEFAULT_VO, *sorted(str(v) for v in named - {DEFAULT_VO, ""})]
 
 
 def base_walltime(config: Mapping[str, Any] | None) -> float:

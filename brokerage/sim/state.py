@@ -239,6 +239,7 @@ class SimState:
             stateChangeTime=np.where(status == S["running"], start, mod),
             activationTime=np.where(status == S["activated"], created, np.nan), startTime=start,
             runSeconds=wall, willFail=r.random(k) < self.g.failure_rate[q],
+            vo=rep(jc["vo"].map({v: i for i, v in enumerate(self.g.vos)}).to_numpy(np.int64)),  # the count's VO
         )  # fmt: skip
 
     def add_tasks(self, tasks: pd.DataFrame, datasets: pd.DataFrame, replicas: pd.DataFrame) -> pd.Index:

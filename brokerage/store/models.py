@@ -238,7 +238,7 @@ class JobsShareStats(Base):
 
 
 class JobsUserStats(Base):
-    """Job counts per queue, share, user and working group (the Analysis Stabilizer's inputs)."""
+    """Job counts per queue, share, user, working group and VO (user caps, the Analysis Stabilizer's inputs)."""
 
     __tablename__ = "jobs_user_stats"
 
@@ -250,6 +250,7 @@ class JobsUserStats(Base):
     jobstatus: Mapped[str]
     njobs: Mapped[int]
     ncores: Mapped[int]
+    vo: Mapped[str] = mapped_column(server_default="atlas")
 
 
 class TaskJobStats(Base):

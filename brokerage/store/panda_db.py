@@ -27,7 +27,7 @@ SITEDATA_HOURS = 3  # the window PanDA's brokers read (getCurrentSiteData: HOURS
 TASK_STATES = ("registered", "defined", "assigning", "ready", "pending", "scouting", "running", "throttled")
 DATASET_TYPES = ("input", "pseudo_input")
 _VO_FILTERED = ("jobs_share_stats", "jobsdefined_share_stats", "jedi_tasks")
-_COUNT_TABLES = ("jobs_share_stats", "jobsdefined_share_stats")
+_COUNT_TABLES = ("jobs_share_stats", "jobsdefined_share_stats", "jobsactive4")
 
 
 # --- connection ---------------------------------------------------------------------------------------------------
@@ -114,13 +114,13 @@ def _read(
     if vo is None:
         vos = _vos(data)
         if len(vos) > 1:
-            notes.append(f"tasks and jobs of {len(vos)} VOs ({', '.join(vos)}) were read; job counts are kept per VO "
-                         "(each task's brokerage counts its VO's jobs), user job counts are summed over them")  # fmt: skip
+            notes.append(f"tasks and jobs of {len(vos)} VOs ({', '.join(vos)}) were read; job counts and user job "
+                         "counts are kept per VO (each task's brokerage counts its VO's jobs)")  # fmt: skip
     return taken_at, data, notes
 
 
 def _vos(data: dict[str, list[dict[str, Any]]]) -> list[str]:
-    return sorted({str(r["vo"]) for t in _VO_FILTERED for r in data.get(t, []) if r.get("vo")})
+    return sorted({str(r["vo"]) for t in (*_VO_FILTERED, "jobsactive4") for r in data.get(t, []) if r.get("vo")})
 
 
 def _select(conn: Connection, schema: str, table: str, missing: set[str], vo: str | None) -> list[dict[str, Any]]:
@@ -144,7 +144,7 @@ def _select(conn: Connection, schema: str, table: str, missing: set[str], vo: st
         )
         params.update(types=list(DATASET_TYPES), states=list(TASK_STATES))
     elif table == "jobsactive4":
-        sql = _user_jobs_sql(schema, "jobsactive4.vo" not in missing and vo is not None)
+        sql = _user_jobs_sql(schema, "jobsactive4.vo" not in missing, vo is not None)
     elif table == "sitedata":
         sql += f" WHERE hours = {SITEDATA_HOURS} AND flag IN ('production', 'analysis')"
     elif table == "panda_ddm_relation":
@@ -157,15 +157,17 @@ def _select(conn: Connection, schema: str, table: str, missing: set[str], vo: st
 _VO_SQL = "vo = :vo"
 
 
-def _user_jobs_sql(schema: str, by_vo: bool) -> str:
+def _user_jobs_sql(schema: str, has_vo: bool, by_vo: bool) -> str:
     """Per-user counts of analysis jobs as JEDI's getUsersJobsStats reads them: merge jobs aside, and with them
-    every job of NULL processingType (SQL's <> is not true for NULL, so JEDI's query drops those too)."""
+    every job of NULL processingType (SQL's <> is not true for NULL, so JEDI's query drops those too); grouped by VO
+    as well where the table HAS_VO (a user is a (USERNAME, VO) pair), one VO's when BY_VO (--vo)."""
+    vo = "vo" if has_vo else "NULL AS vo"
+    group = "computingsite, gshare, produsername, workinggroup, jobstatus" + (", vo" if has_vo else "")
     return (
-        "SELECT computingsite, gshare, produsername, workinggroup, jobstatus, COUNT(*) AS njobs,"
+        f"SELECT computingsite, gshare, produsername, workinggroup, jobstatus, {vo}, COUNT(*) AS njobs,"
         f' SUM(COALESCE(corecount, 1)) AS ncores FROM "{schema}"."jobsactive4"'
-        " WHERE prodsourcelabel = 'user' AND processingtype <> 'pmerge'" + (" AND vo = :vo" if by_vo else "")
-        + " GROUP BY computingsite, gshare, produsername, workinggroup, jobstatus"
-        " ORDER BY computingsite, gshare, produsername, workinggroup, jobstatus"
+        " WHERE prodsourcelabel = 'user' AND processingtype <> 'pmerge'" + (" AND vo = :vo" if has_vo and by_vo else "")
+        + f" GROUP BY {group} ORDER BY {group}"
     )  # fmt: skip
 
 

@@ -12,7 +12,15 @@ import pandas as pd
 
 from brokerage.model.gdpconfig import ConfigRow
 from brokerage.model.snapshot import GridSnapshot, empty_snapshot, frame
-from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS, ENDPOINT_ACTIVITIES, ENDPOINT_STATUSES, JOB_STATUSES, TABLES
+from brokerage.model.tables import (
+    AGE_CLOCKS,
+    AGE_RANKS,
+    DEFAULT_VO,
+    ENDPOINT_ACTIVITIES,
+    ENDPOINT_STATUSES,
+    JOB_STATUSES,
+    TABLES,
+)
 from brokerage.model.words import count
 from brokerage.store.cric import map_queues
 from brokerage.store.live_sources import map_live
@@ -62,7 +70,7 @@ def build(data: Rows, taken_at: datetime, snapshot_id: str, notes: list[str] | N
         panda_ddm_relation=rel_table,
         network=frame("network", _network(data["network_matrix_kv"], set(snap.tables["sites"]["site_name"]))),
         job_counts=frame("job_counts", _job_count_rows(counts)),
-        user_job_counts=frame("user_job_counts", _user_counts(data["jobsactive4"], queues)),
+        user_job_counts=frame("user_job_counts", _user_counts(data["jobsactive4"], queues, notes)),
         tasks=frame("tasks", tasks),
         datasets=frame("datasets", dataset_rows(data["jedi_datasets"], {t["jeditaskid"] for t in tasks})),
         gshares=frame("gshares", _gshares(data["global_shares"])),
@@ -236,15 +244,20 @@ def _job_count_rows(counts: JobCounts) -> list[dict[str, Any]]:
     ]
 
 
-def _user_counts(rows: list[dict[str, Any]], queues: set[str]) -> list[dict[str, Any]]:
-    """Per-user analysis job counts (JOBSACTIVE4 grouped) at queues of the grid."""
-    return [
+def _user_counts(rows: list[dict[str, Any]], queues: set[str], notes: list[str]) -> list[dict[str, Any]]:
+    """Per-user analysis job counts (JOBSACTIVE4 grouped) at queues of the grid, each under its VO (a user is a
+    (USERNAME, VO) pair); a job without a VO is taken as atlas' (the VO of what names none), with a note."""
+    out = [
         {"panda_queue": r["computingsite"], "gshare": r["gshare"] or "", "produsername": r["produsername"] or "",
          "workinggroup": r["workinggroup"] or "", "jobstatus": r["jobstatus"], "njobs": int(r["njobs"]),
-         "ncores": int(r["ncores"] or 0)}
+         "ncores": int(r["ncores"] or 0), "vo": str(r.get("vo") or DEFAULT_VO)}
         for r in rows
         if r["computingsite"] in queues and r["jobstatus"] in JOB_STATUSES
     ]  # fmt: skip
+    no_vo = sum(int(r["njobs"]) for r in rows if not r.get("vo") and r["computingsite"] in queues)
+    if no_vo:
+        notes.append(f"{count(no_vo, 'user job')} without a VO counted as VO {DEFAULT_VO}'s")
+    return out
 
 
 def dataset_rows(rows: list[dict[str, Any]], task_ids: set[int]) -> list[dict[str, Any]]:

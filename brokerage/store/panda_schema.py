@@ -89,7 +89,8 @@ OPTIONAL: dict[str, str] = {
     "jobsdefined_share_stats.vo": "job counts carry no VO: all are taken as the VO read's (--vo, else atlas)",
     "jedi_tasks.walltime": "tasks carry no walltime: the generic broker's walltime check cannot judge",
     "jedi_tasks.walltimeunit": "tasks carry no walltime unit (shown only)",
-    "jobsactive4.vo": "user job counts of every VO are summed",
+    "jobsactive4.vo": "user job counts carry no VO: all are taken as the VO read's (--vo, else atlas), so that VO's "
+    "user caps and Stabilizer count every VO's users",
     "network_matrix_kv.ts": "network metrics carry no time",
     "harvester_slots": "no Harvester slot entries: numSlots is undefined at every queue (the brokers' numSlots rules "
     "and fast rebrokerage's Harvester_Slots exemption see none)",

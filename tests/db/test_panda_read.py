@@ -247,3 +247,40 @@ def test_counts_of_a_schema_without_their_vo_column_are_the_vo_reads(doma: str) 
     assert any("jobs_share_stats.vo is missing" in n and "counts every VO's jobs" in n for n in grid.notes)
     wlcg = read_panda(doma, "doma_panda", "doma_pandameta", vo="wlcg")
     assert set(wlcg.snapshot.tables["job_counts"]["vo"]) == {"wlcg"}
+
+
+WLCG_ALICE = """
+    INSERT INTO jobsactive4 (pandaid, prodsourcelabel, jobstatus, computingsite, processingtype, produsername,
+      corecount, gshare, vo) VALUES
+      (20, 'user', 'running', 'AGLT2', 'pipeline', 'alice', 1, 'User Analysis', 'wlcg'),
+      (21, 'user', 'running', 'AGLT2', 'pipeline', 'alice', 1, 'User Analysis', 'wlcg'),
+      (22, 'user', 'running', 'AGLT2', 'pipeline', 'alice', 1, 'User Analysis', 'wlcg'),
+      (23, 'user', 'activated', 'AGLT2', 'pipeline', 'alice', 1, 'User Analysis', NULL)"""
+
+
+def test_user_job_counts_are_read_per_vo(doma: str) -> None:
+    """JOBSACTIVE4 grouped as getUsersJobsStats_JEDI groups it (analysis jobs, no merge, no NULL processingType) and
+    by VO as well: atlas alice has 2 running, wlcg's alice 3 (another user); a job without a VO is atlas' with a
+    note; --vo wlcg reads wlcg's only."""
+    alter(doma, WLCG_ALICE)
+    grid = read_panda(doma, "doma_panda", "doma_pandameta")
+    u = grid.snapshot.tables["user_job_counts"]
+    got = u.groupby(["vo", "produsername", "jobstatus"])["njobs"].sum().to_dict()
+    assert got == {("atlas", "alice", "activated"): 2, ("atlas", "alice", "running"): 2,
+                   ("wlcg", "alice", "running"): 3}  # fmt: skip
+    notes = " | ".join(grid.notes)
+    assert "1 user job without a VO counted as VO atlas's" in notes and "user job counts are kept per VO" in notes
+    wlcg = read_panda(doma, "doma_panda", "doma_pandameta", vo="wlcg").snapshot.tables["user_job_counts"]
+    assert sorted(zip(wlcg["vo"], wlcg["jobstatus"], wlcg["njobs"], strict=True)) == [("wlcg", "running", 3)]
+
+
+def test_user_counts_of_a_schema_without_their_vo_column_are_the_vo_reads(doma: str) -> None:
+    """An older JOBSACTIVE4 without VO: user counts cannot be split, so they are the VO read's (--vo, else atlas)
+    and a note says that VO's user caps and Stabilizer count every VO's users."""
+    alter(doma, WLCG_ALICE.replace("NULL)", "'atlas')") + "; ALTER TABLE jobsactive4 DROP COLUMN vo")
+    grid = read_panda(doma, "doma_panda", "doma_pandameta")
+    u = grid.snapshot.tables["user_job_counts"]
+    assert set(u["vo"]) == {"atlas"} and u.query("jobstatus == 'running'")["njobs"].sum() == 5
+    assert any("jobsactive4.vo is missing" in n and "every VO's users" in n for n in grid.notes), grid.notes
+    wlcg = read_panda(doma, "doma_panda", "doma_pandameta", vo="wlcg").snapshot.tables["user_job_counts"]
+    assert set(wlcg["vo"]) == {"wlcg"} and wlcg["njobs"].sum() == 7

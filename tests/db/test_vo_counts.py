@@ -1,5 +1,5 @@
-"""Job counts per VO in the store (jobs_share_stats.vo), its migration, and CRIC space / task walltime kept for
-GenJobBroker's checks."""
+"""Job counts and user job counts per VO in the store (jobs_share_stats.vo, jobs_user_stats.vo), their migrations,
+and CRIC space / task walltime kept for GenJobBroker's checks."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from brokerage.brokers import generic
+from brokerage.brokers import analysis, generic
+from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.store import repository
 from brokerage.store.database import make_engine
 from brokerage.store.importer import ImportFileError, import_file
 from brokerage.store.schema import upgrade
-from tests.builders import counts, grid, queue, task
+from tests.builders import anal_task, counts, grid, queue, task, user_counts
 
 
 def two_vo_grid() -> GridSnapshot:
@@ -83,4 +84,60 @@ def test_a_snapshot_file_keeps_its_counts_vo_and_a_bad_vo_is_refused(engine: Any
     with pytest.raises(ImportFileError) as err:
         import_file(engine, path)
     assert any(p.startswith("job_counts[1].vo") for p in err.value.problems), err.value.problems
+    assert repository.table_contents(engine) == before
+
+
+def two_vo_users() -> GridSnapshot:
+    """Queue A: alice has 60 running atlas jobs and, as another user of VO wlcg, 60 running jobs; an atlas task."""
+    uc = user_counts("A", running=60) + [{**r, "vo": "wlcg"} for r in user_counts("A", running=60)]
+    return grid([queue("A", "S", type="analysis")], [anal_task(1)], user_job_counts=uc)
+
+
+def test_user_counts_of_two_vos_round_trip(engine: Any) -> None:
+    """jobs_user_stats keeps each row's VO (a user is a (USERNAME, VO) pair): alice's atlas jobs alone meet
+    CAP_RUNNING_USER_JOBS=100 after the round trip (60 <= 100; summed, 120 would throttle)."""
+    repository.save_snapshot(engine, two_vo_users())
+    back = repository.load_snapshot(engine)
+    uc = back.tables["user_job_counts"]
+    assert sorted(zip(uc["vo"], uc["njobs"], strict=True)) == [("atlas", 60), ("wlcg", 60)]
+    cfg = Config().with_overrides({"CAP_RUNNING_USER_JOBS": 100})
+    assert analysis.broker(back, 1, cfg).extra["throttled"] is None
+
+
+def test_the_migration_gives_stored_user_counts_vo_atlas(db_url: str) -> None:
+    """User counts stored before they had a VO were ATLAS' (the ATLAS analysis broker read them): after the upgrade
+    to uservo_0009 they are VO atlas'."""
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "split_0008")
+        with engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO schedconfig_json (panda_queue, data, last_update, seq) "
+                                 "VALUES ('A', '{}', CURRENT_TIMESTAMP, 0)"))  # fmt: skip
+            conn.execute(sa.text("INSERT INTO jobs_user_stats (seq, panda_queue, gshare, produsername, workinggroup, "
+                                 "jobstatus, njobs, ncores) VALUES (0, 'A', 'User Analysis', 'alice', NULL, 'running', "
+                                 "7, 7)"))  # fmt: skip
+        upgrade(engine)
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT vo, njobs FROM jobs_user_stats")).all()
+        assert [tuple(r) for r in rows] == [("atlas", 7)]
+    finally:
+        engine.dispose()
+
+
+def test_a_snapshot_file_keeps_its_user_counts_vo(engine: Any, tmp_path: Path) -> None:
+    """db import of a snapshot: each user count row keeps its VO (rows without one are atlas'); a VO that is not a
+    string is refused with its path and the database is left as it was."""
+    doc = two_vo_users().to_dict()
+    doc["user_job_counts"][0].pop("vo")
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(doc))
+    import_file(engine, path)
+    uc = repository.load_snapshot(engine).tables["user_job_counts"]
+    assert sorted(zip(uc["vo"], uc["njobs"], strict=True)) == [("atlas", 60), ("wlcg", 60)]
+    doc["user_job_counts"][1]["vo"] = 3
+    path.write_text(json.dumps(doc))
+    before = repository.table_contents(engine)
+    with pytest.raises(ImportFileError) as err:
+        import_file(engine, path)
+    assert any(p.startswith("user_job_counts[1].vo") for p in err.value.problems), err.value.problems
     assert repository.table_contents(engine) == before

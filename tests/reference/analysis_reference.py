@@ -90,8 +90,8 @@ def broker(snap: GridSnapshot, jeditaskid: int, config: Config | None = None) ->
 
     # Stabilizer inputs: per-user counts at each PQ in the task's gshare
     per_user: dict[str, dict[str, list[float]]] = {}
-    for r in _rows(snap.user_job_counts):
-        if r["gshare"] != gshare or r["jobstatus"] not in (*QUEUED, "running"):
+    for r in _rows(snap.user_job_counts):  # VO atlas' users: a user is a (USERNAME, VO) pair
+        if r["gshare"] != gshare or r["vo"] != "atlas" or r["jobstatus"] not in (*QUEUED, "running"):
             continue
         qr = per_user.setdefault(r["panda_queue"], {}).setdefault(r["produsername"], [0.0, 0.0])
         qr[0 if r["jobstatus"] in QUEUED else 1] += r["njobs"]
@@ -146,7 +146,7 @@ def _throttle(snap: GridSnapshot, task: dict, user: str, wg: str, cfg: Config) -
     run_jobs = queued_jobs = run_cores = queued_cores = 0.0
     for r in _rows(snap.user_job_counts):
         mine = (r["workinggroup"] or "") == wg if wg else (r["produsername"] == user and not r["workinggroup"])
-        if not mine:
+        if not mine or r["vo"] != (task.get("vo") or "atlas"):  # the task's VO's jobs of the user
             continue
         if r["jobstatus"] == "running":
             run_jobs += r["njobs"]

@@ -2,7 +2,7 @@
 times), global_shares.stretchable and jedi_work_queue.partitionid (seed 003's STRETCHABLE and PARTITIONID).
 
 Revision ID: simfields_0010
-Revises: split_0008
+Revises: uservo_0009
 Create Date: 2026-11-26
 """
 
@@ -20,7 +20,7 @@ _TIMES = tuple(
 )
 
 revision: str = "simfields_0010"
-down_revision: str | None = "split_0008"
+down_revision: str | None = "uservo_0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
