@@ -36,13 +36,14 @@ def _ago(r: random.Random, hours: float) -> str:
     return _iso(TAKEN_AT - timedelta(seconds=r.uniform(0, hours * 3600)))
 
 
-def _sites(r: random.Random) -> list[dict[str, Any]]:
+def _sites(r: random.Random, x: random.Random) -> list[dict[str, Any]]:
     n = r.randint(4, 7)
     out = []
     for i in range(n):
         role = "nucleus" if i < max(2, n // 2) else "satellite"
         bare = r.choice(("", "", "", "only", "allow")) if role == "nucleus" and i > 0 else ""
-        out.append({"site_name": f"SITE{i}", "role": role, "cloud": f"C{i % 3}", "bare_nucleus": bare})
+        state = x.choice(("ACTIVE",) * 9 + ("INACTIVE",))
+        out.append({"site_name": f"SITE{i}", "role": role, "cloud": f"C{i % 3}", "bare_nucleus": bare, "state": state})
     return out
 
 
@@ -175,7 +176,8 @@ def _datasets(
 def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
-    sites = _sites(r)
+    x = random.Random(f"extra-{seed}")  # fields added later draw from their own stream: r's grids stay as they were
+    sites = _sites(r, x)
     queues = [_queue(r, s, k) for s in sites for k in range(r.randint(2, 5))]
     for s in sites:  # a nucleus is known to PanDA through a production queue of its site
         if s["role"] == "nucleus" and not any(

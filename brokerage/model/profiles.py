@@ -412,6 +412,15 @@ SWITCHES += (
         "manyAssigned = (assigned + 1) / (activated + 1), within [1, 2]",
         "AtlasProdJobBroker.py:1805-1807",
     ),
+    Switch(
+        "nucleus_state_always_active",
+        "nucleus",
+        "the nucleus status must be 'ACTIVE' (seed 003: all nuclei are ACTIVE for now; could be set to another "
+        "status to be skipped by task brokerage in the future)",
+        "every site's state is hard-coded ACTIVE when the site specs are read, so the status check never skips a "
+        "nucleus (the snapshot's site state does not reach JEDI)",
+        "entity_module.py:1846 (pandasite_state), AtlasProdTaskBroker.py:290-296",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
