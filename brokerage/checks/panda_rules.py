@@ -14,6 +14,7 @@ import numpy as np
 
 from brokerage.checks.limits import within_limits
 from brokerage.checks.panda_data import jedi_local_disk
+from brokerage.checks.software import software_verdict
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
 from brokerage.checks.software_match import RELEASES_ANY, RELEASES_AUTO
@@ -37,16 +38,21 @@ def _hw_spec(task: dict[str, Any]) -> bool:
     return arch.gpu is not None or arch.cpu is not None
 
 
-def software(base: Filter, needs_transhome: bool = True) -> Filter:
+def software(base: Filter, needs_transhome: bool = True, production: bool = True) -> Filter:
     """The release/cache check with JEDI's rules under the switches: no transHome, no check (``sw_check_needs_
     transhome``); explicit release lists fail and ANY fails tasks with a HW spec (``no_auto_queues``); a HW spec
-    needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``)."""
+    needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``); PRODUCTION: the production broker's
+    JsonSoftwareCheck and cmtconfig resolution (``sw_check_as_jedi``)."""
 
     def fn(ctx: Any) -> Verdict | None:
         cfg = ctx.config
         if needs_transhome and rule(cfg, "sw_check_needs_transhome") and not ctx.task.get("transhome"):
             return None
-        v = base.fn(ctx)
+        if production and rule(cfg, "sw_check_as_jedi"):
+            qa = ctx.qa
+            v: Verdict | None = software_verdict(ctx.task, qa.name, qa["releases"], software_index(ctx.cache), True)
+        else:
+            v = base.fn(ctx)
         if v is None:
             return v
         extra = np.ones(ctx.n, dtype=bool)

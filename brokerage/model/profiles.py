@@ -413,6 +413,19 @@ SWITCHES += (
         "AtlasProdJobBroker.py:1805-1807",
     ),
     Switch(
+        "sw_check_as_jedi",
+        "production",
+        "the regexp in sw_platform is resolved to a relevant string in the cmtconfigs list of the queue (first); "
+        "'any' or cvmfs_tag in the cvmfs list and ('any' or '/cvmfs' in the containers list, or sw_platform in the "
+        "cmtconfigs list); if the above is not the case, ('any' in containers or no base_platform) and a tag with "
+        "sw_platform, sw_project and sw_version",
+        "hardware and release first, with sw_platform as written (a regexp is resolved only afterwards: a queue "
+        "failing both is -cache); with the cvmfs repository the cmtconfigs route needs a task without base_platform "
+        "and the tags are not read; the tags only when the queue lacks the repository; an unmatched regexp with a "
+        "leading architecture alternation '(a|b)-rest' resolves with the queue's CPU architectures",
+        "AtlasProdJobBroker.py:764-866, AtlasBrokerUtils.py:1061-1131 (JsonSoftwareCheck), 1150-1212",
+    ),
+    Switch(
         "nucleus_state_always_active",
         "nucleus",
         "the nucleus status must be 'ACTIVE' (seed 003: all nuclei are ACTIVE for now; could be set to another "
