@@ -35,7 +35,10 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
     """
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
-    express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
+    floor = int(config["EXPRESS_PRIORITY"])  # JEDI's InputChunk.isExpress is strict (switch express_strict_priority)
+    express = task.get("processingtype") == "urgent" or (
+        priority > floor if rule(config, "express_strict_priority") else priority >= floor
+    )
     at_nucleus = views.nucleus_queues(cache, nucleus)
     avail = views.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster")))
     ctx = ProdContext(

@@ -426,6 +426,15 @@ SWITCHES += (
         "AtlasProdJobBroker.py:764-866, AtlasBrokerUtils.py:1061-1131 (JsonSoftwareCheck), 1150-1212",
     ),
     Switch(
+        "express_strict_priority",
+        "production",
+        "processingType=urgent or priority>=1000 makes the FTS transfers of inputs and outputs use the express "
+        "activity (an express task: EXPRESS_PRIORITY)",
+        "InputChunk.isExpress: processingType urgent or currentPriority > 1000 (strictly), so a task at 1000 is not "
+        "express (no network threshold, the queue caps apply, the non-express link queue)",
+        "InputChunk.py:1020-1024, AtlasProdJobBroker.py:433, 1990-2013",
+    ),
+    Switch(
         "nucleus_state_always_active",
         "nucleus",
         "the nucleus status must be 'ACTIVE' (seed 003: all nuclei are ACTIVE for now; could be set to another "
