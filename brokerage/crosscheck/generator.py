@@ -240,6 +240,7 @@ def random_grid(seed: int) -> GridSnapshot:
         if x.random() < 0.08:  # exactly EXPRESS_PRIORITY: express for the seed, not for JEDI
             t["currentpriority"] = t["taskpriority"] = 1000
         sec, sreps = _secondary(x, ds, reps)
+        t["taskbrokeronmaster"] = bool(sec) and x.random() < 0.5
         ds, reps = ds + sec, reps + sreps
         tasks.append(t)
         datasets += ds

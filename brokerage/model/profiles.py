@@ -435,6 +435,15 @@ SWITCHES += (
         "InputChunk.py:1020-1024, AtlasProdJobBroker.py:433, 1990-2013",
     ),
     Switch(
+        "job_broker_all_datasets",
+        "production",
+        "only the primary input dataset is considered if taskBrokerOnMaster is set (a rule of the nucleus' data "
+        "locality check; the job broker follows it too)",
+        "only the task broker reads taskBrokerOnMaster: the job broker's IO check, data weight and input counts use "
+        "every input dataset of the chunk",
+        "AtlasProdTaskBroker.py:254 (the only reader), AtlasProdJobBroker.py:1545-1612",
+    ),
+    Switch(
         "nucleus_state_always_active",
         "nucleus",
         "the nucleus status must be 'ACTIVE' (seed 003: all nuclei are ACTIVE for now; could be set to another "

@@ -1,14 +1,15 @@
-"""Which production tasks are express: the seed's priority >= 1000 against JEDI's strict InputChunk.isExpress."""
+"""Production switches met on the demo grid: JEDI's strict isExpress, and taskBrokerOnMaster unread by the job broker."""
 
 from __future__ import annotations
 
 import pytest
 
+from brokerage.brokers import production
 from brokerage.checks import production_queues
 from brokerage.model import views
 from brokerage.model.cache import cache_for
 from brokerage.model.gdpconfig import Config
-from tests.builders import grid, queue, task
+from tests.builders import grid, queue, site, task
 
 PANDA = Config().with_overrides({"RULES": "panda-1.0.4"})
 
@@ -30,3 +31,22 @@ def test_express_priority(priority: int, ptype: str, seed: bool, jedi: bool) -> 
     row = views.task_row(cache, 1)
     assert production_queues.make_context(row, Config(), cache).express is seed
     assert production_queues.make_context(row, PANDA, cache).express is jedi
+
+
+def test_job_broker_reads_every_dataset_despite_task_broker_on_master() -> None:
+    """job_broker_all_datasets: only JEDI's task broker reads taskBrokerOnMaster; the job broker's data factor
+    (avail + total) / (total x (missing files / 100 + 1)) counts the secondary too. Master 10 files / 10 GB on the
+    queue's disk, secondary 10 files / 10 GB elsewhere (B): the seed profile (master only) gives (10 + 10) / (10 x 1) = 2,
+    PanDA's (10 + 20) / (20 x 1.1) = 30 / 22."""
+    eps = [{"ddm_endpoint_name": f"{s}_DATADISK", "site_name": s, "space_total": 1e6, "space_free": 5e5} for s in "AB"]
+    snap = grid(
+        [queue("Q", "A")], [task(1, nucleus="A", taskbrokeronmaster=True)], sites=[site("A"), site("B", role="satellite")],
+        ddm_endpoints=eps,
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 10.0, "is_master": True},
+                  {"jeditaskid": 1, "datasetid": 2, "nfiles": 10, "size_gb": 10.0, "is_master": False}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": d, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": 10,
+                           "size_gb": 10.0} for d, s in ((1, "A"), (2, "B"))],
+    )  # fmt: skip
+    seed = production.broker(snap, 1, Config()).candidates[0].factors["data"]
+    jedi = production.broker(snap, 1, PANDA).candidates[0].factors["data"]
+    assert seed == pytest.approx(2.0) and jedi == pytest.approx(30.0 / 22.0)
