@@ -515,7 +515,8 @@ def _master_file(ctx: Any) -> tuple[float, float]:
 def scratch(base: Filter) -> Filter:
     """JEDI's scratch disk check (switch ``scratch_as_jedi``): max(outDisk x events (or x effective input MB),
     1.5 GiB) + workDisk + 300 MiB, plus the whole input files for copy-to-scratch queues, against maxwdir x task
-    cores / queue cores (a single-core task: maxwdir / queue cores)."""
+    cores / queue cores (a single-core task: maxwdir / queue cores; a unified queue's own cores, as JEDI checks the
+    unified site, AtlasProdJobBroker.py:943-965)."""
 
     def fn(ctx: Any) -> Verdict | None:
         if not rule(ctx.config, "scratch_as_jedi"):
@@ -527,14 +528,18 @@ def scratch(base: Filter) -> Filter:
         else:
             events = float(t.get("chunk_nevents") or 0)
             effective_mb = float(t.get("chunk_input_mb") or 0)
-            files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+            # the converter cuts a file into event ranges of one job (crosscheck/chunks.py): a job never spans a file
+            # boundary, so its largest sub-chunk touches ceil(events / file events) files
+            files = 1.0 if not fev else float(np.ceil(events / fev))
         effective_mb = effective_mb or 1.0  # CoreUtils.getEffectiveFileSize: in MB, 1 MB for pseudo input
         out_unit = str(t.get("outdiskunit") or "")
         out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective_mb)
         need = max(out, DEFAULT_OUTPUT_BYTES) + float(t.get("workdiskcount") or 0) * MIB + WORK_DISK_MARGIN
         direct = np.asarray(qa["direct_access_lan"], dtype=bool) & bool(t.get("allowinputlan")) & (not ctx.merge)
         need_mb = np.where(direct, need // MIB, (need + fsize * files) // MIB)
-        cores = qa["corecount"].astype(float)
+        cores = views.queue_arrays(ctx.cache)["corecount"].astype(
+            float
+        )  # a unified queue's own, not its pseudo queue's
         site_cc = np.where(cores > 1, cores, 1.0)
         single = int(t.get("corecount") or 0) in (0, 1) and not t.get("eventservice")
         scaled = qa["maxwdir"].astype(float) * (1.0 if single else site_cc) / site_cc

@@ -1,4 +1,4 @@
-"""Production switches met on the demo grid: JEDI's strict isExpress, and taskBrokerOnMaster unread by the job broker."""
+"""Production rules the demo grid exposed: strict isExpress, taskBrokerOnMaster, scratch at unified queues."""
 
 from __future__ import annotations
 
@@ -50,3 +50,21 @@ def test_job_broker_reads_every_dataset_despite_task_broker_on_master() -> None:
     seed = production.broker(snap, 1, Config()).candidates[0].factors["data"]
     jedi = production.broker(snap, 1, PANDA).candidates[0].factors["data"]
     assert seed == pytest.approx(2.0) and jedi == pytest.approx(30.0 / 22.0)
+
+
+def test_scratch_at_a_unified_queue_uses_its_own_cores() -> None:
+    """scratch_as_jedi: JEDI checks the unified site, so a single-core task at a unified queue of 8 cores and maxwdir
+    16000 MB has 16000 / 8 = 2000 MB; it needs the 1500 MiB output floor + 300 MiB margin + one 500 MiB input file =
+    2300 MiB (copy to scratch) and is skipped -disk, although its SCORE pseudo queue (1 core) would have 16000 MB."""
+    eps = [{"ddm_endpoint_name": "A_DATADISK", "site_name": "A", "space_total": 1e6, "space_free": 5e5}]
+    snap = grid(
+        [queue("U", "A", capability="ucore", type="unified", corecount=8, maxwdir=16000, maxrss=64000)],
+        [task(1, nucleus="A", corecount=1, outdiskcount=0, workdiskcount=0, chunk_nevents=100)],
+        sites=[site("A")], ddm_endpoints=eps,
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 2, "size_gb": 1000.0 / 1024, "nevents": 2000,
+                   "is_master": True}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "A_DATADISK", "nfiles": 2,
+                           "size_gb": 1000.0 / 1024}],
+    )  # fmt: skip
+    skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}["U"]
+    assert skip.criteria == "-disk" and "2000 MB less than 2300 MB" in skip.reason
