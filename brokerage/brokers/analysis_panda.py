@@ -189,7 +189,7 @@ def f_software(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:906-1060: the SW/HW check for every task not pre-assigned (PanDA's AUTO rules)."""
     if _site_preassigned(ctx):
         return None
-    return panda_rules.software(SOFTWARE, needs_transhome=False).fn(ctx)
+    return panda_rules.software(SOFTWARE, needs_transhome=False, production=False).fn(ctx)
 
 
 def f_memory(ctx: AnalContext) -> Verdict | None:

@@ -27,8 +27,11 @@ BARE_MODES = ("only", "allow")  # catchall bareNucleus=only|allow
 JOB_REASON_LIMIT = 6  # queue names listed per filter in a -job sentence
 
 
-def f_status(ctx: NucleusContext) -> Verdict:
-    """Nuclei must be in the ACTIVE status."""
+def f_status(ctx: NucleusContext) -> Verdict | None:
+    """Nuclei must be in the ACTIVE status (not checked under ``nucleus_state_always_active``: JEDI reads every
+    site as ACTIVE)."""
+    if rule(ctx.config, "nucleus_state_always_active"):
+        return None
     state = ctx.na.state
     return Verdict(state == ACTIVE, "-status", lambda idx: [f"status={state[i]} is not {ACTIVE}" for i in idx])
 
@@ -281,7 +284,8 @@ def f_full_chain(ctx: NucleusContext) -> Verdict:
 
 
 FILTERS: tuple[Filter, ...] = (
-    Filter("status check", ("-status",), "nuclei must be in the ACTIVE status", f_status),
+    Filter("status check", ("-status",), "nuclei must be in the ACTIVE status", f_status,
+           uses=Reads(config=("RULES",))),
     Filter("transfer backlog check", ("-transfer_backlog",),
            "skip nuclei with more than NQUEUED_NUC_CAP files queued to them unless t1Weight < 0",
            f_transfer_backlog, temporary=True, uses=Reads(config=("NQUEUED_NUC_CAP",))),

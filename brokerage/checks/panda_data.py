@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.model.profiles import rule
+
 GIB = 1024.0**3
 MAX_FILES = 20000  # the converter describes a dataset as at most this many equal files
 
@@ -37,7 +39,7 @@ def jedi_local_disk(ctx: Any) -> dict[str, Any]:
     snap, qa, ep, t = ctx.cache.snap, ctx.qa, ctx.ep, ctx.task
     tid = int(t["jeditaskid"])
     ds = snap.datasets[(snap.datasets["jeditaskid"] == tid) & (snap.datasets["nfiles"].astype(int) > 0)]
-    if t.get("taskbrokeronmaster"):
+    if t.get("taskbrokeronmaster") and not rule(ctx.config, "job_broker_all_datasets"):
         ds = ds[ds["is_master"].astype(bool)]
     reps = snap.dataset_replicas[snap.dataset_replicas["jeditaskid"] == tid]
     io, cutoff = t.get("iointensity"), ctx.config["IO_INTENSITY_CUTOFF"]

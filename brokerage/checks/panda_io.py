@@ -111,11 +111,12 @@ def _complete_per_dataset(ctx: Any) -> tuple[np.ndarray | None, bool]:
 def jedi_blacklist(ctx: Any) -> tuple[np.ndarray, np.ndarray]:
     """AtlasBrokerUtils.check_endpoints_with_blacklist(storage_type='DATADISK') per queue: (passed, code). Only
     DATADISK endpoints count (a queue without one cannot read or write over LAN); the nucleus' own queues need no
-    WAN, except to receive input at endpoints without a complete replica."""
+    WAN, except to receive input at endpoints without a complete replica. In hint mode (the task broker's job check)
+    JEDI counts the queues of every nucleus as the nucleus' (AtlasProdJobBroker.py:269-273)."""
     qa, ep = ctx.qa, ctx.ep
     disk = np.asarray(ep["type"]) == "DATADISK"
     rq, re_ = qa.rel_queue, qa.rel_endpoint
-    nucleus = np.asarray(ctx.at_nucleus, dtype=bool)
+    nucleus = np.asarray(qa.site_is_nucleus if ctx.hint_mode else ctx.at_nucleus, dtype=bool)
     complete, remote = _complete_per_dataset(ctx)
 
     def any_at(ok: np.ndarray) -> np.ndarray:
@@ -142,7 +143,7 @@ def blacklist(base: Filter) -> Filter:
     """The endpoint blacklist with JEDI's DATADISK-only test (switch ``blacklist_as_jedi``), a temporary problem."""
 
     def fn(ctx: Any) -> Verdict | None:
-        if not rule(ctx.config, "blacklist_as_jedi") or ctx.hint_mode:
+        if not rule(ctx.config, "blacklist_as_jedi"):
             return base.run(ctx)
         passed, codes = jedi_blacklist(ctx)
         return Verdict(passed, np.where(passed, "-read_lan_blacklist", codes).astype(object),

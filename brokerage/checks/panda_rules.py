@@ -14,6 +14,7 @@ import numpy as np
 
 from brokerage.checks.limits import within_limits
 from brokerage.checks.panda_data import jedi_local_disk
+from brokerage.checks.software import software_verdict
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
 from brokerage.checks.software_match import RELEASES_ANY, RELEASES_AUTO
@@ -37,16 +38,21 @@ def _hw_spec(task: dict[str, Any]) -> bool:
     return arch.gpu is not None or arch.cpu is not None
 
 
-def software(base: Filter, needs_transhome: bool = True) -> Filter:
+def software(base: Filter, needs_transhome: bool = True, production: bool = True) -> Filter:
     """The release/cache check with JEDI's rules under the switches: no transHome, no check (``sw_check_needs_
     transhome``); explicit release lists fail and ANY fails tasks with a HW spec (``no_auto_queues``); a HW spec
-    needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``)."""
+    needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``); PRODUCTION: the production broker's
+    JsonSoftwareCheck and cmtconfig resolution (``sw_check_as_jedi``)."""
 
     def fn(ctx: Any) -> Verdict | None:
         cfg = ctx.config
         if needs_transhome and rule(cfg, "sw_check_needs_transhome") and not ctx.task.get("transhome"):
             return None
-        v = base.fn(ctx)
+        if production and rule(cfg, "sw_check_as_jedi"):
+            qa = ctx.qa
+            v: Verdict | None = software_verdict(ctx.task, qa.name, qa["releases"], software_index(ctx.cache), True)
+        else:
+            v = base.fn(ctx)
         if v is None:
             return v
         extra = np.ones(ctx.n, dtype=bool)
@@ -509,7 +515,8 @@ def _master_file(ctx: Any) -> tuple[float, float]:
 def scratch(base: Filter) -> Filter:
     """JEDI's scratch disk check (switch ``scratch_as_jedi``): max(outDisk x events (or x effective input MB),
     1.5 GiB) + workDisk + 300 MiB, plus the whole input files for copy-to-scratch queues, against maxwdir x task
-    cores / queue cores (a single-core task: maxwdir / queue cores)."""
+    cores / queue cores (a single-core task: maxwdir / queue cores; a unified queue's own cores, as JEDI checks the
+    unified site, AtlasProdJobBroker.py:943-965)."""
 
     def fn(ctx: Any) -> Verdict | None:
         if not rule(ctx.config, "scratch_as_jedi"):
@@ -521,14 +528,18 @@ def scratch(base: Filter) -> Filter:
         else:
             events = float(t.get("chunk_nevents") or 0)
             effective_mb = float(t.get("chunk_input_mb") or 0)
-            files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+            # the converter cuts a file into event ranges of one job (crosscheck/chunks.py): a job never spans a file
+            # boundary, so its largest sub-chunk touches ceil(events / file events) files
+            files = 1.0 if not fev else float(np.ceil(events / fev))
         effective_mb = effective_mb or 1.0  # CoreUtils.getEffectiveFileSize: in MB, 1 MB for pseudo input
         out_unit = str(t.get("outdiskunit") or "")
         out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective_mb)
         need = max(out, DEFAULT_OUTPUT_BYTES) + float(t.get("workdiskcount") or 0) * MIB + WORK_DISK_MARGIN
         direct = np.asarray(qa["direct_access_lan"], dtype=bool) & bool(t.get("allowinputlan")) & (not ctx.merge)
         need_mb = np.where(direct, need // MIB, (need + fsize * files) // MIB)
-        cores = qa["corecount"].astype(float)
+        cores = views.queue_arrays(ctx.cache)["corecount"].astype(
+            float
+        )  # a unified queue's own, not its pseudo queue's
         site_cc = np.where(cores > 1, cores, 1.0)
         single = int(t.get("corecount") or 0) in (0, 1) and not t.get("eventservice")
         scaled = qa["maxwdir"].astype(float) * (1.0 if single else site_cc) / site_cc

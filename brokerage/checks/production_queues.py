@@ -28,6 +28,15 @@ from brokerage.model.network import network_weights
 from brokerage.model.profiles import rule
 
 
+def master_only(task: dict[str, Any], config: Config) -> bool:
+    """Whether the job broker looks at the primary input dataset only: taskBrokerOnMaster, which PanDA's job broker
+    does not read (switch ``job_broker_all_datasets``: every input dataset counts).
+
+    Usage: ``master_only(views.task_row(cache, 1), Config())``
+    """
+    return bool(task.get("taskbrokeronmaster")) and not rule(config, "job_broker_all_datasets")
+
+
 def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mode: bool = False) -> ProdContext:
     """Build the per-task arrays the production filters share (HINT_MODE: the task has no nucleus yet).
 
@@ -35,9 +44,12 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
     """
     nucleus = None if hint_mode else (task.get("nucleus") or None)
     priority = int(task.get("currentpriority") or 0)
-    express = task.get("processingtype") == "urgent" or priority >= int(config["EXPRESS_PRIORITY"])
+    floor = int(config["EXPRESS_PRIORITY"])  # JEDI's InputChunk.isExpress is strict (switch express_strict_priority)
+    express = task.get("processingtype") == "urgent" or (
+        priority > floor if rule(config, "express_strict_priority") else priority >= floor
+    )
     at_nucleus = views.nucleus_queues(cache, nucleus)
-    avail = views.available_at_queues(cache, int(task["jeditaskid"]), bool(task.get("taskbrokeronmaster")))
+    avail = views.available_at_queues(cache, int(task["jeditaskid"]), master_only(task, config))
     ctx = ProdContext(
         **queue_fields(cache, task, config, task.get("gshare"), avail),
         at_nucleus=at_nucleus,

@@ -34,8 +34,10 @@ def software_verdict(
     queue_names: np.ndarray,
     releases: Sequence[list[str]],
     software: Mapping[str, Mapping[str, Any]],
+    jedi: bool = False,
 ) -> SoftwareVerdict:
-    """Release/cache/architecture/container verdict of a task over queues (criteria -cache, -regexpcmtconfig).
+    """Release/cache/architecture/container verdict of a task over queues (criteria -cache, -regexpcmtconfig);
+    JEDI: PanDA 1.0.4's rules (switch ``sw_check_as_jedi``, checked description by description).
 
     SOFTWARE maps panda_queue (and 'ALL') to its queue_software row. With a SoftwareIndex (see
     build_software_index) the grouping of QUEUE_NAMES / RELEASES is remembered (they are treated as
@@ -44,19 +46,20 @@ def software_verdict(
     Raises ArchitectureError when the task's architecture is malformed.
     Usage: ``v = software_verdict(task, qa.name, qa["releases"], software_index(cache))``
     """
-    request = task_software(task)
+    request = task_software(task, jedi)
     all_sources = container_sources(request, software.get(ALL_QUEUE))
     transhome = request.release.transhome if request.release else ""
     # a str key: its hash is cached, so memo lookups stay cheap
     memo_key = "\x1f".join(
-        (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), *all_sources)
-    )
+        (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), str(jedi),
+         *all_sources)
+    )  # fmt: skip
     plan = cached_plan(queue_names, releases, software)
     indexed = isinstance(software, SoftwareIndex)
     hit = plan.verdicts.get(memo_key) if indexed else None
     if hit is None:
         outcomes = [fixed_outcome(*plan.groups[g], request) for g in plan.fixed]
-        by = auto_by_class if indexed else auto_by_description
+        by = auto_by_class if indexed and not jedi else auto_by_description  # classes know the seed's reads only
         auto_outcomes, auto_index = by(plan, request, all_sources, memo_key)
         per_group = np.empty(len(plan.groups), dtype=np.intp)
         per_group[plan.fixed] = np.arange(len(outcomes), dtype=np.intp)

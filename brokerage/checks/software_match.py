@@ -56,11 +56,76 @@ def release_rejection(release: Release, sw_platform: str, base_platform: str, de
     return f"{first}; {second}"
 
 
+def jedi_release_rejection(
+    release: Release, sw_platform: str, base_platform: str, desc: SoftwareDescription
+) -> str | None:
+    """PanDA 1.0.4's release test (JsonSoftwareCheck, switch ``sw_check_as_jedi``): with the cvmfs repository the
+    queue needs 'any' or '/cvmfs' in its containers, or the sw_platform in its cmtconfigs when the task names no
+    base platform; the tags are read only when the queue lacks the repository. SW_PLATFORM is the task's as written
+    (a regexp is not resolved here)."""
+    containers_ok = WILDCARD in desc.containers or CVMFS_CONTAINERS in desc.containers
+    if WILDCARD in desc.cvmfs or release.cvmfs in desc.cvmfs:
+        if containers_ok or (not base_platform and sw_platform in desc.cmtconfigs):
+            return None
+        if base_platform:
+            return f"base platform {base_platform} needs 'any' or '/cvmfs' in containers"
+        return f"cmtconfig {sw_platform or '(none)'} not in cmtconfigs and containers lack 'any' and '/cvmfs'"
+    tag_ok = (sw_platform, release.project, release.version) in desc.tag_keys
+    if (WILDCARD in desc.containers or not base_platform) and tag_ok:
+        return None
+    if not tag_ok:
+        return f"cvmfs lacks '{release.cvmfs}' and no tag {release.project} {release.version} for {sw_platform or '(none)'}"
+    return f"cvmfs lacks '{release.cvmfs}'; base platform {base_platform} needs 'any' in containers to use the tag"
+
+
+ARCH_ALTERNATION = re.compile(r"^\(([A-Za-z0-9_.+-]+(?:\|[A-Za-z0-9_.+-]+)*)\)([A-Za-z0-9_.+-]+)$")
+
+
+def jedi_resolve(sw_platform: str, desc: SoftwareDescription) -> str:
+    """PanDA 1.0.4's resolve_cmt_config: the first cmtconfig the regexp matches, else a leading architecture
+    alternation '(a|b)-rest' resolved with the queue's CPU architectures ('any' or a listed one); '' when none."""
+    pattern = re.compile(sw_platform)
+    for c in desc.cmtconfigs:
+        if pattern.fullmatch(c):
+            return c
+    m = ARCH_ALTERNATION.search(sw_platform)
+    archs = [a for entry in desc.cpu for a in entry.get("arch", ())]
+    if m and archs:
+        for a in m.group(1).split("|"):
+            if WILDCARD in archs or a in archs:
+                return a + m.group(2)
+    return ""
+
+
+def jedi_auto_queue(task: TaskSoftware, desc: SoftwareDescription, all_sources: tuple[str, ...] = ()) -> Outcome:
+    """PanDA 1.0.4's order (switch ``sw_check_as_jedi``): hardware, then container or release with the task's
+    sw_platform as written, then (regexp sw_platform) the resolution; a queue failing the first steps is -cache."""
+    arch = task.architecture
+    why = hardware_rejection(arch, desc)
+    if why:
+        return _fail(why)
+    if task.container_name:
+        why = container_rejection(task.container_name, task.only_tags_for_fc, desc, all_sources)
+    elif task.release is not None:
+        why = jedi_release_rejection(task.release, arch.sw_platform, arch.base_platform, desc)
+        why = f"release {task.release.transhome}: {why}" if why else None
+    if why:
+        return _fail(why)
+    if not arch.sw_platform_is_regex:
+        return PASS
+    resolved = jedi_resolve(arch.sw_platform, desc)
+    if not resolved:
+        return _fail(f"unresolved regexp in cmtconfig={arch.sw_platform}", REGEXP_CMTCONFIG)
+    return Outcome(True, resolved=resolved)
+
+
 def check_auto_queue(task: TaskSoftware, desc: SoftwareDescription, all_sources: tuple[str, ...] = ()) -> Outcome:
     """The releases=AUTO check of one queue: regex cmtconfig, hardware, fat container, then release.
 
     Usage: ``check_auto_queue(task_software(task), describe(row))``
     """
+    if task.jedi:
+        return jedi_auto_queue(task, desc, all_sources)
     arch = task.architecture
     candidates: tuple[str, ...] = (arch.sw_platform,)
     if arch.sw_platform_is_regex:

@@ -65,6 +65,7 @@ class TaskSoftware:
     release: Release | None
     container_name: str
     only_tags_for_fc: bool
+    jedi: bool = False  # PanDA 1.0.4's JsonSoftwareCheck and cmtconfig resolution (switch sw_check_as_jedi)
 
 
 def clean_text(value: Any) -> str:
@@ -75,12 +76,13 @@ def clean_text(value: Any) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _task_software(architecture: str, transhome: str, container: str, only_tags: bool) -> TaskSoftware:
-    return TaskSoftware(parse_architecture(architecture), classify_release(transhome), container, only_tags)
+def _task_software(architecture: str, transhome: str, container: str, only_tags: bool, jedi: bool) -> TaskSoftware:
+    return TaskSoftware(parse_architecture(architecture), classify_release(transhome), container, only_tags, jedi)
 
 
-def task_software(task: Mapping[str, Any]) -> TaskSoftware:
-    """The software request of a task row (columns architecture, transhome, container_name, onlytagsforfc).
+def task_software(task: Mapping[str, Any], jedi: bool = False) -> TaskSoftware:
+    """The software request of a task row (columns architecture, transhome, container_name, onlytagsforfc);
+    JEDI: checked with PanDA 1.0.4's rules (switch ``sw_check_as_jedi``).
 
     Usage: ``task_software({"architecture": "x86_64-el9-gcc13-opt", "transhome": "Athena-22.0.41"})``
     """
@@ -91,4 +93,5 @@ def task_software(task: Mapping[str, Any]) -> TaskSoftware:
         clean_text(task.get("transhome")),
         clean_text(task.get("container_name")),
         only_tags,
+        jedi,
     )

@@ -28,6 +28,9 @@ IPSTACK_CODES = {"IPv4": "4", "IPv6": "6"}
 BYTES_PER_GB = 1024**3
 ANALYSIS_TRANSFORMS = "AnalysisTransforms"
 PSEUDO = "pseudo_dataset"  # JediDatasetSpec.isPseudo() knows it by this name
+# JediDatasetSpec.getRatioToMaster: secondary files per master file in a job; the snapshot's job input
+# (chunk_input_mb) holds the master's files only, so a sub-chunk takes none of a secondary dataset's
+SECONDARY_ATTRIBUTES = "ratio=0"
 
 
 def _v(x: Any) -> Any:
@@ -158,7 +161,10 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
                 rucio["file_replicas"].setdefault(lfn, []).append(r["ddm_endpoint_name"])
         rucio["dataset_replicas"][name] = rows
         scope = base.split(".")[0] if "." in base else "data"
-        out.append({"datasetID": int(d["datasetid"]), "datasetName": name, "scope": scope, "files": files})
+        doc = {"datasetID": int(d["datasetid"]), "datasetName": name, "scope": scope, "files": files}
+        if not d["is_master"]:  # the job's input is chunk_input_mb (master files): no secondary files per job
+            doc["attributes"] = SECONDARY_ATTRIBUTES
+        out.append(doc)
     return out
 
 

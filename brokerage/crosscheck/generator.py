@@ -6,7 +6,7 @@ connectivity, diskIO, pilots, Harvester workers and numSlots), DATADISK and DATA
 statuses), network rows (closeness incl. blocked links, queued files, throughput of 1 h/1 d/1 w, old rows), job
 counts per share and resource type, software tags and CPU architectures, and 6-10 tasks (production with and
 without a nucleus, analysis; priorities, scouts, merges, express, full-chain, t1Weight, IO intensity, input on disk,
-tape and nowhere). Usage: ``snap = random_grid(seed=7)``
+tape and nowhere, secondary input datasets); site states (ACTIVE or not). Usage: ``snap = random_grid(seed=7)``
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ RTYPES = ("SCORE", "MCORE", "SCORE_HIMEM", "MCORE_HIMEM")
 STATUSES = ("online",) * 14 + ("offline", "brokeroff", "test", "standby")
 RELEASE = ("Athena", "24.0.53")
 CMTCONFIG = "x86_64-el9-gcc13-opt"
+ALTERNATION = "(x86_64|aarch64)-el9-gcc13-opt"  # resolved with the queue's CPU architecture by JEDI
 PROCESSING = ("simul", "evgen", "reprocessing", "deriv", "pile", "urgent")
 JOB_STATES = ("running", "activated", "assigned", "starting", "defined", "transferring")
 ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
@@ -36,13 +37,14 @@ def _ago(r: random.Random, hours: float) -> str:
     return _iso(TAKEN_AT - timedelta(seconds=r.uniform(0, hours * 3600)))
 
 
-def _sites(r: random.Random) -> list[dict[str, Any]]:
+def _sites(r: random.Random, x: random.Random) -> list[dict[str, Any]]:
     n = r.randint(4, 7)
     out = []
     for i in range(n):
         role = "nucleus" if i < max(2, n // 2) else "satellite"
         bare = r.choice(("", "", "", "only", "allow")) if role == "nucleus" and i > 0 else ""
-        out.append({"site_name": f"SITE{i}", "role": role, "cloud": f"C{i % 3}", "bare_nucleus": bare})
+        state = x.choice(("ACTIVE",) * 9 + ("INACTIVE",))
+        out.append({"site_name": f"SITE{i}", "role": role, "cloud": f"C{i % 3}", "bare_nucleus": bare, "state": state})
     return out
 
 
@@ -172,10 +174,43 @@ def _datasets(
     return ds, reps
 
 
+def _secondary(
+    x: random.Random, ds: list[dict[str, Any]], reps: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Sometimes a secondary input dataset beside a real master: its own files, replicas where the master has one."""
+    master = ds[0]
+    if not master["nfiles"] or x.random() >= 0.2:
+        return [], []
+    nfiles = x.choice((3, 40))
+    sec = dict(master, datasetid=master["datasetid"] + 1, datasetname=f"mc23.{master['jeditaskid']}.minbias.HITS.e1_s1",
+               is_master=False, nfiles=nfiles, size_gb=nfiles * 1.0, nevents=nfiles * 1000)  # fmt: skip
+    sreps = [dict(r, datasetid=sec["datasetid"], nfiles=k, size_gb=k * 1.0)
+             for r in reps if (k := x.choice((nfiles, nfiles, nfiles // 2)))]  # fmt: skip
+    return [sec], sreps
+
+
+def _vary_architecture(x: random.Random, architecture: str) -> str:
+    """Sometimes a base platform (a container is needed) or a regexp sw_platform with an architecture alternation."""
+    if not architecture:
+        return architecture
+    return x.choice((architecture,) * 6 + (f"{CMTCONFIG}@el9", ALTERNATION))
+
+
+def _vary_software(x: random.Random, row: dict[str, Any]) -> dict[str, Any]:
+    """Sometimes a queue without the task's cmtconfig, or whose containers name a registry path (not 'any'/'/cvmfs')."""
+    pick = x.random()
+    if pick < 0.15:
+        return dict(row, cmtconfigs=["x86_64-centos7-gcc11-opt"])
+    if pick < 0.3:
+        return dict(row, containers=["/cvmfs/unpacked.cern.ch/registry.hub.docker.com/atlas/athena"])
+    return row
+
+
 def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
-    sites = _sites(r)
+    x = random.Random(f"extra-{seed}")  # fields added later draw from their own stream: r's grids stay as they were
+    sites = _sites(r, x)
     queues = [_queue(r, s, k) for s in sites for k in range(r.randint(2, 5))]
     for s in sites:  # a nucleus is known to PanDA through a production queue of its site
         if s["role"] == "nucleus" and not any(
@@ -201,6 +236,13 @@ def random_grid(seed: int) -> GridSnapshot:
     for i in range(r.randint(6, 10)):
         t = _task(r, 1000 * (seed % 100000) + i + 1, nuclei)
         ds, reps = _datasets(r, t, [e["ddm_endpoint_name"] for e in endpoints])
+        if t["prodsourcelabel"] != "user":  # the analysis broker's JsonSoftwareCheck is not switched yet
+            t["architecture"] = _vary_architecture(x, t["architecture"])
+        if x.random() < 0.08:  # exactly EXPRESS_PRIORITY: express for the seed, not for JEDI
+            t["currentpriority"] = t["taskpriority"] = 1000
+        sec, sreps = _secondary(x, ds, reps)
+        t["taskbrokeronmaster"] = bool(sec) and x.random() < 0.5
+        ds, reps = ds + sec, reps + sreps
         tasks.append(t)
         datasets += ds
         replicas += reps
@@ -208,7 +250,7 @@ def random_grid(seed: int) -> GridSnapshot:
         "taken_at": _iso(TAKEN_AT), "snapshot_id": f"random-{seed}", "sites": sites, "queues": queues,
         "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": _network(r, sites),
         "job_counts": counts, "gshares": [{"gshare": g, "value": 1.0} for g in GSHARES],
-        "queue_software": [_software(r, q["panda_queue"]) for q in queues if r.random() < 0.85],
+        "queue_software": [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85],
         "tasks": tasks, "datasets": datasets, "dataset_replicas": replicas,
     }  # fmt: skip
     return GridSnapshot.from_dict(doc)

@@ -119,7 +119,8 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("scratch_as_jedi", "production",
            "inputDiskCount + max(0.5 GB, outDiskCount x nEvents) + workDiskCount < maxwdir / coreCount",
            "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files unless the job reads "
-           "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores",
+           "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores (a unified queue's "
+           "own cores, not its pseudo queue's)",
            "AtlasProdJobBroker.py:927-985, JediTaskSpec.getWorkDiskSize"),
     Switch("connectivity_as_jedi", "production",
            "network_connectivity full > http > none; ip_stack IPv4 / IPv6 accept only that stack, unset accepts "
@@ -428,6 +429,46 @@ SWITCHES += (
         "manyAssigned = assigned / activated, within [1, 2]",
         "manyAssigned = (assigned + 1) / (activated + 1), within [1, 2]",
         "AtlasProdJobBroker.py:1805-1807",
+    ),
+    Switch(
+        "sw_check_as_jedi",
+        "production",
+        "the regexp in sw_platform is resolved to a relevant string in the cmtconfigs list of the queue (first); "
+        "'any' or cvmfs_tag in the cvmfs list and ('any' or '/cvmfs' in the containers list, or sw_platform in the "
+        "cmtconfigs list); if the above is not the case, ('any' in containers or no base_platform) and a tag with "
+        "sw_platform, sw_project and sw_version",
+        "hardware and release first, with sw_platform as written (a regexp is resolved only afterwards: a queue "
+        "failing both is -cache); with the cvmfs repository the cmtconfigs route needs a task without base_platform "
+        "and the tags are not read; the tags only when the queue lacks the repository; an unmatched regexp with a "
+        "leading architecture alternation '(a|b)-rest' resolves with the queue's CPU architectures",
+        "AtlasProdJobBroker.py:764-866, AtlasBrokerUtils.py:1061-1131 (JsonSoftwareCheck), 1150-1212",
+    ),
+    Switch(
+        "express_strict_priority",
+        "production",
+        "processingType=urgent or priority>=1000 makes the FTS transfers of inputs and outputs use the express "
+        "activity (an express task: EXPRESS_PRIORITY)",
+        "InputChunk.isExpress: processingType urgent or currentPriority > 1000 (strictly), so a task at 1000 is not "
+        "express (no network threshold, the queue caps apply, the non-express link queue)",
+        "InputChunk.py:1020-1024, AtlasProdJobBroker.py:433, 1990-2013",
+    ),
+    Switch(
+        "job_broker_all_datasets",
+        "production",
+        "only the primary input dataset is considered if taskBrokerOnMaster is set (a rule of the nucleus' data "
+        "locality check; the job broker follows it too)",
+        "only the task broker reads taskBrokerOnMaster: the job broker's IO check, data weight and input counts use "
+        "every input dataset of the chunk",
+        "AtlasProdTaskBroker.py:254 (the only reader), AtlasProdJobBroker.py:1545-1612",
+    ),
+    Switch(
+        "nucleus_state_always_active",
+        "nucleus",
+        "the nucleus status must be 'ACTIVE' (seed 003: all nuclei are ACTIVE for now; could be set to another "
+        "status to be skipped by task brokerage in the future)",
+        "every site's state is hard-coded ACTIVE when the site specs are read, so the status check never skips a "
+        "nucleus (the snapshot's site state does not reach JEDI)",
+        "entity_module.py:1846 (pandasite_state), AtlasProdTaskBroker.py:290-296",
     ),
 )
 

@@ -75,6 +75,7 @@ def _dataset(t, d, master):
     ds.nFiles = ds.nFilesToBeUsed = len(d["files"])
     ds.nFilesUsed = 0
     ds.state = "closed"
+    ds.attributes = d.get("attributes")
     for i, fd in enumerate(d["files"]):
         f = JediFileSpec()
         f.jediTaskID = t.jediTaskID

@@ -129,3 +129,30 @@ def test_a_task_without_parent_is_its_own_parent() -> None:
     """A null parent_tid becomes the task's own id (a JEDI root task), so the full-chain check finds no parent."""
     assert task_spec({"jeditaskid": 7, "parent_tid": None})["parent_tid"] == 7
     assert task_spec({"jeditaskid": 7, "parent_tid": 3})["parent_tid"] == 3
+
+
+def test_secondary_datasets_add_no_files_to_a_job() -> None:
+    """The snapshot's job input is chunk_input_mb (the master's files): a secondary dataset reaches JEDI with
+    'ratio=0' (JediDatasetSpec.getRatioToMaster), so InputChunk.getMaxAtomSize counts the master's files only;
+    the master carries no attributes (JEDI's default ratio)."""
+    snap = next(g for g in map(random_grid, range(1, 40)) if not g.datasets["is_master"].astype(bool).all())
+    cache = cache_for(snap, None)
+    g = grid_document(cache, panda_config(Config()), select_tasks(cache, ["prod", "nucleus", "anal"]))
+    secondary = {int(d) for d, m in zip(snap.datasets["datasetid"], snap.datasets["is_master"], strict=True) if not m}
+    seen = [d for t in g["tasks"] for d in t["datasets"] if d["datasetID"] in secondary]
+    assert seen and all(d["attributes"] == "ratio=0" for d in seen)
+    assert all("attributes" not in t["datasets"][0] for t in g["tasks"])
+
+
+def test_random_grids_vary_site_state_secondaries_and_software() -> None:
+    """The fields the demo grid exposed are drawn too: non-ACTIVE nuclei, secondary datasets, base platforms and
+    architecture alternations, queues lacking the task's cmtconfig or naming a registry path as container."""
+    grids = [random_grid(s) for s in range(1, 41)]
+    states = {s for g in grids for s in g.sites["state"]}
+    archs = {a for g in grids for a in g.tasks["architecture"]}
+    assert {"ACTIVE", "INACTIVE"} <= states
+    assert any(not m for g in grids for m in g.datasets["is_master"])
+    assert {"x86_64-el9-gcc13-opt@el9", "(x86_64|aarch64)-el9-gcc13-opt"} <= archs
+    rows = [r for g in grids for r in g.queue_software.to_dict("records")]
+    assert any(list(r["cmtconfigs"]) == ["x86_64-centos7-gcc11-opt"] for r in rows)
+    assert any(str(c).startswith("/cvmfs/unpacked") for r in rows for c in r["containers"])

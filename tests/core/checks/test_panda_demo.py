@@ -1,0 +1,70 @@
+"""Production rules the demo grid exposed: strict isExpress, taskBrokerOnMaster, scratch at unified queues."""
+
+from __future__ import annotations
+
+import pytest
+
+from brokerage.brokers import production
+from brokerage.checks import production_queues
+from brokerage.model import views
+from brokerage.model.cache import cache_for
+from brokerage.model.gdpconfig import Config
+from tests.builders import grid, queue, site, task
+
+PANDA = Config().with_overrides({"RULES": "panda-1.0.4"})
+
+
+@pytest.mark.parametrize(
+    ("priority", "ptype", "seed", "jedi"),
+    [
+        (1000, "simul", True, False),
+        (1001, "simul", True, True),
+        (999, "simul", False, False),
+        (500, "urgent", True, True),
+    ],
+)
+def test_express_priority(priority: int, ptype: str, seed: bool, jedi: bool) -> None:
+    """Seed 003: 'processingType=urgent or priority>=1000 makes the FTS transfers ... use the express activity';
+    under express_strict_priority JEDI's isExpress needs currentPriority > 1000, so a task at exactly 1000 is not
+    express (urgent tasks are at any priority)."""
+    cache = cache_for(grid([queue("Q", "A")], [task(1, currentpriority=priority, processingtype=ptype)]), None)
+    row = views.task_row(cache, 1)
+    assert production_queues.make_context(row, Config(), cache).express is seed
+    assert production_queues.make_context(row, PANDA, cache).express is jedi
+
+
+def test_job_broker_reads_every_dataset_despite_task_broker_on_master() -> None:
+    """job_broker_all_datasets: only JEDI's task broker reads taskBrokerOnMaster; the job broker's data factor
+    (avail + total) / (total x (missing files / 100 + 1)) counts the secondary too. Master 10 files / 10 GB on the
+    queue's disk, secondary 10 files / 10 GB elsewhere (B): the seed profile (master only) gives (10 + 10) / (10 x 1) = 2,
+    PanDA's (10 + 20) / (20 x 1.1) = 30 / 22."""
+    eps = [{"ddm_endpoint_name": f"{s}_DATADISK", "site_name": s, "space_total": 1e6, "space_free": 5e5} for s in "AB"]
+    snap = grid(
+        [queue("Q", "A")], [task(1, nucleus="A", taskbrokeronmaster=True)], sites=[site("A"), site("B", role="satellite")],
+        ddm_endpoints=eps,
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 10.0, "is_master": True},
+                  {"jeditaskid": 1, "datasetid": 2, "nfiles": 10, "size_gb": 10.0, "is_master": False}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": d, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": 10,
+                           "size_gb": 10.0} for d, s in ((1, "A"), (2, "B"))],
+    )  # fmt: skip
+    seed = production.broker(snap, 1, Config()).candidates[0].factors["data"]
+    jedi = production.broker(snap, 1, PANDA).candidates[0].factors["data"]
+    assert seed == pytest.approx(2.0) and jedi == pytest.approx(30.0 / 22.0)
+
+
+def test_scratch_at_a_unified_queue_uses_its_own_cores() -> None:
+    """scratch_as_jedi: JEDI checks the unified site, so a single-core task at a unified queue of 8 cores and maxwdir
+    16000 MB has 16000 / 8 = 2000 MB; it needs the 1500 MiB output floor + 300 MiB margin + one 500 MiB input file =
+    2300 MiB (copy to scratch) and is skipped -disk, although its SCORE pseudo queue (1 core) would have 16000 MB."""
+    eps = [{"ddm_endpoint_name": "A_DATADISK", "site_name": "A", "space_total": 1e6, "space_free": 5e5}]
+    snap = grid(
+        [queue("U", "A", capability="ucore", type="unified", corecount=8, maxwdir=16000, maxrss=64000)],
+        [task(1, nucleus="A", corecount=1, outdiskcount=0, workdiskcount=0, chunk_nevents=100)],
+        sites=[site("A")], ddm_endpoints=eps,
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 2, "size_gb": 1000.0 / 1024, "nevents": 2000,
+                   "is_master": True}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "A_DATADISK", "nfiles": 2,
+                           "size_gb": 1000.0 / 1024}],
+    )  # fmt: skip
+    skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}["U"]
+    assert skip.criteria == "-disk" and "2000 MB less than 2300 MB" in skip.reason
