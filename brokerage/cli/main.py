@@ -150,3 +150,7 @@ def snapshot_validate(file: str) -> None:
             click.echo(p, err=True)
         fail(f"{file}: {count(len(exc.problems), 'problem')}")
     click.echo(f"{file}: valid ({len(snap.queues)} queues, {len(snap.tasks)} tasks)")
+
+
+if __name__ == "__main__":  # python -m brokerage.cli.main, as the installed command
+    main()
