@@ -29,6 +29,7 @@ from brokerage.sim.engine import Simulation  # noqa: E402
 from brokerage.synth.demo import demo_snapshot  # noqa: E402
 
 BAND = 0.15  # the goal: every share within ±15 % of its start
+Y_MAX = 260  # % of the start: a share far above it leaves the plot rather than flatten the others
 
 
 def run(args: argparse.Namespace) -> None:
@@ -77,24 +78,26 @@ def plot(args: argparse.Namespace) -> None:
     for col, r in enumerate(runs, start=1):
         t = r["times_h"]
         fig.add_trace(go.Scatter(x=[t[0], t[-1], t[-1], t[0]], y=[100 * (1 - BAND)] * 2 + [100 * (1 + BAND)] * 2,
-                                 fill="toself", fillcolor="rgba(0,0,0,0.07)", line={"width": 0}, hoverinfo="skip",
+                                 fill="toself", fillcolor="rgba(0,0,0,0.07)", line={"width": 0}, mode="lines", hoverinfo="skip",
                                  showlegend=False), row=1, col=col)  # fmt: skip
         for k, (name, values) in enumerate(sorted(r["running"].items())):
             v = np.asarray(values, dtype=float)
-            fig.add_trace(go.Scatter(x=t, y=100.0 * v / max(v[0], 1.0), name=name, legendgroup=name,
+            fig.add_trace(go.Scatter(x=t, y=100.0 * v / max(v[0], 1.0), name=name, legendgroup=name, mode="lines",
                                      line={"color": palette[k % len(palette)], "width": 1.6},
                                      showlegend=col == 1), row=1, col=col)  # fmt: skip
         total = np.sum(np.array(list(r["running"].values()), dtype=float), axis=0)
         fig.add_trace(go.Scatter(x=t, y=100.0 * total / max(total[0], 1.0), name="all shares", legendgroup="all",
+                                 mode="lines",
                                  line={"color": "black", "width": 3, "dash": "dash"}, showlegend=col == 1),
                       row=1, col=col)  # fmt: skip
         fig.update_xaxes(title_text="simulated hours", row=1, col=col)
-    fig.update_yaxes(title_text="running jobs, % of the start", row=1, col=1)
+    fig.update_yaxes(range=[0, Y_MAX])
+    fig.update_yaxes(title_text=f"running jobs, % of the start (axis cut at {Y_MAX} %)", row=1, col=1)
     fig.update_layout(width=640 * len(runs) + 220, height=520, template="plotly_white",
                       title="Running jobs per global share under the stored config (band: ±15 %)")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "steady_state.html"
-        fig.write_html(page, include_plotlyjs=True, full_html=True)
+        fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
         browser = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
         subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                         f"--window-size={fig.layout.width},{fig.layout.height}", "--virtual-time-budget=10000",
