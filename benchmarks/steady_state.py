@@ -93,7 +93,7 @@ def plot(args: argparse.Namespace) -> None:
         fig.update_xaxes(title_text="simulated hours", row=1, col=col)
     fig.update_yaxes(range=[0, Y_MAX])
     fig.update_yaxes(title_text=f"running jobs, % of the start (axis cut at {Y_MAX} %)", row=1, col=1)
-    fig.update_layout(width=640 * len(runs) + 220, height=520, template="plotly_white",
+    fig.update_layout(width=640 * len(runs) + 220, height=600, template="plotly_white",
                       title="Running jobs per global share under the stored config (band: ±15 %)")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "steady_state.html"
