@@ -17,12 +17,12 @@ from brokerage.synth.datasets import PHYSICS, make_datasets
 from brokerage.synth.jobs import Jobs
 from brokerage.synth.queues import Queues
 from brokerage.synth.recent_jobs import task_job_counts
-from brokerage.synth.shares import ANAL_P, ANAL_SHARES
+from brokerage.synth.shares import ANAL_P, ANAL_SHARES, SHARES
 from brokerage.synth.sites import Sites
 from brokerage.synth.task_needs import split_rules, task_chunks, task_cores, task_io, task_memory, task_work
 from brokerage.synth.task_software import task_software
 from brokerage.synth.users import quota_users
-from brokerage.synth.work import work_scale
+from brokerage.synth.work import job_hours, work_scale
 
 PROD_TYPES = ("evgen", "simul", "pile", "reprocessing", "deriv", "merge", "urgent")
 _PROD_TYPE_P = (0.14, 0.32, 0.14, 0.05, 0.2, 0.12, 0.03)
@@ -208,6 +208,17 @@ def _times(rng: np.random.Generator, k: _Kinds, taken: pd.Timestamp) -> dict[str
     return {"frozentime": times(taken, frozen), "modificationtime": times(taken, mod)}
 
 
+def _inv_corepower(q: Queues, jobs: Jobs, gshare: np.ndarray) -> np.ndarray:
+    """Per task: the mean 1 / corepower over the queues its share's running jobs sit at (the grid's mean where the
+    share runs none): a job's walltime goes with it."""
+    inv = 1.0 / np.maximum(np.asarray(q.cols["corepower"], dtype=float), 1e-3)
+    running = jobs.jc[:, :, 0].astype(float)  # (queue, share)
+    per_share = (inv @ running) / np.maximum(running.sum(axis=0), 1e-12)
+    per_share = np.where(running.sum(axis=0) > 0, per_share, inv.mean() if len(inv) else 0.1)
+    at = {name: float(v) for name, v in zip(SHARES, per_share, strict=True)}
+    return np.array([at.get(str(g), float(inv.mean()) if len(inv) else 0.1) for g in gshare.tolist()])
+
+
 def make_tasks(
     rng: np.random.Generator,
     n: int,
@@ -237,7 +248,11 @@ def make_tasks(
     fullchain, parent = full_chains(rng, sites, k.tid, k.prod, k.status, nucleus)
     nucleus[k.status == "assigning"] = None
     owners = _owners(rng, k, jobs)
-    scale = None if running is None else work_scale(k.gshare, k.user, chunk_ev, running)
+    scale = None
+    if running is not None:
+        hours = job_hours(work["cputime"], cc, work["cpuefficiency"], work["basewalltime"], chunk_ev,
+                          _inv_corepower(q, jobs, k.gshare))  # fmt: skip
+        scale = work_scale(k.gshare, hours, chunk_ev, running)
     ds, reps = make_datasets(rng, k.tid, k.ptype, k.status, nucleus, io["iointensity"], sites, ep, scale)
     per_event_mb = ds.pop("_master_mb_per_event")
     when = _times(rng, k, taken)

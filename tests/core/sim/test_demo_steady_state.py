@@ -1,28 +1,68 @@
-"""Issue 30, "the demo grid is built so that its counts are ones the simulator sustains", on a smaller grid made by
-the same generator (seed 3, 40 queues, 100 tasks)."""
+"""Issue 30, "the demo grid is built so that its counts are ones the simulator sustains: under the stored config its
+running jobs per global share stay within ±15 % of the start over 24 h", on a smaller grid made by the same
+generator (seed 0, 60 queues, 300 tasks: every share has tasks and running jobs)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from brokerage.model.gdpconfig import Config
 from brokerage.sim.engine import Simulation
 from brokerage.synth.demo import demo_snapshot
 
+HOURS = (6, 12, 18, 24)
 
-def test_the_sustained_demo_grid_keeps_its_running_jobs_for_18_hours() -> None:
-    """Issue 30: "under the stored config its running jobs ... stay within ±15 % of the start": the demo-like grid
-    (13,945 running at the start, its jobs where its tasks' brokerage sends them) runs within ±15 % of that at 6,
-    12 and 18 h (measured 13,605, 13,217 and 13,061); the same grid drawn without the placement
-    (``sustained=False``) fell from 17,468 to 6,270 by 12 h. Only the grid total is held here: per share the goal
-    is not met yet, and by 21 h this small grid falls 25 % as its MC Event Generation and Reprocessing tasks run
-    dry (docs/lifecycle.md, "Steady state")."""
-    snap = demo_snapshot(seed=3, queues=40, tasks=100)
-    jc = snap.tables["job_counts"]
-    start = int(jc.loc[jc["jobstatus"] == "running", "njobs"].sum())
-    sim = Simulation(snap, Config(), seed=0).run(18.0)
-    times = np.asarray(sim.series.times) / 3600.0
-    running = np.asarray(sim.series.share["running"]).sum(axis=1)
-    for hour in (6, 12, 18):
-        now = int(running[int(np.argmin(np.abs(times - hour)))])
-        assert abs(now - start) <= 0.15 * start, (hour, now, start)
+
+@pytest.fixture(scope="module")
+def run() -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """24 simulated hours of the small demo grid under the stored config: sample times (h), running per share."""
+    sim = Simulation(demo_snapshot(seed=0, queues=60, tasks=300), Config(), seed=0).run(24.0)
+    leaves = [i for i in range(len(sim.g.shares)) if i >= len(sim.g.tree.names) or sim.g.tree.leaf[i]]
+    running = np.vstack(sim.series.share["running"])[:, leaves]
+    return np.asarray(sim.series.times) / 3600.0, running, [sim.g.shares[i] for i in leaves]
+
+
+def _off(run, hours: tuple[int, ...], skip: tuple[str, ...] = ()) -> dict[tuple[str, int], tuple[int, int]]:
+    """The (share, hour) samples more than 15 % away from the share's first sample: (start, then)."""
+    times, running, names = run
+    off = {}
+    for hour in hours:
+        now = running[int(np.argmin(np.abs(times - hour)))]
+        for name, s, n in zip(names, running[0].tolist(), now.tolist(), strict=True):
+            if name not in skip and abs(n - s) > 0.15 * s:
+                off[(name, hour)] = (s, n)
+    return off
+
+
+def test_every_share_starts_with_running_jobs(run) -> None:
+    """The grid tests every share: each of the 11 global shares runs jobs at the start (a share at 0 cannot be
+    held within ±15 %)."""
+    _, running, names = run
+    assert len(names) == 11 and (running[0] > 0).all(), dict(zip(names, running[0].tolist(), strict=True))
+
+
+def test_every_share_holds_for_6_hours_and_all_but_express_analysis_for_12(run) -> None:
+    """Issue 30: "its running jobs per global share stay within ±15 % of the start": every share at 6 h (measured:
+    within 11 %), and every share but Express Analysis at 12 h (within 10 %; Express Analysis, 158 running, gains
+    117 % by 12 h from the age-ordered 11 % of dispatches, docs/lifecycle.md "Steady state")."""
+    assert not _off(run, (6,)), _off(run, (6,))
+    assert not _off(run, (12,), skip=("Express Analysis",)), _off(run, (12,), skip=("Express Analysis",))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not met yet: Express Analysis (sloppy dispatch), MC Merging (tasks pending "
+    "on the step-4 caps) and MC Reconstruction leave ±15 % after 12 h (docs/lifecycle.md)",
+)
+def test_every_share_holds_for_24_hours(run) -> None:
+    """Issue 30's goal in full: every global share within ±15 % of its first sample at 6, 12, 18 and 24 h."""
+    assert not _off(run, HOURS), _off(run, HOURS)
+
+
+def test_the_grid_total_holds_within_5_percent(run) -> None:
+    """Issue 30: the grid no longer drains: all shares together within ±5 % of the start at every sample (the
+    queues stay full; the shares trade slots only within the ±15 % above)."""
+    _, running, _ = run
+    total = running.sum(axis=1)
+    assert np.all(np.abs(total - total[0]) <= 0.05 * total[0]), (total[0], total.min(), total.max())
