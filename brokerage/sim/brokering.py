@@ -58,24 +58,14 @@ def tick(state: SimState, now: float) -> None:
     state.ref_counts = count_live(state)
 
 
-def count_live(state: SimState, st: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(running, queued) per (queue, share) of the live jobs (ST: their statuses, when the caller has them), flat
-    (queue x number of shares + share); queued is defined + assigned + activated + starting, as the brokers count it.
+def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
+    """(running, queued) per (queue, share) of the live jobs, flat (queue x number of shares + share); queued is
+    defined + assigned + activated + starting, as the brokers count it (from the counts the moves keep).
 
     Usage: ``running, queued = count_live(state)``
     """
-    j, live = state.jobs, state.live
-    st = j["jobStatus"][live] if st is None else st
-    ns = len(state.g.shares)
-    size = len(state.g.queues) * ns
-    # one bincount over (class, queue, share): class 0 running, 1 queued, 2 the others
-    key = _LIVE_CLASS[st] * size + j["computingSite"][live].astype(np.int64) * ns + j["gshare"][live]
-    running, queued = np.bincount(key, minlength=3 * size).reshape(3, size)[:2]
-    return running, queued
-
-
-_LIVE_CLASS = np.where(IS_QUEUED, 1, 2).astype(np.int64)
-_LIVE_CLASS[S["running"]] = 0
+    by_qs = state.index.by_qs
+    return by_qs[S["running"]].copy(), by_qs[IS_QUEUED].sum(axis=0)
 
 
 def placed(state: SimState, queues: np.ndarray, share: int) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.sim.status_index import StatusIndex
+
 # PanDA job statuses (jedi-lifecycle.md §2); the code of a status is its index
 STATUSES: tuple[str, ...] = (
     "defined", "assigned", "activated", "throttled", "sent", "starting", "running", "holding", "transferring",
@@ -69,6 +71,7 @@ class JobTable:
     cols: dict[str, np.ndarray] = field(default_factory=dict)
     n: int = 0
     next_id: int = 1
+    index: StatusIndex | None = None  # kept by append when set (the simulator's live counts and rows per status)
 
     @classmethod
     def empty(cls, capacity: int = 1024) -> JobTable:
@@ -100,6 +103,11 @@ class JobTable:
         self.cols["PandaID"][rows] = np.arange(self.next_id, self.next_id + k)
         self.next_id += k
         self.n += k
+        if self.index is not None:
+            c = self.cols
+            new = slice(end - k, end)
+            self.index.added(rows, c["jobStatus"][new], c["computingSite"][new], c["gshare"][new],
+                             c["workQueue"][new], c["resource_type"][new])  # fmt: skip
         return rows
 
     def frame(self, queues: list[str], shares: list[str], rtypes: list[str]) -> pd.DataFrame:

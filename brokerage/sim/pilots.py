@@ -84,16 +84,18 @@ def dispatch(state: SimState, now: float) -> None:
     j, g = state.jobs, state.g
     q = j["computingSite"]
     confirm(state, now)
-    live = state.live
-    st, ql = j["jobStatus"][live], q[live]
-    busy = np.bincount(ql[_BUSY[st]], minlength=len(g.queues))
+    nq, ns = len(g.queues), len(g.shares)
+    by_qs = state.index.by_qs  # the live jobs per (status, queue x share), kept by the moves
+    busy = by_qs[_BUSY].sum(axis=0).reshape(nq, ns).sum(axis=1)
     free = g.slots - busy
     free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0
-    pick = (st == S["activated"]) & (free[ql] > 0)
-    cand, cq = live[pick], ql[pick]
+    act = state.live_rows("activated")
+    aq = q[act]
+    pick = free[aq] > 0
+    cand, cq = act[pick], aq[pick]
     if len(cand) == 0:
         return
-    share_rank = _share_rank(state, live[st == S["running"]])
+    share_rank = _share_rank(state, by_qs[S["running"]].reshape(nq, ns).sum(axis=0))
     sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
     by_age = sloppy[cq]
     rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
@@ -134,10 +136,10 @@ def confirm(state: SimState, now: float) -> None:
     state.laststart[np.unique(j["computingSite"][rows])] = now
 
 
-def _share_rank(state: SimState, running_rows: np.ndarray) -> np.ndarray:
-    """Per share, its place in JEDI's sorted leaves (0 first); shares outside the tree after every leaf."""
+def _share_rank(state: SimState, running: np.ndarray) -> np.ndarray:
+    """Per share (RUNNING: its running jobs), its place in JEDI's sorted leaves (0 first); shares outside the tree
+    after every leaf."""
     g = state.g
-    running = np.bincount(state.jobs["gshare"][running_rows], minlength=len(g.shares))
     n_tree = len(g.tree.names)
     rank = np.arange(len(g.shares), dtype=np.int64)
     rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float))

@@ -21,8 +21,9 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
-from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, JobTable, S
+from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S
 from brokerage.sim.setup import SimGrid, base_walltime, sim_grid, task_table
+from brokerage.sim.status_index import StatusIndex
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -110,6 +111,9 @@ class SimState:
         self.evgen_simul_tasks = self.g.evgen_simul_tasks  # E6's tasks (copyArchive)
         self.tasks = self.g.tasks.copy()
         self.jobs = JobTable.empty(1 << 20)
+        # jobs per status and (queue, share) or (work queue, resource type), and rows per status, kept by the moves
+        self.jobs.index = self.index = StatusIndex(len(STATUSES), len(self.g.queues), len(self.g.shares),
+                                                   len(self.g.work_queues))  # fmt: skip
         self.files = Files()
         self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
         self.log = EventLog()
@@ -301,12 +305,9 @@ class SimState:
 
         Usage: ``state.live_rows("activated", "throttled")``
         """
-        st = self.jobs["jobStatus"][self.live]
-        if len(statuses) == 1:
-            return self.live[st == S[statuses[0]]]
-        wanted = np.zeros(len(S), bool)
-        wanted[[S[x] for x in statuses]] = True
-        return self.live[wanted[st]]
+        st = self.jobs["jobStatus"]
+        parts = [self.index.rows(S[x], st) for x in statuses]  # a status's rows are the live ones (it is not final)
+        return parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
 
     def task_rows(self, tids: np.ndarray) -> np.ndarray:
         """Row positions in the task table of task ids TIDS (all known).
@@ -330,10 +331,24 @@ class SimState:
         Usage: ``state.move_jobs(rows, "running", via=machines.DISPATCHED_VIA)``
         """
         c = self.jobs.cols
-        machines.check_job_moves(c["jobStatus"][rows], status, c["PandaID"][rows], via)
+        old = c["jobStatus"][rows]
+        machines.check_job_moves(old, status, c["PandaID"][rows], via)
+        self.index.moved(rows, old, S[status], c["computingSite"][rows], c["gshare"][rows], c["workQueue"][rows],
+                         c["resource_type"][rows])  # fmt: skip
         c["jobStatus"][rows] = S[status]
         c["modificationTime"][rows] = self.now
         c["stateChangeTime"][rows] = self.now
+
+    def set_share(self, rows: np.ndarray, share: int, work_queue: int) -> None:
+        """Jobs ROWS to global share SHARE and aligned work queue WORK_QUEUE (indices), their counts with them.
+
+        Usage: ``state.set_share(rows, state.si["Express"], state.wi["Express"])``
+        """
+        c = self.jobs.cols
+        self.index.rekeyed(c["jobStatus"][rows], c["computingSite"][rows], (c["gshare"][rows], c["workQueue"][rows]),
+                           (share, work_queue), c["resource_type"][rows])  # fmt: skip
+        c["gshare"][rows] = share
+        c["workQueue"][rows] = work_queue
 
     def move_tasks(self, ids: pd.Index, new: str, why: str) -> None:
         """Tasks IDS to status NEW now, logged with the sentence WHY; checked against the task machine.

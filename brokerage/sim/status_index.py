@@ -1,0 +1,89 @@
+"""Live job counts and rows per job status, kept by every move (no agent re-reads the whole job table to count)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+RT_SLOTS = 64  # resource types per work queue in the (work queue, resource type) keys
+
+
+class StatusIndex:
+    """For NSTATUS job statuses: the rows in each status in row (PandaID) order, and the jobs per (status, queue x
+    share) and per (status, work queue x resource type) for NQ queues, NS shares and NW work queues; the table's
+    moves keep both (``added``, ``moved``, ``rekeyed``), so a count equals a ``bincount`` over the whole table.
+
+    Usage: ``idx = StatusIndex(15, 700, 12, 30); idx.added(rows, st, q, s, w, r); idx.rows(2, st_column)``
+    """
+
+    def __init__(self, nstatus: int, nq: int, ns: int, nw: int) -> None:
+        self.ns = ns
+        self.qs_size = nq * ns
+        self.wr_size = (nw + 1) * RT_SLOTS
+        self.by_qs = np.zeros((nstatus, self.qs_size), np.int64)  # jobs per (status, queue * ns + share)
+        self.by_wr = np.zeros((nstatus, self.wr_size), np.int64)  # jobs per (status, work queue * RT_SLOTS + rtype)
+        self._parts: list[list[np.ndarray]] = [[] for _ in range(nstatus)]  # row arrays, each sorted
+        self._ordered = [True] * nstatus  # the parts, one after the other, are in row order
+        self._left = [0] * nstatus  # rows that left the status since its rows were last cleaned
+
+    def _count(self, sign: int, st: np.ndarray, q: np.ndarray, s: np.ndarray, w: np.ndarray, r: np.ndarray) -> None:
+        st = st.astype(np.int64)
+        np.add.at(self.by_qs.reshape(-1), st * self.qs_size + q.astype(np.int64) * self.ns + s, sign)
+        np.add.at(self.by_wr.reshape(-1), st * self.wr_size + w.astype(np.int64) * RT_SLOTS + r, sign)
+
+    def _push(self, code: int, rows: np.ndarray) -> None:
+        if len(rows) == 0:
+            return
+        parts = self._parts[code]
+        if parts and self._ordered[code] and rows[0] <= parts[-1][-1]:
+            self._ordered[code] = False
+        rows.flags.writeable = False  # a copy of the caller's rows, handed out by rows(): never changed in place
+        parts.append(rows)
+
+    def added(self, rows: np.ndarray, st: np.ndarray, q: np.ndarray, s: np.ndarray, w: np.ndarray,
+              r: np.ndarray) -> None:  # fmt: skip
+        """New ROWS (ascending) with statuses ST at queues Q, shares S, work queues W, resource types R."""
+        if len(rows) == 0:
+            return
+        self._count(1, st, q, s, w, r)
+        for code in np.unique(st).tolist():
+            self._push(code, rows[st == code])
+
+    def moved(self, rows: np.ndarray, old: np.ndarray, new: int, q: np.ndarray, s: np.ndarray, w: np.ndarray,
+              r: np.ndarray) -> None:  # fmt: skip
+        """ROWS moved from statuses OLD to status NEW (their keys Q, S, W, R unchanged)."""
+        if len(rows) == 0:
+            return
+        self._count(-1, old, q, s, w, r)
+        self._count(1, np.full(len(rows), new), q, s, w, r)
+        for code in np.unique(old).tolist():
+            self._left[code] += int((old == code).sum())
+        self._push(new, np.sort(rows))
+
+    def rekeyed(self, st: np.ndarray, q: np.ndarray, old: tuple[np.ndarray, np.ndarray], new: tuple[int, int],
+                r: np.ndarray) -> None:  # fmt: skip
+        """Jobs with statuses ST at queues Q and resource types R moved from (share, work queue) OLD to NEW."""
+        if len(st) == 0:
+            return
+        self._count(-1, st, q, old[0], old[1], r)
+        full = lambda v: np.full(len(st), v, np.int64)  # noqa: E731
+        self._count(1, st, q, full(new[0]), full(new[1]), r)
+
+    def rows(self, code: int, status: np.ndarray) -> np.ndarray:
+        """The rows in status CODE, ascending; STATUS: the table's jobStatus column (to drop the rows that left).
+
+        Usage: ``idx.rows(S["running"], jobs["jobStatus"])``
+        """
+        parts = self._parts[code]
+        if not parts:
+            return np.zeros(0, np.int64)
+        if len(parts) == 1 and self._left[code] == 0:
+            return parts[0]
+        a = np.concatenate(parts)
+        if not self._ordered[code]:
+            a.sort(kind="stable")  # a few sorted runs: the run-merging sort is about linear
+            a = a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a  # a row back in the status is in two runs
+        if self._left[code]:
+            a = a[status[a] == code]
+        a.flags.writeable = False
+        self._parts[code], self._ordered[code], self._left[code] = ([a] if len(a) else []), True, 0
+        return a
