@@ -138,6 +138,7 @@ class SimState:
             name: (np.zeros(nq, np.int64), np.zeros(ns, np.int64)) for name in ("finished", "failed", "closed")
         }
         self._seed_jobs()
+        self._to_final: list[np.ndarray] = []  # rows the moves made final since the last prune_live
         self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
         self.new_rows: list[np.ndarray] = []  # rows JobGenerator made this cycle, live from its end
 
@@ -296,9 +297,34 @@ class SimState:
             return True
         return False
 
+    @property
+    def live(self) -> np.ndarray:
+        """Rows of the jobs not final at the last ``prune_live`` and those made since, in PandaID order."""
+        return self._live
+
+    @live.setter
+    def live(self, rows: np.ndarray) -> None:
+        self._live = rows
+        self._rescan = True  # rows set from outside the moves: the next prune reads their statuses
+
     def prune_live(self) -> None:
-        """Drop the rows that became final from the index of live jobs."""
-        self.live = self.live[~IS_FINAL[self.jobs["jobStatus"][self.live]]]
+        """Drop the rows that became final from the index of live jobs (those the moves made final since the last
+        prune, or, after the index was set from outside, every row whose status is final)."""
+        gone, self._to_final = self._to_final, []
+        if self._rescan:
+            self._live = self._live[~IS_FINAL[self.jobs["jobStatus"][self._live]]]
+            self._rescan = False
+            return
+        if not gone:
+            return
+        gone_rows = np.unique(np.concatenate(gone))
+        live = self._live
+        pos = np.searchsorted(live, gone_rows)
+        ok = pos < len(live)
+        ok[ok] = live[pos[ok]] == gone_rows[ok]
+        keep = np.ones(len(live), bool)
+        keep[pos[ok]] = False
+        self._live = live[keep]
 
     def live_rows(self, *statuses: str) -> np.ndarray:
         """Rows of live jobs in one of STATUSES, in PandaID order.
@@ -319,7 +345,7 @@ class SimState:
     def add_live(self) -> None:
         """The rows made this cycle (``new_rows``) join the live index, after the older ones."""
         if self.new_rows:
-            self.live = np.concatenate([self.live, *self.new_rows])
+            self._live = np.concatenate([self._live, *self.new_rows])  # activated: none is final
             self.new_rows = []
 
     # ------------------------------------------------------------------ moves (checked against the machines)
@@ -336,6 +362,8 @@ class SimState:
         self.index.moved(rows, old, S[status], c["computingSite"][rows], c["gshare"][rows], c["workQueue"][rows],
                          c["resource_type"][rows])  # fmt: skip
         c["jobStatus"][rows] = S[status]
+        if IS_FINAL[S[status]]:
+            self._to_final.append(rows)
         c["modificationTime"][rows] = self.now
         c["stateChangeTime"][rows] = self.now
 

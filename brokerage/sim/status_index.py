@@ -16,14 +16,20 @@ class StatusIndex:
     """
 
     def __init__(self, nstatus: int, nq: int, ns: int, nw: int) -> None:
-        self.ns = ns
+        self.ns, self.nstatus = ns, nstatus
         self.qs_size = nq * ns
         self.wr_size = (nw + 1) * RT_SLOTS
+        self.reset()
+
+    def reset(self) -> None:
+        """No rows."""
+        nstatus = self.nstatus
+        self.rows_n = 0  # rows added so far (the table's length)
         self.by_qs = np.zeros((nstatus, self.qs_size), np.int64)  # jobs per (status, queue * ns + share)
         self.by_wr = np.zeros((nstatus, self.wr_size), np.int64)  # jobs per (status, work queue * RT_SLOTS + rtype)
         self._parts: list[list[np.ndarray]] = [[] for _ in range(nstatus)]  # row arrays, each sorted
         self._ordered = [True] * nstatus  # the parts, one after the other, are in row order
-        self._left = [0] * nstatus  # rows that left the status since its rows were last cleaned
+        self._gone: list[list[np.ndarray]] = [[] for _ in range(nstatus)]  # rows that left it since the last clean
 
     def _count(self, sign: int, st: np.ndarray, q: np.ndarray, s: np.ndarray, w: np.ndarray, r: np.ndarray) -> None:
         st = st.astype(np.int64)
@@ -44,7 +50,12 @@ class StatusIndex:
         """New ROWS (ascending) with statuses ST at queues Q, shares S, work queues W, resource types R."""
         if len(rows) == 0:
             return
+        self.rows_n = max(self.rows_n, int(rows[-1]) + 1)
         self._count(1, st, q, s, w, r)
+        first = int(st[0])
+        if (st == first).all():  # JobGenerator's jobs: all activated
+            self._push(first, rows.copy())
+            return
         for code in np.unique(st).tolist():
             self._push(code, rows[st == code])
 
@@ -55,8 +66,12 @@ class StatusIndex:
             return
         self._count(-1, old, q, s, w, r)
         self._count(1, np.full(len(rows), new), q, s, w, r)
-        for code in np.unique(old).tolist():
-            self._left[code] += int((old == code).sum())
+        first = int(old[0])
+        if (old == first).all():
+            self._gone[first].append(rows)
+        else:
+            for code in np.unique(old).tolist():
+                self._gone[code].append(rows[old == code])
         self._push(new, np.sort(rows))
 
     def rekeyed(self, st: np.ndarray, q: np.ndarray, old: tuple[np.ndarray, np.ndarray], new: tuple[int, int],
@@ -76,14 +91,23 @@ class StatusIndex:
         parts = self._parts[code]
         if not parts:
             return np.zeros(0, np.int64)
-        if len(parts) == 1 and self._left[code] == 0:
+        gone = self._gone[code]
+        if len(parts) == 1 and not gone:
             return parts[0]
-        a = np.concatenate(parts)
+        a = np.concatenate(parts) if len(parts) > 1 else parts[0]
         if not self._ordered[code]:
             a.sort(kind="stable")  # a few sorted runs: the run-merging sort is about linear
             a = a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a  # a row back in the status is in two runs
-        if self._left[code]:
-            a = a[status[a] == code]
+        if gone:
+            # every row held here that is no longer in the status left it by a move since the last clean
+            out = np.unique(np.concatenate(gone))
+            out = out[status[out] != code]
+            pos = np.searchsorted(a, out)
+            hit = pos < len(a)
+            hit[hit] = a[pos[hit]] == out[hit]
+            keep = np.ones(len(a), bool)
+            keep[pos[hit]] = False
+            a = a[keep]
         a.flags.writeable = False
-        self._parts[code], self._ordered[code], self._left[code] = ([a] if len(a) else []), True, 0
+        self._parts[code], self._ordered[code], self._gone[code] = ([a] if len(a) else []), True, []
         return a

@@ -33,8 +33,9 @@ def test_hand_case() -> None:
 
 def test_kept_counts_equal_a_recount_every_tick() -> None:
     """Every tick of a 60-queue demo grid's first 90 minutes, the kept jobs per (status, queue x share) and per
-    (status, work queue x resource type) equal a bincount over the whole job table, and each live status's rows
-    equal the live index filtered by status (what the agents read before the counts were kept)."""
+    (status, work queue x resource type) equal a bincount over the whole job table, the pruned index of live jobs
+    holds exactly the rows not final, and each status's rows equal the live index filtered by status (what the
+    agents read before the counts were kept)."""
     sim = Simulation(demo_snapshot(seed=0, queues=60, tasks=300), Config(), seed=0)
     j, idx = sim.jobs, sim.index
     for i in range(90):
@@ -44,6 +45,8 @@ def test_kept_counts_equal_a_recount_every_tick() -> None:
         wr = st * idx.wr_size + j["workQueue"].astype(np.int64) * RT_SLOTS + j["resource_type"]
         assert np.array_equal(idx.by_qs.reshape(-1), np.bincount(qs, minlength=idx.by_qs.size))
         assert np.array_equal(idx.by_wr.reshape(-1), np.bincount(wr, minlength=idx.by_wr.size))
-        live = sim.live[~np.isin(j["jobStatus"][sim.live], FINAL)]
+        sim.prune_live()  # as the next tick does after its commands: the index drops exactly the final rows
+        assert np.array_equal(sim.live, np.flatnonzero(~np.isin(j["jobStatus"], FINAL)))
+        live = sim.live
         for name in ("activated", "running", "holding", "transferring", "assigned", "sent", "throttled"):
             assert np.array_equal(sim.live_rows(name), live[j["jobStatus"][live] == S[name]]), (i, name)
