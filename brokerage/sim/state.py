@@ -21,7 +21,7 @@ from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.events import EventLog
-from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S
+from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S, status_mask
 from brokerage.sim.setup import SimGrid, base_walltime, sim_grid, task_table
 from brokerage.sim.status_index import StatusIndex
 from brokerage.sim.throttler import Limits, ThrottleVerdict
@@ -31,6 +31,9 @@ BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already hold
 MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
 DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
 FILE_TYPES = {"status": np.int8, "ramCount": np.float64}
+# the statuses whose rows the index keeps: those the agents read every cycle (live_rows)
+TRACKED = [S[x] for x in ("assigned", "activated", "sent", "starting", "running", "holding", "transferring")]
+TRACKED_MASK = status_mask(TRACKED)
 # per task status change: time, jediTaskID, from, to, the sentence of its cause
 TaskCause = tuple[float, int, str, str, str]
 
@@ -113,7 +116,7 @@ class SimState:
         self.jobs = JobTable.empty(1 << 20)
         # jobs per status and (queue, share) or (work queue, resource type), and rows per status, kept by the moves
         self.jobs.index = self.index = StatusIndex(len(STATUSES), len(self.g.queues), len(self.g.shares),
-                                                   len(self.g.work_queues))  # fmt: skip
+                                                   len(self.g.work_queues), TRACKED)  # fmt: skip
         self.files = Files()
         self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
         self.log = EventLog()
@@ -332,7 +335,12 @@ class SimState:
         Usage: ``state.live_rows("activated", "throttled")``
         """
         st = self.jobs["jobStatus"]
-        parts = [self.index.rows(S[x], st) for x in statuses]  # a status's rows are the live ones (it is not final)
+        codes = [S[x] for x in statuses]
+        if not TRACKED_MASK[codes].all():  # a status whose rows are not kept: read the live jobs' statuses
+            wanted = np.zeros(len(S), bool)
+            wanted[codes] = True
+            return self.live[wanted[st[self.live]]]
+        parts = [self.index.rows(c, st) for c in codes]  # a status's rows are the live ones (it is not final)
         return parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
 
     def task_rows(self, tids: np.ndarray) -> np.ndarray:

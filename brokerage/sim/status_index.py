@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 RT_SLOTS = 64  # resource types per work queue in the (work queue, resource type) keys
@@ -15,8 +17,11 @@ class StatusIndex:
     Usage: ``idx = StatusIndex(15, 700, 12, 30); idx.added(rows, st, q, s, w, r); idx.rows(2, st_column)``
     """
 
-    def __init__(self, nstatus: int, nq: int, ns: int, nw: int) -> None:
+    def __init__(self, nstatus: int, nq: int, ns: int, nw: int, tracked: Sequence[int] | None = None) -> None:
         self.ns, self.nstatus = ns, nstatus
+        # the statuses whose rows are kept (all by default): rows of the others (final ones) would only pile up
+        self.tracked = np.zeros(nstatus, bool)
+        self.tracked[list(range(nstatus)) if tracked is None else list(tracked)] = True
         self.qs_size = nq * ns
         self.wr_size = (nw + 1) * RT_SLOTS
         self.reset()
@@ -37,7 +42,7 @@ class StatusIndex:
         np.add.at(self.by_wr.reshape(-1), st * self.wr_size + w.astype(np.int64) * RT_SLOTS + r, sign)
 
     def _push(self, code: int, rows: np.ndarray) -> None:
-        if len(rows) == 0:
+        if len(rows) == 0 or not self.tracked[code]:
             return
         parts = self._parts[code]
         if parts and self._ordered[code] and rows[0] <= parts[-1][-1]:
@@ -68,10 +73,12 @@ class StatusIndex:
         self._count(1, np.full(len(rows), new), q, s, w, r)
         first = int(old[0])
         if (old == first).all():
-            self._gone[first].append(rows)
+            if self.tracked[first]:
+                self._gone[first].append(rows)
         else:
             for code in np.unique(old).tolist():
-                self._gone[code].append(rows[old == code])
+                if self.tracked[code]:
+                    self._gone[code].append(rows[old == code])
         self._push(new, np.sort(rows))
 
     def rekeyed(self, st: np.ndarray, q: np.ndarray, old: tuple[np.ndarray, np.ndarray], new: tuple[int, int],
@@ -88,6 +95,8 @@ class StatusIndex:
 
         Usage: ``idx.rows(S["running"], jobs["jobStatus"])``
         """
+        if not self.tracked[code]:
+            raise ValueError(f"status code {code}: its rows are not kept (kept: {np.flatnonzero(self.tracked)})")
         parts = self._parts[code]
         if not parts:
             return np.zeros(0, np.int64)

@@ -48,5 +48,5 @@ def test_kept_counts_equal_a_recount_every_tick() -> None:
         sim.prune_live()  # as the next tick does after its commands: the index drops exactly the final rows
         assert np.array_equal(sim.live, np.flatnonzero(~np.isin(j["jobStatus"], FINAL)))
         live = sim.live
-        for name in ("activated", "running", "holding", "transferring", "assigned", "sent", "throttled"):
+        for name in ("activated", "running", "holding", "transferring", "assigned", "sent", "starting", "throttled"):
             assert np.array_equal(sim.live_rows(name), live[j["jobStatus"][live] == S[name]]), (i, name)
