@@ -72,6 +72,7 @@ class JobTable:
     rows_n: int = 0
     next_id: int = 1
     index: StatusIndex | None = None  # kept by append when set (the simulator's live counts and rows per status)
+    cut: int = 0  # times the table was cut short (tests start from an empty table)
 
     @property
     def n(self) -> int:
@@ -80,6 +81,8 @@ class JobTable:
 
     @n.setter
     def n(self, value: int) -> None:
+        if value < self.rows_n:
+            self.cut += 1
         self.rows_n = value
         if self.index is not None and value < self.index.rows_n:  # rows cut off (tests start from an empty table)
             c, first = self.cols, slice(0, value)

@@ -20,6 +20,7 @@ from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
+from brokerage.sim.ended_jobs import EndedGroups
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S, status_mask
 from brokerage.sim.setup import SimGrid, base_walltime, sim_grid, task_table
@@ -142,6 +143,7 @@ class SimState:
         }
         self._seed_jobs()
         self._to_final: list[np.ndarray] = []  # rows the moves made final since the last prune_live
+        self.ended_groups = EndedGroups()  # the ended jobs per (task, queue, status, hour), for task_job_counts
         self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
         self.new_rows: list[np.ndarray] = []  # rows JobGenerator made this cycle, live from its end
 
@@ -372,6 +374,7 @@ class SimState:
         c["jobStatus"][rows] = S[status]
         if IS_FINAL[S[status]]:
             self._to_final.append(rows)
+            self.ended_groups.moved(rows)
         c["modificationTime"][rows] = self.now
         c["stateChangeTime"][rows] = self.now
 
