@@ -58,14 +58,18 @@ def tick(state: SimState, now: float) -> None:
     state.ref_counts = count_live(state)
 
 
-def count_live(state: SimState, st: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(running, queued) per (VO, queue, share) of the live jobs (ST: their statuses, when the caller has them), flat
-    (``count_key``); queued is defined + assigned + activated + starting, as the brokers count it (per VO, as JEDI).
+def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
+    """(running, queued) per (VO, queue, share) of the live jobs, flat (``count_key``); queued is defined +
+    assigned + activated + starting, as the brokers count it (per VO, as JEDI). A run of one VO reads the counts
+    the moves keep; one of several VOs counts its live jobs, since those counts are not kept per VO.
 
     Usage: ``running, queued = count_live(state)``
     """
+    if len(state.g.vos) == 1:
+        by_qs = state.index.by_qs
+        return by_qs[S["running"]].copy(), by_qs[IS_QUEUED].sum(axis=0)
     j, live = state.jobs, state.live
-    st = j["jobStatus"][live] if st is None else st
+    st = j["jobStatus"][live]
     size = len(state.g.vos) * len(state.g.queues) * len(state.g.shares)
     # one bincount over (class, VO, queue, share): class 0 running, 1 queued, 2 the others
     key = _LIVE_CLASS[st] * size + count_key(state, j["vo"][live], j["computingSite"][live], j["gshare"][live])

@@ -106,7 +106,7 @@ class EventLog:
             return np.full(k, self.words.setdefault(names, len(self.words)), dtype=np.int16)
         arr = np.asarray(names)
         if arr.dtype.kind in "iu":
-            return np.broadcast_to(arr.astype(np.int16), (k,)).copy()
+            return arr.astype(np.int16) if arr.shape == (k,) else np.full(k, arr, dtype=np.int16)
         return np.array([self.words.setdefault(str(x), len(self.words)) for x in arr], dtype=np.int16)
 
     def add(
@@ -130,8 +130,7 @@ class EventLog:
         part = {
             "time": np.full(k, now, dtype=np.float32), "id": np.asarray(ids, dtype=np.int64),
             "from": self._codes(old, k), "to": self._codes(new, k), "rule": np.full(k, RULE_CODE[rule], np.int16),
-            "value": np.broadcast_to(np.asarray(value, dtype=np.float32), (k,)).copy(),
-            "threshold": np.broadcast_to(np.asarray(threshold, dtype=np.float32), (k,)).copy(),
+            "value": _column(value, k), "threshold": _column(threshold, k),
         }  # fmt: skip
         self.parts.append(part)
         self.n += k
@@ -151,9 +150,9 @@ class EventLog:
             self.counts[key] = self.counts.get(key, 0) + int(count)
 
     def _compact(self) -> None:
-        """Join the small batches at the end of the log into one chunk (same rows, same order)."""
+        """Join the small batches at the end of the log into one compact chunk (same rows, same order)."""
         tail = self.parts[-self.small :]
-        self.parts[-self.small :] = [{c: np.concatenate([p[c] for p in tail]) for c in COLUMNS}]
+        self.parts[-self.small :] = [{c: _pack(np.concatenate([p[c] for p in tail])) for c in COLUMNS}]
         self.small = 0
 
     def frame(self) -> pd.DataFrame:
@@ -163,9 +162,7 @@ class EventLog:
         """
         if not self.parts:
             return pd.DataFrame({c: [] for c in COLUMNS})
-        df = pd.DataFrame({k: np.concatenate([p[k] for p in self.parts]) for k in COLUMNS})
-        self.parts = [{k: df[k].to_numpy() for k in df.columns}]  # one part from now on: the next frame is cheap
-        self.small = 0
+        df = pd.DataFrame({k: self.column(k) for k in COLUMNS})
         words = list(self.words)
         df["from"] = pd.Categorical.from_codes(df["from"], words)
         df["to"] = pd.Categorical.from_codes(df["to"], words)
@@ -190,8 +187,16 @@ class EventLog:
         Usage: ``log.ids("generate")``
         """
         code = RULE_CODE[rule]
-        got = [p["id"][p["rule"] == code] for p in self.parts]
-        return np.concatenate(got) if got else np.zeros(0, np.int64)
+        got = [_unpack(p["id"])[_unpack(p["rule"]) == code] for p in self.parts]
+        return np.concatenate(got).astype(np.int64, copy=False) if got else np.zeros(0, np.int64)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of every event, oldest first, as ``add`` took it (ids as int64).
+
+        Usage: ``log.column("time")``
+        """
+        out = np.concatenate([_unpack(p[name]) for p in self.parts])
+        return out.astype(np.int64) if name == "id" else out
 
     def aggregated(self) -> pd.DataFrame:
         """``aggregate(self.frame())`` from the counts kept as the run went (hourly buckets): the same table.
@@ -210,6 +215,34 @@ class EventLog:
             "count": np.array(list(self.counts.values()), dtype=np.int64),
         })  # fmt: skip
         return _sorted_counts(out)
+
+
+# a column of a compact chunk: the array, or (the value of each run, the run lengths) when runs are long
+Packed = np.ndarray | tuple[np.ndarray, np.ndarray]
+
+
+def _pack(col: np.ndarray) -> Packed:
+    """COL in fewer bytes, exactly: ids that fit as int32; a column whose equal neighbours (bit for bit, so NaN
+    too) form long runs, e.g. the time, rule and to of a batch, as its runs."""
+    if col.dtype == np.int64:
+        return col.astype(np.int32) if len(col) and col.min() >= 0 and col.max() < 2**31 else col
+    bits = col.view(f"u{col.itemsize}")
+    starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]])
+    if len(starts) * (col.itemsize + 4) >= len(col) * col.itemsize:
+        return col
+    return col[starts], np.diff(np.r_[starts, len(col)]).astype(np.int32)
+
+
+def _unpack(col: Packed) -> np.ndarray:
+    """The column _pack took."""
+    return np.repeat(col[0], col[1]) if isinstance(col, tuple) else col
+
+
+def _column(value: np.ndarray | float, k: int) -> np.ndarray:
+    """VALUE (one number, or K of them) as K float32 numbers (a copy)."""
+    if isinstance(value, np.ndarray) and value.shape == (k,):
+        return value.astype(np.float32)
+    return np.full(k, np.asarray(value, dtype=np.float32), dtype=np.float32)
 
 
 def cause(rule: str, value: float, threshold: float) -> str:

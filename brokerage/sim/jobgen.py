@@ -11,36 +11,28 @@ from brokerage.sim.jobs import IS_NOT_RUN, S
 from brokerage.sim.scouts import scout_priority
 from brokerage.sim.setup import MAX_ATTEMPT, MAX_FAILURE
 from brokerage.sim.state import DEFAULT_RAM_MB, MAX_WALL_S, MIN_WALL_S, Files, SimState
+from brokerage.sim.status_index import RT_SLOTS
 from brokerage.sim.throttler import high_prio_queued, limits_of, override, throttle
 
 GENERATING = ("ready", "running", "scouting")  # task statuses JobGenerator reads (§9.1)
 STAGEIN_SHARE = 0.4  # of the failures the queues' failure rates make: stage-in (pilot 1099), the rest the payload's
-RT_SLOTS = 64  # resource types per work queue in the count keys
 
 
-def counts(state: SimState, st: np.ndarray | None = None) -> dict[tuple[int, int], tuple[int, int, int]]:
-    """(running, notRun, defined) per (aligned work queue, resource type) of the live jobs (ST: their statuses, when
-    the caller has them already).
+def counts(state: SimState) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """(running, notRun, defined) per (aligned work queue, resource type) of the live jobs, from the counts the
+    moves keep (``state.index``).
 
     Usage: ``counts(state)[(0, 0)]``
     """
-    j, live = state.jobs, state.live
-    st = j["jobStatus"][live] if st is None else st
-    n_keys = (len(state.g.work_queues) + 1) * RT_SLOTS
-    # one bincount over (class, work queue, resource type): class 0 running, 1 notRun, 2 defined, 3 the others
-    key = _COUNT_CLASS[st] * n_keys + j["workQueue"][live].astype(np.int64) * RT_SLOTS + j["resource_type"][live]
-    running, not_run, define = np.bincount(key, minlength=4 * n_keys).reshape(4, n_keys)[:3]
+    by_wr = state.index.by_wr
+    running, define = by_wr[S["running"]], by_wr[S["defined"]]
+    not_run = by_wr[IS_NOT_RUN].sum(axis=0)
     out: dict[tuple[int, int], tuple[int, int, int]] = {}
     for s in range(len(state.g.work_queues)):
         for r in range(len(state.g.rtypes)):
             k = s * RT_SLOTS + r
             out[(s, r)] = (int(running[k]), int(not_run[k]), int(define[k]))
     return out
-
-
-_COUNT_CLASS = np.full(len(S), 3, np.int64)
-_COUNT_CLASS[IS_NOT_RUN] = 1
-_COUNT_CLASS[[S["running"], S["defined"]]] = (0, 2)
 
 
 def tick(state: SimState, now: float) -> None:
@@ -61,9 +53,8 @@ def tick(state: SimState, now: float) -> None:
     rows, avail = rows[avail > 0], avail[avail > 0]
     if len(rows) == 0:
         return
-    st = state.jobs["jobStatus"][state.live]
-    per_queue = counts(state, st)
-    state.live_counts = brokering.count_live(state, st)  # the brokers' weights and caps read them (brokering.live)
+    per_queue = counts(state)
+    state.live_counts = brokering.count_live(state)  # the brokers' weights and caps read them (brokering.live)
     prio = t["currentPriority"].to_numpy(float)[rows]
     order = np.lexsort((-prio, state.task_r[rows], state.task_w[rows]))  # stable: equal priorities keep task order
     rows, avail, prio = rows[order], avail[order], prio[order]

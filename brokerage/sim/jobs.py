@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.sim.status_index import StatusIndex
+
 # PanDA job statuses (jedi-lifecycle.md §2); the code of a status is its index
 STATUSES: tuple[str, ...] = (
     "defined", "assigned", "activated", "throttled", "sent", "starting", "running", "holding", "transferring",
@@ -68,8 +70,26 @@ class JobTable:
     """Columns of equal length ``n`` (capacity may be larger); rows are never deleted, final jobs stay."""
 
     cols: dict[str, np.ndarray] = field(default_factory=dict)
-    n: int = 0
+    rows_n: int = 0
     next_id: int = 1
+    index: StatusIndex | None = None  # kept by append when set (the simulator's live counts and rows per status)
+    cut: int = 0  # times the table was cut short (tests start from an empty table)
+
+    @property
+    def n(self) -> int:
+        """The number of rows."""
+        return self.rows_n
+
+    @n.setter
+    def n(self, value: int) -> None:
+        if value < self.rows_n:
+            self.cut += 1
+        self.rows_n = value
+        if self.index is not None and value < self.index.rows_n:  # rows cut off (tests start from an empty table)
+            c, first = self.cols, slice(0, value)
+            self.index.reset()
+            self.index.added(np.arange(value), c["jobStatus"][first], c["computingSite"][first], c["gshare"][first],
+                             c["workQueue"][first], c["resource_type"][first])  # fmt: skip
 
     @classmethod
     def empty(cls, capacity: int = 1024) -> JobTable:
@@ -87,20 +107,28 @@ class JobTable:
 
         Usage: ``rows = table.append(jobStatus=S["activated"], computingSite=np.array([3, 4]), ...)``
         """
-        k = max((np.size(v) for v in values.values() if np.ndim(v) > 0), default=1)
-        if self.n + k > len(self.cols["PandaID"]):
-            cap = max(2 * len(self.cols["PandaID"]), self.n + k)
-            for name, col in self.cols.items():
+        k = max((len(v) for v in values.values() if isinstance(v, np.ndarray) and v.ndim > 0), default=0)
+        if k == 0:  # no arrays: lists, or one row of scalars
+            k = max((np.size(v) for v in values.values() if np.ndim(v) > 0), default=1)
+        start = self.rows_n
+        end = start + k
+        c = self.cols
+        if end > len(c["PandaID"]):
+            cap = max(2 * len(c["PandaID"]), end)
+            for name, col in c.items():
                 grown = np.zeros(cap, dtype=col.dtype)
-                grown[: self.n] = col[: self.n]
-                self.cols[name] = grown
-        rows = np.arange(self.n, self.n + k)
-        end = self.n + k
-        for name, col in self.cols.items():  # a slice, not ROWS: the same values, without the fancy indexing
-            col[self.n : end] = values.get(name, DEFAULTS[name])
-        self.cols["PandaID"][rows] = np.arange(self.next_id, self.next_id + k)
+                grown[:start] = col[:start]
+                c[name] = grown
+        for name, col in c.items():  # a slice, not the rows: the same values, without the fancy indexing
+            col[start:end] = values.get(name, DEFAULTS[name])
+        c["PandaID"][start:end] = np.arange(self.next_id, self.next_id + k)
         self.next_id += k
-        self.n += k
+        self.rows_n = end
+        rows = np.arange(start, end)
+        if self.index is not None:
+            new = slice(start, end)
+            self.index.added(rows, c["jobStatus"][new], c["computingSite"][new], c["gshare"][new],
+                             c["workQueue"][new], c["resource_type"][new])  # fmt: skip
         return rows
 
     def frame(self, queues: list[str], shares: list[str], rtypes: list[str]) -> pd.DataFrame:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from brokerage.sim.jobs import FINAL, NOT_RUN, STATUSES, S
+from brokerage.sim.jobs import FINAL, NOT_RUN, STATUSES
 from brokerage.sim.state import SimState
 
 ENDED = ("finished", "failed", "closed")
@@ -89,20 +89,9 @@ def task_job_counts(state: SimState) -> pd.DataFrame:
     old = state.snap.tables["task_job_counts"]
     shift = pd.Timedelta(seconds=float(state.now))
     aged = old.assign(modificationtime=old["modificationtime"] - shift)
-    j, g = state.jobs, state.g
-    st = j["jobStatus"]
-    ended = np.flatnonzero(np.isin(st, [S[x] for x in ENDED]) & (j["jediTaskID"] >= 0))
-    if len(ended) == 0:
+    agg = state.ended_groups.frame(state.jobs, state.g.queues)  # kept as jobs end: no scan of the whole table
+    if agg.empty:
         return aged.reset_index(drop=True)
-    end = j["modificationTime"][ended]
-    df = pd.DataFrame({
-        "jeditaskid": j["jediTaskID"][ended], "panda_queue": np.asarray(g.queues, dtype=object)[j["computingSite"][ended]],
-        "jobstatus": np.asarray(STATUSES, dtype=object)[st[ended]], "hour": np.floor(end / 3600.0), "end": end,
-        "njobs": 1,
-    })  # fmt: skip
-    agg = df.groupby(["jeditaskid", "panda_queue", "jobstatus", "hour"], as_index=False).agg(
-        njobs=("njobs", "sum"), end=("end", "max")
-    )
     taken = pd.Timestamp(state.snap.taken_at)
     agg["modificationtime"] = taken + pd.to_timedelta(agg["end"] - float(state.now), unit="s")
     new = agg[list(old.columns)]

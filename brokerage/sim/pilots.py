@@ -85,16 +85,19 @@ def dispatch(state: SimState, now: float) -> None:
     j, g = state.jobs, state.g
     q = j["computingSite"]
     confirm(state, now)
-    live = state.live
-    st, ql = j["jobStatus"][live], q[live]
-    busy = np.bincount(ql[_BUSY[st]], minlength=len(g.queues))
+    nq, ns = len(g.queues), len(g.shares)
+    by_qs = state.index.by_qs  # the live jobs per (status, queue x share), kept by the moves
+    busy = by_qs[_BUSY].sum(axis=0).reshape(nq, ns).sum(axis=1)
     free = g.slots - busy
     free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0
-    pick = (st == S["activated"]) & (free[ql] > 0)
-    cand, cq = live[pick], ql[pick]
+    act = state.live_rows("activated")
+    aq = q[act]
+    pick = free[aq] > 0
+    cand, cq = act[pick], aq[pick]
     if len(cand) == 0:
         return
-    share_rank = _share_rank(state, live[st == S["running"]], live[st == S["activated"]])
+    per_share = by_qs.reshape(-1, nq, ns).sum(axis=1)  # live jobs per (status, share)
+    share_rank = _share_rank(state, per_share[S["running"]], per_share[S["activated"]])
     sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
     by_age = sloppy[cq]
     rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
@@ -135,23 +138,23 @@ def confirm(state: SimState, now: float) -> None:
     state.laststart[np.unique(j["computingSite"][rows])] = now
 
 
-def _share_rank(state: SimState, running_rows: np.ndarray, queued_rows: np.ndarray) -> np.ndarray:
-    """Per share, its place in JEDI's sorted leaves (0 first); shares outside the tree after every leaf."""
+def _share_rank(state: SimState, running: np.ndarray, activated: np.ndarray) -> np.ndarray:
+    """Per share (RUNNING, ACTIVATED: its running and activated jobs), its place in JEDI's sorted leaves (0 first);
+    shares outside the tree after every leaf."""
     g = state.g
-    running = np.bincount(state.jobs["gshare"][running_rows], minlength=len(g.shares))
     n_tree = len(g.tree.names)
     rank = np.arange(len(g.shares), dtype=np.int64)
-    target = share_targets(state, running, queued_rows)[:n_tree]
+    target = share_targets(state, running, activated)[:n_tree]
     rank[:n_tree] = sorted_leaves(g.tree, running[:n_tree].astype(float), target)
     return rank
 
 
-def share_targets(state: SimState, running: np.ndarray, queued_rows: np.ndarray) -> np.ndarray:
+def share_targets(state: SimState, running: np.ndarray, activated: np.ndarray) -> np.ndarray:
     """Per share its pledge in % of the grid: seed 003's "unused CPU to active queues, stretchable queues first"
     (a share is active with running or activated jobs; ``stretched_targets``); the tree's own targets under the
     switch ``stretchable_shares_as_jedi``.
 
-    Usage: ``share_targets(state, running_per_share, activated_rows)``
+    Usage: ``share_targets(state, running_per_share, activated_per_share)``
     """
     g = state.g
     target = np.zeros(len(g.shares))
@@ -159,8 +162,7 @@ def share_targets(state: SimState, running: np.ndarray, queued_rows: np.ndarray)
     if profiles.rule(state.config, "stretchable_shares_as_jedi"):
         target[:n_tree] = g.tree.target
         return target
-    queued = np.bincount(state.jobs["gshare"][queued_rows], minlength=len(g.shares))
-    target[:n_tree] = stretched_targets(g.tree, (running + queued)[:n_tree] > 0)
+    target[:n_tree] = stretched_targets(g.tree, (running + activated)[:n_tree] > 0)
     return target
 
 

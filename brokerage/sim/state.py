@@ -20,9 +20,11 @@ from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.sim import arrivals, machines, retry
+from brokerage.sim.ended_jobs import EndedGroups
 from brokerage.sim.events import EventLog
-from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, JobTable, S
+from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S, status_mask
 from brokerage.sim.setup import SimGrid, base_walltime, partitions, recorded_ages, sim_grid, task_table
+from brokerage.sim.status_index import StatusIndex
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
 TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run every tick
@@ -30,6 +32,9 @@ BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already hold
 MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
 DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
 FILE_TYPES = {"status": np.int8, "ramCount": np.float64}
+# the statuses whose rows the index keeps: those the agents read every cycle (live_rows)
+TRACKED = [S[x] for x in ("assigned", "activated", "sent", "starting", "running", "holding", "transferring")]
+TRACKED_MASK = status_mask(TRACKED)
 # per task status change: time, jediTaskID, from, to, the sentence of its cause
 TaskCause = tuple[float, int, str, str, str]
 
@@ -110,6 +115,9 @@ class SimState:
         self.evgen_simul_tasks = self.g.evgen_simul_tasks  # E6's tasks (copyArchive)
         self.tasks = self.g.tasks.copy()
         self.jobs = JobTable.empty(1 << 20)
+        # jobs per status and (queue, share) or (work queue, resource type), and rows per status, kept by the moves
+        self.jobs.index = self.index = StatusIndex(len(STATUSES), len(self.g.queues), len(self.g.shares),
+                                                   len(self.g.work_queues), TRACKED)  # fmt: skip
         self.files = Files()
         self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
         self.log = EventLog()
@@ -134,6 +142,8 @@ class SimState:
             name: (np.zeros(nq, np.int64), np.zeros(ns, np.int64)) for name in ("finished", "failed", "closed")
         }
         self._seed_jobs()
+        self._to_final: list[np.ndarray] = []  # rows the moves made final since the last prune_live
+        self.ended_groups = EndedGroups()  # the ended jobs per (task, queue, status, hour), for task_job_counts
         self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
         self.new_rows: list[np.ndarray] = []  # rows JobGenerator made this cycle, live from its end
 
@@ -302,21 +312,48 @@ class SimState:
             return True
         return False
 
+    @property
+    def live(self) -> np.ndarray:
+        """Rows of the jobs not final at the last ``prune_live`` and those made since, in PandaID order."""
+        return self._live
+
+    @live.setter
+    def live(self, rows: np.ndarray) -> None:
+        self._live = rows
+        self._rescan = True  # rows set from outside the moves: the next prune reads their statuses
+
     def prune_live(self) -> None:
-        """Drop the rows that became final from the index of live jobs."""
-        self.live = self.live[~IS_FINAL[self.jobs["jobStatus"][self.live]]]
+        """Drop the rows that became final from the index of live jobs (those the moves made final since the last
+        prune, or, after the index was set from outside, every row whose status is final)."""
+        gone, self._to_final = self._to_final, []
+        if self._rescan:
+            self._live = self._live[~IS_FINAL[self.jobs["jobStatus"][self._live]]]
+            self._rescan = False
+            return
+        if not gone:
+            return
+        gone_rows = np.unique(np.concatenate(gone))
+        live = self._live
+        pos = np.searchsorted(live, gone_rows)
+        ok = pos < len(live)
+        ok[ok] = live[pos[ok]] == gone_rows[ok]
+        keep = np.ones(len(live), bool)
+        keep[pos[ok]] = False
+        self._live = live[keep]
 
     def live_rows(self, *statuses: str) -> np.ndarray:
         """Rows of live jobs in one of STATUSES, in PandaID order.
 
         Usage: ``state.live_rows("activated", "throttled")``
         """
-        st = self.jobs["jobStatus"][self.live]
-        if len(statuses) == 1:
-            return self.live[st == S[statuses[0]]]
-        wanted = np.zeros(len(S), bool)
-        wanted[[S[x] for x in statuses]] = True
-        return self.live[wanted[st]]
+        st = self.jobs["jobStatus"]
+        codes = [S[x] for x in statuses]
+        if not TRACKED_MASK[codes].all():  # a status whose rows are not kept: read the live jobs' statuses
+            wanted = np.zeros(len(S), bool)
+            wanted[codes] = True
+            return self.live[wanted[st[self.live]]]
+        parts = [self.index.rows(c, st) for c in codes]  # a status's rows are the live ones (it is not final)
+        return parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
 
     def task_rows(self, tids: np.ndarray) -> np.ndarray:
         """Row positions in the task table of task ids TIDS (all known).
@@ -328,7 +365,7 @@ class SimState:
     def add_live(self) -> None:
         """The rows made this cycle (``new_rows``) join the live index, after the older ones."""
         if self.new_rows:
-            self.live = np.concatenate([self.live, *self.new_rows])
+            self._live = np.concatenate([self._live, *self.new_rows])  # activated: none is final
             self.new_rows = []
 
     # ------------------------------------------------------------------ moves (checked against the machines)
@@ -340,10 +377,27 @@ class SimState:
         Usage: ``state.move_jobs(rows, "running", via=machines.DISPATCHED_VIA)``
         """
         c = self.jobs.cols
-        machines.check_job_moves(c["jobStatus"][rows], status, c["PandaID"][rows], via)
+        old = c["jobStatus"][rows]
+        machines.check_job_moves(old, status, c["PandaID"][rows], via)
+        self.index.moved(rows, old, S[status], c["computingSite"][rows], c["gshare"][rows], c["workQueue"][rows],
+                         c["resource_type"][rows])  # fmt: skip
         c["jobStatus"][rows] = S[status]
+        if IS_FINAL[S[status]]:
+            self._to_final.append(rows)
+            self.ended_groups.moved(rows)
         c["modificationTime"][rows] = self.now
         c["stateChangeTime"][rows] = self.now
+
+    def set_share(self, rows: np.ndarray, share: int, work_queue: int) -> None:
+        """Jobs ROWS to global share SHARE and aligned work queue WORK_QUEUE (indices), their counts with them.
+
+        Usage: ``state.set_share(rows, state.si["Express"], state.wi["Express"])``
+        """
+        c = self.jobs.cols
+        self.index.rekeyed(c["jobStatus"][rows], c["computingSite"][rows], (c["gshare"][rows], c["workQueue"][rows]),
+                           (share, work_queue), c["resource_type"][rows])  # fmt: skip
+        c["gshare"][rows] = share
+        c["workQueue"][rows] = work_queue
 
     def move_tasks(self, ids: pd.Index, new: str, why: str) -> None:
         """Tasks IDS to status NEW now, logged with the sentence WHY; checked against the task machine.

@@ -100,8 +100,7 @@ def boost(state: SimState, tid: int, rem_jobs: int, done: float) -> None:
         t.at[tid, "gshare"] = t.at[tid, "workQueue"] = EXPRESS
         pos = state.task_rows(np.array([tid]))
         state.task_s[pos], state.task_w[pos] = state.si[EXPRESS], state.wi[EXPRESS]
-        j.cols["gshare"][live] = state.si[EXPRESS]
-        j.cols["workQueue"][live] = state.wi[EXPRESS]
+        state.set_share(live, state.si[EXPRESS], state.wi[EXPRESS])
         state.note_task(tid, f"WatchDog: share {share} -> Express ({why})")
 
 

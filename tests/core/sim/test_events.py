@@ -61,3 +61,21 @@ def test_run_headline_matches_the_frame() -> None:
     assert sim.result()["events"] == aggregate(ev).assign(**{"from": lambda d: d["from"].astype(str)}).to_dict(
         "records"
     )
+
+
+def test_compact_chunks_are_smaller_and_exact(monkeypatch) -> None:
+    """A compact chunk stores ids as int32 and each batch's time, rule and to as runs: 1,000 events of 10 batches
+    take under 12 bytes an event (26 as plain columns), and give back every column bit for bit, NaN included."""
+    monkeypatch.setattr(events, "COMPACT_PARTS", 10)
+    log = EventLog()
+    for i in range(10):
+        ids = np.arange(100 * i, 100 * i + 100) + 1
+        log.add(60.0 * i, ids, "activated", "running", "dispatch", np.arange(100) % 7)
+    assert len(log.parts) == 1
+    size = sum(c.nbytes if isinstance(c, np.ndarray) else c[0].nbytes + c[1].nbytes for c in log.parts[0].values())
+    assert size < 12 * 1000
+    assert log.column("id").tolist() == list(range(1, 1001)) and log.column("id").dtype == np.int64
+    assert np.isnan(log.column("threshold")).all() and log.column("time")[::100].tolist() == [
+        60.0 * i for i in range(10)
+    ]
+    assert log.column("value").tolist() == [float(x % 7) for _ in range(10) for x in range(100)]
