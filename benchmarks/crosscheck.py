@@ -135,6 +135,8 @@ def random_grids(n: int, seed: int, brokers: tuple[str, ...], env: PandaEnv) -> 
     bench, started = Bench(brokers), time.perf_counter()
     for first in range(0, n, BATCH):
         run_batch(bench, [(random_grid(seed + i), Config()) for i in range(first, min(n, first + BATCH))], env)
+        partial = json.dumps(summary(bench, time.perf_counter() - started))
+        print(f"random: {bench.grids} / {n} grids: {partial}", file=sys.stderr, flush=True)
     return summary(bench, time.perf_counter() - started)
 
 
@@ -145,8 +147,10 @@ def demo(brokers: tuple[str, ...], env: PandaEnv, limit: int | None, chunk: int)
     bench, started = Bench(brokers), time.perf_counter()
     for first in range(0, len(ids), chunk):
         run_batch(bench, [(snap, Config())], env, only=set(ids[first : first + chunk]))
-        print(f"demo: {min(first + chunk, len(ids))} / {len(ids)} waiting tasks, {time.perf_counter() - started:.0f} s",
-              file=sys.stderr, flush=True)  # fmt: skip
+        partial = json.dumps(summary(bench, time.perf_counter() - started))
+        print(
+            f"demo: {min(first + chunk, len(ids))} / {len(ids)} waiting tasks: {partial}", file=sys.stderr, flush=True
+        )
     out = summary(bench, time.perf_counter() - started)
     out |= {"grids": 1, "waiting_tasks": len(ids), "chunks": bench.grids}
     return out
