@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from brokerage.crosscheck.panda import PandaMissing, find_panda
 
 ROOT = Path(__file__).resolve().parents[2]
 TOUR = re.compile(r"<!-- tour -->\n```bash\n(.*?)```", re.S)
@@ -64,3 +67,35 @@ def test_tour_line(line: str, workdir: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     assert out.stdout.strip() or out.stderr.strip()
+
+
+BENCHMARK = re.compile(r"`(python benchmarks/crosscheck\.py[^`]*)`")
+
+
+def test_the_readme_crosscheck_benchmark_runs_as_typed(tmp_path: Path) -> None:
+    """The README's crosscheck benchmark command runs as a newcomer types it, from the checkout without PYTHONPATH
+    (shrunk to 2 random grids and 1 demo waiting task), and prints each broker's median time per brokerage, ours
+    and PanDA's, with the agreement."""
+    try:
+        find_panda()
+    except PandaMissing as exc:
+        pytest.skip(f"PanDA is not set up: {exc}")
+    commands = BENCHMARK.findall((ROOT / "README.md").read_text())
+    assert commands, "README.md no longer names python benchmarks/crosscheck.py"
+    for command in commands:
+        args = shlex.split(command)
+        assert args[:2] == ["python", "benchmarks/crosscheck.py"] and "--grids" in args, command
+        args[args.index("--grids") + 1] = "2"
+        args += ["--demo-tasks", "1"] if "--demo" in args else []
+        env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
+        env |= {k: os.environ[k] for k in ("BROKERAGE_PANDA_DIR", "XDG_CACHE_HOME") if k in os.environ}
+        out = subprocess.run(
+            [sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("random: 2 grid(s)"), out.stdout
+        for broker in ("prod", "nucleus", "anal"):
+            assert re.search(rf"^  {broker}: \d+ grids, \d+ tasks; .*per brokerage median ours [\d.]+ ms, PanDA [\d.]+ ms, "
+                             r"ratio [\d.]+; tasks identical", out.stdout, re.M), out.stdout  # fmt: skip
+        if "--demo" in args:
+            assert re.search(r"^demo: 1 grid\(s\), 1 waiting tasks in ", out.stdout, re.M), out.stdout
