@@ -243,6 +243,19 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         f"{_A}:906-1060",
     ),
     Switch(
+        "anal_sw_check_as_jedi",
+        "analysis",
+        "'any' or cvmfs_tag in the cvmfs list and ('any' or '/cvmfs' in the containers list, or sw_platform in the "
+        "cmtconfigs list); if the above is not the case, ('any' in containers or no base_platform) and a tag with "
+        "sw_platform, sw_project and sw_version; the regexp in sw_platform is resolved in the cmtconfigs list",
+        "the production broker's order and resolution (sw_check_as_jedi) with the analysis broker's arguments: "
+        "need_container off (a base platform changes nothing: the cmtconfigs route and the tags stay open); the "
+        "transHome read after stripping 'AnalysisTransforms-' and '_' as '-' (a release X.Y.Z or a cache: atlas; a "
+        "time stamp: nightlies with need_cvmfs, tags never read; no transHome: platform, hardware and container "
+        "only; a base release not of two parts: no queue)",
+        f"{_A}:897-1060, AtlasBrokerUtils.py:931-1131 (JsonSoftwareCheck)",
+    ),
+    Switch(
         "anal_memory_as_jedi",
         "analysis",
         "(baseRamCount + ramCount x coreCount) x 0.9 within [minrss, maxrss]",
