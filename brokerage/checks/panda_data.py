@@ -50,7 +50,7 @@ def jedi_local_disk(ctx: Any) -> dict[str, Any]:
     """Per queue the input JEDI's weight counts as local (AtlasDDMClient.getAvailableFiles, localdisk only): per
     dataset, a queue with a complete replica at one of its endpoints has every file local if one complete replica is
     on disk, else none (no file lookup); without a complete replica, the files of its partial disk replicas, unless
-    ioIntensity > IO_INTENSITY_CUTOFF without pre-staging (complete replicas only). Merge jobs count any replica as
+    the dataset is a secondary or ioIntensity > IO_INTENSITY_CUTOFF without pre-staging (complete replicas only). Merge jobs count any replica as
     complete. Returns ``total_gb``, ``total_files`` and per-queue ``disk_gb``, ``disk_files``.
 
     Usage: ``jedi_local_disk(ctx)["disk_gb"][i]``
@@ -78,7 +78,9 @@ def jedi_local_disk(ctx: Any) -> dict[str, Any]:
         found = files_at_endpoints(reps, d["datasetid"], ep, n)
         complete = found > 0 if ctx.merge else found >= n
         partial = np.zeros(qa.n)
-        if not complete_only and len(rq):
+        if (
+            not complete_only and bool(d["is_master"]) and len(rq)
+        ):  # complete replicas only for secondaries  # complete replicas only for secondaries
             np.maximum.at(partial, rq, np.where(tape, 0.0, found)[re_])
         files = _local_files(n, complete, any_at, tape, partial)
         out["total_gb"] += n * per_gb
