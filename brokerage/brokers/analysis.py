@@ -57,6 +57,7 @@ class PassResult:
     skips: SkipList
     funnel: list[FunnelStep]
     locality_removed: int
+    weighed: np.ndarray | None = None  # JEDI weighs these (its final check drops the problematic ones afterwards)
 
 
 def run_pass(ctx: AnalContext, use_locality: bool) -> PassResult:
@@ -112,11 +113,12 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
     if not problems:  # the seed's temporary filters instead of JEDI's final check
         alive, out, funnel = apply_filters(names, alive, TEMPORARY[:1] + TEMPORARY[2:], ctx, out, funnel)
         return PassResult(alive.copy(), alive, out, funnel, 0), n
+    weighed = alive.copy()
     gone = np.flatnonzero(alive & bad)
     if len(gone):
         out.add(names, gone, "-badsite", LazyTexts(lambda idx: why[idx].tolist(), gone), "final check")
         alive = alive & ~bad
-    return PassResult(alive.copy(), alive, out, funnel, 0), n
+    return PassResult(alive.copy(), alive, out, funnel, 0, weighed), n
 
 
 def needs_second_pass(ctx: AnalContext, first: PassResult) -> str:
@@ -202,7 +204,9 @@ def broker(
         )  # fmt: skip
     w = weights(ctx, idx)
     if rule(config, "anal_order_as_jedi") and rule(config, "anal_weight_as_jedi"):
-        w = replace(w, used=basic_weight(ctx, idx) * data_weight(ctx, idx))
+        pool = np.flatnonzero(result.weighed if result.weighed is not None else result.alive)
+        used = basic_weight(ctx, pool) * data_weight(ctx, pool)  # shares spread over the problematic queues too
+        w = replace(w, used=used[np.isin(pool, idx)])
     keep, _ = rank_and_cut(ctx.qa.name, idx, w.used, int(config["MAX_SITE_CANDIDATES"]), skips, funnel)
     candidates = []
     for rank, k in enumerate(keep.tolist(), start=1):

@@ -9,6 +9,7 @@ import numpy as np
 
 from brokerage.brokers.analysis_context import AnalContext
 from brokerage.brokers.stabilizer import StabilizerTable, compute, share_users
+from brokerage.checks.panda_data import MAX_FILES, jedi_anal_local_disk, records_per_file
 from brokerage.model import views
 
 OVERLOAD_STATES = ("defined", "assigned", "activated", "starting")
@@ -22,9 +23,6 @@ def merge_chunk(ctx: AnalContext) -> bool:
 EPS_INIT, EPS_HI_MID, EPS_HI_LO, EPS_MID_LO = 0.001, 0.05, 0.002, 0.1  # weight_epsilon_* of AtlasAnalJobBroker
 CLASS_SHARES = ("User Analysis", "Express Analysis")
 WEIGHT_FLOOR = 2.0**-20
-
-
-MAX_FILES, MAX_RECORDS = 20000, 50000  # the crosscheck converter's file and event-range caps (crosscheck/chunks.py)
 
 
 def jobs_estimate(ctx: AnalContext) -> float:
@@ -41,8 +39,7 @@ def jobs_estimate(ctx: AnalContext) -> float:
     if per_job <= 0 or nev <= 0:
         return float(n)
     if per_job < nev:
-        pieces = -(-nev // per_job)
-        return float(n * pieces if n * pieces <= MAX_RECORDS else n)
+        return float(n * records_per_file(n, float(ds["nevents"].iloc[0]), per_job))
     return float(-(-n // (per_job // nev)))
 
 
@@ -106,16 +103,18 @@ def pd_isna(value: Any) -> bool:
 
 def data_weight(ctx: AnalContext, idx: np.ndarray) -> np.ndarray:
     """AtlasAnalJobBroker.py:2200-2225: with the data check (no union), 1 per dataset on disk and 0.001 on tape
-    only; else 1 + local disk GB (whole GB) / 10 when the input has at least 1 GB."""
+    only; else 1 + local disk GB (whole GB, every record counting its file's size) / 10 when the input has at least
+    1 GB."""
     avail = ctx.avail
     if ctx.use_locality and not ctx.derived.get("union"):
         weight = ctx.derived.get("data_weight")
         if avail["total_files"] <= 0 or weight is None:
             return np.ones(len(idx))
         return np.where(weight[idx] > 0, weight[idx], 1.0)
-    if int(avail["total_gb"]) <= 0:
+    local = jedi_anal_local_disk(ctx)
+    if local["total_gb"] <= 0:
         return np.ones(len(idx))
-    return 1.0 + np.floor(avail["disk_gb"][idx] + 1e-9) / 10.0
+    return 1.0 + local["disk_gb"][idx] / 10.0
 
 
 def jedi_stabilizer(ctx: AnalContext) -> StabilizerTable:

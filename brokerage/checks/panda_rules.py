@@ -18,6 +18,7 @@ from brokerage.checks.software import software_verdict
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
 from brokerage.checks.software_match import RELEASES_ANY, RELEASES_AUTO
+from brokerage.checks.software_request import JEDI_ANALYSIS, JEDI_PRODUCTION
 from brokerage.framework import Filter, Verdict
 from brokerage.model import views
 from brokerage.model.architecture import parse_architecture
@@ -41,16 +42,22 @@ def _hw_spec(task: dict[str, Any]) -> bool:
 def software(base: Filter, needs_transhome: bool = True, production: bool = True) -> Filter:
     """The release/cache check with JEDI's rules under the switches: no transHome, no check (``sw_check_needs_
     transhome``); explicit release lists fail and ANY fails tasks with a HW spec (``no_auto_queues``); a HW spec
-    needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``); PRODUCTION: the production broker's
-    JsonSoftwareCheck and cmtconfig resolution (``sw_check_as_jedi``)."""
+    needs the queue's cpu architecture entry (``hw_spec_needs_cpu_entry``); the JsonSoftwareCheck and cmtconfig
+    resolution of the production broker (PRODUCTION, ``sw_check_as_jedi``) or of the analysis broker
+    (``anal_sw_check_as_jedi``)."""
 
     def fn(ctx: Any) -> Verdict | None:
         cfg = ctx.config
         if needs_transhome and rule(cfg, "sw_check_needs_transhome") and not ctx.task.get("transhome"):
             return None
+        mode = ""
         if production and rule(cfg, "sw_check_as_jedi"):
+            mode = JEDI_PRODUCTION
+        elif not production and rule(cfg, "anal_sw_check_as_jedi"):
+            mode = JEDI_ANALYSIS
+        if mode:
             qa = ctx.qa
-            v: Verdict | None = software_verdict(ctx.task, qa.name, qa["releases"], software_index(ctx.cache), True)
+            v: Verdict | None = software_verdict(ctx.task, qa.name, qa["releases"], software_index(ctx.cache), mode)
         else:
             v = base.fn(ctx)
         if v is None:

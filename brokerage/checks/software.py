@@ -34,10 +34,11 @@ def software_verdict(
     queue_names: np.ndarray,
     releases: Sequence[list[str]],
     software: Mapping[str, Mapping[str, Any]],
-    jedi: bool = False,
+    jedi: bool | str = False,
 ) -> SoftwareVerdict:
     """Release/cache/architecture/container verdict of a task over queues (criteria -cache, -regexpcmtconfig);
-    JEDI: PanDA 1.0.4's rules (switch ``sw_check_as_jedi``, checked description by description).
+    JEDI: PanDA 1.0.4's rules, checked description by description (True or JEDI_PRODUCTION: the production broker's,
+    switch ``sw_check_as_jedi``; JEDI_ANALYSIS: the analysis broker's, switch ``anal_sw_check_as_jedi``).
 
     SOFTWARE maps panda_queue (and 'ALL') to its queue_software row. With a SoftwareIndex (see
     build_software_index) the grouping of QUEUE_NAMES / RELEASES is remembered (they are treated as
@@ -51,7 +52,7 @@ def software_verdict(
     transhome = request.release.transhome if request.release else ""
     # a str key: its hash is cached, so memo lookups stay cheap
     memo_key = "\x1f".join(
-        (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), str(jedi),
+        (request.architecture.text, transhome, request.container_name, str(request.only_tags_for_fc), request.jedi,
          *all_sources)
     )  # fmt: skip
     plan = cached_plan(queue_names, releases, software)

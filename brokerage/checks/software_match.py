@@ -10,7 +10,7 @@ from typing import Any
 from brokerage.checks.software_container import CVMFS_CONTAINERS, container_rejection, container_sources
 from brokerage.checks.software_description import Outcome, SoftwareDescription, describe
 from brokerage.checks.software_hardware import hardware_rejection
-from brokerage.checks.software_request import Release, TaskSoftware
+from brokerage.checks.software_request import JEDI_ANALYSIS, UNCHECKED, Release, TaskSoftware
 from brokerage.model.architecture import WILDCARD
 
 CACHE = "-cache"
@@ -78,6 +78,17 @@ def jedi_release_rejection(
     return f"cvmfs lacks '{release.cvmfs}'; base platform {base_platform} needs 'any' in containers to use the tag"
 
 
+def jedi_analysis_release_rejection(release: Release, sw_platform: str, desc: SoftwareDescription) -> str | None:
+    """PanDA 1.0.4's analysis broker release test (switch ``anal_sw_check_as_jedi``): JsonSoftwareCheck without
+    need_container (a base platform changes nothing); a nightly needs the nightlies repository (need_cvmfs: the
+    tags are never read); a release name JEDI cannot split in two checks no queue."""
+    if release.kind == UNCHECKED:
+        return "a base release not named project-X.Y.Z: JEDI's analysis broker finds it at no queue"
+    if release.kind == "nightly" and not (WILDCARD in desc.cvmfs or release.cvmfs in desc.cvmfs):
+        return f"cvmfs {sorted(desc.cvmfs)} has neither 'any' nor '{release.cvmfs}' (needed for nightlies)"
+    return jedi_release_rejection(release, sw_platform, "", desc)
+
+
 ARCH_ALTERNATION = re.compile(r"^\(([A-Za-z0-9_.+-]+(?:\|[A-Za-z0-9_.+-]+)*)\)([A-Za-z0-9_.+-]+)$")
 
 
@@ -106,6 +117,9 @@ def jedi_auto_queue(task: TaskSoftware, desc: SoftwareDescription, all_sources: 
         return _fail(why)
     if task.container_name:
         why = container_rejection(task.container_name, task.only_tags_for_fc, desc, all_sources)
+    elif task.release is not None and task.jedi == JEDI_ANALYSIS:
+        why = jedi_analysis_release_rejection(task.release, arch.sw_platform, desc)
+        why = f"release {task.release.transhome}: {why}" if why else None
     elif task.release is not None:
         why = jedi_release_rejection(task.release, arch.sw_platform, arch.base_platform, desc)
         why = f"release {task.release.transhome}: {why}" if why else None

@@ -15,9 +15,16 @@ from brokerage.model.architecture import TaskArchitecture, parse_architecture
 CVMFS_RELEASES = "atlas"  # "cvmfs_tag is atlas for standard releases and caches"
 CVMFS_NIGHTLIES = "nightlies"  # "... or nightlies for nightlies"
 ANALYSIS_TRANSFORMS = "AnalysisTransforms-"  # analysis transHome prefix in front of project_version
+JEDI_PRODUCTION = "production"  # PanDA 1.0.4's production broker (switch sw_check_as_jedi)
+JEDI_ANALYSIS = "analysis"  # PanDA 1.0.4's analysis broker (switch anal_sw_check_as_jedi)
+UNCHECKED = "unchecked"  # a kind no queue publishes: JEDI's analysis broker checks no AUTO queue for it
 
 _NIGHTLY_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{4}")
 _BASE_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+_TRANSFORMS = ANALYSIS_TRANSFORMS.rstrip("-")
+_JEDI_NIGHTLY = re.compile(r"rel_\d+(\n|$)")
+_JEDI_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{4}$")
+_JEDI_BASE = re.compile(r"-\d+\.\d+\.\d+$")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,38 @@ def classify_release(transhome: str) -> Release | None:
     return Release(text, project, version, CVMFS_RELEASES, kind)
 
 
+def jedi_transhome(transhome: str) -> str:
+    """An analysis task's transHome as JEDI stores it: ``AnalysisTransforms-<project>_<version>`` (a value already
+    in that form is kept). Usage: ``jedi_transhome("Athena-24.0.53") == "AnalysisTransforms-Athena_24.0.53"``"""
+    if not transhome or transhome.startswith(_TRANSFORMS):
+        return transhome
+    return f"{ANALYSIS_TRANSFORMS}{transhome.replace('-', '_', 1)}"
+
+
+@lru_cache(maxsize=4096)
+def jedi_analysis_release(transhome: str) -> Release | None:
+    """PanDA 1.0.4's analysis broker reading of a transHome (without transUses, which the snapshot does not
+    carry): the first ``word-`` stripped, then every ``_`` read as ``-``; a release ``P-X.Y.Z`` and a cache are checked
+    with the atlas repository, a time stamp (or a bare ``AnalysisTransforms``) as a nightly (no project or version;
+    JEDI's ``rel_N`` test never matches once ``_`` reads as ``-``), ``None`` (no transHome): only the platform,
+    hardware and container. A release whose name is not two parts checks no queue (UNCHECKED).
+
+    Usage: ``jedi_analysis_release("Athena-24.0.53").kind == "release"``
+    """
+    text = jedi_transhome((transhome or "").strip())
+    if not text:
+        return None
+    body = re.sub("^[^-]+-*", "", text).replace("_", "-")
+    parts = body.split("-")
+    project, version = parts[0], parts[1] if len(parts) > 1 else ""
+    if _JEDI_BASE.search(body):
+        kind = "release" if len(parts) == 2 else UNCHECKED
+        return Release(text, project, version, CVMFS_RELEASES, kind)
+    if _JEDI_NIGHTLY.search(body) is None and text != _TRANSFORMS and not _JEDI_STAMP.search(body):
+        return Release(text, project, version, CVMFS_RELEASES, "cache")
+    return Release(text, "", "", CVMFS_NIGHTLIES, "nightly")
+
+
 @dataclass(frozen=True)
 class TaskSoftware:
     """What a task asks of a queue's software: architecture, release, fat container."""
@@ -65,7 +104,7 @@ class TaskSoftware:
     release: Release | None
     container_name: str
     only_tags_for_fc: bool
-    jedi: bool = False  # PanDA 1.0.4's JsonSoftwareCheck and cmtconfig resolution (switch sw_check_as_jedi)
+    jedi: str = ""  # PanDA 1.0.4's JsonSoftwareCheck of this broker (JEDI_PRODUCTION, JEDI_ANALYSIS), '' for the seed
 
 
 def clean_text(value: Any) -> str:
@@ -76,13 +115,15 @@ def clean_text(value: Any) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _task_software(architecture: str, transhome: str, container: str, only_tags: bool, jedi: bool) -> TaskSoftware:
-    return TaskSoftware(parse_architecture(architecture), classify_release(transhome), container, only_tags, jedi)
+def _task_software(architecture: str, transhome: str, container: str, only_tags: bool, jedi: str) -> TaskSoftware:
+    release = jedi_analysis_release(transhome) if jedi == JEDI_ANALYSIS else classify_release(transhome)
+    return TaskSoftware(parse_architecture(architecture), release, container, only_tags, jedi)
 
 
-def task_software(task: Mapping[str, Any], jedi: bool = False) -> TaskSoftware:
+def task_software(task: Mapping[str, Any], jedi: bool | str = False) -> TaskSoftware:
     """The software request of a task row (columns architecture, transhome, container_name, onlytagsforfc);
-    JEDI: checked with PanDA 1.0.4's rules (switch ``sw_check_as_jedi``).
+    JEDI: checked with PanDA 1.0.4's rules of that broker (True: the production broker's, switch
+    ``sw_check_as_jedi``; JEDI_ANALYSIS: the analysis broker's, switch ``anal_sw_check_as_jedi``).
 
     Usage: ``task_software({"architecture": "x86_64-el9-gcc13-opt", "transhome": "Athena-22.0.41"})``
     """
@@ -93,5 +134,5 @@ def task_software(task: Mapping[str, Any], jedi: bool = False) -> TaskSoftware:
         clean_text(task.get("transhome")),
         clean_text(task.get("container_name")),
         only_tags,
-        jedi,
+        JEDI_PRODUCTION if jedi is True else str(jedi or ""),
     )

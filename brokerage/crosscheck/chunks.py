@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from brokerage.checks.software_request import jedi_transhome
 from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 
@@ -26,7 +27,6 @@ INPUT_LAN_CODES = {"use": "1", "only": "2"}
 IP_CODES = {"full": "1", "http": "2"}
 IPSTACK_CODES = {"IPv4": "4", "IPv6": "6"}
 BYTES_PER_GB = 1024**3
-ANALYSIS_TRANSFORMS = "AnalysisTransforms"
 PSEUDO = "pseudo_dataset"  # JediDatasetSpec.isPseudo() knows it by this name
 # JediDatasetSpec.getRatioToMaster: secondary files per master file in a job; the snapshot's job input
 # (chunk_input_mb) holds the master's files only, so a sub-chunk takes none of a secondary dataset's
@@ -74,9 +74,7 @@ def split_rule(task: dict[str, Any]) -> str:
 def analysis_transhome(transhome: str | None) -> str | None:
     """An analysis task's release as JEDI stores it: ``AnalysisTransforms-<project>_<version>`` (the analysis broker
     strips the first ``word-`` and reads ``_`` as ``-``); ``Project-1.2.3`` becomes ``AnalysisTransforms-Project_1.2.3``."""
-    if not transhome:
-        return None
-    return f"{ANALYSIS_TRANSFORMS}-{transhome.replace('-', '_', 1)}"
+    return jedi_transhome(transhome or "") or None
 
 
 def task_spec(task: dict[str, Any]) -> dict[str, Any]:

@@ -236,8 +236,7 @@ def random_grid(seed: int) -> GridSnapshot:
     for i in range(r.randint(6, 10)):
         t = _task(r, 1000 * (seed % 100000) + i + 1, nuclei)
         ds, reps = _datasets(r, t, [e["ddm_endpoint_name"] for e in endpoints])
-        if t["prodsourcelabel"] != "user":  # the analysis broker's JsonSoftwareCheck is not switched yet
-            t["architecture"] = _vary_architecture(x, t["architecture"])
+        t["architecture"] = _vary_architecture(x, t["architecture"])
         if x.random() < 0.08:  # exactly EXPRESS_PRIORITY: express for the seed, not for JEDI
             t["currentpriority"] = t["taskpriority"] = 1000
         sec, sreps = _secondary(x, ds, reps)

@@ -243,6 +243,19 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         f"{_A}:906-1060",
     ),
     Switch(
+        "anal_sw_check_as_jedi",
+        "analysis",
+        "'any' or cvmfs_tag in the cvmfs list and ('any' or '/cvmfs' in the containers list, or sw_platform in the "
+        "cmtconfigs list); if the above is not the case, ('any' in containers or no base_platform) and a tag with "
+        "sw_platform, sw_project and sw_version; the regexp in sw_platform is resolved in the cmtconfigs list",
+        "the production broker's order and resolution (sw_check_as_jedi) with the analysis broker's arguments: "
+        "need_container off (a base platform changes nothing: the cmtconfigs route and the tags stay open); the "
+        "transHome read after stripping 'AnalysisTransforms-' and '_' as '-' (a release X.Y.Z or a cache: atlas; a "
+        "time stamp: nightlies with need_cvmfs, tags never read; no transHome: platform, hardware and container "
+        "only; a base release not of two parts: no queue)",
+        f"{_A}:897-1060, AtlasBrokerUtils.py:931-1131 (JsonSoftwareCheck)",
+    ),
+    Switch(
         "anal_memory_as_jedi",
         "analysis",
         "(baseRamCount + ramCount x coreCount) x 0.9 within [minrss, maxrss]",
@@ -307,9 +320,11 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         "ANAL_BASIC_WEIGHT picks the original or the new basic weight; W_s "
         "from the seed's table with N_j = chunk_njobs",
         "the new basic weight always: the jobs of the chunk (getSubChunk) shared over site classes with "
-        "epsilons 0.001/0.05/0.002/0.1, x the queue's share of the remaining room, + 2^-20; x the data weight (1 "
-        "per dataset on disk, 0.001 tape; 1 + local disk GB / 10 without locality)",
-        f"{_A}:1900-2225",
+        "epsilons 0.001/0.05/0.002/0.1, x the queue's share of the remaining room (shared over every candidate, "
+        "the problematic ones too: the final check drops those afterwards), + 2^-20; x the data weight (1 per "
+        "dataset on disk, 0.001 tape; 1 + local disk GB / 10 without locality, every file record (event range) "
+        "counting its file's size, any replica complete for merge chunks)",
+        f"{_A}:1775-1840, 1900-2225, 2270-2275",
     ),
     Switch(
         "anal_unified_any_pseudo",
@@ -389,7 +404,8 @@ SWITCHES += (
         "the data factor counts the input available at the queue's endpoints (disk and tape, best endpoint per "
         "dataset)",
         "only disk counts: every file where a complete replica is on disk, none where the only complete one is on "
-        "tape, else the partial disk replicas (not when ioIntensity > IO_INTENSITY_CUTOFF without pre-staging); merge "
+        "tape, else the partial disk replicas (of the master only, and not when ioIntensity > IO_INTENSITY_CUTOFF "
+        "without pre-staging: secondaries are looked up complete_only); merge "
         "jobs count any replica as complete",
         "AtlasProdJobBroker.py:1545-1612, 1809, 1850-1860, AtlasDDMClient.getAvailableFiles",
     ),

@@ -154,3 +154,57 @@ def test_output_space_is_judged_at_the_analysis_scope() -> None:
     snap = grid([anal_queue("A", "S1"), anal_queue("B", "S2")], [anal_task(1)], ddm_endpoints=eps,
                 panda_ddm_relation=rel)  # fmt: skip
     assert codes(run(snap, cfg(**JEDI))) == {"A": "-disk"}
+
+
+def _ranged_input(holders: dict[str, int], **task_kw: object) -> GridSnapshot:
+    """Task 1 reads 20 files of 1000 events and 0.5 GiB (10 GiB) at 100 events per job; HOLDERS: files per DATADISK."""
+    return grid(
+        [anal_queue("A", "S1"), anal_queue("B", "S2")],
+        [anal_task(1, chunk_nevents=100, **task_kw)],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 20, "size_gb": 10.0, "nevents": 20000}],
+        dataset_replicas=[
+            {"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": n, "size_gb": n * 0.5}
+            for s, n in holders.items()
+        ],
+    )
+
+
+def test_data_weight_counts_every_event_range() -> None:
+    """AtlasAnalJobBroker's data weight without the locality check, 1 + local disk GB / 10, sums the size of every
+    file record: 20 files cut into 10 ranges of 100 events are 200 records of 0.5 GiB (100 GiB in all), and the one
+    file on S1's disk is 10 records, 5 GiB, so A weighs 1 + 5 / 10 = 1.5 and B (nothing local) 1 (task 149004)."""
+    ctx = _ctx(_ranged_input({"S1": 1}))
+    ctx.use_locality = False
+    local = apw.jedi_anal_local_disk(ctx)
+    assert local["total_gb"] == 100.0 and local["disk_gb"].tolist() == [5.0, 0.0]
+    assert apw.data_weight(ctx, np.array([0, 1])).tolist() == [1.5, 1.0]
+
+
+def test_merge_chunk_counts_a_partial_replica_as_complete() -> None:
+    """A merge chunk looks up no files (check_completeness off): S1's replica of 8 of the 20 files counts as the whole
+    dataset, 20 x 0.5 GiB = 10 GiB local (ranges apply to the master's event split: here 10 ranges, 100 GiB), so
+    1 + 100 / 10 = 11; without merge only the 8 files' 80 records, 40 GiB: 1 + 40 / 10 = 5 (task 31006)."""
+    ctx = _ctx(_ranged_input({"S1": 8}, is_merge=True))
+    ctx.use_locality = False
+    assert apw.data_weight(ctx, np.array([0])).tolist() == [11.0]
+    plain = _ctx(_ranged_input({"S1": 8}))
+    plain.use_locality = False
+    assert apw.data_weight(plain, np.array([0])).tolist() == [5.0]
+
+
+def test_problematic_queue_takes_its_share_of_the_basic_weight() -> None:
+    """JEDI weighs every candidate before its final check drops the problematic ones (skipProblematicSites comes
+    after the weights): both A (30 queued, 10 running) and the idle B (30 queued, nothing running) are overloaded
+    against the grand ratio 60 / 1010 that offline C's 1000 running jobs set, so the overload check keeps them; B is
+    problematic (nQueue 30 > 20, nRunning 0). A (room 100) keeps the weight it has beside B (room 100): 1 job x
+    max(100 - 1/2, 0.001) / (200 - 1) + 2^-20, not the whole 1 + 2^-20 (tasks 101001, 101006)."""
+    snap = grid(
+        [anal_queue("A", "S1"), anal_queue("B", "S2"), anal_queue("C", "S3", status="offline")],
+        [anal_task(1)],
+        job_counts=counts("A", UA, running=10, activated=30)
+        + counts("B", UA, activated=30)
+        + counts("C", UA, running=1000),
+    )
+    d = run(snap, cfg(**JEDI))
+    assert codes(d) == {"B": "-badsite", "C": "-status"} and [c.name for c in d.candidates] == ["A"]
+    assert math.isclose(d.candidates[0].weight, 99.5 / 199.0 + 2.0**-20, rel_tol=1e-12)

@@ -101,3 +101,25 @@ def test_unified_queue_passes_through_any_pseudo_queue(monkeypatch: pytest.Monke
     assert "U" in {c.name for c in production.broker(snap, 1, PANDA).candidates}
     _without(monkeypatch, "unified_any_pseudo")
     assert {s.candidate: s.criteria for s in production.broker(snap, 1, PANDA).skipped}.get("U") == "-longwalltime"
+
+
+def test_data_weight_counts_complete_secondaries_only() -> None:
+    """data_weight_as_jedi: JEDI looks up secondary datasets with complete_only (AtlasProdJobBroker.py:1560), so a
+    partial secondary replica adds nothing local: master 10 files (10 GB) complete on S1_DATADISK, secondary 2 of 4
+    files (1 GB each) there: (14 + 10) / 14 / (4 / 100 + 1), not (14 + 12) / 14 / (2 / 100 + 1) (task 135003)."""
+    snap = _data_grid()
+    snap = grid(
+        [queue("A", "S1"), queue("N1", "N")],
+        [task(1, nucleus="N")],
+        sites=[site("N"), site("S1", role="satellite")],
+        ddm_endpoints=snap.ddm_endpoints.to_dict("records"),
+        panda_ddm_relation=snap.panda_ddm_relation.to_dict("records"),
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 10.0, "is_master": True},
+                  {"jeditaskid": 1, "datasetid": 2, "nfiles": 4, "size_gb": 4.0, "is_master": False}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 10,
+                           "size_gb": 10.0},
+                          {"jeditaskid": 1, "datasetid": 2, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 2,
+                           "size_gb": 2.0}],
+        job_counts=counts("A", running=10) + counts("N1", running=10),
+    )  # fmt: skip
+    assert _factors(snap, PANDA, "A")["data"] == pytest.approx(24 / 14 / 1.04, rel=1e-12)
