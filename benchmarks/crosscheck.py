@@ -25,16 +25,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brokerage.crosscheck import verdicts
-from brokerage.crosscheck.compare import Totals, compare
+from brokerage.crosscheck.compare import Totals
 from brokerage.crosscheck.convert import grid_document
 from brokerage.crosscheck.generator import random_grid
 from brokerage.crosscheck.panda import PandaEnv, PandaMissing, find_panda, run_jedi
-from brokerage.crosscheck.run import DEFAULT_BROKERS, panda_config, select_tasks
+from brokerage.crosscheck.run import DEFAULT_BROKERS, compare_task, panda_config, select_tasks
 from brokerage.model.cache import GridCache
 from brokerage.model.errors import InputError
 from brokerage.model.gdpconfig import Config
-from brokerage.model.pseudoqueues import task_resource_type
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.waiting import waiting_task_ids
 from brokerage.synth.demo import demo_snapshot
@@ -79,12 +77,8 @@ def run_batch(bench: Bench, grids: Sequence[tuple[GridSnapshot, Config]], env: P
     for (cache, cfg, tasks, _doc), result in zip(prepared, out["grids"], strict=True):
         per_grid = {b: [0.0, 0.0, 0] for b in bench.brokers}  # ours ms, PanDA ms, brokerages
         for task in tasks:
-            tid = int(task["jeditaskid"])
-            res = result.get("tasks", {}).get(str(tid), {})
-            for b in task["brokers"]:
-                prefer = task_resource_type(task) if b == "prod" else None
-                theirs = verdicts.jedi(res.get(b, {"error": result.get("error", "no result")}), b, prefer)
-                c = compare(tid, b, verdicts.ours(cache, tid, b, cfg), theirs)
+            for c in compare_task(cache, cfg, task, result):
+                b = c.broker
                 bench.totals[b].add(c)
                 bench.ours_ms[b].append(c.ours.ms)
                 bench.jedi_ms[b].append(c.jedi.ms)

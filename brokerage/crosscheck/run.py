@@ -107,13 +107,24 @@ def crosscheck(
     for (cache, cfg, tasks, _doc), result in zip(prepared, out["grids"], strict=True):
         t1 = time.perf_counter()
         for task in tasks:
-            tid = int(task["jeditaskid"])
-            res = result.get("tasks", {}).get(str(tid), {})
-            for b in task["brokers"]:
-                prefer = task_resource_type(task) if b == "prod" else None
-                theirs = verdicts.jedi(res.get(b, {"error": result.get("error", "no result")}), b, prefer)
-                c = compare(tid, b, verdicts.ours(cache, tid, b, cfg), theirs)
+            for c in compare_task(cache, cfg, task, result):
                 report.comparisons.append(c)
-                report.totals[b].add(c)
+                report.totals[c.broker].add(c)
         report.seconds["ours"] += time.perf_counter() - t1
     return report
+
+
+def compare_task(cache: GridCache, cfg: Config, task: dict[str, Any], result: dict[str, Any]) -> list[TaskComparison]:
+    """One comparison per broker of TASK (a ``select_tasks`` row, its ``brokers`` set): ours under CFG against
+    PanDA's answer in RESULT (one grid of ``run_jedi``'s output; its error stands for a task it did not reach).
+
+    Usage: ``comparisons = compare_task(cache, cfg, task, out["grids"][0])``
+    """
+    tid = int(task["jeditaskid"])
+    res = result.get("tasks", {}).get(str(tid), {})
+    out = []
+    for b in task["brokers"]:
+        prefer = task_resource_type(task) if b == "prod" else None
+        theirs = verdicts.jedi(res.get(b, {"error": result.get("error", "no result")}), b, prefer)
+        out.append(compare(tid, b, verdicts.ours(cache, tid, b, cfg), theirs))
+    return out

@@ -6,16 +6,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from brokerage.crosscheck import verdicts
-from brokerage.crosscheck.compare import TaskComparison, compare
+from brokerage.crosscheck.compare import TaskComparison
 from brokerage.crosscheck.convert import grid_document
 from brokerage.crosscheck.panda import PandaEnv, PandaMissing, find_panda, run_jedi
-from brokerage.crosscheck.run import DEFAULT_BROKERS, brokers_of, panda_config
+from brokerage.crosscheck.run import DEFAULT_BROKERS, brokers_of, compare_task, panda_config
 from brokerage.model import views
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import PANDA_104
-from brokerage.model.pseudoqueues import task_resource_type
 from brokerage.model.snapshot import GridSnapshot
 
 
@@ -84,12 +82,7 @@ def crosscheck_task(
     out = run_jedi(env, [doc])
     check = TaskCheck(int(task_id), str(out.get("panda_version", env.version)), PANDA_104)
     check.seconds = {"convert": t0 - started, "jedi_process": time.perf_counter() - t0}
-    result = out["grids"][0]
-    res = result.get("tasks", {}).get(str(int(task_id)), {})
     t1 = time.perf_counter()
-    for b in row["brokers"]:
-        prefer = task_resource_type(row) if b == "prod" else None
-        theirs = verdicts.jedi(res.get(b, {"error": result.get("error", "no result")}), b, prefer)
-        check.comparisons.append(compare(int(task_id), b, verdicts.ours(cache, int(task_id), b, cfg), theirs))
+    check.comparisons.extend(compare_task(cache, cfg, row, out["grids"][0]))
     check.seconds["ours"] = time.perf_counter() - t1
     return check
