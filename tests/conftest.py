@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from brokerage.cli import db as db_cli
+from brokerage.crosscheck.panda import PandaEnv, PandaMissing, find_panda
 
 
 @pytest.fixture(scope="session")
@@ -19,3 +20,12 @@ def demo_database(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     result = CliRunner().invoke(db_cli.db, ["--database-url", f"sqlite:///{path}", "init"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return path, result.output
+
+
+@pytest.fixture(scope="session")
+def panda() -> PandaEnv:
+    """PanDA's environment (scripts/panda.sh), or the test is skipped saying how to get it."""
+    try:
+        return find_panda()
+    except PandaMissing as exc:
+        pytest.skip(f"PanDA is not set up: {exc}")

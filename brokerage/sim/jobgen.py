@@ -200,9 +200,10 @@ def insert_jobs(
     fails = mem_kill | time_kill | (state.rng.random(n) < g.failure_rate[q])
     code, source = failure_codes(state.rng, fails, mem_kill, time_kill)
     s, w, r = swr
+    vo = brokering.vo_code(state, tid)
     rows = state.jobs.append(
         jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
-        nucleus=state.task_nucleus[tid], vo=brokering.vo_code(state, tid),
+        nucleus=state.task_nucleus[tid], vo=vo,
         prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
         attemptNr=state.files.attemptNr[fids] + 1, coreCount=job_cores, fileID=fids,
         creationTime=state.now, modificationTime=state.now, stateChangeTime=state.now, activationTime=state.now,
@@ -211,7 +212,7 @@ def insert_jobs(
     pids = state.jobs["PandaID"][rows]
     machines.check_job_births(pids, "activated", machines.GENERATED_VIA)
     state.new_rows.append(rows)
-    brokering.placed(state, q, s, brokering.vo_code(state, tid))
+    brokering.placed(state, q, s, vo)
     if scout:
         state.scout_rows.setdefault(tid, []).append(rows)
     state.log.add(state.now, pids, "-", "activated", "generate", p[pick], ram)

@@ -12,7 +12,7 @@ import pytest
 from app.components.pandacheck import verdict_view
 from app.viewmodels import pandacheck as vm
 from brokerage.crosscheck.compare import compare
-from brokerage.crosscheck.panda import PandaEnv, PandaMissing, find_panda
+from brokerage.crosscheck.panda import PandaEnv
 from brokerage.crosscheck.single import TaskCheck
 from brokerage.crosscheck.verdicts import Verdicts
 from tests.app.test_jobs import _as_trigger
@@ -33,15 +33,6 @@ AGREE = _check(
     Verdicts(True, {"A_Q": 2.0, "B_Q": 1.0}, {"C_Q": ("-status", "offline")}),
     Verdicts(True, {"A_Q": 2.0, "B_Q": 1.0}, {"C_Q": ("-status", "due to status=offline")}),
 )
-
-
-@pytest.fixture(scope="module")
-def panda() -> PandaEnv:
-    """PanDA's environment, or the test is skipped saying how to get it (as tests/core/crosscheck does)."""
-    try:
-        return find_panda()
-    except PandaMissing as exc:
-        pytest.skip(f"PanDA is not set up: {exc}")
 
 
 def test_identical_candidates_weights_and_codes_read_agrees() -> None:
