@@ -206,12 +206,13 @@ def test_a_full_queue_refuses_at_once(cluster: Any) -> None:
 
 def test_finished_jobs_expire(cluster: Any) -> None:
     """A finished job is dropped once its keep time is over; polls then answer 'unknown'."""
-    jobs, client = _service(cluster, keep_s=0.0)
+    # a keep time of 0 would let start's own pruning drop a job that finished before start returned
+    jobs, client = _service(cluster, keep_s=1.0)
     try:
         job = _id()
         jobs.start(job, jobfns.slow, 1, 0.0)
         assert jobs.wait(job, 10).state == "done"
-        time.sleep(0.05)
+        time.sleep(1.1)
         assert jobs.prune() >= 1
         assert jobs.poll(job).state == "unknown"
     finally:

@@ -43,14 +43,16 @@ def test_network_site_picker_and_task_picker_take_typing(page: Any, live_server:
     page.goto(live_server + "/network")
     expect(page.locator("#network-congested .ag-center-cols-container .ag-row")).to_have_count(5, timeout=TIMEOUT)
     page.locator("#network-site").click()
-    page.keyboard.type("mwt")
+    # keys typed before the picker's search box has focus would go nowhere, and Enter would pick the first site
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === 'INPUT'", timeout=TIMEOUT)
+    page.keyboard.type("mwt", delay=30)
+    expect(page.get_by_role("option", name="MWT2")).to_be_visible(timeout=TIMEOUT)
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(r"site=MWT2"), timeout=TIMEOUT)
     expect(page.locator("#network-congested .ag-center-cols-container .ag-row")).to_have_count(2, timeout=TIMEOUT)
     page.goto(live_server + "/queues?task=1")
     expect(page.locator("#queues-ranked .ag-row").first).to_be_visible(timeout=TIMEOUT)
     page.locator("#queues-task").click()
-    # keys typed before the picker's search box has focus would go nowhere
     page.wait_for_function("document.activeElement && document.activeElement.tagName === 'INPUT'", timeout=TIMEOUT)
     page.keyboard.type("evgen", delay=30)
     expect(page.get_by_text(re.compile(r"^2 · .*mc23\.evgen\.second"))).to_be_visible(timeout=TIMEOUT)
