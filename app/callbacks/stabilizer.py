@@ -20,6 +20,9 @@ from brokerage.model.waiting import waiting_task_ids
 @guarded("Stabilizer")
 def update_stabilizer(user: str | None, queue: str | None) -> Any:
     """Per-queue chart, the user's chart and the filtered (PQ, user) table."""
+    # a dropdown sends a string or nothing; anything else is a forged request and filters nothing
+    user = user if isinstance(user, str) else None
+    queue = queue if isinstance(queue, str) else None
     df = services.state.stabilizer_frame()
     if df.empty:
         return empty_state(
