@@ -78,7 +78,7 @@ def _ces(r: random.Random, sites: list[str]) -> list[dict[str, Any]]:
         for j in range(r.randint(1, 3)):
             n = r.choice((1, 1, 4, 8))
             tags = _some(r, ("GPU", "Highmem", "WholeNode"), 1, 0.7)
-            out.append({"Site": s, "GridCE": f"ce{j}.s{i}.org", "Queue": "q", "Platform": r.choice(PLATFORMS + ("",)),
+            out.append({"Site": s, "GridCE": f"ce{j}.s{i}.org", "Queue": "q", "Platform": r.choice((*PLATFORMS, "")),
                         "CPUTime": r.choice((3600, 28800, 86400, 172800, 345600, 2000000)), "Tags": tags,
                         "RequiredTags": tags[:1] if tags and r.random() < 0.3 else [], "NumberOfProcessors": n,
                         "MaxRAM": r.choice((0, 2048, 4096, 16000))})  # fmt: skip
@@ -96,7 +96,9 @@ def _limits(r: random.Random, ces: list[dict[str, Any]], jobs: list[dict[str, An
         limit = r.choice((0, 10, 100))
         limits.append({"Site": ce["Site"], "GridCE": ce["GridCE"] if r.random() < 0.3 else "", "Attribute": att,
                        "Value": value, "Limit": limit})  # fmt: skip
-        counts.append({"Site": ce["Site"], "Attribute": att, "Value": value, "Running": max(0, limit + r.choice((-1, 0, 5)))})
+        counts.append(
+            {"Site": ce["Site"], "Attribute": att, "Value": value, "Running": max(0, limit + r.choice((-1, 0, 5)))}
+        )
     unique = {(c["Site"], c["Attribute"], c["Value"]): c for c in counts}
     return limits, list(unique.values())
 

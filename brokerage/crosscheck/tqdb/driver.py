@@ -56,7 +56,11 @@ def cfg_list(values):
 
 def grid_cfg(grid, db, version):
     """The configuration service's content for one grid: the database, the Registry, the Operations options."""
-    lines = [BASE_CFG.format(version=version, dbname=db["dbname"], **{k: db[k] for k in ("host", "port", "user", "password")})]
+    lines = [
+        BASE_CFG.format(
+            version=version, dbname=db["dbname"], **{k: db[k] for k in ("host", "port", "user", "password")}
+        )
+    ]
     lines.append("Registry\n{\n  VO\n  {")
     for vo in sorted({g["VO"] for g in grid["groups"].values()}):
         lines.append(f"    {vo}\n    {{\n    }}")
@@ -168,9 +172,8 @@ def drop_database(db):
 
 def load_configuration(text):
     """Replace the configuration service's content (a new Version empties Operations' cache)."""
-    from diraccfg import CFG
-
     from DIRAC.ConfigurationSystem.Client.ConfigurationData import gConfigurationData
+    from diraccfg import CFG
 
     gConfigurationData.remoteCFG = CFG()
     gConfigurationData.loadRemoteCFGFromMem(text)
@@ -193,7 +196,10 @@ def insert_jobs(tqdb, grid):
         if job["Status"] == "Waiting" or key in waiting_defs:
             continue
         waiting_defs.add(key)
-        for step in (tqdb.insertJob(job["JobID"], dict(job["definition"]), job["Priority"]), tqdb.deleteJob(job["JobID"])):
+        for step in (
+            tqdb.insertJob(job["JobID"], dict(job["definition"]), job["Priority"]),
+            tqdb.deleteJob(job["JobID"]),
+        ):
             if not step["OK"]:
                 raise RuntimeError(f"matched job {job['JobID']}: {step['Message']}")
     res = tqdb.recalculateTQSharesForAll()
@@ -273,6 +279,8 @@ def run_grid(grid, db, index, attribute_names):
 
 def main():
     doc = json.load(sys.stdin)
+    result = os.fdopen(os.dup(1), "w")  # the answer's channel; DIRAC's logger writes to fd 1, sent to stderr
+    os.dup2(2, 1)
     import DIRAC
 
     DIRAC.initialize(require_auth=False)
@@ -291,7 +299,8 @@ def main():
                 out["grids"].append({"error": traceback.format_exc()})
     finally:
         drop_database(db)
-    json.dump(out, sys.stdout, default=str)
+    json.dump(out, result, default=str)
+    result.close()
 
 
 if __name__ == "__main__":
