@@ -29,6 +29,11 @@ def _lists(value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
+def _number(x: float) -> int | float:
+    """An integral share as an int: DIRAC reads JobShare with an int default, and int('2000.0') fails back to 1000."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
 def groups(snap: GridSnapshot, config: Config) -> dict[str, dict[str, Any]]:
     """Every group of the shares table and of the jobs: VO, JobShare (overrides applied), JobSharing, background."""
     table = snap.tables["dirac_group_shares"]
@@ -38,7 +43,7 @@ def groups(snap: GridSnapshot, config: Config) -> dict[str, dict[str, Any]]:
     vo_of = dict(zip(jobs["OwnerGroup"].astype(str), jobs["VO"].astype(str), strict=True))
     vo_of.update(zip(table["OwnerGroup"].astype(str), table["VO"].astype(str), strict=True))
     return {
-        g: {"VO": vo_of.get(g) or "unknown", "JobShare": shares.share_of(g),
+        g: {"VO": vo_of.get(g) or "unknown", "JobShare": _number(shares.share_of(g)),
             "JobSharing": shares.job_sharing.get(g, False), "AllowBackgroundTQs": shares.background.get(g, False)}
         for g in names
     }  # fmt: skip

@@ -17,6 +17,7 @@ from brokerage.framework import Reads, Step, apply_filters
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import FunnelStep, SkipList
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 
 __all__ = ["FILTERS", "RULE_NAMES", "DiracMatch", "MatchContext", "match", "site_masked", "task_queues"]
@@ -28,6 +29,7 @@ SELECTION_STEP = "selection"
 
 STEPS: tuple[Step, ...] = (
     Step("mask", Reads(config=("DIRAC_CHECK_SITE_MASK",))),
+    Step("resource", Reads(config=("RULES",))),
     Step("selection", Reads(config=("DIRAC_CPU_ORDER", "DIRAC_JOB_WEIGHT", "DIRAC_JOBS_PER_TRY"))),
 )
 """The gdpconfig keys the matcher reads itself: the site mask and the choice of a task queue and a job."""
@@ -69,7 +71,12 @@ def match(
     given = parse_pilot(pilot) if isinstance(pilot, str) else parse_pilot(dict(pilot))
     tqs = task_queues(snap, config, cache)
     masked = site_masked(snap, given.get("Site"), config)
-    res, refusal = normalise(given, masked)
+    res, refusal = normalise(
+        given,
+        masked,
+        first_processor_tag=1 if rule(config, "dirac_processor_tags_from_one") else 2,
+        ram_tags=not rule(config, "dirac_ram_not_tags"),
+    )
     if refusal is not None:
         return _refused(given, res, refusal, tqs, config, seed)
     negative = lim.negative_conditions(_limiter(snap, cache), res.site or "", res.grid_ce, config)
@@ -146,8 +153,8 @@ def _verdicts(ctx: MatchContext, n: int) -> tuple[dict[str, Any], np.ndarray]:
     """Every rule's verdict over the N task queues, and the matrix of rules each task queue fails."""
     verdicts = {f.name: f.run(ctx) for f in FILTERS}
     fails = np.zeros((n, len(RULE_NAMES)), dtype=bool)
-    for j, rule in enumerate(RULE_NAMES):
-        v = verdicts[rule]
+    for j, name in enumerate(RULE_NAMES):
+        v = verdicts[name]
         if v is not None:
             fails[:, j] = ~v.passed
     return verdicts, fails

@@ -179,6 +179,14 @@ def load_configuration(text):
     gConfigurationData.loadRemoteCFGFromMem(text)
 
 
+def definition_key(tqdb, definition):
+    """A task queue definition as TaskQueueDB compares it: CPUTime bucketed, each multi-valued field a set."""
+    key = {k: sorted({v.strip() for v in val if v.strip()}) if isinstance(val, list) else val
+           for k, val in definition.items()}  # fmt: skip
+    key["CPUTime"] = tqdb.fitCPUTimeToSegments(definition["CPUTime"])
+    return json.dumps(key, sort_keys=True)
+
+
 def insert_jobs(tqdb, grid):
     """Waiting jobs in JobID order through TaskQueueDB.insertJob; then each definition seen only on Matched jobs once
     (inserted and taken out again with deleteJob: an empty task queue, as a match leaves it); then the TaskQueuesAgent's
@@ -190,9 +198,9 @@ def insert_jobs(tqdb, grid):
         res = tqdb.insertJob(job["JobID"], dict(job["definition"]), job["Priority"])
         if not res["OK"]:
             raise RuntimeError(f"insertJob {job['JobID']}: {res['Message']}")
-        waiting_defs.add(json.dumps(job["definition"], sort_keys=True))
+        waiting_defs.add(definition_key(tqdb, job["definition"]))
     for job in grid["jobs"]:
-        key = json.dumps(job["definition"], sort_keys=True)
+        key = definition_key(tqdb, job["definition"])
         if job["Status"] == "Waiting" or key in waiting_defs:
             continue
         waiting_defs.add(key)
@@ -208,8 +216,9 @@ def insert_jobs(tqdb, grid):
 
 
 def task_queues(tqdb):
-    """Every task queue (empty ones too) with its definition, Priority and jobs; the task queue of every job."""
-    res = tqdb._query("SELECT TQId, Owner, OwnerGroup, VO, CPUTime, Priority FROM tq_TaskQueues ORDER BY TQId")
+    """Every task queue (empty ones too) with its definition, Priority and jobs; the task queue of every job.
+    Priority + 0E0 reads the FLOAT column as a double (as text MariaDB rounds it to 6 significant digits)."""
+    res = tqdb._query("SELECT TQId, Owner, OwnerGroup, VO, CPUTime, Priority + 0E0 FROM tq_TaskQueues ORDER BY TQId")
     if not res["OK"]:
         raise RuntimeError(res["Message"])
     out = {}
