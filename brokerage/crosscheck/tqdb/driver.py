@@ -278,7 +278,9 @@ def run_grid(grid, db, index, attribute_names):
     fakes = CountsJobDB(grid["running_counts"], attribute_names)
     matcher = Matcher(pilotAgentsDB=object(), jobDB=fakes, tqDB=tqdb, jlDB=object())
     matcher.siteClient = MaskStatus(grid["mask"])
-    Limiter.newCache = type(Limiter.newCache)(10, 300)  # a fresh count cache: no grid sees another's counts
+    # the Limiter's per-process caches (CS limits 300 s, counts 10 s): each grid is what a fresh process would see
+    Limiter.csDictCache, Limiter.condCache = type(Limiter.csDictCache)(), type(Limiter.condCache)()
+    Limiter.newCache = type(Limiter.newCache)(10, 300)
     matcher.limiter = Limiter(jobDB=fakes)
     cred = {"properties": [Properties.GENERIC_PILOT], "group": "hosts", "DN": "/CN=crosscheck"}
     pilots = [match_pilot(matcher, pilot, cred) for pilot in grid["pilots"]]
