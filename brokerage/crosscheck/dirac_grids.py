@@ -100,7 +100,8 @@ def _limits(r: random.Random, ces: list[dict[str, Any]], jobs: list[dict[str, An
             {"Site": ce["Site"], "Attribute": att, "Value": value, "Running": max(0, limit + r.choice((-1, 0, 5)))}
         )
     unique = {(c["Site"], c["Attribute"], c["Value"]): c for c in counts}
-    return limits, list(unique.values())
+    rows = {(x["Site"], x["GridCE"], x["Attribute"], x["Value"]): x for x in reversed(limits)}  # one per CS option
+    return list(reversed(rows.values())), list(unique.values())
 
 
 def ce_pilot(ce: dict[str, Any]) -> dict[str, Any]:

@@ -511,6 +511,13 @@ SWITCHES += (
            "the site's limits and the pilot CE's limits are checked apart (both against the site-wide count) and "
            "their hits merged: a value is limited when either limit is reached",
            "DIRAC 9.1.22 Limiter.py getNegativeCondForSite (mergeCond)"),
+    Switch("dirac_owner_groups_unbracketed", "dirac",
+           "a pilot sending an Owner and several OwnerGroups matches a task queue of one of those groups (its "
+           "owner's, or any owner's when the group has JobSharing) that meets every other requirement",
+           "the per-group conditions are joined with OR and ANDed with the rest without brackets ('c1 OR c2 AND "
+           "rest'): a task queue meeting any group's condition but the last one's passes every other condition "
+           "(CPUTime, Site, Tags, limits, the mask's Test-only rule)",
+           "DIRAC 9.1.22 TaskQueueDB.py __generateTQMatchSQL (ownerConds)"),
 )  # fmt: skip
 
 PROFILES: dict[str, frozenset[str]] = {

@@ -60,3 +60,19 @@ def test_site_and_ce_limits_are_merged_in_dirac_9() -> None:
     assert reasons(snap, pilot) == {1: [], 2: []}
     assert reasons(snap, pilot, CODE) == {1: ["RunningLimit"], 2: []}
     assert reasons(snap, f"Site={CERN},GridCE=ce2,CPUTime=500") == {1: ["RunningLimit"], 2: []}  # the site's
+
+
+def test_owner_with_several_groups_bypasses_the_other_conditions_in_dirac_9() -> None:
+    """dirac_owner_groups_unbracketed: Owner=alice, OwnerGroup=[g1, g2] builds 'c(g1) OR c(g2) AND rest', so
+    alice's g1 queue needing CPUTime 50000 (bucket 50000 > 500) and CNAF still matches a CERN pilot; alice's g2 queue
+    (the last group) keeps every rule, and bob's g1 queue fails Owner (g1 has no JobSharing)."""
+    snap = snapshot([job(1, group="g1", cpu=40000, Sites=["LCG.CNAF.it"]), job(2, group="g2", cpu=40000),
+                     job(3, owner="bob", group="g1")])  # fmt: skip
+    pilot = f"Site={CERN},CPUTime=500,Owner=alice,OwnerGroup=g1;g2"
+    assert reasons(snap, pilot) == {1: ["CPUTime", "Site"], 2: ["CPUTime"], 3: ["Owner"]}
+    assert reasons(snap, pilot, CODE) == {1: [], 2: ["CPUTime"], 3: ["Owner"]}
+    assert any("unbracketed OR" in n for n in match(snap, pilot, CODE).notes)
+    # one group: DIRAC brackets nothing to go wrong, the rules hold
+    assert reasons(snap, f"Site={CERN},CPUTime=500,Owner=alice,OwnerGroup=g1", CODE) == {1: ["CPUTime", "Site"],
+                                                                                         2: ["OwnerGroup", "CPUTime"],
+                                                                                         3: ["Owner"]}  # fmt: skip
