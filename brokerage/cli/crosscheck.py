@@ -12,7 +12,10 @@ import click
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), help="snapshot JSON (default: DB)")
 @click.option("--random-grids", "random_grids", type=click.IntRange(1, 100000), help="N random grids instead")
 @click.option("--seed", default=1, show_default=True, type=int, help="seed of the first random grid")
-@click.option("--brokers", default="prod,nucleus,anal", show_default=True, help="which brokers to compare")
+@click.option(
+    "--brokers", default="prod,nucleus,anal", show_default=True,
+    help="which brokers to compare; 'dirac' (on its own) runs DIRAC's TaskQueueDB and Matcher (scripts/dirac.sh)",
+)  # fmt: skip
 @click.option("--max-tasks", type=click.IntRange(1), default=None, help="at most this many tasks per grid")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="gdpconfig override (both sides)")
 @click.option("--json", "as_json", is_flag=True, help="print the whole report as JSON (per task and per queue)")
@@ -30,9 +33,17 @@ def crosscheck(
     from brokerage.crosscheck.panda import PandaFailed, PandaMissing, find_panda
 
     wanted = tuple(b.strip() for b in brokers.split(",") if b.strip())
-    unknown = [b for b in wanted if b not in ("prod", "nucleus", "anal")]
+    unknown = [b for b in wanted if b not in ("prod", "nucleus", "anal", "dirac")]
     if unknown:
-        fail(f"unknown broker {', '.join(unknown)}; choose from prod, nucleus, anal")
+        fail(f"unknown broker {', '.join(unknown)}; choose from prod, nucleus, anal, or dirac")
+    if "dirac" in wanted:
+        if len(wanted) > 1:
+            fail("--brokers dirac runs on its own (DIRAC's grids are not PanDA's); choose prod, nucleus, anal or dirac")
+        report = _dirac(snapshot_path, random_grids, seed, assignments, as_json, html_path)
+        if strict and (n := report.not_allowed()):
+            click.echo(f"crosscheck: {n} difference(s) with DIRAC", err=True)
+            raise SystemExit(1)
+        return
     try:
         env = find_panda()
     except PandaMissing as exc:
@@ -72,5 +83,53 @@ def _run(
         click.echo(json.dumps(report.to_dict(), indent=1, default=str))
     else:
         for line in text(report):
+            click.echo(line)
+    return report
+
+
+def _dirac(
+    snapshot_path: str | None, random_grids: int | None, seed: int, assignments: tuple[str, ...], as_json: bool,
+    html_path: str | None,
+) -> object:  # fmt: skip
+    from brokerage.cli.common import fail, grid_overrides, guarded, load_grid
+    from brokerage.crosscheck.dirac_convert import ce_pilots
+    from brokerage.crosscheck.dirac_env import DiracFailed, DiracMissing, find_dirac
+    from brokerage.crosscheck.dirac_grids import random_dirac_grid
+    from brokerage.crosscheck.dirac_run import crosscheck_dirac
+    from brokerage.model.gdpconfig import Config, parse_assignments
+
+    try:
+        env = find_dirac()
+    except DiracMissing as exc:
+        fail(str(exc))
+
+    def run() -> object:
+        parse_assignments(assignments)
+        if random_grids:
+            grids = []
+            for i in range(random_grids):
+                snap, pilots, drawn = random_dirac_grid(seed + i)
+                config = Config().with_overrides({**drawn, **grid_overrides(snap, assignments)})
+                grids.append((snap, config, pilots))
+        else:
+            snap, config = load_grid(snapshot_path)
+            grids = [(snap, config.with_overrides(grid_overrides(snap, assignments)), ce_pilots(snap))]
+        return _show(crosscheck_dirac(grids, env), as_json, html_path)
+
+    try:
+        return guarded(run)()
+    except DiracFailed as exc:
+        fail(str(exc))
+
+
+def _show(report: object, as_json: bool, html_path: str | None) -> object:
+    from brokerage.crosscheck.render import page, text
+
+    if html_path:
+        Path(html_path).write_text(page(report))  # type: ignore[arg-type]
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1, default=str))  # type: ignore[attr-defined]
+    else:
+        for line in text(report):  # type: ignore[arg-type]
             click.echo(line)
     return report

@@ -63,6 +63,7 @@ class Report:
     comparisons: list[TaskComparison] = field(default_factory=list)
     totals: dict[str, Totals] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    against: str = "PanDA"  # whose code the other side ran (DIRAC for `--brokers dirac`)
 
     def not_allowed(self) -> int:
         """Differences no allow-list entry covers, plus unmapped tokens and unknown PanDA errors (the CI lane's count).
@@ -75,7 +76,7 @@ class Report:
 
     def to_dict(self, with_tasks: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "panda_version": self.panda_version, "profile": self.profile, "grids": self.grids,
+            "panda_version": self.panda_version, "against": self.against, "profile": self.profile, "grids": self.grids,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
             "brokers": {b: t.to_dict() for b, t in self.totals.items()},
         }  # fmt: skip

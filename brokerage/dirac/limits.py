@@ -10,6 +10,7 @@ import pandas as pd
 from brokerage.dirac.taskqueues import TaskQueues
 from brokerage.framework import Reads, Step
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 
 # Limiter attributes that become conditions on task queues: multi-valued ones test the task queue's list ...
 MULTI_ATTRS: dict[str, str] = {
@@ -17,11 +18,15 @@ MULTI_ATTRS: dict[str, str] = {
 }  # fmt: skip
 # ... single-valued ones its column
 SINGLE_ATTRS: tuple[str, ...] = ("Owner", "OwnerGroup", "CPUTime")
+# DIRAC 9.1.22 limits only the attributes that are columns of JobDB's Jobs table (switch dirac_limits_job_columns)
+JOB_COLUMNS: tuple[str, ...] = ("JobType", "Site", "Owner", "OwnerGroup")
 RUNNING_LIMIT = "RunningLimit"
 MATCHING_DELAY = "MatchingDelay"
 
 
-STEPS: tuple[Step, ...] = (Step("limits", Reads(config=("DIRAC_CHECK_JOB_LIMITS", "DIRAC_CHECK_MATCHING_DELAY"))),)
+STEPS: tuple[Step, ...] = (
+    Step("limits", Reads(config=("DIRAC_CHECK_JOB_LIMITS", "DIRAC_CHECK_MATCHING_DELAY", "RULES"))),
+)
 """The gdpconfig keys the running limits and matching delays read (negative_conditions)."""
 
 
@@ -89,17 +94,7 @@ def negative_conditions(tables: LimiterTables, site: str, grid_ce: str | None, c
     """
     neg = Negative()
     if config["DIRAC_CHECK_JOB_LIMITS"]:
-        merged: dict[tuple[str, str], tuple[int, str]] = {}
-        for ce, attr, value, limit in tables.limits.get(site, ()):
-            if ce not in ("", grid_ce or ""):
-                continue
-            if (attr, value) not in merged or ce:  # a CE-level limit replaces the site-wide one
-                merged[(attr, value)] = (limit, ce)
-        for (attr, value), (limit, ce) in merged.items():
-            n = tables.running.get((site, attr, value), 0)
-            if n >= limit:
-                where = f"{site} (CE {ce})" if ce else site
-                neg.add(Hit(attr, value, RUNNING_LIMIT, f"{attr}={value} at {where}: {n} running ≥ limit {limit}"))
+        _running_limits(neg, tables, site, grid_ce, config)
     if config["DIRAC_CHECK_MATCHING_DELAY"]:
         for attr, value, delay, since in tables.delays.get(site, ()):
             if since == since and since < delay:  # NaN: never matched there
@@ -110,6 +105,31 @@ def negative_conditions(tables: LimiterTables, site: str, grid_ce: str | None, c
         if attr not in MULTI_ATTRS and attr not in SINGLE_ATTRS:
             neg.notes.append(f"limit on {attr} ignored: DIRAC builds no task-queue condition for it")
     return neg
+
+
+def _running_limits(neg: Negative, tables: LimiterTables, site: str, grid_ce: str | None, config: Config) -> None:
+    """The running-limit hits at SITE. Seed profile: a CE-level limit replaces the site's on the same value.
+    DIRAC 9.1.22: site and CE limits are checked apart and their hits merged (dirac_ce_limits_merged), and only
+    the Jobs table's columns are limited (dirac_limits_job_columns)."""
+    merge = rule(config, "dirac_ce_limits_merged")
+    columns_only = rule(config, "dirac_limits_job_columns")
+    merged: dict[tuple[str, str, str], tuple[int, str]] = {}
+    for ce, attr, value, limit in tables.limits.get(site, ()):
+        if ce not in ("", grid_ce or ""):
+            continue
+        if columns_only and attr not in JOB_COLUMNS:
+            note = f"limit on {attr} ignored: not a column of DIRAC's Jobs table ('Attribute does not exist')"
+            if note not in neg.notes:
+                neg.notes.append(note)
+            continue
+        key = (attr, value, ce if merge else "")
+        if key not in merged or ce:  # without merging a CE-level limit replaces the site-wide one
+            merged[key] = (limit, ce)
+    for (attr, value, _), (limit, ce) in merged.items():
+        n = tables.running.get((site, attr, value), 0)
+        if n >= limit:
+            where = f"{site} (CE {ce})" if ce else site
+            neg.add(Hit(attr, value, RUNNING_LIMIT, f"{attr}={value} at {where}: {n} running ≥ limit {limit}"))
 
 
 def hit_matrix(neg: Negative, tqs: TaskQueues) -> tuple[np.ndarray, list[tuple[str, list[Hit], np.ndarray]]]:

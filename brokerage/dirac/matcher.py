@@ -13,10 +13,11 @@ from brokerage.dirac.result import DiracMatch
 from brokerage.dirac.rules import FILTERS, RULE_NAMES, MatchContext
 from brokerage.dirac.selection import JobChoice, choose_job, draw_first, first_probabilities
 from brokerage.dirac.taskqueues import TaskQueues, build, build_key
-from brokerage.framework import Reads, Step, apply_filters
+from brokerage.framework import Reads, Step, Verdict, apply_filters
 from brokerage.model.cache import GridCache, cache_for
 from brokerage.model.explain import FunnelStep, SkipList
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 from brokerage.model.snapshot import GridSnapshot
 
 __all__ = ["FILTERS", "RULE_NAMES", "DiracMatch", "MatchContext", "match", "site_masked", "task_queues"]
@@ -28,6 +29,7 @@ SELECTION_STEP = "selection"
 
 STEPS: tuple[Step, ...] = (
     Step("mask", Reads(config=("DIRAC_CHECK_SITE_MASK",))),
+    Step("resource", Reads(config=("RULES",))),
     Step("selection", Reads(config=("DIRAC_CPU_ORDER", "DIRAC_JOB_WEIGHT", "DIRAC_JOBS_PER_TRY"))),
 )
 """The gdpconfig keys the matcher reads itself: the site mask and the choice of a task queue and a job."""
@@ -69,20 +71,25 @@ def match(
     given = parse_pilot(pilot) if isinstance(pilot, str) else parse_pilot(dict(pilot))
     tqs = task_queues(snap, config, cache)
     masked = site_masked(snap, given.get("Site"), config)
-    res, refusal = normalise(given, masked)
+    res, refusal = normalise(
+        given,
+        masked,
+        first_processor_tag=1 if rule(config, "dirac_processor_tags_from_one") else 2,
+        ram_tags=not rule(config, "dirac_ram_not_tags"),
+    )
     if refusal is not None:
         return _refused(given, res, refusal, tqs, config, seed)
     negative = lim.negative_conditions(_limiter(snap, cache), res.site or "", res.grid_ce, config)
     everyone = np.ones(len(tqs), dtype=bool)
     ctx = MatchContext(cache, given, config, everyone, tqs, res, masked, negative)
-    verdicts, fails = _verdicts(ctx, len(tqs))
+    verdicts, fails, unbracketed = _verdicts(ctx, len(tqs))
     # the funnel and first-failing skips from the same verdicts (each filter computed once above)
     fixed = [replace(f, fn=lambda _c, v=verdicts[f.name]: v, reads=None) for f in FILTERS]
     eligible, skips, funnel = apply_filters(tqs.names, everyone, fixed, ctx)
     drawn_from, probability, matched_row, job = _draw(tqs, eligible, config, seed, funnel)
     status = "matched" if matched_row is not None else "no_match"
     message = "" if matched_row is not None else "No match found (No TQ matches requirements)"
-    notes = list(res.notes) + negative.notes
+    notes = list(res.notes) + negative.notes + unbracketed
     return DiracMatch(
         given,
         res,
@@ -142,15 +149,38 @@ def _limiter(snap: GridSnapshot, cache: GridCache) -> lim.LimiterTables:
     )
 
 
-def _verdicts(ctx: MatchContext, n: int) -> tuple[dict[str, Any], np.ndarray]:
-    """Every rule's verdict over the N task queues, and the matrix of rules each task queue fails."""
+def _verdicts(ctx: MatchContext, n: int) -> tuple[dict[str, Any], np.ndarray, list[str]]:
+    """Every rule's verdict over the N task queues, the matrix of rules each task queue fails, and notes."""
     verdicts = {f.name: f.run(ctx) for f in FILTERS}
+    notes = _unbracketed(ctx, verdicts) if rule(ctx.config, "dirac_owner_groups_unbracketed") else []
     fails = np.zeros((n, len(RULE_NAMES)), dtype=bool)
-    for j, rule in enumerate(RULE_NAMES):
-        v = verdicts[rule]
+    for j, name in enumerate(RULE_NAMES):
+        v = verdicts[name]
         if v is not None:
             fails[:, j] = ~v.passed
-    return verdicts, fails
+    return verdicts, fails, notes
+
+
+def _unbracketed(ctx: MatchContext, verdicts: dict[str, Any]) -> list[str]:
+    """DIRAC 9.1.22 with an Owner and several OwnerGroups: the per-group conditions are joined with OR and the result
+    ANDed with the other conditions without brackets, so 'c1 OR c2 AND rest' lets a task queue meeting any group's
+    condition but the last (its group, and its owner unless the group has JobSharing) pass every other condition.
+    Those task queues pass every rule but Empty (an empty one still yields no job); a note says so."""
+    owner, groups = ctx.res.owner, ctx.res.owner_groups
+    if not owner or len(groups) < 2:
+        return []
+    tq = ctx.tqs
+    mine = (tq.owner == owner) | tq.why.job_sharing
+    bypass = np.isin(tq.group, list(groups[:-1])) & mine
+    if not bypass.any():
+        return []
+    for name, v in verdicts.items():
+        if v is not None and name != "Empty":
+            verdicts[name] = Verdict(v.passed | bypass, v.criteria, v.reasons, v.temporary)
+    return [
+        f"DIRAC 9.1.22: Owner with several OwnerGroups matches every task queue of {', '.join(groups[:-1])} "
+        f"({owner}'s, or the group's with JobSharing) whatever its other requirements (unbracketed OR)"
+    ]
 
 
 def _draw(

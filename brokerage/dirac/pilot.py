@@ -155,13 +155,16 @@ def is_any(value: str | None) -> bool:
     return value is not None and value.translate(str.maketrans("", "", string.punctuation)).lower() == "any"
 
 
-def normalise(pilot: dict[str, Any], masked: bool = False) -> tuple[Resource, str | None]:
+def normalise(
+    pilot: dict[str, Any], masked: bool = False, *, first_processor_tag: int = 2, ram_tags: bool = True
+) -> tuple[Resource, str | None]:
     """The resource description the matcher uses, and the request-level refusal if any.
 
     Auto tags: MaxRAM -> 2GB..<g>GB, NumberOfProcessors -> 2Processors..<n>Processors (none when g or n > 1024;
     MultiProcessor when n > 1), a WholeNode field (whatever its value) -> WholeNode. RequiredTags are kept only when
     the pilot sent some Tags. A MASKED site (outside the site mask)
-    may only take Test jobs.
+    may only take Test jobs. DIRAC 9.1.22 (switches dirac_processor_tags_from_one, dirac_ram_not_tags): the processor
+    tags start at FIRST_PROCESSOR_TAG 1, and without RAM_TAGS MaxRAM offers no GB tag.
     Usage: ``res, refusal = normalise(parse_pilot("Site=A,CPUTime=100"))``
     """
     notes: list[str] = []
@@ -171,11 +174,11 @@ def normalise(pilot: dict[str, Any], masked: bool = False) -> tuple[Resource, st
         notes.append("RequiredTags ignored: the pilot sent no Tags")
     auto: list[str] = []
     ram = pilot.get("MaxRAM")
-    if ram and int(ram / RAM_TAG_MB) <= MAX_AUTO_TAGS:
+    if ram_tags and ram and int(ram / RAM_TAG_MB) <= MAX_AUTO_TAGS:
         auto += [f"{i}GB" for i in range(2, int(ram / RAM_TAG_MB) + 1)]
     nproc = pilot.get("NumberOfProcessors")
     if nproc and nproc <= MAX_AUTO_TAGS:
-        auto += [f"{i}Processors" for i in range(2, nproc + 1)]
+        auto += [f"{i}Processors" for i in range(first_processor_tag, nproc + 1)]
     if nproc and nproc > 1:
         auto.append("MultiProcessor")
     if "WholeNode" in pilot:  # the Matcher tests the key, not its value

@@ -488,6 +488,38 @@ SWITCHES += (
     ),
 )
 
+# DIRAC 9.1.22 (the package the DIRAC crosscheck runs) where it differs from the Matcher and Limiter the project
+# followed (DIRAC's 2024 code; the seed has no tags and no limiter): the code profile follows the package.
+SWITCHES += (
+    Switch("dirac_processor_tags_from_one", "dirac",
+           "NumberOfProcessors n offers the tags 2Processors..nProcessors (and MultiProcessor when n > 1)",
+           "NumberOfProcessors n offers 1Processors..nProcessors (and MultiProcessor when n > 1)",
+           "DIRAC 9.1.22 Matcher.py _processResourceDescription (range(1, n + 1))"),
+    Switch("dirac_ram_not_tags", "dirac",
+           "MaxRAM m (MB) offers the tags 2GB..<m/1000>GB",
+           "MaxRAM adds no tag: it is matched against a task queue's MinRAM (tq_RAM_requirements; the snapshot's "
+           "jobs have none), so a job's GB tag needs a pilot that lists it in Tags",
+           "DIRAC 9.1.22 Matcher.py _processResourceDescription, TaskQueueDB.py __generateTQMatchSQL (MaxRAM)"),
+    Switch("dirac_limits_job_columns", "dirac",
+           "a running limit on any match field (Site, GridCE, Platform, JobType, Tag, Owner, OwnerGroup, CPUTime) "
+           "builds a negative condition",
+           "only attributes that are columns of JobDB's Jobs table build one (JobType, Site, Owner, OwnerGroup); "
+           "a limit on Platform, GridCE, Tag or CPUTime is logged 'Attribute does not exist' and ignored",
+           "DIRAC 9.1.22 Limiter.py __getRunningCondition (jobDB.jobAttributeNames), JobDB.sql (Jobs)"),
+    Switch("dirac_ce_limits_merged", "dirac",
+           "a CE-level limit replaces the site's limit on the same value",
+           "the site's limits and the pilot CE's limits are checked apart (both against the site-wide count) and "
+           "their hits merged: a value is limited when either limit is reached",
+           "DIRAC 9.1.22 Limiter.py getNegativeCondForSite (mergeCond)"),
+    Switch("dirac_owner_groups_unbracketed", "dirac",
+           "a pilot sending an Owner and several OwnerGroups matches a task queue of one of those groups (its "
+           "owner's, or any owner's when the group has JobSharing) that meets every other requirement",
+           "the per-group conditions are joined with OR and ANDed with the rest without brackets ('c1 OR c2 AND "
+           "rest'): a task queue meeting any group's condition but the last one's passes every other condition "
+           "(CPUTime, Site, Tags, limits, the mask's Test-only rule)",
+           "DIRAC 9.1.22 TaskQueueDB.py __generateTQMatchSQL (ownerConds)"),
+)  # fmt: skip
+
 PROFILES: dict[str, frozenset[str]] = {
     SEED: frozenset(),
     PANDA_104: frozenset(s.name for s in SWITCHES),

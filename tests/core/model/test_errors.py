@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from brokerage.cli.common import EXIT_USAGE, guarded, load_grid
+from brokerage.crosscheck.dirac_env import DiracFailed, DiracMissing
 from brokerage.crosscheck.panda import PandaFailed, PandaMissing
 from brokerage.dirac.pilot import PilotError
 from brokerage.model.architecture import ArchitectureError
@@ -47,6 +48,8 @@ ROOT = Path(__file__).resolve().parents[3]
 SAMPLES: list[tuple[BrokerageError, type[BrokerageError]]] = [
     (PandaMissing("PanDA 1.0.4 is not set up: run scripts/panda.sh"), InputError),
     (PandaFailed("PanDA's side stopped"), BrokerageError),
+    (DiracMissing("DIRAC 9.1.22 is not set up: run scripts/dirac.sh"), InputError),
+    (DiracFailed("DIRAC's side stopped"), BrokerageError),
     (SnapshotError(["queues[0].corecount: -1 is below the minimum 0"]), InputError),
     (ArchitectureError("x86_64-el9#bad: cannot read the microarchitecture"), InputError),
     (CriteriaError("cannot read '=' at character 3"), InputError),
@@ -109,7 +112,9 @@ def test_each_error_keeps_the_builtin_base_callers_caught() -> None:
     for exc, _ in SAMPLES:
         if isinstance(exc, UnknownIdError):
             assert isinstance(exc, KeyError)
-        elif isinstance(exc, Cancelled | IllegalMove | PandaMissing | PandaFailed | ClusterLost):
+        elif isinstance(
+            exc, Cancelled | IllegalMove | PandaMissing | PandaFailed | DiracMissing | DiracFailed | ClusterLost
+        ):
             assert isinstance(exc, RuntimeError)
         else:
             assert isinstance(exc, ValueError), type(exc).__name__
