@@ -67,7 +67,8 @@ def test_a_snapshot_without_the_split_columns_reads_as_before() -> None:
 
 def test_the_demo_generator_writes_the_split_rule_of_its_job_size() -> None:
     """The demo's tasks carry the split rule of the events it sized their jobs to: production nEventsPerJob, user
-    tasks with input nGBPerJob (its chunk's MB / 1024), so the simulator's jobs are the brokered size."""
+    tasks with input nGBPerJob, their chunk's disk estimate as seed 003 writes it (inputsize + max(output, 2.5GB) +
+    workdirsize: (2,048 + 2,560) / 1,024 = 4.5 GB), so the simulator's jobs are the brokered size."""
     rules = split_rules(np.array([False, True, True]), np.array([500, 40, 60]), np.array([100.0, 2048.0, 0.0]))
     assert rules["neventsperjob"].tolist() == [500, 0, 60]
-    assert rules["ngbperjob"].tolist() == [0.0, 2.0, 0.0]
+    assert rules["ngbperjob"].tolist() == [0.0, 4.5, 0.0]
