@@ -22,7 +22,7 @@ def shares_at(state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_c
     Usage: ``share = shares_at(state, 42, state.files.share[fids], queues, cores)``
     """
     p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0 = state.sizing[tid]
-    if fixed:
+    if fixed or p <= per_file:  # one atom: nothing to cut
         return share
     g = state.g
     basewall, cpu, cores, _label, _prio = state.static[tid]
@@ -91,7 +91,7 @@ def reset_ng(state: SimState, tid: int) -> float | None:
     if ng is None:
         return None
     state.estimates_changed(tid, {"ngbperjob": ng})
-    new_p = ng_events(ng, sizes, rule)
+    new_p = float(ng_events(ng, sizes, rule))
     if abs(new_p - p) > EPS:
         resize(state, tid, new_p)
     return ng

@@ -35,15 +35,17 @@ JEDI_DISK = DiskRule(out_floor_mb=1.5 * MB_PER_GB, work_margin_mb=300.0, ng_allo
                      wdir_with_work=False)  # fmt: skip
 
 
-def events_within(
-    limit_mb: np.ndarray | float, in_mb: float, out_mb: float, work_mb: float, out_floor_mb: float
-) -> np.ndarray:  # fmt: skip
+Num = np.ndarray | pd.Series | float
+
+
+def events_within(limit_mb: Num, in_mb: Num, out_mb: Num, work_mb: Num, out_floor_mb: float) -> np.ndarray:
     """The most events e with IN_MB x e + max(OUT_MB x e, OUT_FLOOR_MB) + WORK_MB <= LIMIT_MB (MB per event, inf: no
-    bound, 0: not even one event fits).
+    bound, 0: not even one event fits); arrays broadcast.
 
     Usage: ``events_within(2048.0, 2.0, 0.1, 100.0, 2560.0)``
     """
-    room = np.asarray(limit_mb, float) - work_mb
+    room = np.asarray(limit_mb, float) - np.asarray(work_mb, float)
+    in_mb, out_mb = np.asarray(in_mb, float), np.asarray(out_mb, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         both = np.where(in_mb + out_mb > 0, room / (in_mb + out_mb), np.where(room >= out_floor_mb, np.inf, 0.0))
         below = np.where(in_mb > 0, (room - out_floor_mb) / in_mb, np.where(room >= out_floor_mb, np.inf, 0.0))
@@ -51,17 +53,17 @@ def events_within(
     return np.maximum(e, 0.0)
 
 
-def whole_files(events: np.ndarray | float, per_file: float) -> np.ndarray:
+def whole_files(events: Num, per_file: Num) -> np.ndarray:
     """EVENTS rounded down to whole input files of PER_FILE events (at least one file, at most MAX_FILES_PER_JOB);
-    without a file size (0), whole events, at least one.
+    without a file size (0), whole events, at least one; arrays broadcast.
 
     Usage: ``whole_files(1200.0, 500.0)``
     """
-    e = np.asarray(events, float)
-    if per_file <= 0:
-        return np.maximum(np.floor(np.minimum(e, 1e15)), 1.0)
-    n = np.clip(np.floor(np.minimum(e, 1e15) / per_file), 1, MAX_FILES_PER_JOB)
-    return n * per_file
+    e = np.minimum(np.asarray(events, float), 1e15)
+    f = np.asarray(per_file, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        files = np.clip(np.floor(e / np.where(f > 0, f, 1.0)), 1, MAX_FILES_PER_JOB) * f
+    return np.where(f > 0, files, np.maximum(np.floor(e), 1.0))
 
 
 def out_mb_per_event(count: pd.Series, unit: pd.Series, in_mb: pd.Series) -> pd.Series:
@@ -100,15 +102,16 @@ def _col(t: pd.DataFrame, name: str) -> pd.Series:
     return t[name].fillna(0).astype(float) if name in t else pd.Series(0.0, index=t.index)
 
 
-def ng_events(ng_gb: float, s: pd.Series | dict[str, float], rule: DiskRule = SEED_DISK) -> float:
-    """Events in one job of nGBPerJob NG_GB for a task of sizes S (a row of ``sizes``): the most whole input files
-    whose disk estimate stays within NG_GB (seed 003), at least one file.
+def ng_events(ng_gb: Num, s: pd.DataFrame | dict[str, float], rule: DiskRule = SEED_DISK) -> np.ndarray:
+    """Events in one job of nGBPerJob NG_GB for tasks of sizes S (``sizes``, or one task's values): the most whole
+    input files whose disk estimate stays within NG_GB (seed 003), at least one file.
 
-    Usage: ``ng_events(10.0, sizes(tasks, master).loc[42])``
+    Usage: ``ng_events(10.0, sizes(tasks, master))``
     """
-    limit = ng_gb * MB_PER_GB + rule.ng_allowance_mb
-    e = events_within(limit, s["in_mb"], s["out_mb"], s["work_mb"] + rule.work_margin_mb, rule.out_floor_mb)
-    return float(whole_files(e, s["per_file"]))
+    limit = np.asarray(ng_gb, float) * MB_PER_GB + rule.ng_allowance_mb
+    e = events_within(limit, s["in_mb"], s["out_mb"], np.asarray(s["work_mb"]) + rule.work_margin_mb,
+                      rule.out_floor_mb)  # fmt: skip
+    return whole_files(e, s["per_file"])
 
 
 def ng_for_target(s: pd.Series | dict[str, float], rule: DiskRule = SEED_DISK) -> float | None:
@@ -138,9 +141,7 @@ def events_per_job(tasks: pd.DataFrame, master: pd.DataFrame, rule: DiskRule = S
     """
     t, s = tasks, sizes(tasks, master)
     ngb = _col(t, "ngbperjob")
-    by_gb = pd.Series(0.0, index=t.index)
-    for tid in t.index[(ngb > 0) & (s["in_mb"] > 0)]:
-        by_gb[tid] = ng_events(float(ngb[tid]), s.loc[tid], rule)
+    by_gb = np.where((ngb > 0) & (s["in_mb"] > 0), ng_events(ngb, s, rule), 0.0)
     old = t["chunk_nevents"] / t["chunk_njobs"].clip(lower=1)
     per_job = np.select(
         [_col(t, "neventsperjob") > 0, (_col(t, "nfilesperjob") > 0) & (s["per_file"] > 0), by_gb > 0],
