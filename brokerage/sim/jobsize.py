@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.sim.setup import disk_rule
-from brokerage.sim.split import events_within, ng_events, ng_for_target, whole_files
+from brokerage.sim.split import MAX_OUT_MB, events_within, ng_events, ng_for_target, whole_files
 from brokerage.sim.state import SimState
 
 EPS = 1e-9
@@ -16,8 +16,9 @@ def shares_at(state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_c
     """The share of task TID's events per job that each of its units (holding SHARE) takes at queue Q with JOB_CORES
     cores: whole input files (at least one, at most MAX_FILES_PER_JOB) whose estimated walltime (seed 003: "wall =
     cpuTime/corePower/coreCount/cpuEfficiency*nEvents+baseWalltime") fits the queue's maxtime (or the task's split
-    rule maxWalltime when shorter) and whose disk estimate fits the queue's maxwdir. A task whose rule fixes the size
-    (nEventsPerJob, nFilesPerJob) keeps it: JEDI never splits one of its jobs.
+    rule maxWalltime when shorter), whose disk estimate fits the queue's maxwdir and whose output stays within
+    MAX_OUT_MB (the largest output taken as the whole output). A task whose rule fixes the size (nEventsPerJob,
+    nFilesPerJob) keeps it: JEDI never splits one of its jobs.
 
     Usage: ``share = shares_at(state, 42, state.files.share[fids], queues, cores)``
     """
@@ -38,7 +39,8 @@ def shares_at(state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_c
     work, floor = (work_mb + rule.work_margin_mb, rule.out_floor_mb) if rule.wdir_with_work else (0.0, 0.0)
     wdir = g.maxwdir_mb[q]
     by_disk = np.where(wdir > 0, events_within(wdir, in_mb, out_mb, work, floor), np.inf)
-    events = whole_files(np.minimum(by_wall, by_disk), per_file)
+    by_out = MAX_OUT_MB / out_mb if out_mb > 0 else np.inf
+    events = whole_files(np.minimum(np.minimum(by_wall, by_disk), by_out), per_file)
     return np.minimum(share, events / p)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 MAX_FILES_PER_JOB = 200  # JEDI's default maxNumFiles when the task sets no nMaxFilesPerJob
 MAX_NG_GB = 100  # the scouts' newNG is capped at 100 GB, and is at least 1
 MB_PER_GB = 1024.0
+MAX_OUT_MB = 10 * MB_PER_GB  # JobSplitter's maxOutSize: a job's largest output at most 10 GB (not for merges)
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,14 @@ def test_a_job_is_cut_to_the_queues_scratch_disk() -> None:
     assert share * 2100 == pytest.approx([2000])
 
 
+def test_a_jobs_output_stays_within_10_gb() -> None:
+    """JobSplitter's maxOutSize (10 GB for the largest output; seed 003: "avoid hitting the hard limit in athena"):
+    at 20 MB of output per event (20,480 kBPerEvent), nGBPerJob 21 (20.5 e <= 21,504 MB: 1,000 events), 10,240 MB
+    hold 512 events, 5 whole files: share 0.5."""
+    share, _run = _made(_sim(outdiskcount=20480.0, outdiskunit="kBPerEvent", ngbperjob=21, cputime=0.1))
+    assert share.tolist() == [0.5] * 4
+
+
 def test_a_rule_fixed_job_is_not_shortened_and_fails_at_maxtime() -> None:
     """nEventsPerJob (seed 003's event-level splitting: "split by N events") fixes the job: 1,000 events need
     4,200 s at a 2,400 s queue, so the job keeps its size and is killed at maxtime (pilot 1213, REACHEDMAXTIME)."""
