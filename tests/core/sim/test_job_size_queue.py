@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from brokerage.model.gdpconfig import Config
-from brokerage.sim import jobgen, jobsize
+from brokerage.sim import jobgen, jobsize, postprocessor, retrymodule
 from tests.builders import counts, dataset, queue, task
 from tests.core.sim.conftest import small_sim
 
@@ -121,3 +121,26 @@ def test_tgt_max_output_resets_n_gb_per_job_after_the_scouts() -> None:
     code = _sim(config=CODE, **kw)
     assert jobsize.reset_ng(code, 1) == 11.0 and code.tasks.at[1, "nEventsPerUnit"] == 4000
     assert jobsize.reset_ng(_sim(), 1) is None  # no target: nothing to reset
+
+
+def test_scouts_cut_at_their_queue_measure_cpu_per_event_of_their_own_events() -> None:
+    """Seed 003: "cpuTime = max(0,endTime-startTime-baseTime)*corePower*coreCount*cpuEfficiency/NEvents*1.5" with
+    the job's own NEvents: 4 jobs cut to 500 events that ran 600 + 1,800 s at corepower 10 measure 1,800 x 10 / 500
+    = 36 HS06 s per event, so cpuTime 36 x 1.5 = 54 (not 27, as over the task's 1,000 events per job)."""
+    sim = _sim(queue("A", "S1", maxtime=2400))
+    _made(sim)
+    rows = np.arange(4)
+    sim.jobs["runSeconds"][rows] = 2400.0
+    sim.tasks.at[1, "status"] = "scouting"  # the jobs as its scouts
+    postprocessor.assess_scouts(sim, 1, rows)
+    assert sim.tasks.at[1, "cpuTime"] == pytest.approx(54.0)
+
+
+def test_a_cut_job_killed_at_maxtime_raises_cputime_for_its_own_events() -> None:
+    """initialize_cpu_time_task (retry module increase_cputime) over the killed job's own events: a job cut to 500
+    events at a 2,400 s queue gives (2,400 - 600) x 10 x 1 x 1.1 / 1.0 / 500 x 1.5 = 59.4, an integer: 59 HS06 s per
+    event, above the task's 36 (over 1,000 events it would be 29.7, below 36, and 36 kept)."""
+    sim = _sim(queue("A", "S1", maxtime=2400))
+    _made(sim)
+    retrymodule.increase_cputime(sim, 0)
+    assert sim.tasks.at[1, "cpuTime"] == 59.0
