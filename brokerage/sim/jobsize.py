@@ -22,7 +22,7 @@ def shares_at(state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_c
 
     Usage: ``share = shares_at(state, 42, state.files.share[fids], queues, cores)``
     """
-    p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0 = state.sizing[tid]
+    p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0, ng = state.sizing[tid]
     if fixed or p <= per_file:  # one atom: nothing to cut
         return share
     g = state.g
@@ -36,7 +36,8 @@ def shares_at(state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_c
     with np.errstate(divide="ignore", invalid="ignore"):
         by_wall = np.where((limit > 0) & (per_event > 0), (limit - basewall) / per_event, np.inf)
     rule = disk_rule(state.config)
-    work, floor = (work_mb + rule.work_margin_mb, rule.out_floor_mb) if rule.wdir_with_work else (0.0, 0.0)
+    counted = rule.wdir_with_work or ng <= 0  # JobSplitter: maxwdir is maxSize unless nGBPerJob is
+    work, floor = (work_mb + rule.work_margin_mb, rule.out_floor_mb) if counted else (0.0, 0.0)
     wdir = g.maxwdir_mb[q]
     by_disk = np.where(wdir > 0, events_within(wdir, in_mb, out_mb, work, floor), np.inf)
     by_out = MAX_OUT_MB / out_mb if out_mb > 0 else np.inf
@@ -84,7 +85,7 @@ def reset_ng(state: SimState, tid: int) -> float | None:
 
     Usage: ``reset_ng(state, 42)``
     """
-    p, fixed, per_file, in_mb, out_mb, work_mb, _mw, tgt, _cpu0 = state.sizing[tid]
+    p, fixed, per_file, in_mb, out_mb, work_mb, _mw, tgt, _cpu0, _ng = state.sizing[tid]
     if fixed:
         return None
     rule = disk_rule(state.config)
@@ -93,6 +94,7 @@ def reset_ng(state: SimState, tid: int) -> float | None:
     if ng is None:
         return None
     state.estimates_changed(tid, {"ngbperjob": ng})
+    state.sizing[tid] = (*state.sizing[tid][:9], ng)
     new_p = float(ng_events(ng, sizes, rule))
     if abs(new_p - p) > EPS:
         resize(state, tid, new_p)

@@ -31,7 +31,8 @@ class DiskRule:
 # workdirsize. JEDI tries to generate jobs so that the estimation for each jobis less than NG."
 SEED_DISK = DiskRule(out_floor_mb=2.5 * MB_PER_GB, work_margin_mb=0.0, ng_allowance_mb=0.0, wdir_with_work=True)
 # switch jobsize_as_jedi: InputChunk.defaultOutputSize 1.5 GB as both the output floor and the allowance added to
-# NG, workDiskCount + 300 MB; against maxwdir only input + output count
+# NG, workDiskCount + 300 MB; against maxwdir only input + output count when the task sets nGBPerJob (without it
+# maxwdir is JobSplitter's maxSize: the NG estimate without the allowance)
 JEDI_DISK = DiskRule(out_floor_mb=1.5 * MB_PER_GB, work_margin_mb=300.0, ng_allowance_mb=1.5 * MB_PER_GB,
                      wdir_with_work=False)  # fmt: skip
 
@@ -83,7 +84,8 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
     """Per task (TASKS indexed by jediTaskID; MASTER: the master input's nevents and nfiles per jediTaskID) the
     quantities a job's size is estimated from: ``in_mb`` and ``out_mb`` per event (chunk_input_mb / chunk_nevents;
     outDiskCount), ``work_mb`` (workDiskCount), ``per_file`` (the master's events per file, 0 unknown),
-    ``maxwalltime_s`` (split rule maxWalltime, 0 not set), ``tgt_gb`` (tgtMaxOutputForNG, 0 not set).
+    ``maxwalltime_s`` (split rule maxWalltime, 0 not set), ``tgt_gb`` (tgtMaxOutputForNG, 0 not set), ``ng_gb``
+    (nGBPerJob, 0 not set).
 
     Usage: ``sizes(snap.tables["tasks"].set_index("jeditaskid"), master)``
     """
@@ -95,6 +97,7 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
         "in_mb": in_mb, "out_mb": out_mb_per_event(_col(t, "outdiskcount"), unit, in_mb),
         "work_mb": _col(t, "workdiskcount"), "per_file": (m["nevents"] / m["nfiles"].where(m["nfiles"] > 0)).fillna(0.0),
         "maxwalltime_s": _col(t, "maxwalltime") * 3600.0, "tgt_gb": _col(t, "tgtmaxoutputforng"),
+        "ng_gb": _col(t, "ngbperjob"),
     }, index=t.index)  # fmt: skip
 
 
@@ -161,9 +164,9 @@ def fixed_size(tasks: pd.DataFrame) -> np.ndarray:
     return ((_col(tasks, "neventsperjob") > 0) | (_col(tasks, "nfilesperjob") > 0)).to_numpy()
 
 
-Sizing = tuple[float, bool, float, float, float, float, float, float, float]
+Sizing = tuple[float, bool, float, float, float, float, float, float, float, float]
 """Per task: events per job (P), fixed size, events per file, input and output MB per event, workdir MB, split rule
-maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with."""
+maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with, nGBPerJob (GB)."""
 
 
 def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
@@ -172,8 +175,8 @@ def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
     Usage: ``state.sizing = sizing_of(state.tasks)``
     """
     cols = ("nEventsPerUnit", "fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb",
-            "cpuTime")  # fmt: skip
+            "cpuTime", "ng_gb")  # fmt: skip
     return {
-        int(tid): (float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c))
-        for tid, p, f, pf, i, o, w, mw, tg, c in zip(t.index, *(t[c] for c in cols), strict=True)
+        int(tid): (float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c), float(g))
+        for tid, p, f, pf, i, o, w, mw, tg, c, g in zip(t.index, *(t[c] for c in cols), strict=True)
     }

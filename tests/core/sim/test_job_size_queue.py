@@ -88,6 +88,18 @@ def test_a_job_is_cut_to_the_queues_scratch_disk() -> None:
     assert share * 2100 == pytest.approx([2000])
 
 
+def test_without_n_gb_per_job_jedi_counts_the_work_directory_against_maxwdir() -> None:
+    """Switch jobsize_as_jedi, a task without nGBPerJob: maxwdir is JobSplitter's maxSize, input + max(output,
+    1.5 GB) + workDiskCount + 300 MB: 1,000 events per job (chunk 4,000 events in 4 jobs, 2 MB each), 2e + 1,536 +
+    800 <= 4,060, e <= 862: 8 files, share 0.8; the seed's estimate, 2e + 2,560 + 500 <= 4,060: share 0.5."""
+    kw = {"chunk_nevents": 4000, "chunk_input_mb": 8000.0, "ngbperjob": 0, "workdiskcount": 500, "cputime": 0.1}
+    for config, want in ((None, 0.5), (CODE, 0.8)):
+        sim = _sim(queue("A", "S1", maxwdir=4060), config, **kw)
+        assert sim.tasks.at[1, "nEventsPerUnit"] == 1000
+        share = jobsize.shares_at(sim, 1, np.ones(1), np.zeros(1, np.int64), np.ones(1))
+        assert share == pytest.approx([want])
+
+
 def test_a_jobs_output_stays_within_10_gb() -> None:
     """JobSplitter's maxOutSize (10 GB for the largest output; seed 003: "avoid hitting the hard limit in athena"):
     at 20 MB of output per event (20,480 kBPerEvent), nGBPerJob 21 (20.5 e <= 21,504 MB: 1,000 events), 10,240 MB
