@@ -169,6 +169,9 @@ Sizing = tuple[float, bool, float, float, float, float, float, float, float, flo
 maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with, nGBPerJob (GB)."""
 
 
+SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb")
+
+
 def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
     """Per task of the simulator's task table T, the plain values a job's size at a queue is computed from.
 

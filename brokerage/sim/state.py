@@ -24,7 +24,7 @@ from brokerage.sim.ended_jobs import EndedGroups
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S, status_mask
 from brokerage.sim.setup import SimGrid, base_walltime, disk_rule, partitions, recorded_ages, sim_grid, task_table
-from brokerage.sim.split import sizing_of
+from brokerage.sim.split import SIZE_COLUMNS, sizing_of
 from brokerage.sim.status_index import StatusIndex
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
@@ -181,6 +181,7 @@ class SimState:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         }  # fmt: skip
         self.sizing = sizing_of(t)  # what a job's size at a queue is computed from (jobsize.py)
+        self.tasks = t = t.drop(columns=list(SIZE_COLUMNS))  # kept in sizing only: the table is copied each tick
         self.unit_tail: dict[int, float] = {}  # task -> the share of its one not-yet-made short unit (jobsize.py)
         # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
         self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
@@ -277,7 +278,7 @@ class SimState:
             disk_rule(self.config),
         )
         self.snap_is_scout.update(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
-        self.tasks = pd.concat([self.tasks, rows])
+        self.tasks = pd.concat([self.tasks, rows.drop(columns=list(SIZE_COLUMNS))])
         self._index_tasks(rows)
         truth = np.random.default_rng([self.seed, 4, int(rows.index[0])])
         est = np.where(rows["ramPerCore"], rows["ramCount"] * rows["coreCount"], rows["ramCount"]).astype(float)
