@@ -190,7 +190,7 @@ def insert_jobs(
     job_cores = np.where(qcores > 0, qcores, cores) if tid in state.any_cores else np.full(n, float(cores))
     scale = cores / job_cores
     held = state.files.share[fids]
-    share = jobsize.shares_at(state, tid, held, q, job_cores)  # the events that fit the queue's limits
+    share = jobsize.shares_at(state, tid, held, q, job_cores, scout)  # the events that fit the queue's limits
     state.files.share[fids] = share
     noise = state.rng.lognormal(0.0, 0.15, n)
     wall = basewall + cpu * share * scale * state.true_cpu.get(tid, 1.0) * noise / g.corepower[q]

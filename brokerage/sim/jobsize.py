@@ -12,19 +12,24 @@ from brokerage.sim.state import SimState
 EPS = 1e-9
 
 
-def shares_at(state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_cores: np.ndarray) -> np.ndarray:
+def shares_at(
+    state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_cores: np.ndarray, scout: bool = False
+) -> np.ndarray:  # fmt: skip
     """The share of task TID's events per job that each of its units (holding SHARE) takes at queue Q with JOB_CORES
     cores: whole input files (at least one, at most MAX_FILES_PER_JOB) whose estimated walltime (seed 003: "wall =
     cpuTime/corePower/coreCount/cpuEfficiency*nEvents+baseWalltime") fits the queue's maxtime (or the task's split
     rule maxWalltime when shorter), whose disk estimate fits the queue's maxwdir and whose output stays within
     MAX_OUT_MB (the largest output taken as the whole output). A task whose rule fixes the size (nEventsPerJob,
-    nFilesPerJob) keeps it: JEDI never splits one of its jobs.
+    nFilesPerJob) keeps it: JEDI never splits one of its jobs. A SCOUT job of a task without one takes one file
+    (JobSplitter: scouts use nFilesPerJob = 1 when no nFiles/nEvents per job rule).
 
     Usage: ``share = shares_at(state, 42, state.files.share[fids], queues, cores)``
     """
     p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0, ng = state.sizing[tid]
     if fixed or p <= per_file:  # one atom: nothing to cut
         return share
+    if scout and per_file > 0:
+        return np.minimum(share, per_file / p)
     g = state.g
     basewall, cpu, cores, _label, _prio = state.static[tid]
     now_cpu = float(state.tasks.at[tid, "cpuTime"])  # the scouts or the retry module may have raised it

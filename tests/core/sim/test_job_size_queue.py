@@ -156,3 +156,13 @@ def test_a_cut_job_killed_at_maxtime_raises_cputime_for_its_own_events() -> None
     _made(sim)
     retrymodule.increase_cputime(sim, 0)
     assert sim.tasks.at[1, "cpuTime"] == 59.0
+
+
+def test_scouts_of_a_task_without_a_size_rule_take_one_file() -> None:
+    """JobSplitter (jedi-lifecycle.md §5.1): "scouts use nFilesPerJob = 1 when no nFiles/nEvents per job rule": a
+    scouting task of nGBPerJob 3 (1,000 events, 10 files) makes scouts of one file, 100 events, share 0.1; with
+    nEventsPerJob 1,000 its scouts keep the 1,000."""
+    for kw, want in (({}, 0.1), ({"neventsperjob": 1000}, 1.0)):
+        sim = _sim(status="ready", **kw)
+        share = jobsize.shares_at(sim, 1, np.ones(2), np.zeros(2, np.int64), np.ones(2), scout=True)
+        assert share.tolist() == pytest.approx([want] * 2)
