@@ -167,6 +167,13 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("basewalltime_as_jedi", "simulator",
            "baseWalltime, the part of the job not scaling with CPU power, defaults to 600 s",
            "an unset baseWalltime counts as 0 s", "JediTaskSpec.baseWalltime, JobSplitter walltime"),
+    Switch("jobsize_as_jedi", "simulator",
+           "a job's disk is estimated as input + max(output, 2.5 GB) + workdir, within nGBPerJob and within the "
+           "queue's maxwdir (seed 003's nGBPerJob)",
+           "input + max(output, 1.5 GB) + workDiskCount + 300 MB within nGBPerJob + 1.5 GB, or without nGBPerJob "
+           "within maxwdir; with nGBPerJob only input + output count against maxwdir; the scouts' new nGBPerJob "
+           "subtracts 1.5 GB", "JobSplitter, InputChunk.getSubChunk, "
+           "JediTaskSpec.getWorkDiskSize, getScoutJobData_JEDI newNG"),
     Switch("tq_split_as_dirac", "dirac", "all jobs with identical requirements are grouped in one TaskQueue",
            "a task queue holding DIRAC_MAX_JOBS_IN_TQ (5000) jobs takes no more; the next jobs of the same "
            "requirements open a new one", "DIRAC TaskQueueDB.py (task-queue definition)"),

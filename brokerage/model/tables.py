@@ -353,7 +353,29 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _c("chunk_njobs", "int", "jobs to generate in this cycle (N_j)", default=1, minimum=0),
         _c("neventsperjob", "int", "split rule nEventsPerJob: events per job (0 = not set)", default=0, minimum=0),
         _c("nfilesperjob", "int", "split rule nFilesPerJob: input files per job (0 = not set)", default=0, minimum=0),
-        _c("ngbperjob", "float", "split rule nGBPerJob: input GB per job (0 = not set)", default=0.0, minimum=0),
+        _c(
+            "ngbperjob",
+            "float",
+            "split rule nGBPerJob: a job's disk estimate (input + max(output, 2.5 GB) + workdir) at most this, GB "
+            "(0 = not set)",
+            default=0.0,
+            minimum=0,
+        ),
+        _c(
+            "tgtmaxoutputforng",
+            "float",
+            "split rule tgtMaxOutputForNG: target size of the largest output, GB; nGBPerJob is reset towards it after "
+            "the scouts (0 = not set)",
+            default=0.0,
+            minimum=0,
+        ),
+        _c(
+            "maxwalltime",
+            "int",
+            "split rule maxWalltime: a job's walltime at most, hours (0 = not set)",
+            default=0,
+            minimum=0,
+        ),
         _c("frozentime", "time", "when the task's input was frozen", nullable=True),
         _c("modificationtime", "time", "last modification", nullable=True),
     ),

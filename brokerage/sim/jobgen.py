@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from brokerage.sim import brokering, machines, retry
+from brokerage.sim import brokering, jobsize, machines, retry
 from brokerage.sim.jobs import IS_NOT_RUN, S
 from brokerage.sim.scouts import scout_priority
 from brokerage.sim.setup import MAX_ATTEMPT, MAX_FAILURE
@@ -139,6 +139,7 @@ def make_jobs(
     _basewall, _cpu, _cores, label, _prio = state.static[tid]
     new = state.files.add(tid, n - len(reuse), MAX_ATTEMPT.get(label, 3), MAX_FAILURE.get(label, 10**6))
     if len(new):
+        jobsize.take_tail(state, tid, new)
         groups.append((new, task_ram, got))
     made = 0
     for fids, ram, (queues, p) in groups:
@@ -170,7 +171,8 @@ def insert_jobs(
     swr: tuple[int, int, int], scout: bool,
 ) -> int:  # fmt: skip
     """Activated jobs for TID, one per input unit FIDS, brokered with ramCount RAM, each at a queue drawn from
-    QUEUES with probabilities P, in the share, work queue and resource type SWR. A payload whose memory peak
+    QUEUES with probabilities P, in the share, work queue and resource type SWR, each the size that fits its queue
+    (jobsize.shares_at; the input a shortened job leaves becomes new units). A payload whose memory peak
     exceeds twice the queue's maxrss (scaled to the job's cores on a multi-core queue) will be killed by the pilot
     (PAYLOADEXCEEDMAXMEM).
 
@@ -187,8 +189,11 @@ def insert_jobs(
     # a task asking any core count runs with the queue's; its CPU work and per-core memory scale with it
     job_cores = np.where(qcores > 0, qcores, cores) if tid in state.any_cores else np.full(n, float(cores))
     scale = cores / job_cores
+    held = state.files.share[fids]
+    share = jobsize.shares_at(state, tid, held, q, job_cores, scout)  # the events that fit the queue's limits
+    state.files.share[fids] = share
     noise = state.rng.lognormal(0.0, 0.15, n)
-    wall = basewall + cpu * scale * state.true_cpu.get(tid, 1.0) * noise / g.corepower[q]
+    wall = basewall + cpu * share * scale * state.true_cpu.get(tid, 1.0) * noise / g.corepower[q]
     maxtime = g.maxtime_s[q]
     time_kill = (maxtime > 0) & (wall > maxtime)  # the batch system ends the payload at the queue's maxtime
     wall = np.clip(wall, MIN_WALL_S, np.where(maxtime > 0, maxtime, MAX_WALL_S))
@@ -216,6 +221,7 @@ def insert_jobs(
     if scout:
         state.scout_rows.setdefault(tid, []).append(rows)
     state.log.add(state.now, pids, "-", "activated", "generate", p[pick], ram)
+    jobsize.credit(state, tid, float((held - share).sum()))  # the input the shortened jobs left
     return n
 
 

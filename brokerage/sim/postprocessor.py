@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from brokerage.model.profiles import rule
-from brokerage.sim import task_agent
+from brokerage.sim import jobsize, task_agent
 from brokerage.sim.jobs import IS_FINAL, UNDISPATCHED, S
 from brokerage.sim.propagate import end_jobs
 from brokerage.sim.scouts import EARLY_AVALANCHE_FRACTION, N_SCOUTS_TO_ASSESS, assess
@@ -100,7 +100,9 @@ def assess_scouts(state: SimState, tid: int, rows: np.ndarray) -> None:
     # HS06 s per event as JEDI derives it: the payload's time beyond basewalltime, at the queue's corepower,
     # times the job's cores (a task asking any core count ran with the queue's)
     at = j["coreCount"][rows] / cores
-    per_event = (np.maximum(j["runSeconds"][rows] - basewall, 0.0) * state.g.corepower[q] / max(cpu, 1e-9)
+    fids = j["fileID"][rows]
+    share = np.where(fids >= 0, state.files.share[np.maximum(fids, 0)], 1.0)  # a job shortened at its queue
+    per_event = (np.maximum(j["runSeconds"][rows] - basewall, 0.0) * state.g.corepower[q] / np.maximum(cpu * share, 1e-9)
                  * old_cpu * at)  # fmt: skip
     pss = j["maxPSS"][rows].astype(float) / (at if tid in state.per_core else 1.0)  # at the task's core count
     left = int(t.at[tid, "nFiles"] - t.at[tid, "nFilesFinished"] - t.at[tid, "nFilesFailed"])
@@ -108,6 +110,7 @@ def assess_scouts(state: SimState, tid: int, rows: np.ndarray) -> None:
                float(t.at[tid, "ramCount"]), old_cpu, left, float(t.at[tid, "baseRamCount"]))  # fmt: skip
     old_ram = t.at[tid, "ramCount"]
     state.estimates_changed(tid, {"ramcount": v.ram_count, "cputime": round(v.cpu_time, 3)})
+    jobsize.reset_ng(state, tid)  # tgtMaxOutputForNG: nGBPerJob reset after the scouts
     t.at[tid, "nFilesToBeUsed"] = t.at[tid, "nFiles"]
     values = (
         f"ramCount {old_ram:.0f} -> {v.ram_count}, cpuTime {old_cpu:.1f} -> {v.cpu_time:.1f} from {len(rows)} scouts"

@@ -61,10 +61,12 @@ def increase_cputime(state: SimState, row: int) -> None:
     tid, q = int(j["jediTaskID"][row]), int(j["computingSite"][row])
     pos = state.task_rows(np.array([tid]))[0]
     old = float(t.at[tid, "cpuTime"])
+    fid = int(j["fileID"][row])
+    events = t.at[tid, "nEventsPerUnit"] * (state.files.share[fid] if fid >= 0 else 1.0)  # the job's own events
     verdict = retry.increase_cputime(
         bool(state.jobs_finished[pos] > 0), float(g.maxtime_s[q]), float(g.corepower[q]),
         float(g.queue_cores[q]), int(j["coreCount"][row]), float(t.at[tid, "basewalltime"]),
-        float(t.at[tid, "cpuEfficiency"]), int(t.at[tid, "nEventsPerUnit"]), old,
+        float(t.at[tid, "cpuEfficiency"]), max(int(events), 1), old,
     )  # fmt: skip
     pid = j["PandaID"][row : row + 1]
     if verdict.cpu_time is None:

@@ -15,7 +15,7 @@ from brokerage.model.snapshot import GridSnapshot
 from brokerage.model.tables import AGE_CLOCKS, AGE_RANKS, DEFAULT_VO
 from brokerage.model.workqueues import RESOURCE_FUNCTION, ShareTree, partition_of, share_tree, task_work_queues
 from brokerage.sim.scouts import N_SCOUT_JOBS
-from brokerage.sim.split import events_per_job
+from brokerage.sim.split import JEDI_DISK, SEED_DISK, DiskRule, events_per_job, fixed_size, sizes
 
 SCOUTING_STARTS = (
     "registered",
@@ -63,6 +63,7 @@ class SimGrid:
     evgen_6h_queue: np.ndarray  # bool per queue: seed 003's 6-hour evgen/simul rule applies (T2s, T1s but US, ND)
     evgen_simul_tasks: np.ndarray  # production tasks of processingType evgen or simul
     harvester_slots: np.ndarray  # bool per queue: it has a Harvester_Slots entry (queues.numslots set)
+    maxwdir_mb: np.ndarray  # scratch disk per job, MB (0: no limit)
 
 
 class SimInputError(SimulationError, ValueError):
@@ -106,13 +107,16 @@ def _failure_rates(snap: GridSnapshot, queues: list[str]) -> np.ndarray:
     return (fail + FAILURE_PRIOR * FAILURE_PRIOR_JOBS) / (fin + fail + FAILURE_PRIOR_JOBS)
 
 
-def _task_work(snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_S) -> pd.DataFrame:
-    """Per task: events per job, input units (one job's input each) still to process, walltime per job."""
+def _task_work(
+    snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_S, disk: DiskRule = SEED_DISK
+) -> pd.DataFrame:  # fmt: skip
+    """Per task: events per job, input units (one job's input each) still to process, walltime per job, and the
+    sizes a job at a queue is bounded by (split.sizes; fixedSize: its rule fixes the size)."""
     t = snap.tables["tasks"].set_index("jeditaskid")
     d = snap.tables["datasets"]
     master = d[d["is_master"].astype(bool)].groupby("jeditaskid")[["nevents", "neventsused", "nfiles"]].sum()
     left = (master["nevents"] - master["neventsused"]).clip(lower=0).reindex(t.index, fill_value=0)
-    per_job = events_per_job(t, master)  # the split rule's job size (seed 003)
+    per_job = events_per_job(t, master, disk)  # the split rule's job size (seed 003)
     units = np.ceil(left / per_job).astype(np.int64)
     cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
     # seed 003: "cpuEfficiency can be set to 0 to disable scaling with nEvents. In this case wall = baseWalltime"
@@ -138,8 +142,9 @@ def _task_work(snap: GridSnapshot, base_walltime: float = DEFAULT_BASE_WALLTIME_
         "ramFixed": (t["ramunit"] == "MBPerCoreFixed").to_numpy(), "baseRamCount": t["baseramcount"].fillna(0),
         "cpuTime": t["cputime"].fillna(0).astype(float), "cpuEfficiency": t["cpuefficiency"].fillna(0).astype(float),
         "eventService": t["eventservice"].fillna(False).astype(bool).to_numpy(),
-        "nEventsPerUnit": per_job.round().astype(np.int64).to_numpy(),
+        "nEventsPerUnit": per_job.round().astype(np.int64).to_numpy(), "fixedSize": fixed_size(t),
     })  # fmt: skip
+    out = out.join(sizes(t, master))
     out.index.name = "jediTaskID"
     return out
 
@@ -171,7 +176,7 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
     subs = set(partition_of(wq)) if partitions(config) else set()  # a sub queue is run with its partition
     resource_names = sorted(set(resource["queue_name"].astype(str)) - set(shares) - subs)
     wq_throttled = np.concatenate([tree.throttled, np.ones(len(extra) + len(resource_names), dtype=bool)])
-    tasks = task_table(snap, resource_names, base_walltime(config), partitions(config))
+    tasks = task_table(snap, resource_names, base_walltime(config), partitions(config), disk_rule(config))
     rtypes = sorted(set(jc["resource_type"]) | set(snap.tables["tasks"]["resource_type"]))
     return SimGrid(
         queues=queues, queue_site=q["atlas_site"].to_numpy(object), queue_status=q["status"].to_numpy(object),
@@ -184,7 +189,7 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
         disable_reassign=q["catchall"].fillna("").astype(str).str.contains("disableReassign").to_numpy(bool),
         transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
         evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
-        harvester_slots=q["numslots"].notna().to_numpy(bool),
+        harvester_slots=q["numslots"].notna().to_numpy(bool), maxwdir_mb=q["maxwdir"].fillna(0).to_numpy(float),
     )  # fmt: skip
 
 
@@ -239,6 +244,14 @@ def base_walltime(config: Mapping[str, Any] | None) -> float:
     return 0.0 if config is not None and rule(config, "basewalltime_as_jedi") else DEFAULT_BASE_WALLTIME_S
 
 
+def disk_rule(config: Mapping[str, Any] | None) -> DiskRule:
+    """How a job's disk is estimated: seed 003's nGBPerJob sentence, or JEDI's constants under ``jobsize_as_jedi``.
+
+    Usage: ``disk_rule(None)  # SEED_DISK``
+    """
+    return JEDI_DISK if config is not None and rule(config, "jobsize_as_jedi") else SEED_DISK
+
+
 def partitions(config: Mapping[str, Any] | None) -> bool:
     """Whether work queues' partitions count (seed 003), not under the switch ``work_queue_partitions_as_jedi``.
 
@@ -252,12 +265,13 @@ def task_table(
     resource_names: list[str],
     base_walltime_s: float = DEFAULT_BASE_WALLTIME_S,
     with_partitions: bool = True,
+    disk: DiskRule = SEED_DISK,
 ) -> pd.DataFrame:
     """The simulator's rows of SNAP's tasks (as sim_grid makes them), each in its aligned work queue.
 
     Usage: ``rows = task_table(snap, g.work_queues[len(g.shares):])``
     """
-    tasks = _task_work(snap, base_walltime_s)
+    tasks = _task_work(snap, base_walltime_s, disk)
     tasks["workQueue"] = _aligned(snap, resource_names, with_partitions)
     return tasks
 

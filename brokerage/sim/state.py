@@ -23,7 +23,8 @@ from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.ended_jobs import EndedGroups
 from brokerage.sim.events import EventLog
 from brokerage.sim.jobs import DEFINED_TABLE, FINAL, IS_FINAL, STATUSES, JobTable, S, status_mask
-from brokerage.sim.setup import SimGrid, base_walltime, partitions, recorded_ages, sim_grid, task_table
+from brokerage.sim.setup import SimGrid, base_walltime, disk_rule, partitions, recorded_ages, sim_grid, task_table
+from brokerage.sim.split import SIZE_COLUMNS, sizing_of
 from brokerage.sim.status_index import StatusIndex
 from brokerage.sim.throttler import Limits, ThrottleVerdict
 
@@ -31,7 +32,7 @@ TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run 
 BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
 MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
 DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
-FILE_TYPES = {"status": np.int8, "ramCount": np.float64}
+FILE_TYPES = {"status": np.int8, "ramCount": np.float64, "share": np.float64}
 # the statuses whose rows the index keeps: those the agents read every cycle (live_rows)
 TRACKED = [S[x] for x in ("assigned", "activated", "sent", "starting", "running", "holding", "transferring")]
 TRACKED_MASK = status_mask(TRACKED)
@@ -42,10 +43,11 @@ TaskCause = tuple[float, int, str, str, str]
 class Files:
     """Input units picked at least once (one job's input each), PanDA's per-file counters (§4.1), in growable
     columns: ``task``, ``attemptNr``, ``failedAttempt``, ``maxAttempt``, ``maxFailure``, ``status`` and ``ramCount``
-    (MB, or MB per core; 0 until the retry module raises it for the next attempt)."""
+    (MB, or MB per core; 0 until the retry module raises it for the next attempt) and ``share`` (its events as a
+    fraction of the task's events per job: below 1 once a queue's limits shortened it, jobsize.py)."""
 
     READY, RUNNING, FINISHED, FAILED = 0, 1, 2, 3
-    _COLUMNS = ("task", "attemptNr", "failedAttempt", "maxAttempt", "maxFailure", "status", "ramCount")
+    _COLUMNS = ("task", "attemptNr", "failedAttempt", "maxAttempt", "maxFailure", "status", "ramCount", "share")
 
     def __init__(self) -> None:
         self.n = 0
@@ -70,7 +72,7 @@ class Files:
                 self._cols[c] = grown
         ids = np.arange(self.n, self.n + n)
         values = {"task": task, "attemptNr": 0, "failedAttempt": 0, "maxAttempt": max_attempt,
-                  "maxFailure": max_failure, "status": self.RUNNING, "ramCount": 0.0}  # fmt: skip
+                  "maxFailure": max_failure, "status": self.RUNNING, "ramCount": 0.0, "share": 1.0}  # fmt: skip
         for c, v in values.items():
             self._cols[c][ids] = v
         self.n += n
@@ -178,6 +180,9 @@ class SimState:
             for tid, b, c, k, lab, p in zip(t.index, t["basewalltime"], t["cpu_hs06s_per_job"], t["coreCount"],
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         }  # fmt: skip
+        self.sizing = sizing_of(t)  # what a job's size at a queue is computed from (jobsize.py)
+        self.tasks = t = t.drop(columns=list(SIZE_COLUMNS))  # kept in sizing only: the table is copied each tick
+        self.unit_tail: dict[int, float] = {}  # task -> the share of its one not-yet-made short unit (jobsize.py)
         # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
         self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
         self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
@@ -266,10 +271,14 @@ class SimState:
         self.cache = derived_cache(self.base_cache, self.brokerage_snap)
         mini = self.snap.replace(tasks=tasks, datasets=datasets)
         rows = task_table(
-            mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config), partitions(self.config)
+            mini,
+            self.g.work_queues[len(self.g.shares) :],
+            base_walltime(self.config),
+            partitions(self.config),
+            disk_rule(self.config),
         )
         self.snap_is_scout.update(zip(tasks["jeditaskid"].astype(int), tasks["is_scout"].astype(bool), strict=True))
-        self.tasks = pd.concat([self.tasks, rows])
+        self.tasks = pd.concat([self.tasks, rows.drop(columns=list(SIZE_COLUMNS))])
         self._index_tasks(rows)
         truth = np.random.default_rng([self.seed, 4, int(rows.index[0])])
         est = np.where(rows["ramPerCore"], rows["ramCount"] * rows["coreCount"], rows["ramCount"]).astype(float)
@@ -286,6 +295,7 @@ class SimState:
             for tid, b, c, k, lab, p in zip(t.index, t["basewalltime"], t["cpu_hs06s_per_job"], t["coreCount"],
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         })  # fmt: skip
+        self.sizing.update(sizing_of(t))
         grow = lambda old, new: np.concatenate([old, np.asarray(new, old.dtype)])  # noqa: E731
         self.task_w = grow(self.task_w, t["workQueue"].map(self.wi).fillna(-1))
         self.task_r = grow(self.task_r, t["resource_type"].map(self.ri).fillna(-1))

@@ -399,6 +399,8 @@ class JediTasks(Base):
     neventsperjob: Mapped[int | None] = mapped_column(BigId)
     nfilesperjob: Mapped[int | None]
     ngbperjob: Mapped[float | None]
+    tgtmaxoutputforng: Mapped[float | None]
+    maxwalltime: Mapped[int | None]
     frozentime: Mapped[datetime | None]
     modificationtime: Mapped[datetime | None]
     seq: Mapped[int]

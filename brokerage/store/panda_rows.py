@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -347,6 +348,23 @@ def _work_queue(r: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+# JEDI_TASKS.SPLITRULE tokens (task_split_rules.split_rule_dict) of the split rules the simulator sizes jobs with
+SPLIT_TOKENS = {"NE": "neventsperjob", "NF": "nfilesperjob", "NG": "ngbperjob", "TN": "tgtmaxoutputforng",
+                "MW": "maxwalltime"}  # fmt: skip
+
+
+def split_fields(rule: str | None) -> dict[str, int]:
+    """The split rules of a SPLITRULE string ("NE=1000,NG=10,..."): snapshot task fields, those it sets.
+
+    Usage: ``split_fields("NE=1000,TN=10")  # {"neventsperjob": 1000, "tgtmaxoutputforng": 10}``
+    """
+    out: dict[str, int] = {}
+    for token, name in SPLIT_TOKENS.items():
+        if m := re.search(rf"(?:^|,){token}=(\d+)", rule or ""):
+            out[name] = int(m.group(1))
+    return out
+
+
 def task_row(r: dict[str, Any]) -> dict[str, Any]:
     """A jedi_tasks row as a snapshot task (NULLs take the snapshot's defaults).
 
@@ -358,6 +376,7 @@ def task_row(r: dict[str, Any]) -> dict[str, Any]:
         if name in cols and value is not None:
             row[name] = value
     row["jeditaskid"] = int(r["jeditaskid"])
+    row.update(split_fields(r.get("splitrule")))
     if "eventservice" in row:
         row["eventservice"] = bool(row["eventservice"])
     if row.get("ramunit") not in RAM_UNITS:

@@ -38,7 +38,7 @@ READ_COLUMNS: dict[str, dict[str, str]] = {
         "iointensity": INT, "parent_tid": INT, "eventservice": INT, "cputime": INT, "cputimeunit": TEXT,
         "cpuefficiency": INT, "basewalltime": INT, "nucleus": TEXT, "baseramcount": INT, "gshare": TEXT,
         "resource_type": TEXT, "diskio": INT, "container_name": TEXT, "vo": TEXT, "cloud": TEXT, "walltime": INT,
-        "walltimeunit": TEXT,
+        "walltimeunit": TEXT, "splitrule": TEXT,
     },
     "jedi_datasets": {
         "jeditaskid": INT, "datasetid": INT, "datasetname": TEXT, "type": TEXT, "masterid": INT, "nfiles": INT,
@@ -89,6 +89,8 @@ OPTIONAL: dict[str, str] = {
     "jobsdefined_share_stats.vo": "job counts carry no VO: all are taken as the VO read's (--vo, else atlas)",
     "jedi_tasks.walltime": "tasks carry no walltime: the generic broker's walltime check cannot judge",
     "jedi_tasks.walltimeunit": "tasks carry no walltime unit (shown only)",
+    "jedi_tasks.splitrule": "tasks carry no split rule: the simulator's jobs take chunk_nevents / chunk_njobs events "
+    "(nEventsPerJob, nFilesPerJob, nGBPerJob, tgtMaxOutputForNG and maxWalltime read as not set)",
     "jobsactive4.vo": "user job counts carry no VO: all are taken as the VO read's (--vo, else atlas), so that VO's "
     "user caps and Stabilizer count every VO's users",
     "network_matrix_kv.ts": "network metrics carry no time",

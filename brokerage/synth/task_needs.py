@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from brokerage.sim.split import SEED_DISK, out_mb_per_event
 
 _CPUTIME = {
     "evgen": 30.0,
@@ -153,15 +156,24 @@ def task_chunks(
     return chunk_ev, njobs
 
 
-def split_rules(user: np.ndarray, chunk_ev: np.ndarray, chunk_mb: np.ndarray) -> dict[str, np.ndarray]:
-    """The split rule that makes jobs of CHUNK_EV events: production tasks nEventsPerJob; user tasks nGBPerJob (the
-    chunk's input in GB, to the MB) when their input has a size, else nEventsPerJob. No random draw.
+def split_rules(
+    user: np.ndarray, chunk_ev: np.ndarray, chunk_mb: np.ndarray, work: dict[str, Any] | None = None
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """The split rule that makes jobs of CHUNK_EV events: production tasks nEventsPerJob; user tasks nGBPerJob when
+    their input has a size: the chunk's disk estimate as seed 003 writes it (input + max(output, 2.5 GB) + workdir,
+    from WORK's outdiskcount, outdiskunit and workdiskcount; none: no output or workdir), in GB rounded up to the MB;
+    else nEventsPerJob. No random draw.
 
     Usage: ``split_rules(np.array([False]), np.array([500]), np.array([1024.0]))["neventsperjob"]``  -> ``[500]``
     """
     by_gb = user & (chunk_mb > 0)
+    n = len(user)
+    work = work or {"outdiskcount": np.zeros(n), "outdiskunit": np.full(n, "kB", object), "workdiskcount": np.zeros(n)}
+    in_mb = pd.Series(chunk_mb / np.maximum(chunk_ev, 1))
+    out = out_mb_per_event(pd.Series(work["outdiskcount"]), pd.Series(work["outdiskunit"]), in_mb).to_numpy() * chunk_ev
+    disk = chunk_mb + np.maximum(out, SEED_DISK.out_floor_mb) + np.asarray(work["workdiskcount"], float)
     return {
         "neventsperjob": np.where(by_gb, 0, chunk_ev).astype(np.int64),
-        "nfilesperjob": np.zeros(len(user), dtype=np.int64),
-        "ngbperjob": np.where(by_gb, np.round(chunk_mb / 1024.0, 3), 0.0),
+        "nfilesperjob": np.zeros(n, dtype=np.int64),
+        "ngbperjob": np.where(by_gb, np.ceil(disk / 1024.0 * 1000.0) / 1000.0, 0.0),
     }

@@ -281,7 +281,7 @@ def make_tasks(
         "chunk_nevents": chunk_ev,
         "chunk_input_mb": np.round(per_event_mb * chunk_ev, 1),
         "chunk_njobs": njobs.astype(np.int64),
-        **split_rules(k.user, chunk_ev, np.round(per_event_mb * chunk_ev, 1)),
+        **split_rules(k.user, chunk_ev, np.round(per_event_mb * chunk_ev, 1), work),
         **when,
     }
     history = task_job_counts(rng, k.tid, k.user & np.isin(k.status, ("running", "pending")), q, taken)

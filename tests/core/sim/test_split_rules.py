@@ -6,13 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from brokerage.model.gdpconfig import Config
 from brokerage.sim.setup import sim_grid
 from brokerage.sim.split import events_per_job
 from brokerage.synth.task_needs import split_rules
 from tests.builders import counts, dataset, queue, sim_grid_snapshot, task
 
+CODE = Config().with_overrides({"RULES": "panda-1.0.4"})
 
-def _units(**kw: object) -> tuple[int, int]:
+
+def _units(config: Config | None = None, **kw: object) -> tuple[int, int]:
     """(events per job, input units) the simulator reads for one task with 20 files of 500 events, 2,000 used."""
     snap = sim_grid_snapshot(
         [queue("A", "S0")],
@@ -20,7 +23,7 @@ def _units(**kw: object) -> tuple[int, int]:
         datasets=[dataset(1, 1, nfiles=20, nevents=10_000, neventsused=2_000)],
         job_counts=counts("A", running=1),
     )
-    t = sim_grid(snap).tasks
+    t = sim_grid(snap, config).tasks
     return int(t.at[1, "nEventsPerUnit"]), int(t.at[1, "nFiles"])
 
 
@@ -38,10 +41,21 @@ def test_n_files_per_job_takes_the_masters_events_per_file() -> None:
     assert _units(nfilesperjob=2, neventsperjob=250) == (250, 32)
 
 
-def test_n_gb_per_job_divides_by_the_input_size_per_event() -> None:
-    """Seed 003: jobs by nGBPerJob: 0.5 GB per job at 800 MB per 400 events (2 MB per event) is 512 MB / 2 MB =
-    256 events, so 8,000 events left make ceil(8000 / 256) = 32 jobs."""
-    assert _units(ngbperjob=0.5) == (256, 32)
+def test_n_gb_per_job_bounds_the_disk_estimate_in_whole_files() -> None:
+    """Seed 003: "The disk usage is estimated as inputsize + max(outdisksize*inputsize/1MB, 2.5GB) + workdirsize. JEDI
+    tries to generate jobs so that the estimation for each jobis less than NG": at 2 MB of input per event (800 MB
+    per 400 events), no output and a 1,000 MB work directory, 10 GB holds 2e + 2,560 + 1,000 <= 10,240 MB, e <= 3,340,
+    whole files of 500 events: 3,000 events, so 8,000 events left make 3 jobs; 0.5 GB holds no file, so one file
+    (500 events, 16 jobs); with 1 MB of output per event (1,024 kBPerEvent) 3e + 1,000 <= 10,240, e <= 3,080: 3,000."""
+    assert _units(ngbperjob=10, workdiskcount=1000) == (3000, 3)
+    assert _units(ngbperjob=0.5) == (500, 16)
+    assert _units(ngbperjob=10, workdiskcount=1000, outdiskcount=1024.0, outdiskunit="kBPerEvent") == (3000, 3)
+
+
+def test_n_gb_per_job_as_jedi_counts_its_own_constants() -> None:
+    """Switch jobsize_as_jedi (JobSplitter): input + max(output, 1.5 GB) + workDiskCount + 300 MB within nGBPerJob +
+    1.5 GB: 2e + 1,536 + 1,300 <= 11,776 MB, e <= 4,470: 8 files of 500 events, 4,000 events, 2 jobs."""
+    assert _units(CODE, ngbperjob=10, workdiskcount=1000) == (4000, 2)
 
 
 def test_a_snapshot_without_the_split_columns_reads_as_before() -> None:
@@ -53,7 +67,8 @@ def test_a_snapshot_without_the_split_columns_reads_as_before() -> None:
 
 def test_the_demo_generator_writes_the_split_rule_of_its_job_size() -> None:
     """The demo's tasks carry the split rule of the events it sized their jobs to: production nEventsPerJob, user
-    tasks with input nGBPerJob (its chunk's MB / 1024), so the simulator's jobs are the brokered size."""
+    tasks with input nGBPerJob, their chunk's disk estimate as seed 003 writes it (inputsize + max(output, 2.5GB) +
+    workdirsize: (2,048 + 2,560) / 1,024 = 4.5 GB), so the simulator's jobs are the brokered size."""
     rules = split_rules(np.array([False, True, True]), np.array([500, 40, 60]), np.array([100.0, 2048.0, 0.0]))
     assert rules["neventsperjob"].tolist() == [500, 0, 60]
-    assert rules["ngbperjob"].tolist() == [0.0, 2.0, 0.0]
+    assert rules["ngbperjob"].tolist() == [0.0, 4.5, 0.0]

@@ -30,7 +30,7 @@ CREATE TABLE jedi_tasks (
   architecture varchar(256), transhome varchar(128), outdiskcount integer, outdiskunit varchar(32),
   workdiskcount integer, ramcount integer, ramunit varchar(32), iointensity integer, parent_tid bigint,
   eventservice smallint, cputime integer, cputimeunit varchar(32), cpuefficiency smallint, basewalltime integer,
-  walltime integer, walltimeunit varchar(32),
+  walltime integer, walltimeunit varchar(32), splitrule varchar(100),
   nucleus varchar(52), baseramcount integer, gshare varchar(32), resource_type varchar(56), diskio integer,
   container_name varchar(200));
 CREATE TABLE jedi_datasets (
