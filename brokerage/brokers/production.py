@@ -263,10 +263,20 @@ def further_filters(terms: WeightTerms) -> tuple[Filter, ...]:
 CAPPED_FALLBACK = "all capped: best weights kept"
 
 
+def all_capped_keep(config: Any) -> int:
+    """How many best-weight queues go on when step 4's caps skip every queue: seeds 001 and 003, "If all sites are
+    skipped candidates with the 3 best weights go to the next step" (ALL_CAPPED_KEEP_BEST); 0 under the switch
+    all_capped_wait (PanDA's code: "available sites all capped", the task waits).
+
+    Usage: ``all_capped_keep(Config())`` -> ``3``
+    """
+    return 0 if profile_rule(config, "all_capped_wait") else int(config["ALL_CAPPED_KEEP_BEST"])
+
+
 def _capped_fallback(ctx: ProdContext, before: np.ndarray, terms: WeightTerms, skips: SkipList) -> np.ndarray:
     """Seed 001 step 4: if the caps skipped every site, the candidates with the ALL_CAPPED_KEEP_BEST best weights
-    go on (0 keeps PanDA's code: the task waits). Their -cap skips are taken back."""
-    keep = int(ctx.config["ALL_CAPPED_KEEP_BEST"])
+    go on (0, or the switch all_capped_wait, keeps PanDA's code: the task waits). Their -cap skips are taken back."""
+    keep = all_capped_keep(ctx.config)
     idx = np.flatnonzero(before)
     if keep <= 0 or len(idx) == 0:
         return np.zeros(ctx.n, dtype=bool)
@@ -286,7 +296,7 @@ STEPS: tuple[Step, ...] = (
     Step("network", Reads(config=("NW_ACTIVE",), facts=("nw",)), "weight"),
     Step("t1", Reads(config=("T1_WEIGHT_IO_INTENSITY", "WORLD_NUCLEUS_WEIGHT", "T1_WEIGHT_HIGH_PRIO_MIN",
                              "T1_WEIGHT_HIGH_PRIO"), facts=("priority", "nucleus", "at_nucleus")), "weight"),
-    Step(CAPPED_FALLBACK, Reads(config=("ALL_CAPPED_KEEP_BEST",))),
+    Step(CAPPED_FALLBACK, Reads(config=("ALL_CAPPED_KEEP_BEST", "RULES"))),
     Step(BEST_CANDIDATES, Reads(config=("MAX_SITE_CANDIDATES",))),
     Step("pending", Reads(config=("JOB_PENDING_MINUTES",))),
     Step("task pre-check (panda-1.0.4)", Reads(config=("RULES", "MAX_MISSING_INPUT_FILES", "MIN_INPUT_COMPLETENESS"))),

@@ -562,10 +562,10 @@ PARAMS: tuple[Param, ...] = (
         "ALL_CAPPED_KEEP_BEST",
         _JB,
         "int",
-        0,
+        3,
         "queues",
-        "When the step-4 caps skip every queue, keep the queues with this many best weights (seed 001: 3); "
-        "0 lets the task wait as PanDA's code does.",
+        "When the step-4 caps skip every queue, keep the queues with this many best weights (seeds 001 and 003: "
+        "3); 0, or the rule switch all_capped_wait (profile panda-1.0.4), lets the task wait as PanDA's code does.",
         minimum=0,
         maximum=1000,
         **_CONST,

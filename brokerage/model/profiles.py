@@ -493,6 +493,14 @@ SWITCHES += (
         "nucleus (the snapshot's site state does not reach JEDI)",
         "entity_module.py:1846 (pandasite_state), AtlasProdTaskBroker.py:290-296",
     ),
+    Switch(
+        "all_capped_wait",
+        "production",
+        "if all sites are skipped (step 4's caps) candidates with the 3 best weights go to the next step "
+        "(ALL_CAPPED_KEEP_BEST, 3)",
+        "no primary candidate is left ('available sites all capped'): the task waits JOB_PENDING_MINUTES",
+        "AtlasProdJobBroker.py:1901-1902",
+    ),
 )
 
 # DIRAC 9.1.22 (the package the DIRAC crosscheck runs) where it differs from the Matcher and Limiter the project

