@@ -9,6 +9,7 @@ import pandas as pd
 from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
+from brokerage.model.views import carry_task_records
 from brokerage.sim import live_counts
 from brokerage.sim.jobs import IS_QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
@@ -50,7 +51,8 @@ def tick(state: SimState, now: float) -> None:
                     tasks.iat[at[tid], tasks.columns.get_loc(col)] = v
             tables["tasks"] = tasks
         state.brokerage_snap = state.snap.replace(**tables)
-        state.cache = derived_cache(state.base_cache, state.brokerage_snap)
+        prev, state.cache = state.cache, derived_cache(state.base_cache, state.brokerage_snap)
+        carry_task_records(state.cache, prev)  # only the changed tasks' records are built
         state.fresh.clear()  # the new snapshot holds them
     state.hp_stats = live_counts.hp_stats(state)  # JOB_STATS_HP, refreshed with the other job statistics
     state.decisions.clear()
@@ -95,7 +97,10 @@ def vo_code(state: SimState, tid: int) -> int:
 
     Usage: ``brokering.vo_code(state, 42)``
     """
-    return state.g.vos.index(str(state.tasks.at[tid, "vo"]))
+    code = state.vo_of.get(tid)
+    if code is None:  # a task's VO never changes during a run: looked up once
+        code = state.vo_of[tid] = state.g.vos.index(str(state.tasks.at[tid, "vo"]))
+    return code
 
 
 def placed(state: SimState, queues: np.ndarray, share: int, vo: int = 0) -> None:

@@ -19,6 +19,7 @@ from brokerage.model.cache import GridCache, derived_cache
 from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.views import carry_task_records
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.ended_jobs import EndedGroups
 from brokerage.sim.events import EventLog
@@ -193,6 +194,7 @@ class SimState:
         }
         self.task_ram = dict(zip(t.index.tolist(), t["ramCount"].astype(float).tolist(), strict=True))  # ramCount now
         self.any_cores = set(t.index[t["anyCores"].to_numpy(bool)].tolist())
+        self.vo_of: dict[int, int] = {}  # task -> its VO's index in g.vos (brokering.vo_code fills it)
         self.per_core = set(t.index[t["ramPerCore"].to_numpy(bool)].tolist())
         self.scout_rows: dict[int, list[np.ndarray]] = {}  # task -> rows of its scout jobs
         # per task row, counted as jobs are made and end (the WatchDog's progress actions read them)
@@ -263,7 +265,8 @@ class SimState:
                   "dataset_replicas": cat("dataset_replicas", replicas)}  # fmt: skip
         self.snap = self.snap.replace(**tables)
         self.brokerage_snap = self.brokerage_snap.replace(**tables)
-        self.cache = derived_cache(self.base_cache, self.brokerage_snap)
+        prev, self.cache = self.cache, derived_cache(self.base_cache, self.brokerage_snap)
+        carry_task_records(self.cache, prev)  # only the new tasks' records are built
         mini = self.snap.replace(tasks=tasks, datasets=datasets)
         rows = task_table(
             mini, self.g.work_queues[len(self.g.shares) :], base_walltime(self.config), partitions(self.config)
