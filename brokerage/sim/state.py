@@ -32,7 +32,9 @@ TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run 
 BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
 MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
 DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
-FILE_TYPES = {"status": np.int8, "ramCount": np.float64}
+# attempt counters fit 32 bits (maxFailure is at most 10**6 plus a few retries); the task id keeps 64
+FILE_TYPES = {"status": np.int8, "ramCount": np.float64, "attemptNr": np.int32, "failedAttempt": np.int32,
+              "maxAttempt": np.int32, "maxFailure": np.int32}  # fmt: skip
 # the statuses whose rows the index keeps: those the agents read every cycle (live_rows)
 TRACKED = [S[x] for x in ("assigned", "activated", "sent", "starting", "running", "holding", "transferring")]
 TRACKED_MASK = status_mask(TRACKED)
