@@ -138,10 +138,10 @@ def make_jobs(
     task_ram = state.task_ram[tid]
     pool = state.retry_pool.get(tid, [])
     reuse = np.asarray(pool[:n], np.int64)
-    rams = np.maximum(state.files.ramCount[reuse], task_ram)
+    rams = np.maximum(state.files.ramCount[reuse], task_ram) if pool else reuse
     groups: list[tuple[np.ndarray, float, tuple[np.ndarray, np.ndarray]]] = []
     waiting: list[int] = []
-    for ram in np.unique(rams).tolist():
+    for ram in np.unique(rams).tolist() if pool else ():  # most chunks have no retried inputs
         fids = reuse[rams == ram]
         chunk = got if ram <= task_ram else brokering.choices(state, tid, ram)
         if chunk is None:
