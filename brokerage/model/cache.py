@@ -77,6 +77,21 @@ class GridCache:
             return build(*args)
         return self._memo.get(key, build, *args)
 
+    def peek(self, key: Hashable) -> Any:
+        """The structure kept under KEY, or None when none is (nothing is built).
+
+        Usage: ``records = cache.peek("task_records")``
+        """
+        value = self._structures._data.get(key, _MISSING)
+        return None if value is _MISSING else value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep VALUE under KEY, as a build by ``get`` would (a structure carried over from another cache).
+
+        Usage: ``cache.put("task_records", records)``
+        """
+        self._structures.get(key, lambda: value)
+
     def sizes(self) -> dict[str, int]:
         """Entries held, for monitoring: ``{"structures": n, "memo": m}``."""
         return {"structures": len(self._structures), "memo": len(self._memo)}

@@ -10,6 +10,7 @@ from brokerage.brokers.router import run_job_brokerage
 from brokerage.model.cache import derived_cache
 from brokerage.model.explain import Decision
 from brokerage.model.profiles import rule as profile_rule
+from brokerage.model.views import carry_task_records
 from brokerage.sim import live_counts
 from brokerage.sim.jobs import IS_QUEUED, STATUSES, S
 from brokerage.sim.state import SimState
@@ -26,18 +27,8 @@ def tick(state: SimState, now: float) -> None:
 
     Usage: ``brokering.tick(state, state.now)``
     """
-    j = state.jobs
-    live = state.live[j["jobStatus"][state.live] != S["holding"]]
     if now > 0:
-        g = state.g
-        df = pd.DataFrame({
-            "panda_queue": np.asarray(g.queues, dtype=object)[j["computingSite"][live]],
-            "gshare": np.asarray(g.shares, dtype=object)[j["gshare"][live]],
-            "resource_type": np.asarray(g.rtypes, dtype=object)[j["resource_type"][live]],
-            "jobstatus": np.asarray(STATUSES, dtype=object)[j["jobStatus"][live]],
-            "vo": np.asarray(g.vos, dtype=object)[j["vo"][live]],  # each job's task's VO: JEDI counts per VO
-        })  # fmt: skip
-        counts = df.value_counts().rename("njobs").reset_index()
+        counts = job_counts(state)
         tables = {
             "job_counts": counts[state.snap.tables["job_counts"].columns],
             "user_job_counts": live_counts.user_job_counts(state),
@@ -51,12 +42,40 @@ def tick(state: SimState, now: float) -> None:
                     tasks.iat[at[tid], tasks.columns.get_loc(col)] = v
             tables["tasks"] = tasks
         state.brokerage_snap = state.snap.replace(**tables)
-        state.cache = derived_cache(state.base_cache, state.brokerage_snap)
+        prev, state.cache = state.cache, derived_cache(state.base_cache, state.brokerage_snap)
+        carry_task_records(state.cache, prev)  # only the changed tasks' records are built
         state.fresh.clear()  # the new snapshot holds them
     state.hp_stats = live_counts.hp_stats(state)  # JOB_STATS_HP, refreshed with the other job statistics
     state.decisions.clear()
     state.choices.clear()
     state.ref_counts = count_live(state)
+
+
+def job_counts(state: SimState) -> pd.DataFrame:
+    """job_counts of the live jobs not holding, per (panda_queue, gshare, resource_type, jobstatus, vo) (each job's
+    task's VO: JEDI counts per VO), the rows as ``DataFrame.value_counts`` orders them (most jobs first, equal
+    counts in the order their first job comes), counted on integer keys rather than on five columns of names.
+
+    Usage: ``job_counts(state)["njobs"].sum()``
+    """
+    j, g = state.jobs, state.g
+    live = state.live[j["jobStatus"][state.live] != S["holding"]]
+    names = (g.queues, g.shares, g.rtypes, STATUSES, g.vos)
+    codes = (j["computingSite"][live], j["gshare"][live], j["resource_type"][live], j["jobStatus"][live], j["vo"][live])
+    key = np.zeros(len(live), np.int64)
+    for vocabulary, code in zip(names, codes, strict=True):
+        key = key * len(vocabulary) + code
+    uniq, first, n = np.unique(key, return_index=True, return_counts=True)
+    order = np.argsort(first)[np.argsort(-n[np.argsort(first)], kind="stable")]  # by count, then first seen
+    uniq, n = uniq[order], n[order]
+    columns: dict[str, np.ndarray] = {}
+    for col, vocabulary in reversed(list(zip(JOB_COUNT_KEYS, names, strict=True))):
+        columns[col] = np.asarray(vocabulary, dtype=object)[uniq % len(vocabulary)]
+        uniq = uniq // len(vocabulary)
+    return pd.DataFrame({**{c: columns[c] for c in JOB_COUNT_KEYS}, "njobs": n.astype(np.int64)})
+
+
+JOB_COUNT_KEYS = ("panda_queue", "gshare", "resource_type", "jobstatus", "vo")
 
 
 def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +115,10 @@ def vo_code(state: SimState, tid: int) -> int:
 
     Usage: ``brokering.vo_code(state, 42)``
     """
-    return state.g.vos.index(str(state.tasks.at[tid, "vo"]))
+    code = state.vo_of.get(tid)
+    if code is None:  # a task's VO never changes during a run: looked up once
+        code = state.vo_of[tid] = state.g.vos.index(str(state.tasks.at[tid, "vo"]))
+    return code
 
 
 def placed(state: SimState, queues: np.ndarray, share: int, vo: int = 0) -> None:

@@ -46,7 +46,7 @@ def tick(state: SimState, now: float) -> None:
     ids = t.index.to_numpy(np.int64)
     used = t["nFilesUsed"].to_numpy(np.int64).copy()
     rows = np.flatnonzero(np.isin(status, GENERATING) & (state.task_w >= 0) & (state.task_r >= 0))
-    pool = np.fromiter((len(state.retry_pool.get(int(i), ())) for i in ids[rows]), np.int64, len(rows))
+    pool = retry_counts(state.retry_pool, ids[rows])
     exposed = np.minimum(t["nFiles"].to_numpy(np.int64), t["nFilesToBeUsed"].to_numpy(np.int64))
     avail = exposed[rows] - used[rows] + pool
     scouts = t["useScout"].to_numpy(bool) & np.isin(status, ("ready", "scouting"))
@@ -75,6 +75,19 @@ def tick(state: SimState, now: float) -> None:
             used[row] += new_units
     t["nFilesUsed"] = used
     state.add_live()
+
+
+def retry_counts(retry_pool: dict[int, list[int]], tids: np.ndarray) -> np.ndarray:
+    """Per task of TIDS, its inputs back for a retry (``state.retry_pool``; only a few tasks have any).
+
+    Usage: ``retry_counts({42: [7, 8]}, np.array([41, 42]))``
+    """
+    held = {tid: len(units) for tid, units in retry_pool.items() if units}
+    out = np.zeros(len(tids), np.int64)
+    if held:
+        at = np.flatnonzero(np.isin(tids, np.fromiter(held, np.int64, len(held))))
+        out[at] = [held[int(t)] for t in tids[at]]
+    return out
 
 
 def _budget(
@@ -125,10 +138,10 @@ def make_jobs(
     task_ram = state.task_ram[tid]
     pool = state.retry_pool.get(tid, [])
     reuse = np.asarray(pool[:n], np.int64)
-    rams = np.maximum(state.files.ramCount[reuse], task_ram)
+    rams = np.maximum(state.files.ramCount[reuse], task_ram) if pool else reuse
     groups: list[tuple[np.ndarray, float, tuple[np.ndarray, np.ndarray]]] = []
     waiting: list[int] = []
-    for ram in np.unique(rams).tolist():
+    for ram in np.unique(rams).tolist() if pool else ():  # most chunks have no retried inputs
         fids = reuse[rams == ram]
         chunk = got if ram <= task_ram else brokering.choices(state, tid, ram)
         if chunk is None:

@@ -107,7 +107,8 @@ class JobTable:
 
         Usage: ``rows = table.append(jobStatus=S["activated"], computingSite=np.array([3, 4]), ...)``
         """
-        k = max((len(v) for v in values.values() if isinstance(v, np.ndarray) and v.ndim > 0), default=0)
+        # the first array's length (the arrays have one length)
+        k = next((len(v) for v in values.values() if type(v) is np.ndarray and v.ndim > 0), 0)
         if k == 0:  # no arrays: lists, or one row of scalars
             k = max((np.size(v) for v in values.values() if np.ndim(v) > 0), default=1)
         start = self.rows_n

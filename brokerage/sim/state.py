@@ -19,6 +19,7 @@ from brokerage.model.cache import GridCache, derived_cache
 from brokerage.model.explain import Decision
 from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
+from brokerage.model.views import carry_task_records
 from brokerage.sim import arrivals, machines, retry
 from brokerage.sim.ended_jobs import EndedGroups
 from brokerage.sim.events import EventLog
@@ -32,7 +33,9 @@ TICK_S = 60.0  # the clock's step; JobGenerator (10 s in JEDI) and dispatch run 
 BACKGROUND_WALL_H = 6.0  # median walltime of the jobs the snapshot already holds (their task is unknown)
 MIN_WALL_S, MAX_WALL_S = 600.0, 48 * 3600.0
 DEFAULT_RAM_MB = 2000.0  # a task without a memory estimate
-FILE_TYPES = {"status": np.int8, "ramCount": np.float64, "share": np.float64}
+# attempt counters fit 32 bits (maxFailure is at most 10**6 plus a few retries); the task id keeps 64
+FILE_TYPES = {"status": np.int8, "ramCount": np.float64, "share": np.float64, "attemptNr": np.int32,
+              "failedAttempt": np.int32, "maxAttempt": np.int32, "maxFailure": np.int32}  # fmt: skip
 # the statuses whose rows the index keeps: those the agents read every cycle (live_rows)
 TRACKED = [S[x] for x in ("assigned", "activated", "sent", "starting", "running", "holding", "transferring")]
 TRACKED_MASK = status_mask(TRACKED)
@@ -198,6 +201,7 @@ class SimState:
         }
         self.task_ram = dict(zip(t.index.tolist(), t["ramCount"].astype(float).tolist(), strict=True))  # ramCount now
         self.any_cores = set(t.index[t["anyCores"].to_numpy(bool)].tolist())
+        self.vo_of: dict[int, int] = {}  # task -> its VO's index in g.vos (brokering.vo_code fills it)
         self.per_core = set(t.index[t["ramPerCore"].to_numpy(bool)].tolist())
         self.scout_rows: dict[int, list[np.ndarray]] = {}  # task -> rows of its scout jobs
         # per task row, counted as jobs are made and end (the WatchDog's progress actions read them)
@@ -268,7 +272,8 @@ class SimState:
                   "dataset_replicas": cat("dataset_replicas", replicas)}  # fmt: skip
         self.snap = self.snap.replace(**tables)
         self.brokerage_snap = self.brokerage_snap.replace(**tables)
-        self.cache = derived_cache(self.base_cache, self.brokerage_snap)
+        prev, self.cache = self.cache, derived_cache(self.base_cache, self.brokerage_snap)
+        carry_task_records(self.cache, prev)  # only the new tasks' records are built
         mini = self.snap.replace(tasks=tasks, datasets=datasets)
         rows = task_table(
             mini,

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from brokerage.brokers.analysis_context import failure_history
 from brokerage.model import views
 from brokerage.model.gdpconfig import Config
 from brokerage.sim import brokering, live_counts
 from brokerage.sim.engine import Simulation
-from brokerage.sim.jobs import S
+from brokerage.sim.jobs import STATUSES, S
 from brokerage.sim.propagate import end_jobs
+from brokerage.synth.demo import demo_snapshot
 from tests.builders import anal_queue, anal_task, counts, dataset, sim_grid_snapshot, task_counts, user_counts
 from tests.core.sim.conftest import add_jobs
 
@@ -83,3 +85,18 @@ def test_task_job_counts_age_and_gain_the_runs_ended_jobs() -> None:
         hist, at = failure_history(sim.cache, 1, 6.0), views.queue_arrays(sim.cache).index
         assert hist["closed"][at["BQ"]] == 3 and hist["closed"][at["AQ"]] == want_aq
     assert (sim.jobs["jobStatus"][rows] == S["closed"]).all()
+
+
+def test_job_counts_equal_value_counts_of_the_live_jobs() -> None:
+    """The brokers' job_counts (live jobs not holding, per queue, share, resource type, status and VO) equal
+    ``DataFrame.value_counts`` over those five name columns, rows in the same order (most jobs first)."""
+    sim = Simulation(demo_snapshot(seed=0, queues=60, tasks=300), Config(), seed=0).run(0.5)
+    j, g = sim.jobs, sim.g
+    live = sim.live[j["jobStatus"][sim.live] != S["holding"]]
+    names = lambda vocabulary, col: np.asarray(vocabulary, dtype=object)[j[col][live]]  # noqa: E731
+    df = pd.DataFrame({"panda_queue": names(g.queues, "computingSite"), "gshare": names(g.shares, "gshare"),
+                       "resource_type": names(g.rtypes, "resource_type"), "jobstatus": names(STATUSES, "jobStatus"),
+                       "vo": names(g.vos, "vo")})  # fmt: skip
+    expected = df.value_counts().rename("njobs").reset_index()
+    pd.testing.assert_frame_equal(brokering.job_counts(sim), expected, check_exact=True)
+    assert len(expected) > 100

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from brokerage.model.gdpconfig import Config
+from brokerage.sim.jobgen import retry_counts
 from brokerage.sim.throttler import throttle
 
 SH, RT = "MC Simulation", "SCORE"
@@ -104,3 +107,9 @@ def test_a_skipped_work_queue_passes_a_task_that_outranks_its_jobs() -> None:
     assert verdict.rule == "g" and first == second == 0
     verdict, first, second = run(Config(), top=900)  # ties the top jobs, over 500 of which wait: no override
     assert verdict.rule == "c" and first == second == 0
+
+
+def test_retry_counts_are_the_inputs_back_for_a_retry() -> None:
+    """JobGenerator's inputs available for a task include its units back to ready (the retry pool): task 42 has
+    two, task 7 an empty pool and task 41 none, so the counts read 0, 2, 0 in the order asked."""
+    assert retry_counts({42: [7, 8], 7: []}, np.array([41, 42, 7])).tolist() == [0, 2, 0]
