@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.checks.limits import within_limits
-from brokerage.checks.panda_data import jedi_local_disk
+from brokerage.checks.panda_data import MAX_FILES, jedi_local_disk
 from brokerage.checks.software import software_verdict
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
@@ -510,13 +510,15 @@ WORK_DISK_MARGIN = 300 * MIB  # JediTaskSpec.getWorkDiskSize safety margin
 
 
 def _master_file(ctx: Any) -> tuple[float, float]:
-    """(bytes, events) of one file of the task's master dataset, as the crosscheck's converter splits it."""
+    """(bytes, events) of one file of the task's master dataset, as the crosscheck's converter splits it: the
+    snapshot holds a dataset in aggregate, described as at most MAX_FILES equal files (the data weight reads the same
+    description, ``panda_data.jedi_local_disk``)."""
     snap = ctx.cache.snap
     ds = snap.datasets[(snap.datasets["jeditaskid"] == int(ctx.task["jeditaskid"])) & snap.datasets["is_master"]]
     if ds.empty or int(ds["nfiles"].iloc[0]) == 0:
         return 0.0, 0.0
-    n = float(ds["nfiles"].iloc[0])
-    return float(ds["size_gb"].iloc[0]) * 1024**3 / n, float(ds["nevents"].iloc[0]) // n
+    n = max(1, min(int(ds["nfiles"].iloc[0]), MAX_FILES))
+    return float(int(float(ds["size_gb"].iloc[0]) * 1024**3 / n)), float(float(ds["nevents"].iloc[0]) // n)
 
 
 def scratch(base: Filter) -> Filter:

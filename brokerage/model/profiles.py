@@ -486,6 +486,15 @@ SWITCHES += (
         "nucleus (the snapshot's site state does not reach JEDI)",
         "entity_module.py:1846 (pandasite_state), AtlasProdTaskBroker.py:290-296",
     ),
+    Switch(
+        "data_check_period_as_jedi",
+        "nucleus",
+        "(the seed's data locality check has no time limit: it applies however long the task has waited)",
+        "a task frozen (in assigning) for longer than DATA_LOCATION_CHECK_PERIOD days (7; 0 means 7) skips the data "
+        "locality check: every nucleus passes it, while the weight still takes the input's tape factor (and its "
+        "local fraction for IO-intensive tasks)",
+        "AtlasProdTaskBroker.py:185-189, 434-437, 559-570",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {

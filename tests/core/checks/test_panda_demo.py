@@ -68,3 +68,22 @@ def test_scratch_at_a_unified_queue_uses_its_own_cores() -> None:
     )  # fmt: skip
     skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}["U"]
     assert skip.criteria == "-disk" and "2000 MB less than 2300 MB" in skip.reason
+
+
+def test_scratch_reads_a_large_dataset_as_the_converter_describes_it() -> None:
+    """scratch_as_jedi: JEDI adds the whole input files of the job; the snapshot holds a dataset in aggregate and the
+    crosscheck describes one of more than 20,000 files as 20,000 equal files (panda_data.MAX_FILES, as the data weight
+    reads it). 40,000 files of 20,000 GiB are 20,000 files of 1 GiB, so a 100-event job needs the 1500 MiB output
+    floor + 300 MiB margin + 1024 MiB = 2824 MiB, over a single-core queue's maxwdir of 2500 MB (-disk)."""
+    eps = [{"ddm_endpoint_name": "A_DATADISK", "site_name": "A", "space_total": 1e6, "space_free": 5e5}]
+    snap = grid(
+        [queue("Q", "A", corecount=1, maxwdir=2500)],
+        [task(1, nucleus="A", corecount=1, outdiskcount=0, workdiskcount=0, chunk_nevents=100, chunk_input_mb=50.0)],
+        sites=[site("A")], ddm_endpoints=eps,
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 40000, "size_gb": 20000.0, "nevents": 40_000_000,
+                   "is_master": True}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "A_DATADISK", "nfiles": 40000,
+                           "size_gb": 20000.0}],
+    )  # fmt: skip
+    skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}["Q"]
+    assert skip.criteria == "-disk" and "2500 MB less than 2824 MB" in skip.reason
