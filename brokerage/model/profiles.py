@@ -495,6 +495,14 @@ SWITCHES += (
         "local fraction for IO-intensive tasks)",
         "AtlasProdTaskBroker.py:185-189, 434-437, 559-570",
     ),
+    Switch(
+        "best_pseudo_queues",
+        "production",
+        "Remaining candidates are sorted by weight. For WORLD tasks, the best 10 candidates are taken.",
+        "the best 10 are pseudo queues (under unified_any_pseudo): a unified queue takes one of the 10 places per "
+        "pseudo queue that passed the filters, so fewer than 10 queues may be kept",
+        "AtlasProdJobBroker.py:2073-2095, JobBrokerBase.py:117-126",
+    ),
 )
 
 PROFILES: dict[str, frozenset[str]] = {
