@@ -69,8 +69,9 @@ SWITCHES: tuple[Switch, ...] = (
            "allows the queue; urgent tasks are checked too; merge jobs skip the priority fields",
            "AtlasBrokerUtils.py:365-470, ProcessGroups.py:3"),
     Switch("blacklist_temporary", "production", "an endpoint blacklisted for the job's activity removes the queue",
-           "the blacklist test is part of the storage check, a temporary problem (applied at the end)",
-           "AtlasProdJobBroker.py:1014-1021"),
+           "the blacklist test is part of the storage check, a temporary problem (applied at the end); a queue short "
+           "of output space keeps that check's -disk and is not tested for the blacklist",
+           "AtlasProdJobBroker.py:1005-1021"),
     Switch("links_as_jedi", "production",
            "three link filters: blocked link (-link_unusable), files queued on the link > NQUEUED_SAT_CAP "
            "(temporary), files queued to the nucleus > NQUEUED_NUC_CAP_FOR_JOBS (temporary, every queue)",

@@ -87,3 +87,20 @@ def test_scratch_reads_a_large_dataset_as_the_converter_describes_it() -> None:
     )  # fmt: skip
     skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}["Q"]
     assert skip.criteria == "-disk" and "2500 MB less than 2824 MB" in skip.reason
+
+
+def test_a_queue_short_of_space_is_not_tested_for_the_blacklist() -> None:
+    """blacklist_temporary: the blacklist test is part of JEDI's storage check, which names a queue short of output
+    space (-disk: 60 + 40 GB free + expired <= 200 GB) and tests only the others for the blacklist, so Q, whose
+    DATADISK is also read_lan OFF, keeps -disk as its temporary skip; R (space enough, read_lan OFF) is blacklisted."""
+    eps = [{"ddm_endpoint_name": "A_DATADISK", "site_name": "A", "space_total": 1e6, "space_free": 5e5},
+           {"ddm_endpoint_name": "B_DATADISK", "site_name": "B", "space_total": 1e5, "space_free": 60.0,
+            "space_expired": 40.0, "read_lan": "OFF"},
+           {"ddm_endpoint_name": "C_DATADISK", "site_name": "C", "space_total": 1e5, "space_free": 5e4,
+            "read_lan": "OFF"}]  # fmt: skip
+    snap = grid(
+        [queue("N1", "A"), queue("Q", "B"), queue("R", "C")], [task(1, nucleus="A")],
+        sites=[site("A"), site("B", role="satellite"), site("C", role="satellite")], ddm_endpoints=eps,
+    )  # fmt: skip
+    skips = {s.candidate: s.criteria for s in production.broker(snap, 1, PANDA).skipped}
+    assert skips == {"Q": "-disk", "R": "-read_lan_blacklist"}
