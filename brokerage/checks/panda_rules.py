@@ -441,6 +441,20 @@ def final_stage(
 
 
 ZERO_WALLTIME_HS06_S = 24 * 3600 * 10  # minTimeForZeroWalltime: 24 h at 10 HS06 per core
+ES_MAX_ATTEMPTS = 3  # EventServiceUtils.defMaxAttemptEsJob: an event service job's walltime is shared over attempts
+
+
+def _job_events(ctx: Any) -> float:
+    """nEventsPerJob as JEDI's walltime check reads it (InputChunk.getMaxAtomSize): the events of its largest
+    sub-chunk, whole master files up to chunk_nevents (floor(chunk_nevents / file events) files, at least one) when a
+    file holds fewer events than a job, else chunk_nevents (a file cut into event ranges of one job)."""
+    events = float(ctx.task.get("chunk_nevents") or 0)
+    if ctx.merge:
+        return events
+    _fsize, fev = _master_file(ctx)
+    if not fev or fev >= events:
+        return events
+    return max(1.0, float(events // fev)) * fev
 
 
 def _scaled(ctx: Any, seconds: np.ndarray, hs06: bool) -> np.ndarray:
@@ -468,7 +482,9 @@ def walltime(base: Filter) -> Filter:
         unit = str(t.get("cputimeunit") or "")
         hs06 = unit in ("HS06sPerEvent", "HS06sPerEventFixed", "mHS06sPerEvent", "mHS06sPerEventFixed")
         cpu = float(t.get("cputime") or 0) / (1000.0 if unit.startswith("m") else 1.0) if hs06 else 0.0
-        need = cpu * float(t.get("chunk_nevents") or 0) if hs06 and cpu else None
+        need = cpu * _job_events(ctx) if hs06 and cpu else None
+        if need and t.get("eventservice"):  # / nEsConsumers (1: no such field) x maxAttemptEsJob (JEDI's default)
+            need /= ES_MAX_ATTEMPTS
         maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
         site_max, site_min = _scaled(ctx, maxtime, hs06), _scaled(ctx, mintime, hs06)
         code = np.full(ctx.n, "", dtype=object)

@@ -100,9 +100,11 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("walltime_as_jedi", "production",
            "cpuTime x nEvents / (C x P x cpuEfficiency) + baseTime within [mintime, maxtime]; scouts and merges "
            "need maxtime >= 24 h", "one pass: (maxtime - baseWalltime) x cores x corepower x cpuEfficiency (int) "
-           "against cpuTime x events; scouts, merges and tasks without cpuTime need that scaled maxtime >= 24 h x 10 "
-           "HS06 x cores; a task without an estimate fails every queue with a mintime (-longwalltime)",
-           "AtlasProdJobBroker.py:1034-1190"),
+           "against cpuTime x events, the events of the largest sub-chunk (whole files up to nEventsPerJob), "
+           "divided by 3 (defMaxAttemptEsJob) for event service; scouts, merges and tasks without cpuTime need that "
+           "scaled maxtime >= 24 h x 10 HS06 x cores; a task without an estimate fails every queue with a mintime "
+           "(-longwalltime)",
+           "AtlasProdJobBroker.py:1034-1190, InputChunk.getMaxAtomSize"),
     Switch("nopilot_as_jedi", "production", "skip queues without pilots for the last NO_PILOT_HOURS",
            "queues with numSlots defined are exempt, and so are test-label (not express) and pre-assigned tasks",
            "AtlasProdJobBroker.py:1483-1505"),

@@ -104,3 +104,39 @@ def test_a_queue_short_of_space_is_not_tested_for_the_blacklist() -> None:
     )  # fmt: skip
     skips = {s.candidate: s.criteria for s in production.broker(snap, 1, PANDA).skipped}
     assert skips == {"Q": "-disk", "R": "-read_lan_blacklist"}
+
+
+def _walltime_grid(chunk_nevents: int, **task_kw: object) -> object:
+    """Queue Q (1 core, corepower 10, maxtime 2200 s: 2200 x 10 x 100 % = 22,000 HS06 s) at the nucleus; the task's
+    10 input files of 1000 events each; cpuTime 10 HS06 s per event, cpuEfficiency 100 %, no baseWalltime."""
+    eps = [{"ddm_endpoint_name": "A_DATADISK", "site_name": "A", "space_total": 1e6, "space_free": 5e5}]
+    return grid(
+        [queue("Q", "A", maxtime=2200)],
+        [task(1, nucleus="A", corecount=1, cputime=10.0, cputimeunit="HS06sPerEvent", cpuefficiency=100,
+              basewalltime=0, chunk_nevents=chunk_nevents, **task_kw)],
+        sites=[site("A")], ddm_endpoints=eps,
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 10.0, "nevents": 10000, "is_master": True}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "A_DATADISK", "nfiles": 10,
+                           "size_gb": 10.0}],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("nevents", "kept"), [(2500, True), (2000, True), (3000, False)])
+def test_walltime_reads_the_events_of_whole_files(nevents: int, kept: bool) -> None:
+    """walltime_as_jedi: JEDI's walltime check multiplies cpuTime by the events of its largest sub-chunk
+    (InputChunk.getMaxAtomSize), whole files up to nEventsPerJob: 2500 events per job over files of 1000 are 2 files,
+    10 x 2000 = 20,000 HS06 s <= 22,000 (kept, where 10 x 2500 = 25,000 would fail); 3000 are 3 files, 30,000 > 22,000
+    (-shortwalltime)."""
+    d = production.broker(_walltime_grid(nevents), 1, PANDA)
+    skips = {s.candidate: s.criteria for s in d.skipped}
+    assert (skips.get("Q") is None) is kept and (kept or skips["Q"] == "-shortwalltime")
+
+
+def test_walltime_of_an_event_service_job_is_shared_over_its_attempts() -> None:
+    """walltime_as_jedi: for event service tasks JEDI divides cpuTime x nEventsPerJob by nEsConsumers (1) x
+    maxAttemptEsJob (its default 3, EventServiceUtils.defMaxAttemptEsJob): 10 x 6000 / 3 = 20,000 HS06 s fits the
+    22,000 of Q's maxtime where a non-ES task's 60,000 fails -shortwalltime."""
+    plain = {s.candidate: s.criteria for s in production.broker(_walltime_grid(6000), 1, PANDA).skipped}
+    assert plain.get("Q") == "-shortwalltime"
+    es = production.broker(_walltime_grid(6000, eventservice=True), 1, PANDA)
+    assert "-shortwalltime" not in {s.criteria for s in es.skipped if s.candidate == "Q"}
