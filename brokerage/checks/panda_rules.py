@@ -573,6 +573,10 @@ def scratch(base: Filter) -> Filter:
             # the converter cuts a file into event ranges of one job (crosscheck/chunks.py): a job never spans a file
             # boundary, so its largest sub-chunk touches ceil(events / file events) files
             files = 1.0 if not fev else float(np.ceil(events / fev))
+            if fev and fev < events:  # files smaller than a job: the sub-chunk is whole files up to the job's events
+                events = _job_events(ctx)
+                files = events / fev
+                effective_mb = files * fsize / MIB
         effective_mb = effective_mb or 1.0  # CoreUtils.getEffectiveFileSize: in MB, 1 MB for pseudo input
         out_unit = str(t.get("outdiskunit") or "")
         out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective_mb)

@@ -121,9 +121,9 @@ SWITCHES: tuple[Switch, ...] = (
            "share at its priority and above", "AtlasProdTaskBroker.py:240-590"),
     Switch("scratch_as_jedi", "production",
            "inputDiskCount + max(0.5 GB, outDiskCount x nEvents) + workDiskCount < maxwdir / coreCount",
-           "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files unless the job reads "
-           "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores (a unified queue's "
-           "own cores, not its pseudo queue's)",
+           "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files (the largest sub-chunk: "
+           "whole files up to nEventsPerJob) unless the job reads directly (allowInputLAN and direct_access_lan), "
+           "against maxwdir x task cores / queue cores (a unified queue's own cores, not its pseudo queue's)",
            "AtlasProdJobBroker.py:927-985, JediTaskSpec.getWorkDiskSize"),
     Switch("connectivity_as_jedi", "production",
            "network_connectivity full > http > none; ip_stack IPv4 / IPv6 accept only that stack, unset accepts "

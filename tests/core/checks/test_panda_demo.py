@@ -140,3 +140,19 @@ def test_walltime_of_an_event_service_job_is_shared_over_its_attempts() -> None:
     assert plain.get("Q") == "-shortwalltime"
     es = production.broker(_walltime_grid(6000, eventservice=True), 1, PANDA)
     assert "-shortwalltime" not in {s.criteria for s in es.skipped if s.candidate == "Q"}
+
+
+@pytest.mark.parametrize(("maxwdir", "kept"), [(4000, True), (3800, False)])
+def test_scratch_counts_the_whole_files_of_the_sub_chunk(maxwdir: int, kept: bool) -> None:
+    """scratch_as_jedi: a job of 2500 events over files of 1000 events (1 GiB each) is JEDI's sub-chunk of 2 whole
+    files: 1500 MiB output floor + 300 MiB margin + 2 x 1024 MiB = 3848 MiB, within maxwdir 4000 MB (not the 3 files,
+    4872 MiB, of the files the job's events touch) and over 3800 MB (-disk)."""
+    snap = _walltime_grid(2500, outdiskcount=0, workdiskcount=0)
+    snap = grid(
+        [queue("Q", "A", maxwdir=maxwdir)], snap.tasks.to_dict("records"), sites=[site("A")],
+        ddm_endpoints=snap.ddm_endpoints.to_dict("records"), datasets=snap.datasets.to_dict("records"),
+        dataset_replicas=snap.dataset_replicas.to_dict("records"),
+    )  # fmt: skip
+    skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}.get("Q")
+    assert (skip is None) is kept
+    assert kept or (skip.criteria == "-disk" and "3800 MB less than 3848 MB" in skip.reason)
