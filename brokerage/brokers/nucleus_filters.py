@@ -280,6 +280,8 @@ def fullchain_mode(task: dict[str, Any], parent: dict[str, Any]) -> str:
 def f_full_chain(ctx: NucleusContext) -> Verdict:
     """Full-chain rules: only-nuclei take only full-chain tasks; only/require tasks need bare nuclei; follow the parent."""
     mode = fullchain_mode(ctx.task, ctx.parent)
+    if mode == "only" and rule(ctx.config, "full_chain_only_as_jedi"):
+        mode = "require"  # JEDI tests 'only' and 'require' alike: any bare mode (AtlasProdTaskBroker.py:522-525)
     bare = ctx.na.bare
     codes_ok = np.ones(ctx.n, dtype=bool)
     texts = np.full(ctx.n, "", dtype=object)
@@ -320,7 +322,8 @@ FILTERS: tuple[Filter, ...] = (
                               "MAX_TASK_PRIO_WITH_LOCAL_DATA", "RULES", "DATA_LOCATION_CHECK_PERIOD"))),
     Filter("job check", ("-job",), "the nucleus' own queues must be able to run the task's jobs", f_job,
            uses=Reads(config=keys_of(production_queues.FILTERS, ProdContext))),
-    Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain),
+    Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain,
+           uses=Reads(config=("RULES",))),
 )  # fmt: skip
 """Seed 000 step 2 in order, then the job check (seed 003) and the full-chain rules."""
 PANDA_FILTERS: tuple[Filter, ...] = (

@@ -447,11 +447,12 @@ ES_MAX_ATTEMPTS = 3  # EventServiceUtils.defMaxAttemptEsJob: an event service jo
 def _job_events(ctx: Any) -> float:
     """nEventsPerJob as JEDI's walltime check reads it (InputChunk.getMaxAtomSize): the events of its largest
     sub-chunk, whole master files up to chunk_nevents (floor(chunk_nevents / file events) files, at least one) when a
-    file holds fewer events than a job, else chunk_nevents (a file cut into event ranges of one job)."""
+    file holds fewer events than a job, else chunk_nevents (a file cut into event ranges of one job); a merge job is
+    one file (no nFilesPerMergeJob nor nEventsPerMergeJob in the snapshot)."""
     events = float(ctx.task.get("chunk_nevents") or 0)
-    if ctx.merge:
-        return events
     _fsize, fev = _master_file(ctx)
+    if ctx.merge and fev:
+        return fev
     if not fev or fev >= events:
         return events
     return max(1.0, float(events // fev)) * fev

@@ -6,7 +6,9 @@ connectivity, diskIO, pilots, Harvester workers and numSlots), DATADISK and DATA
 statuses), network rows (closeness incl. blocked links, queued files, throughput of 1 h/1 d/1 w, old rows), job
 counts per share and resource type, software tags and CPU architectures, and 6-10 tasks (production with and
 without a nucleus, analysis; priorities, scouts, merges, express, full-chain, t1Weight, IO intensity, input on disk,
-tape and nowhere, secondary input datasets); site states (ACTIVE or not). Usage: ``snap = random_grid(seed=7)``
+tape and nowhere, secondary input datasets, jobs spanning whole files); site states (ACTIVE or not); some quiet
+grids whose nuclei have room and no output queued (so they reach the data locality check, where tasks frozen over a
+week meet JEDI's data check period). Usage: ``snap = random_grid(seed=7)``
 """
 
 from __future__ import annotations

@@ -100,7 +100,8 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("walltime_as_jedi", "production",
            "cpuTime x nEvents / (C x P x cpuEfficiency) + baseTime within [mintime, maxtime]; scouts and merges "
            "need maxtime >= 24 h", "one pass: (maxtime - baseWalltime) x cores x corepower x cpuEfficiency (int) "
-           "against cpuTime x events, the events of the largest sub-chunk (whole files up to nEventsPerJob), "
+           "against cpuTime x events, the events of the largest sub-chunk (whole files up to nEventsPerJob; one "
+           "file for merge jobs), "
            "divided by 3 (defMaxAttemptEsJob) for event service; scouts, merges and tasks without cpuTime need that "
            "scaled maxtime >= 24 h x 10 HS06 x cores; a task without an estimate fails every queue with a mintime "
            "(-longwalltime)",
@@ -505,6 +506,14 @@ SWITCHES += (
         "the best 10 are pseudo queues (under unified_any_pseudo): a unified queue takes one of the 10 places per "
         "pseudo queue that passed the filters, so fewer than 10 queues may be kept",
         "AtlasProdJobBroker.py:2073-2095, JobBrokerBase.py:117-126",
+    ),
+    Switch(
+        "full_chain_only_as_jedi",
+        "nucleus",
+        "Tasks can set the fullChain parameter: only to be assigned to a nucleus with bareNucleus=only",
+        "fullChain=only and require are tested alike: a nucleus without a bare mode fails (-full_chain), one with "
+        "bareNucleus=allow passes",
+        "AtlasProdTaskBroker.py:516-526",
     ),
 )
 

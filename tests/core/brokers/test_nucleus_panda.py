@@ -10,7 +10,7 @@ from brokerage.brokers import nucleus
 from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import PANDA_104, PROFILE_KEY
 from tests.builders import TAKEN_AT, dataset, endpoint, queue, replica, site, task
-from tests.core.brokers.test_nucleus import cand, code, names, ngrid
+from tests.core.brokers.test_nucleus import FC_SITES, cand, code, names, ngrid
 
 PANDA = Config().with_overrides({PROFILE_KEY: PANDA_104})
 
@@ -111,3 +111,13 @@ def test_data_check_period_is_strict_and_read_from_gdpconfig() -> None:
         "B",
         "C",
     }
+
+
+def test_full_chain_only_accepts_an_allow_nucleus() -> None:
+    """full_chain_only_as_jedi: seed 000 says fullChain=only is 'to be assigned to a nucleus with bareNucleus=only';
+    JEDI tests only and require alike (AtlasProdTaskBroker.py:522-525), so AL (bareNucleus=allow) passes too and only
+    N, without a bare mode, fails -full_chain."""
+    snap = ngrid(sites=FC_SITES, tasks=[task(1, fullchain="only")])
+    assert names(nucleus.broker(snap, 1)) == {"ON"}
+    d = nucleus.broker(snap, 1, PANDA)
+    assert names(d) == {"AL", "ON"} and code(d, "N") == "-full_chain"

@@ -106,12 +106,12 @@ def test_a_queue_short_of_space_is_not_tested_for_the_blacklist() -> None:
     assert skips == {"Q": "-disk", "R": "-read_lan_blacklist"}
 
 
-def _walltime_grid(chunk_nevents: int, **task_kw: object) -> object:
+def _walltime_grid(chunk_nevents: int, queue_kw: dict | None = None, **task_kw: object) -> object:
     """Queue Q (1 core, corepower 10, maxtime 2200 s: 2200 x 10 x 100 % = 22,000 HS06 s) at the nucleus; the task's
     10 input files of 1000 events each; cpuTime 10 HS06 s per event, cpuEfficiency 100 %, no baseWalltime."""
     eps = [{"ddm_endpoint_name": "A_DATADISK", "site_name": "A", "space_total": 1e6, "space_free": 5e5}]
     return grid(
-        [queue("Q", "A", maxtime=2200)],
+        [queue("Q", "A", **{"maxtime": 2200, **(queue_kw or {})})],
         [task(1, nucleus="A", corecount=1, cputime=10.0, cputimeunit="HS06sPerEvent", cpuefficiency=100,
               basewalltime=0, chunk_nevents=chunk_nevents, **task_kw)],
         sites=[site("A")], ddm_endpoints=eps,
@@ -156,3 +156,14 @@ def test_scratch_counts_the_whole_files_of_the_sub_chunk(maxwdir: int, kept: boo
     skip = {s.candidate: s for s in production.broker(snap, 1, PANDA).skipped}.get("Q")
     assert (skip is None) is kept
     assert kept or (skip.criteria == "-disk" and "3800 MB less than 3848 MB" in skip.reason)
+
+
+def test_walltime_of_a_merge_job_is_one_file() -> None:
+    """walltime_as_jedi: a merge job's sub-chunk is one file (no nFilesPerMergeJob in the snapshot), 1000 events x 10
+    HS06 s = 10,000 HS06 s, below the 1500 s x 10 = 15,000 of Q's mintime (-longwalltime), where a production job
+    of 2500 events (2 whole files, 20,000) passes it (maxtime 100,000 s keeps the merges' 24 h floor out of the way)."""
+    wide = {"maxtime": 100000, "mintime": 1500}
+    merge = production.broker(_walltime_grid(2500, wide, is_merge=True), 1, PANDA)
+    assert {s.candidate: s.criteria for s in merge.skipped}.get("Q") == "-longwalltime"
+    plain = production.broker(_walltime_grid(2500, wide), 1, PANDA)
+    assert "Q" in {c.name for c in plain.candidates}
