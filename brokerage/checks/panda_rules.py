@@ -19,7 +19,6 @@ from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
 from brokerage.checks.software_match import RELEASES_ANY, RELEASES_AUTO
 from brokerage.checks.software_request import JEDI_ANALYSIS, JEDI_PRODUCTION
-from brokerage.checks.storage import STORAGE
 from brokerage.framework import Filter, Verdict
 from brokerage.model import views
 from brokerage.model.architecture import parse_architecture
@@ -205,35 +204,6 @@ def zeroshare(base: Filter) -> Filter:
         memo: dict[str, bool] = {}
         zero = np.array([memo.setdefault(p, jedi_zero_share(p, ctx.task, ctx.priority, ctx.merge)) for p in policies])
         return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
-
-    return replace(base, fn=fn, reads=None)
-
-
-def blacklist(base: Filter) -> Filter:
-    """The endpoint blacklist check as part of JEDI's storage check, whose skips are temporary (switch
-    ``blacklist_temporary``)."""
-
-    def fn(ctx: Any) -> Verdict | None:
-        v = base.run(ctx)
-        if v is None or not rule(ctx.config, "blacklist_temporary"):
-            return v
-        return Verdict(v.passed, v.criteria, v.reasons, True)
-
-    return replace(base, fn=fn, reads=None)
-
-
-def space_first(base: Filter) -> Filter:
-    """The blacklist test inside JEDI's storage check (switch ``blacklist_temporary``): a queue short of output space
-    has that check's -disk message and is not tested for the blacklist (AtlasProdJobBroker.py:1005-1018), so its
-    deferred -disk is not overwritten by a blacklist skip."""
-
-    def fn(ctx: Any) -> Verdict | None:
-        v = base.run(ctx)
-        if v is None or not rule(ctx.config, "blacklist_temporary"):
-            return v
-        space = STORAGE.run(ctx)
-        passed = v.passed if space is None else v.passed | ~space.passed
-        return Verdict(passed, v.criteria, v.reasons, v.temporary)
 
     return replace(base, fn=fn, reads=None)
 

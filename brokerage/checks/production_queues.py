@@ -140,7 +140,7 @@ FILTERS: tuple[Filter, ...] = (
 PANDA_VERSIONS = {
     SOFTWARE.name: panda_rules.software,
     ZEROSHARE.name: panda_rules.zeroshare,
-    BLACKLIST.name: lambda f: panda_rules.space_first(panda_io.blacklist(panda_rules.blacklist(f))),
+    BLACKLIST.name: lambda f: panda_io.space_first(panda_io.blacklist(panda_io.blacklist_temporary(f))),
     REMOTEIO.name: panda_io.remoteio,
     links.LINK_BLOCKED.name: panda_rules.links,
     links.LINK_QUEUED.name: panda_rules.links_temporary,
