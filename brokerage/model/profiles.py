@@ -117,9 +117,10 @@ SWITCHES: tuple[Switch, ...] = (
            "weight = [local/total x] tape x (free+expired)/total / max(rwOffset, RW)",
            "a task whose input has no complete WAN-readable replica fails; the endpoint check adds read_wan / "
            "write_wan blacklists and uses usable - int(fullRW/10/24/3600 x 0.25) (full RW, all work queues); the "
-           "job check (PanDA's filters, hint mode) comes before the data check; weight = (1/RW if RW >= 50 HS06 s "
+           "job check (PanDA's filters, hint mode, where the task's own site does not make it pre-assigned) comes "
+           "before the data check; weight = (1/RW if RW >= 50 HS06 s "
            "else 1) x [ava/tot] x [0.001 tape] x usable/total x min(FREE_DISK_CUTOFF, usable TB), RW of the task's "
-           "share at its priority and above", "AtlasProdTaskBroker.py:240-590"),
+           "share at its priority and above", "AtlasProdTaskBroker.py:240-590, AtlasProdJobBroker.py:183-200"),
     Switch("scratch_as_jedi", "production",
            "inputDiskCount + max(0.5 GB, outDiskCount x nEvents) + workDiskCount < maxwdir / coreCount",
            "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files (the largest sub-chunk: "

@@ -121,3 +121,14 @@ def test_full_chain_only_accepts_an_allow_nucleus() -> None:
     assert names(nucleus.broker(snap, 1)) == {"ON"}
     d = nucleus.broker(snap, 1, PANDA)
     assert names(d) == {"AL", "ON"} and code(d, "N") == "-full_chain"
+
+
+def test_hint_mode_does_not_treat_the_task_site_as_pre_assigned() -> None:
+    """nucleus_as_jedi: JEDI's job check in hint mode scans the nuclei's queues (siteListForTB), so a task naming a
+    site is not pre-assigned there (AtlasProdJobBroker.py:183-200) and the checks skipped for pre-assigned tasks run:
+    an IPv6 task fails A's only queue (IPv4 stack, -network) and A fails -job; B's IPv6 queue runs it."""
+    queues = [queue("QA", "A", wnconnectivity="full#IPv4"), queue("QB", "B", wnconnectivity="full#IPv6")]
+    snap = ngrid(queues=queues, tasks=[task(1, site="QA", ipconnectivity="full#IPv6")])
+    d = nucleus.broker(snap, 1, PANDA)
+    assert names(d) == {"B"} and code(d, "A") == "-job"
+    assert {s["queue"]: s["criteria"] for s in d.extra["job_check"]["A"]} == {"QA": "-network"}
