@@ -341,16 +341,19 @@ BEST_CANDIDATES = "best candidates"
 
 
 def rank_and_cut(
-    names: np.ndarray, idx: np.ndarray, weight: np.ndarray, top: int, skips: SkipList, funnel: list[FunnelStep]
-) -> tuple[np.ndarray, np.ndarray]:
+    names: np.ndarray, idx: np.ndarray, weight: np.ndarray, top: int, skips: SkipList, funnel: list[FunnelStep],
+    slots: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Order the survivors IDX by WEIGHT (aligned with IDX; ties by name), keep the best TOP.
 
-    The others are recorded as ``-low_weight`` skips with the cut and a ``best candidates`` funnel step.
-    Returns (positions into IDX of the kept candidates best first, their weights).
+    SLOTS (aligned with IDX, default 1 each) are the places of the TOP each survivor takes: a survivor is kept when
+    the places of the better ones leave one free. The others are recorded as ``-low_weight`` skips with the cut and a
+    ``best candidates`` funnel step. Returns (positions into IDX of the kept candidates best first, their weights).
     Usage: ``keep, w = rank_and_cut(qa.name, idx, weight[idx], 10, skips, funnel)``
     """
     order = np.lexsort((names[idx], -weight))
-    chosen, rest = order[:top], order[top:]
+    cut = top if slots is None else int(np.sum(np.cumsum(slots[order]) - slots[order] < top))
+    chosen, rest = order[:cut], order[cut:]
     if len(rest):
         cutoff = float(weight[chosen[-1]])
 

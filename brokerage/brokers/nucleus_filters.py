@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from brokerage.brokers import nucleus_panda
 from brokerage.brokers.nucleus_context import (
@@ -117,9 +118,23 @@ def locality_verdict(ctx: NucleusContext) -> tuple[np.ndarray, np.ndarray]:
     return codes == "", codes
 
 
+def frozen_past_period(ctx: NucleusContext) -> str | None:
+    """JEDI's data check period (switch ``data_check_period_as_jedi``): why the task, frozen longer than
+    DATA_LOCATION_CHECK_PERIOD days (0: 7) before the snapshot, skips the data locality check (None: it does not)."""
+    if not rule(ctx.config, "data_check_period_as_jedi"):
+        return None
+    frozen = ctx.task.get("frozentime")
+    if frozen is None or pd.isna(frozen):
+        return None
+    days = int(ctx.config["DATA_LOCATION_CHECK_PERIOD"]) or 7
+    waited = pd.Timestamp(ctx.cache.snap.taken_at) - pd.Timestamp(frozen)
+    if waited <= pd.Timedelta(days=days):
+        return None
+    return f"frozen {fmt(waited.total_seconds() / 86400.0)} days ago > DATA_LOCATION_CHECK_PERIOD={days} days"
+
+
 def f_data_locality(ctx: NucleusContext) -> Verdict:
     """Data locality: enough of the input size and files at the nucleus; the whole check may be dropped."""
-    passed, codes = locality_verdict(ctx)
     inp, cfg = ctx.inputs, ctx.config
     info: dict[str, Any] = {
         "checked": True,
@@ -130,6 +145,11 @@ def f_data_locality(ctx: NucleusContext) -> Verdict:
         "inputprestaging": bool(ctx.task.get("inputprestaging")),
     }
     ctx.locality = info
+    if (expired := frozen_past_period(ctx)) is not None:
+        # JEDI skips the check but keeps the input counts: the weight's data factors still apply
+        info.update(checked=False, reason=f"data locality check skipped: the task was {expired}")
+        return Verdict(np.ones(ctx.n, dtype=bool), "", "")
+    passed, codes = locality_verdict(ctx)
     if not (passed & ctx.alive).any():
         off = _locality_off_reason(ctx)
         if off is not None:
@@ -260,6 +280,8 @@ def fullchain_mode(task: dict[str, Any], parent: dict[str, Any]) -> str:
 def f_full_chain(ctx: NucleusContext) -> Verdict:
     """Full-chain rules: only-nuclei take only full-chain tasks; only/require tasks need bare nuclei; follow the parent."""
     mode = fullchain_mode(ctx.task, ctx.parent)
+    if mode == "only" and rule(ctx.config, "full_chain_only_as_jedi"):
+        mode = "require"  # JEDI tests 'only' and 'require' alike: any bare mode (AtlasProdTaskBroker.py:522-525)
     bare = ctx.na.bare
     codes_ok = np.ones(ctx.n, dtype=bool)
     texts = np.full(ctx.n, "", dtype=object)
@@ -297,10 +319,11 @@ FILTERS: tuple[Filter, ...] = (
            "enough of the input size and files must be at the nucleus; the check may be dropped", f_data_locality,
            uses=Reads(config=("INPUT_SIZE_FRACTION", "INPUT_NUM_FRACTION", "INPUT_SIZE_THRESHOLD", "INPUT_NUM_THRESHOLD",
                               "MIN_IO_INTENSITY_WITH_LOCAL_DATA", "MIN_INPUT_SIZE_WITH_LOCAL_DATA",
-                              "MAX_TASK_PRIO_WITH_LOCAL_DATA"))),
+                              "MAX_TASK_PRIO_WITH_LOCAL_DATA", "RULES", "DATA_LOCATION_CHECK_PERIOD"))),
     Filter("job check", ("-job",), "the nucleus' own queues must be able to run the task's jobs", f_job,
            uses=Reads(config=keys_of(production_queues.FILTERS, ProdContext))),
-    Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain),
+    Filter("full-chain check", ("-full_chain",), "full-chain tasks follow bare nuclei and their parent", f_full_chain,
+           uses=Reads(config=("RULES",))),
 )  # fmt: skip
 """Seed 000 step 2 in order, then the job check (seed 003) and the full-chain rules."""
 PANDA_FILTERS: tuple[Filter, ...] = (

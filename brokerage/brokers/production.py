@@ -387,7 +387,7 @@ def run(ctx: ProdContext) -> Decision:
     funnel = [FunnelStep("preliminary candidates", int(alive.sum() + test_mask.sum()), int(alive.sum()))]
     filters = PANDA_FILTERS if profile_rule(cfg, "io_check_late") else FILTERS
     defer = profile_rule(cfg, "temporary_deferred")
-    alive, skips, funnel = any_pseudo_pass(ctx, alive, filters, skips, funnel, defer)
+    alive, skips, funnel, passed = any_pseudo_pass(ctx, alive, filters, skips, funnel, defer)
     terms = weights(ctx)
     capped, weight = alive, terms.weight
     if jedi_final := profile_rule(cfg, "final_stage_as_jedi"):
@@ -408,7 +408,9 @@ def run(ctx: ProdContext) -> Decision:
             pending_minutes=int(cfg["JOB_PENDING_MINUTES"]), message=message or "no candidates",
         )  # fmt: skip
     rank_by = np.where(weight[idx] == 0, np.inf, weight[idx]) if jedi_final else weight[idx]  # bootstrap first
-    keep, _ = rank_and_cut(ctx.qa.name, idx, rank_by, int(cfg["MAX_SITE_CANDIDATES"]), skips, funnel)
+    # JEDI's best 10 are pseudo queues: a unified queue takes a place per pseudo queue that passed
+    slots = passed[idx] if profile_rule(cfg, "best_pseudo_queues") else None
+    keep, _ = rank_and_cut(ctx.qa.name, idx, rank_by, int(cfg["MAX_SITE_CANDIDATES"]), skips, funnel, slots)
     kept_weights = weight[idx][keep]
     chosen = idx[keep]
     candidates = [

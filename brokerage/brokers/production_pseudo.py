@@ -31,23 +31,27 @@ def _reach(
 def any_pseudo_pass(
     ctx: ProdContext, start: np.ndarray, filters: Sequence[Filter], skips: SkipList, funnel: list[FunnelStep],
     defer: bool,
-) -> tuple[np.ndarray, SkipList, list[FunnelStep]]:  # fmt: skip
+) -> tuple[np.ndarray, SkipList, list[FunnelStep], np.ndarray]:  # fmt: skip
     """Run FILTERS over START as the task's own view and, for unified queues, as each other pseudo queue (one per
     resource type whose mincore the queue's cores reach). A unified queue passes when any view passes; when all fail
     its skip is the view's that got furthest (the own view on ties): JEDI names a unified queue at the check that
-    removes its last pseudo queue. Usage: ``alive, skips, funnel = any_pseudo_pass(ctx, alive, F, skips, [], True)``
+    removes its last pseudo queue. The last array counts, per queue, the views that passed (JEDI's candidates: a
+    unified queue is one per passing pseudo queue). Usage:
+    ``alive, skips, funnel, passed = any_pseudo_pass(ctx, alive, F, skips, [], True)``
     """
     names = ctx.qa.name
     base = views.queue_arrays(ctx.cache)
     unified = np.asarray(base["capability"]) == UNIFIED_CAPABILITY
     if ctx.view is None or not unified.any() or not rule(ctx.config, "unified_any_pseudo"):
-        return apply_filters(names, start, filters, ctx, skips, funnel, defer)
+        alive, skips, funnel = apply_filters(names, start, filters, ctx, skips, funnel, defer)
+        return alive, skips, funnel, alive.astype(int)
     n_before = len(skips)
     own_alive, own_skips, funnel = apply_filters(names, start, filters, ctx, skips, funnel, defer)
     stage = {f.name: i for i, f in enumerate(filters)} | {TEMPORARY_CHECK: len(filters)}
     mine = {s.candidate: s for s in list(own_skips)[n_before:]}
     reach = _reach(names, start, own_alive, mine, stage)
     best_alive = own_alive.copy()
+    passed = own_alive.astype(int)
     best: dict[str, Skip | None] = {}
     cores = np.maximum(np.nan_to_num(base["corecount"].astype(float)), 1.0)
     for rt in RESOURCE_TYPES.values():
@@ -64,8 +68,9 @@ def any_pseudo_pass(
             name = str(names[i])
             best[name] = None if v_alive[i] else by_name[name]
         best_alive |= v_alive
+        passed += v_alive
     if not best:
-        return own_alive, own_skips, funnel
+        return own_alive, own_skips, funnel, passed
     kept = [s for s in own_skips if s.candidate not in best]
     kept += [s for s in best.values() if s is not None]
-    return best_alive, SkipList(kept), funnel
+    return best_alive, SkipList(kept), funnel, passed

@@ -32,17 +32,20 @@ def _local_files(n: int, complete: np.ndarray, any_at: Any, tape: np.ndarray, pa
     return np.where(any_at(complete), np.where(any_at(complete & ~tape), float(n), 0.0), partial)  # fmt: skip
 
 
-def files_at_endpoints(reps: pd.DataFrame, datasetid: Any, ep: Any, cap: int) -> np.ndarray:
+def files_at_endpoints(reps: pd.DataFrame, datasetid: Any, ep: Any, cap: int, total: int | None = None) -> np.ndarray:
     """Per endpoint of EP the files of dataset DATASETID its replicas in REPS hold, at most CAP (the best replica
-    where an endpoint has several).
+    where an endpoint has several). With TOTAL (the dataset's files) a replica's files are scaled to CAP files as the
+    converter describes a dataset of more than MAX_FILES files (the same fraction, rounded).
 
-    Usage: ``found = files_at_endpoints(reps, d["datasetid"], ctx.ep, int(d["nfiles"]))``
+    Usage: ``found = files_at_endpoints(reps, d["datasetid"], ctx.ep, n, int(d["nfiles"]))``
     """
+    scale = cap / max(total, 1) if total is not None else 1.0
     found = np.zeros(len(ep.name))
     for r in reps[reps["datasetid"] == datasetid].to_dict("records"):
         i = ep.index.get(r["ddm_endpoint_name"])
         if i is not None:
-            found[i] = max(found[i], min(int(r["nfiles"]), cap))
+            held = round(int(r["nfiles"]) * scale) if total is not None else int(r["nfiles"])
+            found[i] = max(found[i], min(held, cap))
     return found
 
 
@@ -75,7 +78,7 @@ def jedi_local_disk(ctx: Any) -> dict[str, Any]:
         total = int(d["nfiles"])
         n = max(1, min(total, MAX_FILES))
         per_gb = float(int(float(d["size_gb"]) * GIB / n)) / GIB
-        found = files_at_endpoints(reps, d["datasetid"], ep, n)
+        found = files_at_endpoints(reps, d["datasetid"], ep, n, total)
         complete = found > 0 if ctx.merge else found >= n
         partial = np.zeros(qa.n)
         if (

@@ -1,4 +1,4 @@
-"""PanDA 1.0.4's IO check of the production job broker (switch ``io_as_jedi``), a wrapper of the seed's IO check."""
+"""PanDA 1.0.4's IO, endpoint blacklist (inside its storage check) and direct-access checks of the production job broker."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.checks.storage import STORAGE
 from brokerage.framework import Filter, Verdict
 from brokerage.model.profiles import rule
 
@@ -150,6 +151,35 @@ def blacklist(base: Filter) -> Filter:
                        "endpoints blacklisted for the activity (DATADISK endpoints only)", True)  # fmt: skip
 
     return replace(base, fn=fn, reads=None, codes=(*base.codes, "-source_blacklist"))
+
+
+def blacklist_temporary(base: Filter) -> Filter:
+    """The endpoint blacklist check as part of JEDI's storage check, whose skips are temporary (switch
+    ``blacklist_temporary``)."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        v = base.run(ctx)
+        if v is None or not rule(ctx.config, "blacklist_temporary"):
+            return v
+        return Verdict(v.passed, v.criteria, v.reasons, True)
+
+    return replace(base, fn=fn, reads=None)
+
+
+def space_first(base: Filter) -> Filter:
+    """The blacklist test inside JEDI's storage check (switch ``blacklist_temporary``): a queue short of output space
+    has that check's -disk message and is not tested for the blacklist (AtlasProdJobBroker.py:1005-1018), so its
+    deferred -disk is not overwritten by a blacklist skip."""
+
+    def fn(ctx: Any) -> Verdict | None:
+        v = base.run(ctx)
+        if v is None or not rule(ctx.config, "blacklist_temporary"):
+            return v
+        space = STORAGE.run(ctx)
+        passed = v.passed if space is None else v.passed | ~space.passed
+        return Verdict(passed, v.criteria, v.reasons, v.temporary)
+
+    return replace(base, fn=fn, reads=None)
 
 
 def remoteio(base: Filter) -> Filter:

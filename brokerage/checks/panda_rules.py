@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.checks.limits import within_limits
-from brokerage.checks.panda_data import jedi_local_disk
+from brokerage.checks.panda_data import MAX_FILES, jedi_local_disk
 from brokerage.checks.software import software_verdict
 from brokerage.checks.software_container import ALL_QUEUE
 from brokerage.checks.software_description import describe, software_index
@@ -204,19 +204,6 @@ def zeroshare(base: Filter) -> Filter:
         memo: dict[str, bool] = {}
         zero = np.array([memo.setdefault(p, jedi_zero_share(p, ctx.task, ctx.priority, ctx.merge)) for p in policies])
         return Verdict(~zero, "-zeroshare", lambda idx: [f"zero share in {policies[i]}" for i in idx.tolist()])
-
-    return replace(base, fn=fn, reads=None)
-
-
-def blacklist(base: Filter) -> Filter:
-    """The endpoint blacklist check as part of JEDI's storage check, whose skips are temporary (switch
-    ``blacklist_temporary``)."""
-
-    def fn(ctx: Any) -> Verdict | None:
-        v = base.run(ctx)
-        if v is None or not rule(ctx.config, "blacklist_temporary"):
-            return v
-        return Verdict(v.passed, v.criteria, v.reasons, True)
 
     return replace(base, fn=fn, reads=None)
 
@@ -424,6 +411,21 @@ def final_stage(
 
 
 ZERO_WALLTIME_HS06_S = 24 * 3600 * 10  # minTimeForZeroWalltime: 24 h at 10 HS06 per core
+ES_MAX_ATTEMPTS = 3  # EventServiceUtils.defMaxAttemptEsJob: an event service job's walltime is shared over attempts
+
+
+def _job_events(ctx: Any) -> float:
+    """nEventsPerJob as JEDI's walltime check reads it (InputChunk.getMaxAtomSize): the events of its largest
+    sub-chunk, whole master files up to chunk_nevents (floor(chunk_nevents / file events) files, at least one) when a
+    file holds fewer events than a job, else chunk_nevents (a file cut into event ranges of one job); a merge job is
+    one file (no nFilesPerMergeJob nor nEventsPerMergeJob in the snapshot)."""
+    events = float(ctx.task.get("chunk_nevents") or 0)
+    _fsize, fev = _master_file(ctx)
+    if ctx.merge and fev:
+        return fev
+    if not fev or fev >= events:
+        return events
+    return max(1.0, float(events // fev)) * fev
 
 
 def _scaled(ctx: Any, seconds: np.ndarray, hs06: bool) -> np.ndarray:
@@ -451,7 +453,9 @@ def walltime(base: Filter) -> Filter:
         unit = str(t.get("cputimeunit") or "")
         hs06 = unit in ("HS06sPerEvent", "HS06sPerEventFixed", "mHS06sPerEvent", "mHS06sPerEventFixed")
         cpu = float(t.get("cputime") or 0) / (1000.0 if unit.startswith("m") else 1.0) if hs06 else 0.0
-        need = cpu * float(t.get("chunk_nevents") or 0) if hs06 and cpu else None
+        need = cpu * _job_events(ctx) if hs06 and cpu else None
+        if need and t.get("eventservice"):  # / nEsConsumers (1: no such field) x maxAttemptEsJob (JEDI's default)
+            need /= ES_MAX_ATTEMPTS
         maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
         site_max, site_min = _scaled(ctx, maxtime, hs06), _scaled(ctx, mintime, hs06)
         code = np.full(ctx.n, "", dtype=object)
@@ -510,13 +514,15 @@ WORK_DISK_MARGIN = 300 * MIB  # JediTaskSpec.getWorkDiskSize safety margin
 
 
 def _master_file(ctx: Any) -> tuple[float, float]:
-    """(bytes, events) of one file of the task's master dataset, as the crosscheck's converter splits it."""
+    """(bytes, events) of one file of the task's master dataset, as the crosscheck's converter splits it: the
+    snapshot holds a dataset in aggregate, described as at most MAX_FILES equal files (the data weight reads the same
+    description, ``panda_data.jedi_local_disk``)."""
     snap = ctx.cache.snap
     ds = snap.datasets[(snap.datasets["jeditaskid"] == int(ctx.task["jeditaskid"])) & snap.datasets["is_master"]]
     if ds.empty or int(ds["nfiles"].iloc[0]) == 0:
         return 0.0, 0.0
-    n = float(ds["nfiles"].iloc[0])
-    return float(ds["size_gb"].iloc[0]) * 1024**3 / n, float(ds["nevents"].iloc[0]) // n
+    n = max(1, min(int(ds["nfiles"].iloc[0]), MAX_FILES))
+    return float(int(float(ds["size_gb"].iloc[0]) * 1024**3 / n)), float(float(ds["nevents"].iloc[0]) // n)
 
 
 def scratch(base: Filter) -> Filter:
@@ -538,6 +544,10 @@ def scratch(base: Filter) -> Filter:
             # the converter cuts a file into event ranges of one job (crosscheck/chunks.py): a job never spans a file
             # boundary, so its largest sub-chunk touches ceil(events / file events) files
             files = 1.0 if not fev else float(np.ceil(events / fev))
+            if fev and fev < events:  # files smaller than a job: the sub-chunk is whole files up to the job's events
+                events = _job_events(ctx)
+                files = events / fev
+                effective_mb = files * fsize / MIB
         effective_mb = effective_mb or 1.0  # CoreUtils.getEffectiveFileSize: in MB, 1 MB for pseudo input
         out_unit = str(t.get("outdiskunit") or "")
         out = float(t.get("outdiskcount") or 0) * 1024.0 * (events if "PerEvent" in out_unit else effective_mb)

@@ -60,7 +60,8 @@ def make_context(task: dict[str, Any], config: Config, cache: GridCache, hint_mo
         any_core_needs_multi=priority >= int(config["HIGH_PRIO_MULTICORE"]) or bool(task.get("is_scout")),
         es_high=priority >= int(config["ES_HIGH_PRIORITY"]) or bool(task.get("is_scout")),
         nucleus=nucleus,
-        preassigned=bool(task.get("site")),
+        # JEDI's hint mode scans the nuclei's queues: the task's own site does not make it pre-assigned there
+        preassigned=bool(task.get("site")) and not (hint_mode and rule(config, "nucleus_as_jedi")),
         express=express,
         hint_mode=hint_mode,
     )
@@ -140,7 +141,7 @@ FILTERS: tuple[Filter, ...] = (
 PANDA_VERSIONS = {
     SOFTWARE.name: panda_rules.software,
     ZEROSHARE.name: panda_rules.zeroshare,
-    BLACKLIST.name: lambda f: panda_io.blacklist(panda_rules.blacklist(f)),
+    BLACKLIST.name: lambda f: panda_io.space_first(panda_io.blacklist(panda_io.blacklist_temporary(f))),
     REMOTEIO.name: panda_io.remoteio,
     links.LINK_BLOCKED.name: panda_rules.links,
     links.LINK_QUEUED.name: panda_rules.links_temporary,

@@ -6,7 +6,9 @@ connectivity, diskIO, pilots, Harvester workers and numSlots), DATADISK and DATA
 statuses), network rows (closeness incl. blocked links, queued files, throughput of 1 h/1 d/1 w, old rows), job
 counts per share and resource type, software tags and CPU architectures, and 6-10 tasks (production with and
 without a nucleus, analysis; priorities, scouts, merges, express, full-chain, t1Weight, IO intensity, input on disk,
-tape and nowhere, secondary input datasets); site states (ACTIVE or not). Usage: ``snap = random_grid(seed=7)``
+tape and nowhere, secondary input datasets, jobs spanning whole files); site states (ACTIVE or not); some quiet
+grids whose nuclei have room and no output queued (so they reach the data locality check, where tasks frozen over a
+week meet JEDI's data check period). Usage: ``snap = random_grid(seed=7)``
 """
 
 from __future__ import annotations
@@ -206,10 +208,24 @@ def _vary_software(x: random.Random, row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _quiet(
+    y: random.Random, rows: list[dict[str, Any]], endpoints: list[dict[str, Any]], nuclei: list[str]
+) -> list[dict[str, Any]]:
+    """Sometimes no output queued to any nucleus and room on every nucleus' DATADISK, so the task broker's nuclei
+    reach its data locality check (the network rows returned; ENDPOINTS changed in place)."""
+    if y.random() >= 0.3:
+        return rows
+    for e in endpoints:
+        if e["site_name"] in nuclei and e["type"] == "DATADISK":
+            e.update(space_total=2_000_000.0, space_free=600_000.0)
+    return [dict(row, value=0) if row["key"] == "Production Output_queued" else row for row in rows]
+
+
 def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
     x = random.Random(f"extra-{seed}")  # fields added later draw from their own stream: r's grids stay as they were
+    y = random.Random(f"extra2-{seed}")  # ... and those added after them from a third: x's draws stay too
     sites = _sites(r, x)
     queues = [_queue(r, s, k) for s in sites for k in range(r.randint(2, 5))]
     for s in sites:  # a nucleus is known to PanDA through a production queue of its site
@@ -241,15 +257,21 @@ def random_grid(seed: int) -> GridSnapshot:
             t["currentpriority"] = t["taskpriority"] = 1000
         sec, sreps = _secondary(x, ds, reps)
         t["taskbrokeronmaster"] = bool(sec) and x.random() < 0.5
+        if t["chunk_input_mb"] and y.random() < 0.1:  # a job of 2.5 files: JEDI's sub-chunk takes 2 whole files
+            t["chunk_input_mb"] = round(t["chunk_input_mb"] * 2500 / t["chunk_nevents"], 3)
+            t["chunk_nevents"] = 2500
         ds, reps = ds + sec, reps + sreps
         tasks.append(t)
         datasets += ds
         replicas += reps
+    network = _network(r, sites)
+    software = [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85]
+    network = _quiet(y, network, endpoints, nuclei)
     doc = {
         "taken_at": _iso(TAKEN_AT), "snapshot_id": f"random-{seed}", "sites": sites, "queues": queues,
-        "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": _network(r, sites),
+        "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": network,
         "job_counts": counts, "gshares": [{"gshare": g, "value": 1.0} for g in GSHARES],
-        "queue_software": [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85],
+        "queue_software": software,
         "tasks": tasks, "datasets": datasets, "dataset_replicas": replicas,
     }  # fmt: skip
     return GridSnapshot.from_dict(doc)

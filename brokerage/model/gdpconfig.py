@@ -173,6 +173,17 @@ PARAMS: tuple[Param, ...] = (
         maximum=100000,
     ),
     _p(
+        "DATA_LOCATION_CHECK_PERIOD",
+        _TB,
+        "int",
+        7,
+        "days",
+        "Under the panda-1.0.4 rules (data_check_period_as_jedi), a task frozen (in assigning) for longer than "
+        "this skips the nucleus data locality check; 0 means JEDI's default, 7.",
+        minimum=0,
+        maximum=3650,
+    ),
+    _p(
         "NQUEUED_NUC_CAP",
         _TB,
         "int",

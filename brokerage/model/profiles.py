@@ -69,8 +69,9 @@ SWITCHES: tuple[Switch, ...] = (
            "allows the queue; urgent tasks are checked too; merge jobs skip the priority fields",
            "AtlasBrokerUtils.py:365-470, ProcessGroups.py:3"),
     Switch("blacklist_temporary", "production", "an endpoint blacklisted for the job's activity removes the queue",
-           "the blacklist test is part of the storage check, a temporary problem (applied at the end)",
-           "AtlasProdJobBroker.py:1014-1021"),
+           "the blacklist test is part of the storage check, a temporary problem (applied at the end); a queue short "
+           "of output space keeps that check's -disk and is not tested for the blacklist",
+           "AtlasProdJobBroker.py:1005-1021"),
     Switch("links_as_jedi", "production",
            "three link filters: blocked link (-link_unusable), files queued on the link > NQUEUED_SAT_CAP "
            "(temporary), files queued to the nucleus > NQUEUED_NUC_CAP_FOR_JOBS (temporary, every queue)",
@@ -99,9 +100,12 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("walltime_as_jedi", "production",
            "cpuTime x nEvents / (C x P x cpuEfficiency) + baseTime within [mintime, maxtime]; scouts and merges "
            "need maxtime >= 24 h", "one pass: (maxtime - baseWalltime) x cores x corepower x cpuEfficiency (int) "
-           "against cpuTime x events; scouts, merges and tasks without cpuTime need that scaled maxtime >= 24 h x 10 "
-           "HS06 x cores; a task without an estimate fails every queue with a mintime (-longwalltime)",
-           "AtlasProdJobBroker.py:1034-1190"),
+           "against cpuTime x events, the events of the largest sub-chunk (whole files up to nEventsPerJob; one "
+           "file for merge jobs), "
+           "divided by 3 (defMaxAttemptEsJob) for event service; scouts, merges and tasks without cpuTime need that "
+           "scaled maxtime >= 24 h x 10 HS06 x cores; a task without an estimate fails every queue with a mintime "
+           "(-longwalltime)",
+           "AtlasProdJobBroker.py:1034-1190, InputChunk.getMaxAtomSize"),
     Switch("nopilot_as_jedi", "production", "skip queues without pilots for the last NO_PILOT_HOURS",
            "queues with numSlots defined are exempt, and so are test-label (not express) and pre-assigned tasks",
            "AtlasProdJobBroker.py:1483-1505"),
@@ -113,14 +117,15 @@ SWITCHES: tuple[Switch, ...] = (
            "weight = [local/total x] tape x (free+expired)/total / max(rwOffset, RW)",
            "a task whose input has no complete WAN-readable replica fails; the endpoint check adds read_wan / "
            "write_wan blacklists and uses usable - int(fullRW/10/24/3600 x 0.25) (full RW, all work queues); the "
-           "job check (PanDA's filters, hint mode) comes before the data check; weight = (1/RW if RW >= 50 HS06 s "
+           "job check (PanDA's filters, hint mode, where the task's own site does not make it pre-assigned) comes "
+           "before the data check; weight = (1/RW if RW >= 50 HS06 s "
            "else 1) x [ava/tot] x [0.001 tape] x usable/total x min(FREE_DISK_CUTOFF, usable TB), RW of the task's "
-           "share at its priority and above", "AtlasProdTaskBroker.py:240-590"),
+           "share at its priority and above", "AtlasProdTaskBroker.py:240-590, AtlasProdJobBroker.py:183-200"),
     Switch("scratch_as_jedi", "production",
            "inputDiskCount + max(0.5 GB, outDiskCount x nEvents) + workDiskCount < maxwdir / coreCount",
-           "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files unless the job reads "
-           "directly (allowInputLAN and direct_access_lan), against maxwdir x task cores / queue cores (a unified queue's "
-           "own cores, not its pseudo queue's)",
+           "max(outDisk x events, 1.5 GiB) + workDisk + 300 MiB, plus the whole input files (the largest sub-chunk: "
+           "whole files up to nEventsPerJob) unless the job reads directly (allowInputLAN and direct_access_lan), "
+           "against maxwdir x task cores / queue cores (a unified queue's own cores, not its pseudo queue's)",
            "AtlasProdJobBroker.py:927-985, JediTaskSpec.getWorkDiskSize"),
     Switch("connectivity_as_jedi", "production",
            "network_connectivity full > http > none; ip_stack IPv4 / IPv6 accept only that stack, unset accepts "
@@ -500,6 +505,31 @@ SWITCHES += (
         "(ALL_CAPPED_KEEP_BEST, 3)",
         "no primary candidate is left ('available sites all capped'): the task waits JOB_PENDING_MINUTES",
         "AtlasProdJobBroker.py:1901-1902",
+    ),
+    Switch(
+        "data_check_period_as_jedi",
+        "nucleus",
+        "(the seed's data locality check has no time limit: it applies however long the task has waited)",
+        "a task frozen (in assigning) for longer than DATA_LOCATION_CHECK_PERIOD days (7; 0 means 7) skips the data "
+        "locality check: every nucleus passes it, while the weight still takes the input's tape factor (and its "
+        "local fraction for IO-intensive tasks)",
+        "AtlasProdTaskBroker.py:185-189, 434-437, 559-570",
+    ),
+    Switch(
+        "best_pseudo_queues",
+        "production",
+        "Remaining candidates are sorted by weight. For WORLD tasks, the best 10 candidates are taken.",
+        "the best 10 are pseudo queues (under unified_any_pseudo): a unified queue takes one of the 10 places per "
+        "pseudo queue that passed the filters, so fewer than 10 queues may be kept",
+        "AtlasProdJobBroker.py:2073-2095, JobBrokerBase.py:117-126",
+    ),
+    Switch(
+        "full_chain_only_as_jedi",
+        "nucleus",
+        "Tasks can set the fullChain parameter: only to be assigned to a nucleus with bareNucleus=only",
+        "fullChain=only and require are tested alike: a nucleus without a bare mode fails (-full_chain), one with "
+        "bareNucleus=allow passes",
+        "AtlasProdTaskBroker.py:516-526",
     ),
 )
 

@@ -208,12 +208,3 @@ def test_problematic_queue_takes_its_share_of_the_basic_weight() -> None:
     d = run(snap, cfg(**JEDI))
     assert codes(d) == {"B": "-badsite", "C": "-status"} and [c.name for c in d.candidates] == ["A"]
     assert math.isclose(d.candidates[0].weight, 99.5 / 199.0 + 2.0**-20, rel_tol=1e-12)
-
-
-def test_a_site_naming_a_production_queue_adds_no_candidate() -> None:
-    """JEDI's scan list holds analysis and unified queues only (AtlasAnalJobBroker.py:117): a task whose site names
-    the production queue PQ leaves PQ out of the preliminary candidates (the seed adds it)."""
-    queues = [anal_queue("A", "S1"), anal_queue("PQ", "S2", type="production")]
-    snap = grid(queues, [anal_task(1, site="PQ")])
-    assert "PQ" not in {c.name for c in run(snap, cfg(**JEDI)).candidates}
-    assert "PQ" in {c.name for c in run(snap).candidates}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import pytest
+
 from brokerage.brokers import nucleus
 from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import PANDA_104, PROFILE_KEY
-from tests.builders import endpoint, queue, site
-from tests.core.brokers.test_nucleus import code, names, ngrid
+from tests.builders import TAKEN_AT, dataset, endpoint, queue, replica, site, task
+from tests.core.brokers.test_nucleus import FC_SITES, cand, code, names, ngrid
 
 PANDA = Config().with_overrides({PROFILE_KEY: PANDA_104})
 
@@ -52,3 +56,79 @@ def test_hint_mode_counts_every_nucleus_queue_as_the_nucleus() -> None:
     queues = [queue("QA", "A"), queue("QB", "B", status="offline"), queue("QB2", "B")]
     d = nucleus.broker(ngrid(queues=queues, ddm_endpoints=eps, panda_ddm_relation=rel), 1, PANDA)
     assert code(d, "B") is None and names(d) == {"A", "B"}
+
+
+def _frozen_grid(days: float) -> object:
+    """Nuclei A, B, C and a satellite site S; task 1 (100 GB input, 50 files) frozen DAYS before the snapshot; A holds
+    5 GB of it on disk and 10 GB on tape (its best endpoint: 10 GB, 10 %), B 11 GB on disk, C nothing, S all of it (the
+    complete WAN-readable replica JEDI requires)."""
+    sites = [site("A"), site("B"), site("C"), site("S", role="satellite")]
+    eps = [endpoint("A_DATADISK", "A"), endpoint("A_DATATAPE", "A", is_tape=True, type="DATATAPE"),
+           endpoint("B_DATADISK", "B"), endpoint("C_DATADISK", "C"), endpoint("S_DATADISK", "S")]  # fmt: skip
+    reps = [
+        replica(1, 1, "A_DATADISK", size_gb=5.0, nfiles=5),
+        replica(1, 1, "A_DATATAPE", size_gb=10.0, nfiles=10),
+        replica(1, 1, "B_DATADISK", size_gb=11.0, nfiles=6),
+        replica(1, 1, "S_DATADISK", size_gb=100.0, nfiles=50),
+    ]
+    frozen = (TAKEN_AT - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return ngrid(sites=sites, queues=[queue(f"Q{n}", n) for n in "ABC"], tasks=[task(1, frozentime=frozen)],
+                 datasets=[dataset(1, 1, size_gb=100.0, nfiles=50)], dataset_replicas=reps, ddm_endpoints=eps)  # fmt: skip
+
+
+@pytest.mark.parametrize("days", [7.5, 30.0])
+def test_data_check_period_skips_the_locality_check_of_a_long_frozen_task(days: float) -> None:
+    """data_check_period_as_jedi: JEDI skips the data locality check when the task was frozen more than
+    DATA_LOCATION_CHECK_PERIOD (7) days ago (AtlasProdTaskBroker.py:434-437): A (10 % of 100 GB, not more) and C
+    (nothing) pass, where the seed's rule keeps only B (11 % > 10 %)."""
+    snap = _frozen_grid(days)
+    assert names(nucleus.broker(snap, 1)) == {"B"} and code(nucleus.broker(snap, 1), "A") == "-insize"
+    d = nucleus.broker(snap, 1, PANDA)
+    assert names(d) == {"A", "B", "C"}
+    assert "DATA_LOCATION_CHECK_PERIOD=7 days" in d.extra["data_locality"]["reason"]
+
+
+def test_data_check_period_keeps_the_data_factors_of_the_weight() -> None:
+    """data_check_period_as_jedi: with the check skipped JEDI still weighs by the input it found
+    (AtlasProdTaskBroker.py:559-570): ioIntensity unset, so A's local factor is 10 / 100 = 0.1 (its tape endpoint) and,
+    as only 5 GB is on disk, the tape factor 0.001; B's is 11 / 100 = 0.11; C holds nothing: local factor 0."""
+    d = nucleus.broker(_frozen_grid(8.0), 1, PANDA)
+    assert cand(d, "A").factors["local"] == pytest.approx(0.1)
+    assert cand(d, "A").factors["tape"] == 0.001
+    assert cand(d, "B").factors["local"] == pytest.approx(0.11) and cand(d, "B").factors["tape"] == 1.0
+    assert cand(d, "C").factors["local"] == 0.0
+
+
+def test_data_check_period_is_strict_and_read_from_gdpconfig() -> None:
+    """data_check_period_as_jedi: the period must be exceeded (now - frozenTime > 7 days): a task frozen exactly 7
+    days ago is still checked; DATA_LOCATION_CHECK_PERIOD=10 keeps a task frozen 8 days ago checked, and 0 means 7."""
+    assert names(nucleus.broker(_frozen_grid(7.0), 1, PANDA)) == {"B"}
+    assert names(nucleus.broker(_frozen_grid(8.0), 1, PANDA.with_overrides({"DATA_LOCATION_CHECK_PERIOD": 10}))) == {
+        "B"
+    }
+    assert names(nucleus.broker(_frozen_grid(8.0), 1, PANDA.with_overrides({"DATA_LOCATION_CHECK_PERIOD": 0}))) == {
+        "A",
+        "B",
+        "C",
+    }
+
+
+def test_full_chain_only_accepts_an_allow_nucleus() -> None:
+    """full_chain_only_as_jedi: seed 000 says fullChain=only is 'to be assigned to a nucleus with bareNucleus=only';
+    JEDI tests only and require alike (AtlasProdTaskBroker.py:522-525), so AL (bareNucleus=allow) passes too and only
+    N, without a bare mode, fails -full_chain."""
+    snap = ngrid(sites=FC_SITES, tasks=[task(1, fullchain="only")])
+    assert names(nucleus.broker(snap, 1)) == {"ON"}
+    d = nucleus.broker(snap, 1, PANDA)
+    assert names(d) == {"AL", "ON"} and code(d, "N") == "-full_chain"
+
+
+def test_hint_mode_does_not_treat_the_task_site_as_pre_assigned() -> None:
+    """nucleus_as_jedi: JEDI's job check in hint mode scans the nuclei's queues (siteListForTB), so a task naming a
+    site is not pre-assigned there (AtlasProdJobBroker.py:183-200) and the checks skipped for pre-assigned tasks run:
+    an IPv6 task fails A's only queue (IPv4 stack, -network) and A fails -job; B's IPv6 queue runs it."""
+    queues = [queue("QA", "A", wnconnectivity="full#IPv4"), queue("QB", "B", wnconnectivity="full#IPv6")]
+    snap = ngrid(queues=queues, tasks=[task(1, site="QA", ipconnectivity="full#IPv6")])
+    d = nucleus.broker(snap, 1, PANDA)
+    assert names(d) == {"B"} and code(d, "A") == "-job"
+    assert {s["queue"]: s["criteria"] for s in d.extra["job_check"]["A"]} == {"QA": "-network"}

@@ -123,3 +123,40 @@ def test_data_weight_counts_complete_secondaries_only() -> None:
         job_counts=counts("A", running=10) + counts("N1", running=10),
     )  # fmt: skip
     assert _factors(snap, PANDA, "A")["data"] == pytest.approx(24 / 14 / 1.04, rel=1e-12)
+
+
+def test_best_candidates_are_pseudo_queues(monkeypatch: pytest.MonkeyPatch) -> None:
+    """best_pseudo_queues: seed 001 says 'For WORLD tasks, the best 10 candidates are taken'; JEDI's best 10 are
+    pseudo queues, one place per pseudo queue that passed. With 2 places, an any-core task of 1000 MB per core and the
+    unified queue U (8 cores, maxrss 16000) passing as SCORE and MCORE (the HIMEM ones need > 2000 MB per core):
+    U (weight (100 + 1) / 10 = 10.1) takes both places and Q1 ((50 + 1) / 10 = 5.1) is cut; the seed keeps U and Q1."""
+    uq = queue("U", "S1", type="unified", capability="ucore", corecount=8, maxrss=16000)
+    snap = grid([uq, queue("Q1", "S1"), queue("Q2", "S1")], [task(1, corecount=0, ramcount=1000)],
+                job_counts=counts("U", running=100) + counts("Q1", running=50) + counts("Q2", running=10))  # fmt: skip
+    two = {"MAX_SITE_CANDIDATES": 2}
+    d = production.broker(snap, 1, PANDA.with_overrides(two))
+    assert [(c.name, c.weight) for c in d.candidates] == [("U", pytest.approx(10.1))]
+    assert {s.candidate: s.criteria for s in d.skipped} == {"Q1": "-low_weight", "Q2": "-low_weight"}
+    assert [c.name for c in production.broker(snap, 1, Config().with_overrides(two)).candidates] == ["U", "Q1"]
+    _without(monkeypatch, "best_pseudo_queues")
+    assert [c.name for c in production.broker(snap, 1, PANDA.with_overrides(two)).candidates] == ["U", "Q1"]
+
+
+def test_data_weight_scales_a_large_partial_replica_as_the_converter() -> None:
+    """data_weight_as_jedi over a dataset of more than 20,000 files, described as 20,000 files (panda_data.MAX_FILES)
+    with each replica's fraction kept: 40,000 files (40,000 GB) of which S1_DATADISK holds 17,000 are 8,500 of 20,000
+    files of 2 GB, so (17,000 + 40,000) / 40,000 / (11,500 / 100 + 1), not the 17,000 of 20,000 the cap alone gives
+    (the nucleus holds the complete replica JEDI's input pre-check needs)."""
+    snap = _data_grid()
+    snap = grid(
+        [queue("A", "S1"), queue("N1", "N")], [task(1, nucleus="N")], sites=[site("N"), site("S1", role="satellite")],
+        ddm_endpoints=snap.ddm_endpoints.to_dict("records"),
+        panda_ddm_relation=snap.panda_ddm_relation.to_dict("records"),
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 40000, "size_gb": 40000.0, "is_master": True}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 17000,
+                           "size_gb": 17000.0},
+                          {"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "N_DATADISK", "nfiles": 40000,
+                           "size_gb": 40000.0}],
+        job_counts=counts("A", running=10) + counts("N1", running=10),
+    )  # fmt: skip
+    assert _factors(snap, PANDA, "A")["data"] == pytest.approx(57000 / 40000 / 116, rel=1e-12)

@@ -62,15 +62,3 @@ def test_allow_listed_differences_are_counted_apart() -> None:
     d = t.to_dict()
     assert d["differences"] == [] and d["allowed_differences"][0]["count"] == 1
     assert (d["tasks_identical"], d["tasks_accepted"]) == (0, 1)
-
-
-def test_queues_removed_without_a_line_when_the_pre_assigned_queue_failed() -> None:
-    """AtlasAnalJobBroker.py:1467-1473: when the pre-assigned queue did not pass all tests, JEDI drops the others
-    without a skip line; ours' -nonpreassigned for them is the same verdict."""
-    res = {"candidates": {}, "log": [["AtlasAnalJobBroker", "preassigned site P did not pass all tests"],
-                                     ["AtlasAnalJobBroker", "  skip site=P due to status=offline criteria=-status"]]}  # fmt: skip
-    c = compare(1, "anal", _v({}, {"P": "-status", "Q": "-nonpreassigned"}), jedi(res, "anal"))
-    assert c.identical
-    assert not compare(
-        1, "anal", _v({}, {"P": "-status", "Q": "-nonpreassigned"}), jedi({"log": res["log"][1:]}, "anal")
-    ).identical
