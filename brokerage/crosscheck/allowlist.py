@@ -1,7 +1,7 @@
 """The crosscheck's allow-list: differences from PanDA 1.0.4 that are argued not worth modelling (docs/crosscheck.md).
 
 Each entry names the difference (broker, field, our verdict, PanDA's), the tasks it was argued for (ids of
-``--random-grids 300 --seed 1``; empty: any task), why, and the JEDI line. A crosscheck marks a differing row the
+``--random-grids 300 --seed 1`` or of the seed-2 demo grid; empty: any task), why, and the JEDI line. A crosscheck marks a differing row the
 list covers as *allowed*: it is reported apart and does not fail the strict lane. Rows of a task whose PanDA side
 crashed in a known way (``compare.KNOWN_PANDA_BUGS``) are allowed by that crash.
 Usage: ``reason = allowed("prod", "verdict", "+use", "?-t1_weight", 86008)``
@@ -39,7 +39,7 @@ class Allowed:
 
 ENTRIES: tuple[Allowed, ...] = (
     Allowed(
-        "prod", "verdict", "+use", "?-t1_weight", (86008, 135003),
+        "prod", "verdict", "+use", "?-t1_weight", (86008, 135003, 45002631),
         "a task with a negative t1Weight: after the -t1weight filter kept the nucleus' queues, JEDI's final selection "
         "keeps only the one with the largest nRunningAll (running jobs of every share) and names the others "
         "-t1_weight; the selection depends on the order JEDI iterates pseudo queues (a hash-ordered set) and the "
