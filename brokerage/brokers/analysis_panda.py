@@ -7,6 +7,7 @@ data check finds (queues holding the input, union locality) is kept in ``ctx.der
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -18,10 +19,14 @@ from brokerage.brokers.analysis_context import AnalContext, match_queues, split_
 from brokerage.brokers.analysis_panda_weights import OVERLOAD_STATES, merge_chunk, pd_isna
 from brokerage.checks import panda_rules
 from brokerage.checks.diskio import DISKIO
+from brokerage.checks.generic_rules import catchall_has
 from brokerage.checks.memory import MEMORY
 from brokerage.checks.panda_data import files_at_endpoints
 from brokerage.checks.pilot import NOPILOT
 from brokerage.checks.software import SOFTWARE
+from brokerage.checks.software_description import software_index
+from brokerage.checks.software_hardware import EXCLUSIVE
+from brokerage.checks.software_match import RELEASES_AUTO
 from brokerage.checks.storage import BLACKLIST, STORAGE, _endpoint_ok
 from brokerage.checks.walltime import WALLTIME
 from brokerage.framework import Filter, Verdict, apply_filters
@@ -34,6 +39,7 @@ MIB = 1024.0 * 1024.0
 UNIT_BYTES = {"GB": 1024.0**3, "MB": MIB, "kB": 1024.0}
 OUTPUT_FREE_GB_DEFAULT = 200  # STORAGE_MIN_FREE_SIZE_OUTPUT when unset
 ZERO_WALLTIME_HS06_S = 24 * 60 * 60 * 10  # minTimeForZeroWalltime
+SW_PLATFORM = re.compile(r"^([^@#&]*)")
 
 
 def _site_preassigned(ctx: AnalContext) -> bool:
@@ -175,6 +181,32 @@ def f_cpucore(ctx: AnalContext) -> Verdict:
     over = (site > float(maxcc)) if maxcc else np.zeros(ctx.n, dtype=bool)
     codes = np.where(ok, "-max_cpucore", "-cpucore").astype(object)
     return Verdict(ok & ~over, codes, lambda idx: [f"cores_site={fmt(site[i])} cores_task={task_cc}" for i in idx])
+
+
+def _gpu_queue_ok(rel: Any, desc: Any) -> bool:
+    """JsonSoftwareCheck with the platform only (no CPU/GPU spec, cmt_config_only): an AUTO queue with a software
+    description and no 'excl' in any cpu or gpu attribute list passes; any other queue lands in no_auto_sites."""
+    if list(rel if rel is not None else []) != [RELEASES_AUTO] or desc is None:
+        return False
+    entries = (*desc.cpu, *desc.gpu)
+    return not any(EXCLUSIVE in values for entry in entries for values in entry.values())
+
+
+def f_gpu_architecture(ctx: AnalContext) -> Verdict | None:
+    """AtlasAnalJobBroker.py:846-873: a GPU queue (catchall 'gpu') needs the task's sw_platform and an AUTO software
+    description without an exclusive ('excl') CPU or GPU attribute; the check passes no CPU/GPU spec, so a task's
+    own '&nvidia' does not open an exclusive queue."""
+    gpu = np.array([catchall_has(c, "gpu") for c in ctx.qa["catchall"]], dtype=bool)
+    if not gpu.any():
+        return None
+    platform = SW_PLATFORM.match(str(ctx.task.get("architecture") or ""))[1]  # JediTaskSpec.get_sw_platform
+    index = software_index(ctx.cache)
+    ok = np.ones(ctx.n, dtype=bool)
+    for i in np.flatnonzero(gpu):
+        name = str(ctx.qa.name[i])
+        ok[i] = bool(platform) and _gpu_queue_ok(ctx.qa["releases"][i], index.get(name))
+    why = "architecture is required for GPU queues" if not platform else f"architecture={platform} is unavailable"
+    return Verdict(ok, "-architecture", why)
 
 
 def f_closed(ctx: AnalContext) -> Verdict | None:
@@ -370,6 +402,8 @@ PANDA_FILTERS: tuple[Filter, ...] = (
            _switched("anal_diskio_per_core", f_diskio, DISKIO.run)),
     Filter("avoid VP queue check", ("-avoid_vp",), "avoid VP queues", f_vp),
     Filter("CPU core check", ("-cpucore", "-max_cpucore"), "core count match", f_cpucore),
+    Filter("architecture check", ("-architecture",), "GPU queues need an AUTO description without 'excl'",
+           _switched("anal_gpu_architecture_check", f_gpu_architecture, None)),
     Filter("too many closed check", ("-closed",), "closed jobs of the task at the queue",
            _switched("anal_closed_check", f_closed, None)),
     Filter("SW/HW check", ("-cache",), "release, cache and architecture",

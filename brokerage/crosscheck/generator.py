@@ -6,7 +6,7 @@ connectivity, diskIO, pilots, Harvester workers and numSlots), DATADISK and DATA
 statuses), network rows (closeness incl. blocked links, queued files, throughput of 1 h/1 d/1 w, old rows), job
 counts per share and resource type, software tags and CPU architectures, and 6-10 tasks (production with and
 without a nucleus, analysis; priorities, scouts, merges, express, full-chain, t1Weight, IO intensity, input on disk,
-tape and nowhere, secondary input datasets); site states (ACTIVE or not). Usage: ``snap = random_grid(seed=7)``
+tape and nowhere, secondary input datasets); site states (ACTIVE or not); GPU analysis queues. Usage: ``snap = random_grid(seed=7)``
 """
 
 from __future__ import annotations
@@ -206,6 +206,18 @@ def _vary_software(x: random.Random, row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _gpu_queues(g: random.Random, queues: list[dict[str, Any]], software: list[dict[str, Any]]) -> None:
+    """Sometimes an analysis queue is a GPU queue (catchall 'gpu'), its description with an open or exclusive GPU."""
+    gpu = {q["panda_queue"] for q in queues if q["type"] == "analysis" and g.random() < 0.3}
+    for q in queues:
+        if q["panda_queue"] in gpu:
+            q["catchall"] = ",".join(x for x in (q["catchall"], "gpu") if x)
+    for row in software:
+        entry = g.choice((None, {"type": "gpu", "vendor": ["nvidia"]}, {"type": "gpu", "vendor": ["nvidia", "excl"]}))
+        if row["panda_queue"] in gpu and entry:
+            row["architectures"] = [*row["architectures"], entry]
+
+
 def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
@@ -245,11 +257,14 @@ def random_grid(seed: int) -> GridSnapshot:
         tasks.append(t)
         datasets += ds
         replicas += reps
+    network = _network(r, sites)  # r draws the network before the software, as it always did
+    software = [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85]
+    _gpu_queues(random.Random(f"gpu-{seed}"), queues, software)  # a third stream: r's and x's grids stay
     doc = {
         "taken_at": _iso(TAKEN_AT), "snapshot_id": f"random-{seed}", "sites": sites, "queues": queues,
-        "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": _network(r, sites),
+        "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": network,
         "job_counts": counts, "gshares": [{"gshare": g, "value": 1.0} for g in GSHARES],
-        "queue_software": [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85],
+        "queue_software": software,
         "tasks": tasks, "datasets": datasets, "dataset_replicas": replicas,
     }  # fmt: skip
     return GridSnapshot.from_dict(doc)

@@ -342,6 +342,15 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         "jobs of every VO count, and users of the same name in two VOs are one",
         f"{_A}:170-172, AtlasBrokerUtils.py:724, task_standalone_module.py:3701, 4468",
     ),
+    Switch(
+        "anal_gpu_architecture_check",
+        "analysis",
+        "(the seed's analysis broker has no GPU queue rule: a GPU queue is judged by the software check only)",
+        "after the CPU core check every GPU queue (catchall 'gpu') is skipped when the task has no sw_platform, "
+        "else unless it is AUTO with a software description holding no 'excl' CPU or GPU attribute (the "
+        "JsonSoftwareCheck gets no CPU/GPU spec); the skip line has no criteria token (ours: -architecture)",
+        f"{_A}:846-873, AtlasBrokerUtils.py:932-1000",
+    ),
 )
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
 

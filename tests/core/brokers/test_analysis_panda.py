@@ -208,3 +208,33 @@ def test_problematic_queue_takes_its_share_of_the_basic_weight() -> None:
     d = run(snap, cfg(**JEDI))
     assert codes(d) == {"B": "-badsite", "C": "-status"} and [c.name for c in d.candidates] == ["A"]
     assert math.isclose(d.candidates[0].weight, 99.5 / 199.0 + 2.0**-20, rel_tol=1e-12)
+
+
+def _gpu_grid(architecture: str) -> GridSnapshot:
+    def sw(q: str, *archs: dict[str, object]) -> dict[str, object]:
+        return {"panda_queue": q, "cmtconfigs": ["x86_64-el9-gcc13-opt"], "containers": ["any"], "cvmfs": ["atlas"],
+                "architectures": list(archs), "tags": []}  # fmt: skip
+
+    cpu = {"type": "cpu", "arch": ["x86_64"]}
+    auto = {"releases": ["AUTO"]}
+    queues = [anal_queue("P", "S1", **auto), anal_queue("EX", "S2", catchall="gpu", **auto),
+              anal_queue("OPEN", "S3", catchall="gpu", **auto), anal_queue("ANY", "S4", catchall="gpu")]  # fmt: skip
+    software = [sw("P", cpu, {"type": "gpu", "vendor": ["nvidia"]}), sw("EX", cpu, {"type": "gpu", "vendor": ["nvidia", "excl"]}),
+                sw("OPEN", cpu, {"type": "gpu", "vendor": ["nvidia"]}), sw("ANY", cpu)]  # fmt: skip
+    return grid(queues, [anal_task(1, architecture=architecture)], queue_software=software)
+
+
+def test_gpu_queue_needs_auto_without_exclusive_attribute() -> None:
+    """AtlasAnalJobBroker's architecture check: a GPU queue passes only when AUTO with a software description holding
+    no 'excl' CPU/GPU attribute; no CPU/GPU spec reaches the check, so even a task asking '&nvidia' fails EX."""
+    d = run(_gpu_grid("x86_64-el9-gcc13-opt&nvidia"), cfg(**JEDI))
+    assert codes(d) == {"EX": "-architecture", "ANY": "-architecture"}
+    assert {c.name for c in d.candidates} == {"P", "OPEN"}
+
+
+def test_gpu_queue_needs_a_sw_platform() -> None:
+    """AtlasAnalJobBroker's architecture check: a task without sw_platform fails every GPU queue ('architecture is
+    required for GPU queues'); the seed profile has no such check."""
+    d = run(_gpu_grid(""), cfg(**JEDI))
+    assert {q for q, c in codes(d).items() if c == "-architecture"} == {"EX", "OPEN", "ANY"}
+    assert "-architecture" not in codes(run(_gpu_grid(""))).values()
