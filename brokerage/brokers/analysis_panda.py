@@ -253,14 +253,17 @@ def _size(count: Any, unit: Any) -> float:
 
 def f_scratch(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1103-1175: -remoteio for direct-IO-only tasks; outDisk x effective MB + workDisk +
-    300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores."""
+    300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores (a unified queue's
+    own cores: JEDI checks the unified site, get_unified_sites)."""
     t, qa = ctx.task, ctx.qa
     direct_q = np.asarray(qa["direct_access_lan"], dtype=bool)
     merge = merge_chunk(ctx)
     remote = (t.get("allowinputlan") == "only" and not merge) & ~direct_q
     fsize, fev = panda_rules._master_file(ctx)
     events = float(t.get("chunk_nevents") or 0)
-    files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
+    # a job never spans a file boundary: the event ranges are cut per file (crosscheck/chunks.py), and a sub-chunk
+    # stops before a range that would pass nEventsPerJob (InputChunk.getSubChunk)
+    files = 1.0 if not fev else float(np.ceil(events / fev))
     eff_mb = float(t.get("chunk_input_mb") or 0) or 1.0
     base = _size(t.get("outdiskcount"), t.get("outdiskunit")) * eff_mb
     base += float(t.get("workdiskcount") or 0) * MIB + panda_rules.WORK_DISK_MARGIN
@@ -268,7 +271,7 @@ def f_scratch(ctx: AnalContext) -> Verdict | None:
     need = np.where(direct, base // MIB, (base + fsize * files) // MIB)
     if merge:  # one file per merge job: twice its size
         need = np.full(ctx.n, (2 * fsize) // MIB)
-    cores = qa["corecount"].astype(float)
+    cores = views.queue_arrays(ctx.cache)["corecount"].astype(float)  # JEDI checks the unified site's own cores
     site_cc = np.where(cores > 1, cores, 1.0)
     task_cc = np.where(int(t.get("corecount") or 0) in (0, 1), 1.0, site_cc)
     maxwdir = qa["maxwdir"].astype(float)

@@ -20,6 +20,10 @@ from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 
 MAX_RECORDS = 50000  # file records (event ranges) per dataset
+# an analysis task's master files are cut up to this many records: every demo analysis task's jobs (at most 347,100
+# ranges on the seed-2 demo) are then ranges of chunk_nevents, so JEDI's getMaxAtomSize (walltime, scratch) sees the
+# snapshot's job; whole files there gave JEDI a job of a whole file's events
+ANALYSIS_MAX_RECORDS = 400000
 MAX_FILES = 20000  # a larger dataset is described by this many files (same bytes, events, fractions per endpoint)
 OUTPUT_TOKENS = (("output", "ATLASDATADISK"), ("log", "ATLASDATADISK"))
 FULLCHAIN_CODES = {"only": "1", "require": "2", "capable": "3"}
@@ -101,14 +105,16 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _files(name: str, nfiles: int, size_gb: float, nevents: int, per_job: int = 0) -> list[dict[str, Any]]:
+def _files(
+    name: str, nfiles: int, size_gb: float, nevents: int, per_job: int = 0, max_records: int = MAX_RECORDS
+) -> list[dict[str, Any]]:
     """The dataset's files; with PER_JOB events per job each file is cut into event ranges of that size, as JEDI's
     contents feeder records them (one record per range, same LFN), unless that makes over MAX_RECORDS records."""
     n = max(1, min(int(nfiles), MAX_FILES))
     fsize = int(size_gb * BYTES_PER_GB / n)
     nev = int(nevents // n) if nevents else 0
     pieces = -(-nev // per_job) if nev and 0 < per_job < nev else 1
-    if n * pieces > MAX_RECORDS:
+    if n * pieces > max_records:
         pieces = 1
     out = []
     for i in range(n):
@@ -144,7 +150,8 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
             continue
         name = f"{base}_t{tid}_d{int(d['datasetid'])}"
         per_job = int(_v(task.get("chunk_nevents")) or 0) if d["is_master"] else 0
-        files = _files(name, int(d["nfiles"]), float(d["size_gb"]), int(d["nevents"]), per_job)
+        cap = ANALYSIS_MAX_RECORDS if task.get("prodsourcelabel") == "user" else MAX_RECORDS
+        files = _files(name, int(d["nfiles"]), float(d["size_gb"]), int(d["nevents"]), per_job, cap)
         n = len({f["lfn"] for f in files})
         scale = n / max(int(d["nfiles"]), 1)
         total_bytes = sum({f["lfn"]: f["fsize"] for f in files}.values())

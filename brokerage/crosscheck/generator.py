@@ -6,7 +6,8 @@ connectivity, diskIO, pilots, Harvester workers and numSlots), DATADISK and DATA
 statuses), network rows (closeness incl. blocked links, queued files, throughput of 1 h/1 d/1 w, old rows), job
 counts per share and resource type, software tags and CPU architectures, and 6-10 tasks (production with and
 without a nucleus, analysis; priorities, scouts, merges, express, full-chain, t1Weight, IO intensity, input on disk,
-tape and nowhere, secondary input datasets); site states (ACTIVE or not); GPU analysis queues. Usage: ``snap = random_grid(seed=7)``
+tape and nowhere, secondary input datasets); site states (ACTIVE or not); GPU analysis queues, analysis jobs
+not aligned with their files, unified queues with little scratch per core. Usage: ``snap = random_grid(seed=7)``
 """
 
 from __future__ import annotations
@@ -218,6 +219,18 @@ def _gpu_queues(g: random.Random, queues: list[dict[str, Any]], software: list[d
             row["architectures"] = [*row["architectures"], entry]
 
 
+def _vary_jobs(g: random.Random, queues: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
+    """Sometimes an analysis job of 300 events (ranges not aligned with the files' 1,000 events), and a unified
+    queue whose scratch per core (maxwdir 16,000 / 8 cores) is below one 2 GB file."""
+    for t in tasks:
+        if t["prodsourcelabel"] == "user" and g.random() < 0.3:
+            t["chunk_input_mb"] = round(t["chunk_input_mb"] * 300 / t["chunk_nevents"], 3)
+            t["chunk_nevents"] = 300
+    for q in queues:
+        if q["type"] == "unified" and g.random() < 0.3:
+            q["maxwdir"] = 16000
+
+
 def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
@@ -259,7 +272,9 @@ def random_grid(seed: int) -> GridSnapshot:
         replicas += reps
     network = _network(r, sites)  # r draws the network before the software, as it always did
     software = [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85]
-    _gpu_queues(random.Random(f"gpu-{seed}"), queues, software)  # a third stream: r's and x's grids stay
+    g = random.Random(f"gpu-{seed}")  # a third stream: r's and x's grids stay
+    _gpu_queues(g, queues, software)
+    _vary_jobs(g, queues, tasks)
     doc = {
         "taken_at": _iso(TAKEN_AT), "snapshot_id": f"random-{seed}", "sites": sites, "queues": queues,
         "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": network,

@@ -238,3 +238,20 @@ def test_gpu_queue_needs_a_sw_platform() -> None:
     d = run(_gpu_grid(""), cfg(**JEDI))
     assert {q for q, c in codes(d).items() if c == "-architecture"} == {"EX", "OPEN", "ANY"}
     assert "-architecture" not in codes(run(_gpu_grid(""))).values()
+
+
+def test_scratch_uses_the_unified_queue_cores_and_one_file_per_job() -> None:
+    """AtlasAnalJobBroker's scratch check: a single-core job of 2,336 events inside one 2 GiB file of 50,000 events
+    needs 300 MiB + 2,048 MiB (one file: a job never spans a file) = 2,348 MB; the unified queue U (8 cores, maxwdir
+    16,000) offers 16,000 / 8 = 2,000 MB (JEDI checks the unified site, not the pseudo queue) and fails -disk; A
+    (1 core, maxwdir 2,400) passes."""
+    queues = [anal_queue("A", "S1", maxwdir=2400),
+              anal_queue("U", "S2", type="unified", capability="ucore", corecount=8, maxwdir=16000, maxrss=0)]  # fmt: skip
+    snap = grid(
+        queues,
+        [anal_task(1, chunk_nevents=2336, chunk_input_mb=95.7, outdiskcount=0, workdiskcount=0)],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 1, "size_gb": 2.0, "nevents": 50000}],
+        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": 1,
+                           "size_gb": 2.0} for s in ("S1", "S2")],  # fmt: skip
+    )
+    assert codes(run(snap, cfg(**JEDI))) == {"U": "-disk"}

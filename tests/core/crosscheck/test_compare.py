@@ -62,3 +62,22 @@ def test_allow_listed_differences_are_counted_apart() -> None:
     d = t.to_dict()
     assert d["differences"] == [] and d["allowed_differences"][0]["count"] == 1
     assert (d["tasks_identical"], d["tasks_accepted"]) == (0, 1)
+
+
+def test_equal_weights_swapped_at_the_cut_are_the_same_analysis_decision() -> None:
+    """JEDI shuffles equal weights before keeping the best 10 (AtlasAnalJobBroker.py:2250-2259): ours keeping A and
+    cutting B where JEDI keeps B and cuts A, all of weight 5, agree (marked tie); a swap at unequal weights, or an
+    unbalanced one, still differs."""
+    cut = "weight=5 below the best 10 (cut at 5)"
+    ours = Verdicts(ok=True, candidates={"A": 5.0, "C": 9.0}, skips={"B": ("-low_weight", cut)})
+    jedi_side = Verdicts(ok=True, candidates={"B": 5.0, "C": 9.0},
+                         skips={"A": ("-low_weight", "due to low weight and not-used by old jobs with weight=5.0 gshare=x")})  # fmt: skip
+    c = compare(1, "anal", ours, jedi_side)
+    assert c.identical and {r.name for r in c.rows if r.tie} == {"A", "B"}
+    t = Totals()
+    t.add(c)
+    assert t.to_dict()["tie_swaps"] == 2 and t.to_dict()["verdicts_agree"] == 3
+    lower = Verdicts(ok=True, candidates={"A": 4.0, "C": 9.0}, skips={"B": ("-low_weight", cut)})
+    assert not compare(1, "anal", lower, jedi_side).identical
+    alone = Verdicts(ok=True, candidates={"A": 5.0, "B": 5.0, "C": 9.0})
+    assert not compare(1, "anal", alone, jedi_side).identical
