@@ -247,11 +247,12 @@ def test_scratch_uses_the_unified_queue_cores_and_one_file_per_job() -> None:
     (1 core, maxwdir 2,400) passes."""
     queues = [anal_queue("A", "S1", maxwdir=2400),
               anal_queue("U", "S2", type="unified", capability="ucore", corecount=8, maxwdir=16000, maxrss=0)]  # fmt: skip
+    replicas = [{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": 1, "size_gb": 2.0}
+                for s in ("S1", "S2")]  # fmt: skip
     snap = grid(
         queues,
         [anal_task(1, chunk_nevents=2336, chunk_input_mb=95.7, outdiskcount=0, workdiskcount=0)],
         datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 1, "size_gb": 2.0, "nevents": 50000}],
-        dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": 1,
-                           "size_gb": 2.0} for s in ("S1", "S2")],  # fmt: skip
+        dataset_replicas=replicas,
     )
     assert codes(run(snap, cfg(**JEDI))) == {"U": "-disk"}
