@@ -243,6 +243,22 @@ def f_memory(ctx: AnalContext) -> Verdict | None:
                    lambda idx: [f"job's core-scaled requirement {fmt(need[i])} MB vs RSS range" for i in idx])  # fmt: skip
 
 
+def job_size(ctx: AnalContext) -> tuple[float, float]:
+    """The job's (events, input MB): the snapshot's chunk_nevents and chunk_input_mb; under ``anal_job_of_whole_files``
+    a job of at least one master file's events is the whole files whose events fit (InputChunk.getSubChunk packs
+    whole files while nEventsPerJob allows, InputChunk.getMaxAtomSize), e.g. 104,910 events of 50,000-event files:
+    2 files, 100,000 events. Usage: ``events, mb = job_size(ctx)``"""
+    t = ctx.task
+    events, input_mb = float(t.get("chunk_nevents") or 0), float(t.get("chunk_input_mb") or 0)
+    if not rule(ctx.config, "anal_job_of_whole_files"):
+        return events, input_mb
+    fsize, fev = panda_rules._master_file(ctx)
+    if fev <= 0 or events < fev:
+        return events, input_mb
+    files = events // fev
+    return files * fev, files * fsize / MIB
+
+
 def _size(count: Any, unit: Any) -> float:
     """JediTaskSpec.getOutDiskSize's bytes for COUNT in UNIT (GB/MB/kB prefixes, else bytes)."""
     n = float(count or 0)
@@ -260,11 +276,11 @@ def f_scratch(ctx: AnalContext) -> Verdict | None:
     merge = merge_chunk(ctx)
     remote = (t.get("allowinputlan") == "only" and not merge) & ~direct_q
     fsize, fev = panda_rules._master_file(ctx)
-    events = float(t.get("chunk_nevents") or 0)
+    events, input_mb = job_size(ctx)
     # a job never spans a file boundary: the event ranges are cut per file (crosscheck/chunks.py), and a sub-chunk
     # stops before a range that would pass nEventsPerJob (InputChunk.getSubChunk)
     files = 1.0 if not fev else float(np.ceil(events / fev))
-    eff_mb = float(t.get("chunk_input_mb") or 0) or 1.0
+    eff_mb = input_mb or 1.0
     base = _size(t.get("outdiskcount"), t.get("outdiskunit")) * eff_mb
     base += float(t.get("workdiskcount") or 0) * MIB + panda_rules.WORK_DISK_MARGIN
     direct = direct_q & bool(t.get("allowinputlan")) & (not merge)
@@ -308,7 +324,7 @@ def f_walltime(ctx: AnalContext) -> Verdict | None:
     unit = str(t.get("cputimeunit") or "")
     hs06 = unit in ("HS06sPerEvent", "HS06sPerEventFixed", "mHS06sPerEvent", "mHS06sPerEventFixed")
     cpu = (float(t.get("cputime") or 0) / (1000.0 if unit.startswith("m") else 1.0)) if hs06 else 0.0
-    need = cpu * float(t.get("chunk_nevents") or 0) if hs06 else 0.0
+    need = cpu * job_size(ctx)[0] if hs06 else 0.0
     maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
     site_max, site_min = panda_rules._scaled(ctx, maxtime, hs06), panda_rules._scaled(ctx, mintime, hs06)
     code = np.full(ctx.n, "", dtype=object)
@@ -331,13 +347,26 @@ def f_pilot(ctx: AnalContext) -> Verdict | None:
     return NOPILOT.run(ctx)
 
 
+def jedi_matched(cache: Any, patterns: list[str]) -> np.ndarray:
+    """AtlasBrokerUtils.isMatched per queue: a pattern with '*' is a regular expression ('*' read as '.*') searched
+    anywhere in the queue name; any other pattern must equal the name. ATLAS site names are not matched.
+
+    Usage: ``jedi_matched(cache, ["ANALY_CERN*"])``
+    """
+    names = [str(n) for n in views.queue_arrays(cache).name]
+    regexes = [re.compile(p.replace("*", ".*")) for p in patterns if "*" in p]
+    exact = {p for p in patterns if p and "*" not in p}
+    return np.array([n in exact or any(r.search(n) for r in regexes) for n in names], dtype=bool)
+
+
 def f_include(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1400-1440: excludedSite (-excluded), includedSite (-notincluded), after the pilot check."""
     exc, inc = split_list(ctx.task.get("excludedsite")), split_list(ctx.task.get("includedsite"))
     if not exc and not inc:
         return None
-    excluded = match_queues(ctx.cache, exc) if exc else np.zeros(ctx.n, dtype=bool)
-    included = match_queues(ctx.cache, inc) if inc else np.ones(ctx.n, dtype=bool)
+    match = jedi_matched if rule(ctx.config, "anal_site_lists_as_jedi") else match_queues
+    excluded = match(ctx.cache, exc) if exc else np.zeros(ctx.n, dtype=bool)
+    included = match(ctx.cache, inc) if inc else np.ones(ctx.n, dtype=bool)
     codes = np.where(excluded, "-excluded", "-notincluded").astype(object)
     return Verdict(~excluded & included, codes, "excluded or not included")
 

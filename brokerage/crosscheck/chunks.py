@@ -30,6 +30,7 @@ FULLCHAIN_CODES = {"only": "1", "require": "2", "capable": "3"}
 INPUT_LAN_CODES = {"use": "1", "only": "2"}
 IP_CODES = {"full": "1", "http": "2"}
 IPSTACK_CODES = {"IPv4": "4", "IPv6": "6"}
+LIMITED_SITES = {(True, False): "1", (False, True): "2", (True, True): "3"}  # enum_limitedSites
 BYTES_PER_GB = 1024**3
 PSEUDO = "pseudo_dataset"  # JediDatasetSpec.isPseudo() knows it by this name
 # JediDatasetSpec.getRatioToMaster: secondary files per master file in a job; the snapshot's job input
@@ -67,6 +68,10 @@ def split_rule(task: dict[str, Any]) -> str:
         rules.append("OT=1")
     if task.get("avoidvp"):
         rules.append("AV=1")
+    if task.get("prodsourcelabel") == "user":  # AtlasAnalTaskRefiner sets limitedSites for the site lists
+        limited = (bool(str(task.get("includedsite") or "").strip()), bool(str(task.get("excludedsite") or "").strip()))
+        if any(limited):
+            rules.append(f"LS={LIMITED_SITES[limited]}")
     conn, _, stack = str(task.get("ipconnectivity") or "").partition("#")
     if conn in IP_CODES:
         rules.append(f"IP={IP_CODES[conn]}")

@@ -156,7 +156,11 @@ def _tie_weight(ours: Verdicts, jedi: Verdicts, row: QueueRow) -> float | None:
     if jw is None:
         return None
     if row.ours == USE:
-        return jw if _close(ours.candidates[row.name], jw) else None
+        printed = m[1] if m else ""  # JEDI's line prints the weight with a fixed number of decimals
+        decimals = len(printed.partition(".")[2]) if "." in printed and "e" not in printed.lower() else None
+        w = ours.candidates[row.name]
+        near = _close(w, jw) or (decimals is not None and abs(w - jw) <= 0.5 * 10.0**-decimals)
+        return jw if near else None
     cut = OUR_CUT.match(row.ours_reason)
     return jw if cut and cut[1] == cut[2] == f"{jw:.4g}" else None
 
@@ -169,7 +173,7 @@ def mark_ties(ours: Verdicts, jedi: Verdicts, rows: list[QueueRow]) -> None:
     for row in rows:
         w = _tie_weight(ours, jedi, row) if row.differs == "verdict" else None
         if w is not None:
-            groups.setdefault(f"{w:.12g}", []).append(row)
+            groups.setdefault(f"{w:.6g}", []).append(row)
     for group in groups.values():
         if sum(r.ours == USE for r in group) == sum(r.jedi == USE for r in group):
             for r in group:

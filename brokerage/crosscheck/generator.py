@@ -220,15 +220,19 @@ def _gpu_queues(g: random.Random, queues: list[dict[str, Any]], software: list[d
 
 
 def _vary_jobs(g: random.Random, queues: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
-    """Sometimes an analysis job of 300 events (ranges not aligned with the files' 1,000 events), and a unified
-    queue whose scratch per core (maxwdir 16,000 / 8 cores) is below one 2 GB file."""
+    """Sometimes an analysis job of 300 or 2,500 events (not aligned with the files' 1,000 events), and a unified
+    queue whose scratch per core (maxwdir 16,000 / 8 cores) is below one 2 GB file; analysis site lists."""
     for t in tasks:
         if t["prodsourcelabel"] == "user" and g.random() < 0.3:
-            t["chunk_input_mb"] = round(t["chunk_input_mb"] * 300 / t["chunk_nevents"], 3)
-            t["chunk_nevents"] = 300
+            events = g.choice((300, 2500))
+            t["chunk_input_mb"] = round(t["chunk_input_mb"] * events / t["chunk_nevents"], 3)
+            t["chunk_nevents"] = events
     for q in queues:
         if q["type"] == "unified" and g.random() < 0.3:
             q["maxwdir"] = 16000
+    for t in tasks:  # site lists: an ATLAS site's name, a pattern found inside queue names, a prefix, a suffix
+        if t["prodsourcelabel"] == "user" and g.random() < 0.3:
+            t[g.choice(("includedsite", "excludedsite"))] = g.choice(("SITE0", "ANALY*", "SITE1*", "*_Q1"))
 
 
 def random_grid(seed: int) -> GridSnapshot:

@@ -351,6 +351,24 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         "JsonSoftwareCheck gets no CPU/GPU spec); the skip line has no criteria token (ours: -architecture)",
         f"{_A}:846-873, AtlasBrokerUtils.py:932-1000",
     ),
+    Switch(
+        "anal_job_of_whole_files",
+        "analysis",
+        "the job is chunk_nevents events and chunk_input_mb of input (walltime: cpuTime x events; scratch: the "
+        "input of the job)",
+        "nEventsPerJob packs whole files while their events fit (a file's events or more: whole files, never a "
+        "part), so the walltime and scratch checks see floor(nEventsPerJob / file events) whole files, their "
+        "events and bytes (getMaxAtomSize)",
+        f"{_A}:1106-1125, 1241-1255, InputChunk.py:323-375",
+    ),
+    Switch(
+        "anal_site_lists_as_jedi",
+        "analysis",
+        "excludedSite and includedSite name queues or ATLAS sites, '*' a shell wildcard over the whole name",
+        "AtlasBrokerUtils.isMatched on the queue name only: a pattern with '*' is a regular expression ('*' as "
+        "'.*') found anywhere in the name, any other pattern must equal it",
+        f"{_A}:1400-1440, AtlasBrokerUtils.py:476-491",
+    ),
 )
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
 

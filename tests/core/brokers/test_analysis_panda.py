@@ -256,3 +256,35 @@ def test_scratch_uses_the_unified_queue_cores_and_one_file_per_job() -> None:
         dataset_replicas=replicas,
     )
     assert codes(run(snap, cfg(**JEDI))) == {"U": "-disk"}
+
+
+def test_a_job_larger_than_a_file_is_whole_files() -> None:
+    """nEventsPerJob packs whole files while their events fit: 104,910 events per job over files of 50,000 events is
+    2 files, 100,000 events, so the walltime need is 10 HS06 s x 100,000 = 1,000,000, within A's (102,000 s x 10
+    HS06 x 100 %) = 1,020,000 (the snapshot's 104,910 events would need 1,049,100 and fail A)."""
+    task = anal_task(1, chunk_nevents=104910, chunk_input_mb=4196.4, cputime=10.0, cputimeunit="HS06sPerEvent",
+                     cpuefficiency=100, basewalltime=0)  # fmt: skip
+    snap = grid(
+        [anal_queue("A", "S1", maxtime=102000, corepower=10.0, corecount=1)],
+        [task],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 20.0, "nevents": 500000}],
+        dataset_replicas=[
+            {"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 10, "size_gb": 20.0}
+        ],
+    )
+    assert codes(run(snap, cfg(**JEDI))) == {}
+    assert ap.job_size(_ctx(snap)) == (100000.0, 2 * 2048.0)  # 2 files of 2 GiB
+    inside = snap.replace(tasks=snap.tasks.assign(chunk_nevents=2336, chunk_input_mb=95.7))
+    assert ap.job_size(_ctx(inside)) == (2336.0, 95.7)  # inside one file: the snapshot's job
+
+
+def test_site_lists_match_queue_names_as_jedi_regexps() -> None:
+    """AtlasBrokerUtils.isMatched: includedSite 'ANALY_CERN*' is the regexp 'ANALY_CERN.*' searched in the queue
+    name, so XANALY_CERN stays and CERN_UCORE_2 is -notincluded; excludedSite 'CERN-PROD' (an ATLAS site, no queue
+    of that name) excludes nothing."""
+    queues = [anal_queue("ANALY_CERN", "CERN-PROD"), anal_queue("CERN_UCORE_2", "CERN-PROD"),
+              anal_queue("XANALY_CERN", "S3")]  # fmt: skip
+    d = run(grid(queues, [anal_task(1, includedsite="ANALY_CERN*")]), cfg(**JEDI))
+    assert codes(d) == {"CERN_UCORE_2": "-notincluded"}
+    assert codes(run(grid(queues, [anal_task(1, excludedsite="CERN-PROD")]), cfg(**JEDI))) == {}
+    assert set(codes(run(grid(queues, [anal_task(1, excludedsite="CERN-PROD")]))).values()) == {"-excluded"}

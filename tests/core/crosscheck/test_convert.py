@@ -182,3 +182,13 @@ def test_analysis_files_are_cut_into_job_ranges_beyond_the_production_cap() -> N
     prod = grid([anal_queue("A", "S1")], [anal_task(prodsourcelabel="managed", **base)], datasets=[ds])
     files = datasets_and_replicas(cache_for(prod, None), views.task_row(cache_for(prod, None), 1), rucio)[0]["files"]
     assert len(files) == 3000  # whole files: 66,000 records are over the production cap
+
+
+def test_analysis_site_lists_set_limited_sites() -> None:
+    """AtlasAnalTaskRefiner sets limitedSites (LS: 1 allow list, 2 deny list, 3 both) when the task has site lists;
+    without it AtlasAnalJobBroker ignores includedSite and excludedSite."""
+    user = {"prodsourcelabel": "user", "chunk_nevents": 0}
+    assert "LS=1" in split_rule({**user, "includedsite": "ANALY_*"}).split(",")
+    assert "LS=2" in split_rule({**user, "excludedsite": "X"}).split(",")
+    assert "LS=3" in split_rule({**user, "includedsite": "A", "excludedsite": "X"}).split(",")
+    assert "LS" not in split_rule(user)
