@@ -173,7 +173,7 @@ def mark_ties(ours: Verdicts, jedi: Verdicts, rows: list[QueueRow]) -> None:
     for row in rows:
         w = _tie_weight(ours, jedi, row) if row.differs == "verdict" else None
         if w is not None:
-            groups.setdefault(f"{w:.6g}", []).append(row)
+            groups.setdefault(f"{w:.7f}", []).append(row)  # JEDI's line prints weight={weight:.7f}
     for group in groups.values():
         if sum(r.ours == USE for r in group) == sum(r.jedi == USE for r in group):
             for r in group:

@@ -81,3 +81,15 @@ def test_equal_weights_swapped_at_the_cut_are_the_same_analysis_decision() -> No
     assert not compare(1, "anal", lower, jedi_side).identical
     alone = Verdicts(ok=True, candidates={"A": 5.0, "B": 5.0, "C": 9.0})
     assert not compare(1, "anal", alone, jedi_side).identical
+
+
+def test_a_tie_is_found_at_the_printed_precision_of_jedi_lines() -> None:
+    """JEDI prints a cut queue's weight with 7 decimals (weight=0.0058479): it ties with candidates of weight
+    0.005847888... on both sides (ours A kept, JEDI's B kept)."""
+    w = 0.005847888258626498
+    ours = Verdicts(
+        ok=True, candidates={"A": w}, skips={"B": ("-low_weight", f"weight={w:.4g} below the best 10 (cut at {w:.4g})")}
+    )
+    jedi_side = Verdicts(ok=True, candidates={"B": w * (1 + 1e-15)},
+                         skips={"A": ("-low_weight", "due to low weight and not-used by old jobs with weight=0.0058479 gshare=x")})  # fmt: skip
+    assert compare(1, "anal", ours, jedi_side).identical
