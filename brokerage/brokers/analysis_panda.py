@@ -42,10 +42,23 @@ ZERO_WALLTIME_HS06_S = 24 * 60 * 60 * 10  # minTimeForZeroWalltime
 SW_PLATFORM = re.compile(r"^([^@#&]*)")
 
 
+def preassigned(ctx: AnalContext) -> np.ndarray | None:
+    """The queues a task's site pre-assigns (JEDI's sitePreAssigned), None when it pre-assigns none: under
+    ``anal_site_lists_as_jedi`` the queue of exactly that name (SiteMapper.checkSite), else any queue or ATLAS site
+    matching it. Usage: ``mask = preassigned(ctx)``"""
+    site = str(ctx.task.get("site") or "").strip()
+    if not site:
+        return None
+    if rule(ctx.config, "anal_site_lists_as_jedi"):
+        mask = np.asarray(ctx.qa.name == site, dtype=bool)
+    else:
+        mask = match_queues(ctx.cache, split_list(site))
+    return mask if mask.any() else None
+
+
 def _site_preassigned(ctx: AnalContext) -> bool:
     """A task whose site names a known queue (JEDI's sitePreAssigned)."""
-    pats = split_list(ctx.task.get("site"))
-    return bool(pats) and bool(match_queues(ctx.cache, pats).any())
+    return preassigned(ctx) is not None
 
 
 def _replica_states(ctx: AnalContext) -> list[dict[str, np.ndarray]]:
@@ -84,7 +97,9 @@ def _sites(complete: np.ndarray, incomplete: np.ndarray, non_vp_disk: bool, use_
 
 def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool, np.ndarray]:
     """AtlasAnalJobBroker.py:548-640: the queues JEDI's input data check keeps, whether it fell back to the union of
-    partial replicas, and each queue's data weight (per dataset 1 on disk, 0.001 elsewhere).
+    partial replicas, and each queue's data weight (per dataset 1 on disk, 0.001 elsewhere). A pre-assigned task
+    (``anal_site_lists_as_jedi``) keeps the queues holding every dataset when its queue is one, else the union when
+    its queue is in it, else none.
 
     Usage: ``keep, union, weight = data_sites(ctx)``
     """
@@ -103,6 +118,11 @@ def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool, np.ndarray]:
         disk_union = on_disk.copy() if disk_union is None else disk_union | on_disk
     if keep is None:
         return np.ones(ctx.n, dtype=bool), False, np.ones(ctx.n)
+    pre = preassigned(ctx) if rule(ctx.config, "anal_site_lists_as_jedi") else None
+    if pre is not None:  # AtlasAnalJobBroker.py:623-628: no disk-only list for a pre-assigned task
+        if (keep & pre).any():
+            return keep, False, weight
+        return (union if (union & pre).any() else np.zeros(ctx.n, dtype=bool)), False, weight
     if disk.any():
         return disk, False, weight
     if not keep.any() and union.any():
@@ -129,8 +149,8 @@ def f_status(ctx: AnalContext) -> Verdict:
     bad = status == "offline"
     if not split_list(ctx.task.get("includedsite")):
         off = np.isin(status, ("brokeroff", "test"))
-        if _site_preassigned(ctx):
-            off &= ~match_queues(ctx.cache, split_list(ctx.task.get("site")))
+        if (pre := preassigned(ctx)) is not None:
+            off &= ~pre
         bad = bad | off
     return Verdict(~bad, "-status", lambda idx: [f"status={s}" for s in status[idx].tolist()])
 
@@ -373,9 +393,9 @@ def f_include(ctx: AnalContext) -> Verdict | None:
 
 def f_preassigned(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1460-1485: a pre-assigned task keeps only its site (-nonpreassigned)."""
-    if not _site_preassigned(ctx):
+    keep = preassigned(ctx)
+    if keep is None:
         return None
-    keep = match_queues(ctx.cache, split_list(ctx.task.get("site")))
     return Verdict(keep, "-nonpreassigned", "non pre-assigned site")
 
 
@@ -508,8 +528,8 @@ def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
         bad = (h["failed"] + h["closed"]) > np.maximum(2 * h["finished"], float(ctx.config["MIN_BAD_JOBS_TO_SKIP_PQ"]))
         why = np.where((why == "") & ctx.stab.throttled, "long queue of the user", why)
         why = np.where((why == "") & bad, "too many failed or closed jobs", why)
-    if _site_preassigned(ctx):
-        why = np.where(match_queues(ctx.cache, split_list(ctx.task.get("site"))), "", why)
+    if (pre := preassigned(ctx)) is not None:
+        why = np.where(pre, "", why)
     return why != "", why
 
 

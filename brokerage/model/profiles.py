@@ -364,10 +364,13 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
     Switch(
         "anal_site_lists_as_jedi",
         "analysis",
-        "excludedSite and includedSite name queues or ATLAS sites, '*' a shell wildcard over the whole name",
+        "excludedSite, includedSite and the task's site name queues or ATLAS sites, '*' a shell wildcard over "
+        "the whole name",
         "AtlasBrokerUtils.isMatched on the queue name only: a pattern with '*' is a regular expression ('*' as "
-        "'.*') found anywhere in the name, any other pattern must equal it",
-        f"{_A}:1400-1440, AtlasBrokerUtils.py:476-491",
+        "'.*') found anywhere in the name, any other pattern must equal it; the site pre-assigns only the queue of "
+        "exactly that name, and the data check then keeps the queues holding the input when that queue is one of "
+        "them, else their union when it is in it, else none (no disk-only list)",
+        f"{_A}:119-135, 623-628, 1400-1440, AtlasBrokerUtils.py:476-491",
     ),
 )
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)

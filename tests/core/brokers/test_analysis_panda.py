@@ -288,3 +288,22 @@ def test_site_lists_match_queue_names_as_jedi_regexps() -> None:
     assert codes(d) == {"CERN_UCORE_2": "-notincluded"}
     assert codes(run(grid(queues, [anal_task(1, excludedsite="CERN-PROD")]), cfg(**JEDI))) == {}
     assert set(codes(run(grid(queues, [anal_task(1, excludedsite="CERN-PROD")]))).values()) == {"-excluded"}
+
+
+def test_a_pre_assigned_site_is_one_queue_by_its_exact_name() -> None:
+    """SiteMapper.checkSite: site 'US-T2-003' pre-assigns the queue of that name only, so ANALY_US-T2-003 (same ATLAS
+    site) is -nonpreassigned; the seed matches the ATLAS site too and keeps both."""
+    queues = [anal_queue("US-T2-003", "US-T2-003"), anal_queue("ANALY_US-T2-003", "US-T2-003")]
+    snap = grid(queues, [anal_task(1, site="US-T2-003")])
+    assert codes(run(snap, cfg(**JEDI))) == {"ANALY_US-T2-003": "-nonpreassigned"}
+    assert codes(run(snap)) == {}
+
+
+def test_a_pre_assigned_queue_without_the_data_leaves_no_queue_in_the_data_check() -> None:
+    """AtlasAnalJobBroker.py:623-628: when the pre-assigned queue P holds no replica, the data check keeps no queue
+    (Q holds all 10 files and is dropped too); when P holds them, every queue holding them stays."""
+    queues = [anal_queue("P", "S1"), anal_queue("Q", "S2")]
+    lacking = with_input(queues, {"S2": 10}, tasks=[anal_task(1, site="P")])
+    assert not ap.data_sites(_ctx(lacking))[0].any()
+    holding = with_input(queues, {"S1": 10, "S2": 10}, tasks=[anal_task(1, site="P")])
+    assert ap.data_sites(_ctx(holding))[0].tolist() == [True, True]
