@@ -221,7 +221,7 @@ def _gpu_queues(g: random.Random, queues: list[dict[str, Any]], software: list[d
 
 def _vary_jobs(g: random.Random, queues: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
     """Sometimes an analysis job of 300 or 2,500 events (not aligned with the files' 1,000 events), and a unified
-    queue whose scratch per core (maxwdir 16,000 / 8 cores) is below one 2 GB file; analysis site lists."""
+    queue whose scratch per core (maxwdir 16,000 / 8 cores) is below one 2 GB file; analysis site lists and pre-assigned sites."""
     for t in tasks:
         if t["prodsourcelabel"] == "user" and g.random() < 0.3:
             events = g.choice((300, 2500))
@@ -233,6 +233,10 @@ def _vary_jobs(g: random.Random, queues: list[dict[str, Any]], tasks: list[dict[
     for t in tasks:  # site lists: an ATLAS site's name, a pattern found inside queue names, a prefix, a suffix
         if t["prodsourcelabel"] == "user" and g.random() < 0.3:
             t[g.choice(("includedsite", "excludedsite"))] = g.choice(("SITE0", "ANALY*", "SITE1*", "*_Q1"))
+    brokered = [q["panda_queue"] for q in queues if q["type"] in ("analysis", "unified")]
+    for t in tasks:  # a pre-assigned queue, or an ATLAS site's name (no queue of that name: JEDI ignores it)
+        if t["prodsourcelabel"] == "user" and brokered and g.random() < 0.15:
+            t["site"] = g.choice([*brokered, "SITE0"])
 
 
 def random_grid(seed: int) -> GridSnapshot:
