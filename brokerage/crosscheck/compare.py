@@ -114,8 +114,8 @@ def compare(task: int, broker: str, ours: Verdicts, jedi: Verdicts) -> TaskCompa
         row = QueueRow(name, _verdict(ours, name), _verdict(jedi, name))
         if row.jedi == ABSENT and jedi.all_failed and row.ours == jedi.all_failed:
             row.jedi = jedi.all_failed  # JEDI failed every nucleus left at that check in one error line
-        if row.jedi == ABSENT and jedi.silent and row.ours == jedi.silent:
-            row.jedi = jedi.silent  # JEDI's check ran and removed names without a line (its summary counts them)
+        if row.jedi == ABSENT and row.ours in jedi.silent:
+            row.jedi = row.ours  # JEDI's check ran and removed names without a line (its summary counts them)
         row.ours_reason = ours.skips.get(name, ("", ""))[1]
         row.jedi_reason = jedi.skips.get(name, ("", ""))[1]
         if row.ours != row.jedi:

@@ -307,3 +307,12 @@ def test_a_pre_assigned_queue_without_the_data_leaves_no_queue_in_the_data_check
     assert not ap.data_sites(_ctx(lacking))[0].any()
     holding = with_input(queues, {"S1": 10, "S2": 10}, tasks=[anal_task(1, site="P")])
     assert ap.data_sites(_ctx(holding))[0].tolist() == [True, True]
+
+
+def test_a_site_naming_a_production_queue_adds_no_candidate() -> None:
+    """JEDI's scan list holds analysis and unified queues only (AtlasAnalJobBroker.py:117): a task whose site names
+    the production queue PQ leaves PQ out of the preliminary candidates (the seed adds it)."""
+    queues = [anal_queue("A", "S1"), anal_queue("PQ", "S2", type="production")]
+    snap = grid(queues, [anal_task(1, site="PQ")])
+    assert "PQ" not in {c.name for c in run(snap, cfg(**JEDI)).candidates}
+    assert "PQ" in {c.name for c in run(snap).candidates}

@@ -93,3 +93,13 @@ def test_a_tie_is_found_at_the_printed_precision_of_jedi_lines() -> None:
     jedi_side = Verdicts(ok=True, candidates={"B": w * (1 + 1e-15)},
                          skips={"A": ("-low_weight", "due to low weight and not-used by old jobs with weight=0.0058479 gshare=x")})  # fmt: skip
     assert compare(1, "anal", ours, jedi_side).identical
+
+
+def test_queues_removed_without_a_line_when_the_pre_assigned_queue_failed() -> None:
+    """AtlasAnalJobBroker.py:1467-1473: when the pre-assigned queue did not pass all tests, JEDI drops the others
+    without a skip line; ours' -nonpreassigned for them is the same verdict."""
+    log = [["AtlasAnalJobBroker", "preassigned site P did not pass all tests"],
+           ["AtlasAnalJobBroker", "  skip site=P due to status=offline criteria=-status"]]  # fmt: skip
+    ours = _v({}, {"P": "-status", "Q": "-nonpreassigned"})
+    assert compare(1, "anal", ours, jedi({"candidates": {}, "log": log}, "anal")).identical
+    assert not compare(1, "anal", ours, jedi({"candidates": {}, "log": log[1:]}, "anal")).identical
