@@ -379,14 +379,29 @@ def jedi_matched(cache: Any, patterns: list[str]) -> np.ndarray:
     return np.array([n in exact or any(r.search(n) for r in regexes) for n in names], dtype=bool)
 
 
+def _site_as_include_list(ctx: AnalContext) -> np.ndarray | None:
+    """AtlasAnalJobBroker.py:119-135: a task site naming no queue replaces the include list by the queues reading an
+    input endpoint of that name; none: no include list at all (includedSite is dropped too)."""
+    qa = views.queue_arrays(ctx.cache)
+    rq, re_ = views.input_relations(qa, "user")
+    reading = np.zeros(ctx.n, dtype=bool)
+    reading[rq[np.asarray(ctx.ep.name)[re_] == str(ctx.task.get("site")).strip()]] = True
+    return reading if reading.any() else None
+
+
 def f_include(ctx: AnalContext) -> Verdict | None:
-    """AtlasAnalJobBroker.py:1400-1440: excludedSite (-excluded), includedSite (-notincluded), after the pilot check."""
+    """AtlasAnalJobBroker.py:1400-1440: excludedSite (-excluded), includedSite (-notincluded), after the pilot check;
+    under ``anal_site_lists_as_jedi`` a task site naming no queue replaces the include list (_site_as_include_list)."""
     exc, inc = split_list(ctx.task.get("excludedsite")), split_list(ctx.task.get("includedsite"))
-    if not exc and not inc:
+    jedi = rule(ctx.config, "anal_site_lists_as_jedi")
+    match = jedi_matched if jedi else match_queues
+    included = match(ctx.cache, inc) if inc else None
+    if jedi and str(ctx.task.get("site") or "").strip() and preassigned(ctx) is None:
+        included = _site_as_include_list(ctx)
+    if not exc and included is None:
         return None
-    match = jedi_matched if rule(ctx.config, "anal_site_lists_as_jedi") else match_queues
     excluded = match(ctx.cache, exc) if exc else np.zeros(ctx.n, dtype=bool)
-    included = match(ctx.cache, inc) if inc else np.ones(ctx.n, dtype=bool)
+    included = np.ones(ctx.n, dtype=bool) if included is None else included
     codes = np.where(excluded, "-excluded", "-notincluded").astype(object)
     return Verdict(~excluded & included, codes, "excluded or not included")
 
@@ -514,7 +529,7 @@ def second_loop(ctx: AnalContext) -> bool:
     return replica_flags(ctx)[1]
 
 
-def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
+def problematic(ctx: AnalContext, exempt_preassigned: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """AtlasAnalJobBroker.py:1560-1760: queues JEDI marks problematic for the final check (-badsite): nQueue >
     OVERLOAD_MIN_QUEUE with nothing running, the user's long queue (the Analysis Stabilizer), or (nFailed + nClosed)
     > max(2 x nFinished, MIN_BAD_JOBS_TO_SKIP_PQ); none for merge chunks' user and failure parts. Returns (mask,
@@ -528,8 +543,8 @@ def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
         bad = (h["failed"] + h["closed"]) > np.maximum(2 * h["finished"], float(ctx.config["MIN_BAD_JOBS_TO_SKIP_PQ"]))
         why = np.where((why == "") & ctx.stab.throttled, "long queue of the user", why)
         why = np.where((why == "") & bad, "too many failed or closed jobs", why)
-    if (pre := preassigned(ctx)) is not None:
-        why = np.where(pre, "", why)
+    if exempt_preassigned and (pre := preassigned(ctx)) is not None:  # skipProblematicSites keeps it; the
+        why = np.where(pre, "", why)  # temp user problem check (AtlasAnalJobBroker.py:1737) does not exempt it
     return why != "", why
 
 
