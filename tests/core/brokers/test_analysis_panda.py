@@ -316,3 +316,23 @@ def test_a_site_naming_a_production_queue_adds_no_candidate() -> None:
     snap = grid(queues, [anal_task(1, site="PQ")])
     assert "PQ" not in {c.name for c in run(snap, cfg(**JEDI)).candidates}
     assert "PQ" in {c.name for c in run(snap).candidates}
+
+
+def test_a_site_naming_no_queue_replaces_the_include_list() -> None:
+    """AtlasAnalJobBroker.py:119-135: a task site naming no queue becomes the include list of the queues reading an
+    input endpoint of that name (site S1_DATADISK: A only, so includedSite B is replaced and B is -notincluded); a
+    site naming neither drops the include list (B is not checked against includedSite A)."""
+    queues = [anal_queue("A", "S1"), anal_queue("B", "S2")]
+    by_endpoint = grid(queues, [anal_task(1, site="S1_DATADISK", includedsite="B")])
+    assert codes(run(by_endpoint, cfg(**JEDI))) == {"B": "-notincluded"}
+    unknown = grid(queues, [anal_task(1, site="NOWHERE", includedsite="A")])
+    assert codes(run(unknown, cfg(**JEDI))) == {}
+
+
+def test_the_temp_user_problem_check_does_not_exempt_the_pre_assigned_queue() -> None:
+    """The pre-assigned queue P, idle with 30 queued (> OVERLOAD_MIN_QUEUE 20), is problematic for the temp user
+    problem check (AtlasAnalJobBroker.py:1737) but kept by the final check (skipProblematicSites' preSetSiteSpec)."""
+    snap = grid([anal_queue("P", "S1")], [anal_task(1, site="P")], job_counts=counts("P", UA, activated=30))
+    ctx = _ctx(snap)
+    assert ap.problematic(ctx, exempt_preassigned=False)[0].tolist() == [True]
+    assert ap.problematic(ctx)[0].tolist() == [False]
