@@ -369,8 +369,11 @@ ANALYSIS_SWITCHES: tuple[Switch, ...] = (
         "AtlasBrokerUtils.isMatched on the queue name only: a pattern with '*' is a regular expression ('*' as "
         "'.*') found anywhere in the name, any other pattern must equal it; the site pre-assigns only the queue of "
         "exactly that name, and the data check then keeps the queues holding the input when that queue is one of "
-        "them, else their union when it is in it, else none (no disk-only list)",
-        f"{_A}:119-135, 623-628, 1400-1440, AtlasBrokerUtils.py:476-491",
+        "them, else their union when it is in it, else none (no disk-only list); a site naming no queue replaces "
+        "the include list by the queues reading an endpoint of that name (none: no include list); the scan list "
+        "never adds a site-named queue that is not analysis or unified; the temp user problem check does not "
+        "exempt the pre-assigned queue",
+        f"{_A}:117-135, 623-628, 1400-1440, 1737-1755, AtlasBrokerUtils.py:476-491",
     ),
 )
 SWITCHES = (*SWITCHES, *ANALYSIS_SWITCHES)
