@@ -94,13 +94,14 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         alive, skips, funnel = panda_pass(ctx, start, funnel)
         bad, why = problematic(ctx)
         problems = rule(ctx.config, "anal_problems_as_jedi")
-        if problems and n < len(loops) and alive.any() and bad[alive].all() and ignores_locality(ctx):
+        user_bad, user_why = problematic(ctx, exempt_preassigned=False)  # no exemption at this check
+        if problems and n < len(loops) and alive.any() and user_bad[alive].all() and ignores_locality(ctx):
             gone = np.flatnonzero(alive)  # AtlasAnalJobBroker.py:1735-1755: every candidate has a user problem
             skips.add(
                 names,
                 gone,
                 "-tmp_user_problem",
-                LazyTexts(lambda idx, texts=why: texts[idx].tolist(), gone),
+                LazyTexts(lambda idx, texts=user_why: texts[idx].tolist(), gone),
                 "temp user problem check",
             )
             alive = np.zeros_like(alive)

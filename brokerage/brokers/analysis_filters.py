@@ -21,6 +21,7 @@ from brokerage.model import views
 from brokerage.model.cache import GridCache
 from brokerage.model.explain import fmt, fmt_many, sentences
 from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import rule
 
 ANALYSIS_TYPES = ("analysis", "unified")
 QUEUE_CAP_FACTOR = 2.0  # seed: "Skip queues if defined+activated+assigned+starting > 2 × max(20, running)"
@@ -31,7 +32,10 @@ BAD_JOBS_FINISHED_FACTOR = (
 
 
 def initial_candidates(ctx: AnalContext) -> np.ndarray:
-    """All queues with type analysis or unified, plus queues pre-assigned through the task's site."""
+    """All queues with type analysis or unified, plus queues pre-assigned through the task's site (not under
+    ``anal_site_lists_as_jedi``: JEDI's scan list holds analysis and unified queues only, AtlasAnalJobBroker.py:117)."""
+    if rule(ctx.config, "anal_site_lists_as_jedi"):
+        return _analysis_type(ctx.cache).copy()
     return _analysis_type(ctx.cache) | match_queues(ctx.cache, split_list(ctx.task.get("site")))
 
 

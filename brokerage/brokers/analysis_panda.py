@@ -14,8 +14,15 @@ from typing import Any
 import numpy as np
 
 from brokerage.brokers import analysis_filters as seed_filters
-from brokerage.brokers.analysis_context import AnalContext, match_queues, split_list
+from brokerage.brokers.analysis_context import AnalContext, split_list
 from brokerage.brokers.analysis_panda_weights import OVERLOAD_STATES, merge_chunk, pd_isna
+from brokerage.brokers.analysis_sites import (
+    _site_preassigned,
+    f_gpu_architecture,
+    f_include,
+    f_preassigned,
+    preassigned,
+)
 from brokerage.checks import panda_rules
 from brokerage.checks.diskio import DISKIO
 from brokerage.checks.memory import MEMORY
@@ -34,12 +41,6 @@ MIB = 1024.0 * 1024.0
 UNIT_BYTES = {"GB": 1024.0**3, "MB": MIB, "kB": 1024.0}
 OUTPUT_FREE_GB_DEFAULT = 200  # STORAGE_MIN_FREE_SIZE_OUTPUT when unset
 ZERO_WALLTIME_HS06_S = 24 * 60 * 60 * 10  # minTimeForZeroWalltime
-
-
-def _site_preassigned(ctx: AnalContext) -> bool:
-    """A task whose site names a known queue (JEDI's sitePreAssigned)."""
-    pats = split_list(ctx.task.get("site"))
-    return bool(pats) and bool(match_queues(ctx.cache, pats).any())
 
 
 def _replica_states(ctx: AnalContext) -> list[dict[str, np.ndarray]]:
@@ -78,7 +79,9 @@ def _sites(complete: np.ndarray, incomplete: np.ndarray, non_vp_disk: bool, use_
 
 def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool, np.ndarray]:
     """AtlasAnalJobBroker.py:548-640: the queues JEDI's input data check keeps, whether it fell back to the union of
-    partial replicas, and each queue's data weight (per dataset 1 on disk, 0.001 elsewhere).
+    partial replicas, and each queue's data weight (per dataset 1 on disk, 0.001 elsewhere). A pre-assigned task
+    (``anal_site_lists_as_jedi``) keeps the queues holding every dataset when its queue is one, else the union when
+    its queue is in it, else none.
 
     Usage: ``keep, union, weight = data_sites(ctx)``
     """
@@ -97,6 +100,11 @@ def data_sites(ctx: AnalContext) -> tuple[np.ndarray, bool, np.ndarray]:
         disk_union = on_disk.copy() if disk_union is None else disk_union | on_disk
     if keep is None:
         return np.ones(ctx.n, dtype=bool), False, np.ones(ctx.n)
+    pre = preassigned(ctx) if rule(ctx.config, "anal_site_lists_as_jedi") else None
+    if pre is not None:  # AtlasAnalJobBroker.py:623-628: no disk-only list for a pre-assigned task
+        if (keep & pre).any():
+            return keep, False, weight
+        return (union if (union & pre).any() else np.zeros(ctx.n, dtype=bool)), False, weight
     if disk.any():
         return disk, False, weight
     if not keep.any() and union.any():
@@ -123,8 +131,8 @@ def f_status(ctx: AnalContext) -> Verdict:
     bad = status == "offline"
     if not split_list(ctx.task.get("includedsite")):
         off = np.isin(status, ("brokeroff", "test"))
-        if _site_preassigned(ctx):
-            off &= ~match_queues(ctx.cache, split_list(ctx.task.get("site")))
+        if (pre := preassigned(ctx)) is not None:
+            off &= ~pre
         bad = bad | off
     return Verdict(~bad, "-status", lambda idx: [f"status={s}" for s in status[idx].tolist()])
 
@@ -211,6 +219,22 @@ def f_memory(ctx: AnalContext) -> Verdict | None:
                    lambda idx: [f"job's core-scaled requirement {fmt(need[i])} MB vs RSS range" for i in idx])  # fmt: skip
 
 
+def job_size(ctx: AnalContext) -> tuple[float, float]:
+    """The job's (events, input MB): the snapshot's chunk_nevents and chunk_input_mb; under ``anal_job_of_whole_files``
+    a job of at least one master file's events is the whole files whose events fit (InputChunk.getSubChunk packs
+    whole files while nEventsPerJob allows, InputChunk.getMaxAtomSize), e.g. 104,910 events of 50,000-event files:
+    2 files, 100,000 events. Usage: ``events, mb = job_size(ctx)``"""
+    t = ctx.task
+    events, input_mb = float(t.get("chunk_nevents") or 0), float(t.get("chunk_input_mb") or 0)
+    if not rule(ctx.config, "anal_job_of_whole_files"):
+        return events, input_mb
+    fsize, fev = panda_rules._master_file(ctx)
+    if fev <= 0 or events < fev:
+        return events, input_mb
+    files = events // fev
+    return files * fev, files * fsize / MIB
+
+
 def _size(count: Any, unit: Any) -> float:
     """JediTaskSpec.getOutDiskSize's bytes for COUNT in UNIT (GB/MB/kB prefixes, else bytes)."""
     n = float(count or 0)
@@ -221,22 +245,25 @@ def _size(count: Any, unit: Any) -> float:
 
 def f_scratch(ctx: AnalContext) -> Verdict | None:
     """AtlasAnalJobBroker.py:1103-1175: -remoteio for direct-IO-only tasks; outDisk x effective MB + workDisk +
-    300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores."""
+    300 MiB (+ the input bytes unless read directly) against maxwdir x task cores / queue cores (a unified queue's
+    own cores: JEDI checks the unified site, get_unified_sites)."""
     t, qa = ctx.task, ctx.qa
     direct_q = np.asarray(qa["direct_access_lan"], dtype=bool)
     merge = merge_chunk(ctx)
     remote = (t.get("allowinputlan") == "only" and not merge) & ~direct_q
     fsize, fev = panda_rules._master_file(ctx)
-    events = float(t.get("chunk_nevents") or 0)
-    files = 1.0 if not fev else float(np.ceil(events / fev)) + (1.0 if events % fev and fev % events else 0.0)
-    eff_mb = float(t.get("chunk_input_mb") or 0) or 1.0
+    events, input_mb = job_size(ctx)
+    # a job never spans a file boundary: the event ranges are cut per file (crosscheck/chunks.py), and a sub-chunk
+    # stops before a range that would pass nEventsPerJob (InputChunk.getSubChunk)
+    files = 1.0 if not fev else float(np.ceil(events / fev))
+    eff_mb = input_mb or 1.0
     base = _size(t.get("outdiskcount"), t.get("outdiskunit")) * eff_mb
     base += float(t.get("workdiskcount") or 0) * MIB + panda_rules.WORK_DISK_MARGIN
     direct = direct_q & bool(t.get("allowinputlan")) & (not merge)
     need = np.where(direct, base // MIB, (base + fsize * files) // MIB)
     if merge:  # one file per merge job: twice its size
         need = np.full(ctx.n, (2 * fsize) // MIB)
-    cores = qa["corecount"].astype(float)
+    cores = views.queue_arrays(ctx.cache)["corecount"].astype(float)  # JEDI checks the unified site's own cores
     site_cc = np.where(cores > 1, cores, 1.0)
     task_cc = np.where(int(t.get("corecount") or 0) in (0, 1), 1.0, site_cc)
     maxwdir = qa["maxwdir"].astype(float)
@@ -273,7 +300,7 @@ def f_walltime(ctx: AnalContext) -> Verdict | None:
     unit = str(t.get("cputimeunit") or "")
     hs06 = unit in ("HS06sPerEvent", "HS06sPerEventFixed", "mHS06sPerEvent", "mHS06sPerEventFixed")
     cpu = (float(t.get("cputime") or 0) / (1000.0 if unit.startswith("m") else 1.0)) if hs06 else 0.0
-    need = cpu * float(t.get("chunk_nevents") or 0) if hs06 else 0.0
+    need = cpu * job_size(ctx)[0] if hs06 else 0.0
     maxtime, mintime = qa["maxtime"].astype(float), qa["mintime"].astype(float)
     site_max, site_min = panda_rules._scaled(ctx, maxtime, hs06), panda_rules._scaled(ctx, mintime, hs06)
     code = np.full(ctx.n, "", dtype=object)
@@ -294,25 +321,6 @@ def f_pilot(ctx: AnalContext) -> Verdict | None:
     if str(ctx.task.get("prodsourcelabel") or "") == "test":
         return None
     return NOPILOT.run(ctx)
-
-
-def f_include(ctx: AnalContext) -> Verdict | None:
-    """AtlasAnalJobBroker.py:1400-1440: excludedSite (-excluded), includedSite (-notincluded), after the pilot check."""
-    exc, inc = split_list(ctx.task.get("excludedsite")), split_list(ctx.task.get("includedsite"))
-    if not exc and not inc:
-        return None
-    excluded = match_queues(ctx.cache, exc) if exc else np.zeros(ctx.n, dtype=bool)
-    included = match_queues(ctx.cache, inc) if inc else np.ones(ctx.n, dtype=bool)
-    codes = np.where(excluded, "-excluded", "-notincluded").astype(object)
-    return Verdict(~excluded & included, codes, "excluded or not included")
-
-
-def f_preassigned(ctx: AnalContext) -> Verdict | None:
-    """AtlasAnalJobBroker.py:1460-1485: a pre-assigned task keeps only its site (-nonpreassigned)."""
-    if not _site_preassigned(ctx):
-        return None
-    keep = match_queues(ctx.cache, split_list(ctx.task.get("site")))
-    return Verdict(keep, "-nonpreassigned", "non pre-assigned site")
 
 
 def overload(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
@@ -370,6 +378,8 @@ PANDA_FILTERS: tuple[Filter, ...] = (
            _switched("anal_diskio_per_core", f_diskio, DISKIO.run)),
     Filter("avoid VP queue check", ("-avoid_vp",), "avoid VP queues", f_vp),
     Filter("CPU core check", ("-cpucore", "-max_cpucore"), "core count match", f_cpucore),
+    Filter("architecture check", ("-architecture",), "GPU queues need an AUTO description without 'excl'",
+           _switched("anal_gpu_architecture_check", f_gpu_architecture, None)),
     Filter("too many closed check", ("-closed",), "closed jobs of the task at the queue",
            _switched("anal_closed_check", f_closed, None)),
     Filter("SW/HW check", ("-cache",), "release, cache and architecture",
@@ -428,7 +438,7 @@ def second_loop(ctx: AnalContext) -> bool:
     return replica_flags(ctx)[1]
 
 
-def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
+def problematic(ctx: AnalContext, exempt_preassigned: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """AtlasAnalJobBroker.py:1560-1760: queues JEDI marks problematic for the final check (-badsite): nQueue >
     OVERLOAD_MIN_QUEUE with nothing running, the user's long queue (the Analysis Stabilizer), or (nFailed + nClosed)
     > max(2 x nFinished, MIN_BAD_JOBS_TO_SKIP_PQ); none for merge chunks' user and failure parts. Returns (mask,
@@ -442,8 +452,8 @@ def problematic(ctx: AnalContext) -> tuple[np.ndarray, np.ndarray]:
         bad = (h["failed"] + h["closed"]) > np.maximum(2 * h["finished"], float(ctx.config["MIN_BAD_JOBS_TO_SKIP_PQ"]))
         why = np.where((why == "") & ctx.stab.throttled, "long queue of the user", why)
         why = np.where((why == "") & bad, "too many failed or closed jobs", why)
-    if _site_preassigned(ctx):
-        why = np.where(match_queues(ctx.cache, split_list(ctx.task.get("site"))), "", why)
+    if exempt_preassigned and (pre := preassigned(ctx)) is not None:  # skipProblematicSites keeps it; the
+        why = np.where(pre, "", why)  # temp user problem check (AtlasAnalJobBroker.py:1737) does not exempt it
     return why != "", why
 
 

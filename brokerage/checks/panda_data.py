@@ -13,7 +13,7 @@ from brokerage.model.profiles import rule
 
 GIB = 1024.0**3
 MAX_FILES = 20000  # the converter describes a dataset as at most this many equal files
-MAX_RECORDS = 50000  # ... and cuts its files into event ranges only while that gives at most this many records
+MAX_RECORDS = 400000  # ... and an analysis task's into event ranges while that gives at most this many records
 
 
 def records_per_file(nfiles: int, nevents: float, per_job: int) -> int:

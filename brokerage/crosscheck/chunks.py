@@ -20,12 +20,17 @@ from brokerage.model.cache import GridCache
 from brokerage.model.gdpconfig import Config
 
 MAX_RECORDS = 50000  # file records (event ranges) per dataset
+# an analysis task's master files are cut up to this many records: every demo analysis task's jobs (at most 347,100
+# ranges on the seed-2 demo) are then ranges of chunk_nevents, so JEDI's getMaxAtomSize (walltime, scratch) sees the
+# snapshot's job; whole files there gave JEDI a job of a whole file's events
+ANALYSIS_MAX_RECORDS = 400000
 MAX_FILES = 20000  # a larger dataset is described by this many files (same bytes, events, fractions per endpoint)
 OUTPUT_TOKENS = (("output", "ATLASDATADISK"), ("log", "ATLASDATADISK"))
 FULLCHAIN_CODES = {"only": "1", "require": "2", "capable": "3"}
 INPUT_LAN_CODES = {"use": "1", "only": "2"}
 IP_CODES = {"full": "1", "http": "2"}
 IPSTACK_CODES = {"IPv4": "4", "IPv6": "6"}
+LIMITED_SITES = {(True, False): "1", (False, True): "2", (True, True): "3"}  # enum_limitedSites
 BYTES_PER_GB = 1024**3
 PSEUDO = "pseudo_dataset"  # JediDatasetSpec.isPseudo() knows it by this name
 # JediDatasetSpec.getRatioToMaster: secondary files per master file in a job; the snapshot's job input
@@ -63,6 +68,10 @@ def split_rule(task: dict[str, Any]) -> str:
         rules.append("OT=1")
     if task.get("avoidvp"):
         rules.append("AV=1")
+    if task.get("prodsourcelabel") == "user":  # AtlasAnalTaskRefiner sets limitedSites for the site lists
+        limited = (bool(str(task.get("includedsite") or "").strip()), bool(str(task.get("excludedsite") or "").strip()))
+        if any(limited):
+            rules.append(f"LS={LIMITED_SITES[limited]}")
     conn, _, stack = str(task.get("ipconnectivity") or "").partition("#")
     if conn in IP_CODES:
         rules.append(f"IP={IP_CODES[conn]}")
@@ -101,14 +110,16 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _files(name: str, nfiles: int, size_gb: float, nevents: int, per_job: int = 0) -> list[dict[str, Any]]:
+def _files(
+    name: str, nfiles: int, size_gb: float, nevents: int, per_job: int = 0, max_records: int = MAX_RECORDS
+) -> list[dict[str, Any]]:
     """The dataset's files; with PER_JOB events per job each file is cut into event ranges of that size, as JEDI's
     contents feeder records them (one record per range, same LFN), unless that makes over MAX_RECORDS records."""
     n = max(1, min(int(nfiles), MAX_FILES))
     fsize = int(size_gb * BYTES_PER_GB / n)
     nev = int(nevents // n) if nevents else 0
     pieces = -(-nev // per_job) if nev and 0 < per_job < nev else 1
-    if n * pieces > MAX_RECORDS:
+    if n * pieces > max_records:
         pieces = 1
     out = []
     for i in range(n):
@@ -144,7 +155,8 @@ def datasets_and_replicas(cache: GridCache, task: dict[str, Any], rucio: dict[st
             continue
         name = f"{base}_t{tid}_d{int(d['datasetid'])}"
         per_job = int(_v(task.get("chunk_nevents")) or 0) if d["is_master"] else 0
-        files = _files(name, int(d["nfiles"]), float(d["size_gb"]), int(d["nevents"]), per_job)
+        cap = ANALYSIS_MAX_RECORDS if task.get("prodsourcelabel") == "user" else MAX_RECORDS
+        files = _files(name, int(d["nfiles"]), float(d["size_gb"]), int(d["nevents"]), per_job, cap)
         n = len({f["lfn"] for f in files})
         scale = n / max(int(d["nfiles"]), 1)
         total_bytes = sum({f["lfn"]: f["fsize"] for f in files}.values())

@@ -11,6 +11,7 @@ apart.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ class QueueRow:
     ours_reason: str = ""
     jedi_reason: str = ""
     allowed: str = ""
+    tie: str = ""  # why a +use / -low_weight swap is the same decision (equal weights at the cut)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in ("", None)} | {"agree": not self.differs}
@@ -112,8 +114,8 @@ def compare(task: int, broker: str, ours: Verdicts, jedi: Verdicts) -> TaskCompa
         row = QueueRow(name, _verdict(ours, name), _verdict(jedi, name))
         if row.jedi == ABSENT and jedi.all_failed and row.ours == jedi.all_failed:
             row.jedi = jedi.all_failed  # JEDI failed every nucleus left at that check in one error line
-        if row.jedi == ABSENT and jedi.silent and row.ours == jedi.silent:
-            row.jedi = jedi.silent  # JEDI's check ran and removed names without a line (its summary counts them)
+        if row.jedi == ABSENT and row.ours in jedi.silent:
+            row.jedi = row.ours  # JEDI's check ran and removed names without a line (its summary counts them)
         row.ours_reason = ours.skips.get(name, ("", ""))[1]
         row.jedi_reason = jedi.skips.get(name, ("", ""))[1]
         if row.ours != row.jedi:
@@ -129,7 +131,53 @@ def compare(task: int, broker: str, ours: Verdicts, jedi: Verdicts) -> TaskCompa
                 f"known PanDA crash: {out.panda_bug}" if out.panda_bug else ""
             )
         out.rows.append(row)
+    if broker == "anal":
+        mark_ties(ours, jedi, out.rows)
+        for row in out.rows:
+            if row.tie:
+                row.allowed = ""
     return out
+
+
+LOW_WEIGHT = "-low_weight"
+TIE_NOTE = "equal weights at the best-10 cut: JEDI shuffles them (AtlasAnalJobBroker.py:2250-2259)"
+JEDI_WEIGHT = re.compile(r"\bweight=([-+0-9.eE]+)")
+OUR_CUT = re.compile(r"^weight=(\S+) below the best \d+ \(cut at (\S+)\)$")
+
+
+def _tie_weight(ours: Verdicts, jedi: Verdicts, row: QueueRow) -> float | None:
+    """JEDI's weight of ROW's queue when ROW is a +use / -low_weight swap at a tie: JEDI's weight (its candidate
+    weight or the weight= of its -low_weight line) equals ours (our candidate weight, or our -low_weight reason
+    saying the queue's weight is the cut weight); else None."""
+    if {row.ours, row.jedi} != {USE, LOW_WEIGHT}:
+        return None
+    m = JEDI_WEIGHT.search(row.jedi_reason) if row.jedi == LOW_WEIGHT else None
+    jw = jedi.candidates[row.name] if row.jedi == USE else float(m[1]) if m else None
+    if jw is None:
+        return None
+    if row.ours == USE:
+        printed = m[1] if m else ""  # JEDI's line prints the weight with a fixed number of decimals
+        decimals = len(printed.partition(".")[2]) if "." in printed and "e" not in printed.lower() else None
+        w = ours.candidates[row.name]
+        near = _close(w, jw) or (decimals is not None and abs(w - jw) <= 0.5 * 10.0**-decimals)
+        return jw if near else None
+    cut = OUR_CUT.match(row.ours_reason)
+    return jw if cut and cut[1] == cut[2] == f"{jw:.4g}" else None
+
+
+def mark_ties(ours: Verdicts, jedi: Verdicts, rows: list[QueueRow]) -> None:
+    """Analysis: JEDI orders the candidates by weight and shuffles equal weights (random.shuffle), then keeps the
+    best 10; ours breaks ties by name. Swaps between +use and -low_weight among queues of one weight at the cut, as
+    many each way, are the same decision: those rows agree, marked ``tie``."""
+    groups: dict[str, list[QueueRow]] = {}
+    for row in rows:
+        w = _tie_weight(ours, jedi, row) if row.differs == "verdict" else None
+        if w is not None:
+            groups.setdefault(f"{w:.7f}", []).append(row)  # JEDI's line prints weight={weight:.7f}
+    for group in groups.values():
+        if sum(r.ours == USE for r in group) == sum(r.jedi == USE for r in group):
+            for r in group:
+                r.differs, r.tie = "", TIE_NOTE
 
 
 @dataclass
@@ -150,6 +198,7 @@ class Totals:
     kinds: Counter = field(default_factory=Counter)  # (field, ours, jedi) -> count, not allowed
     allowed: Counter = field(default_factory=Counter)  # the same, covered by the allow-list or a known crash
     unmapped: Counter = field(default_factory=Counter)
+    ties: int = 0  # +use / -low_weight swaps at equal weights (mark_ties), counted as agreeing
 
     def add(self, c: TaskComparison) -> None:
         self.tasks += 1
@@ -162,6 +211,7 @@ class Totals:
         self.jedi_ms += c.jedi.ms
         self.unmapped.update(c.jedi.unmapped)
         for r in c.rows:
+            self.ties += bool(r.tie)
             self.verdicts += 1
             self.verdicts_agree += r.differs != "verdict"
             if r.ours == USE and r.jedi == USE:
@@ -187,5 +237,5 @@ class Totals:
             "differences": [{"field": k[0], "ours": k[1], "jedi": k[2], "count": n} for k, n in self.kinds.most_common()],
             "allowed_differences": [{"field": k[0], "ours": k[1], "jedi": k[2], "count": n}
                                     for k, n in self.allowed.most_common()],
-            "unmapped_tokens": dict(self.unmapped),
+            "unmapped_tokens": dict(self.unmapped), "tie_swaps": self.ties,
         }  # fmt: skip

@@ -8,7 +8,8 @@ counts per share and resource type, software tags and CPU architectures, and 6-1
 without a nucleus, analysis; priorities, scouts, merges, express, full-chain, t1Weight, IO intensity, input on disk,
 tape and nowhere, secondary input datasets, jobs spanning whole files); site states (ACTIVE or not); some quiet
 grids whose nuclei have room and no output queued (so they reach the data locality check, where tasks frozen over a
-week meet JEDI's data check period). Usage: ``snap = random_grid(seed=7)``
+week meet JEDI's data check period); GPU analysis queues, analysis jobs not aligned with their files, unified queues
+with little scratch per core, analysis site lists and pre-assigned sites. Usage: ``snap = random_grid(seed=7)``
 """
 
 from __future__ import annotations
@@ -221,6 +222,38 @@ def _quiet(
     return [dict(row, value=0) if row["key"] == "Production Output_queued" else row for row in rows]
 
 
+def _gpu_queues(g: random.Random, queues: list[dict[str, Any]], software: list[dict[str, Any]]) -> None:
+    """Sometimes an analysis queue is a GPU queue (catchall 'gpu'), its description with an open or exclusive GPU."""
+    gpu = {q["panda_queue"] for q in queues if q["type"] == "analysis" and g.random() < 0.3}
+    for q in queues:
+        if q["panda_queue"] in gpu:
+            q["catchall"] = ",".join(x for x in (q["catchall"], "gpu") if x)
+    for row in software:
+        entry = g.choice((None, {"type": "gpu", "vendor": ["nvidia"]}, {"type": "gpu", "vendor": ["nvidia", "excl"]}))
+        if row["panda_queue"] in gpu and entry:
+            row["architectures"] = [*row["architectures"], entry]
+
+
+def _vary_jobs(g: random.Random, queues: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
+    """Sometimes an analysis job of 300 or 2,500 events (not aligned with the files' 1,000 events), and a unified
+    queue whose scratch per core (maxwdir 16,000 / 8 cores) is below one 2 GB file; analysis site lists and pre-assigned sites."""
+    for t in tasks:
+        if t["prodsourcelabel"] == "user" and g.random() < 0.3:
+            events = g.choice((300, 2500))
+            t["chunk_input_mb"] = round(t["chunk_input_mb"] * events / t["chunk_nevents"], 3)
+            t["chunk_nevents"] = events
+    for q in queues:
+        if q["type"] == "unified" and g.random() < 0.3:
+            q["maxwdir"] = 16000
+    for t in tasks:  # site lists: an ATLAS site's name, a pattern found inside queue names, a prefix, a suffix
+        if t["prodsourcelabel"] == "user" and g.random() < 0.3:
+            t[g.choice(("includedsite", "excludedsite"))] = g.choice(("SITE0", "ANALY*", "SITE1*", "*_Q1"))
+    brokered = [q["panda_queue"] for q in queues if q["type"] in ("analysis", "unified")]
+    for t in tasks:  # a pre-assigned queue, or an ATLAS site's name (no queue of that name: JEDI ignores it)
+        if t["prodsourcelabel"] == "user" and brokered and g.random() < 0.15:
+            t["site"] = g.choice([*brokered, "SITE0"])
+
+
 def random_grid(seed: int) -> GridSnapshot:
     """A small grid drawn from SEED (the same seed gives the same grid)."""
     r = random.Random(seed)
@@ -264,9 +297,12 @@ def random_grid(seed: int) -> GridSnapshot:
         tasks.append(t)
         datasets += ds
         replicas += reps
-    network = _network(r, sites)
+    network = _network(r, sites)  # r draws the network before the software, as it always did
     software = [_vary_software(x, _software(r, q["panda_queue"])) for q in queues if r.random() < 0.85]
     network = _quiet(y, network, endpoints, nuclei)
+    g = random.Random(f"gpu-{seed}")  # a fourth stream: r's, x's and y's draws stay
+    _gpu_queues(g, queues, software)
+    _vary_jobs(g, queues, tasks)
     doc = {
         "taken_at": _iso(TAKEN_AT), "snapshot_id": f"random-{seed}", "sites": sites, "queues": queues,
         "ddm_endpoints": endpoints, "panda_ddm_relation": relations, "network": network,

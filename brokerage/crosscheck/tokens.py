@@ -31,6 +31,7 @@ MAPPED: dict[str, str] = {
     "-destination_blacklist": "-destination_blacklist",  # switch jumbo_check (checks/panda_rules.py)
     "-cap_rt": "-cap",  # the resource-type cap: our one queue cap code
     "avoid VP": "-avoid_vp",  # "  skip site=S to avoid VP" carries no criteria token
+    "architecture": "-architecture",  # the analysis GPU architecture check's lines carry none either
     "-blacklist": "-blacklist",  # switch anal_order_as_jedi (brokers/analysis_panda.py)
     "-closed": "-closed",  # switch anal_order_as_jedi (brokers/analysis_panda.py)
 }  # fmt: skip
@@ -66,10 +67,14 @@ JEDI_104_TOKENS: tuple[str, ...] = (
     "-read_lan_blacklist", "-read_wan_blacklist", "-regexpcmtconfig", "-remoteio", "-scout_walltime",
     "-shortwalltime", "-source_blacklist", "-space", "-status", "-t1_weight", "-t1weight", "-tmp_user_problem",
     "-transfer_backlog", "-transferring", "-write_lan_blacklist", "-write_wan_blacklist", "-zeroshare", "avoid VP",
+    "architecture",
 )  # fmt: skip
 
 SKIP_SITE = re.compile(r"^\s*skip site[= ](?P<name>\S+)\s(?P<msg>.*?)\s*:?\s*criteria=(?P<token>[-+][A-Za-z_0-9]+)\s*$")
 AVOID_VP = re.compile(r"^\s*skip site=(?P<name>\S+) to avoid VP\s*$")
+GPU_ARCH = re.compile(
+    r"^\s*skip site=(?P<name>\S+) since (?P<msg>architecture(?: is required for GPU queues|=.* is unavailable))\s*$"
+)
 USE_SITE = re.compile(r"^\s*use site=(?P<name>\S+) (?:for jumbo jobs )?with (?:weight=(?P<w>\S+) )?")
 SKIP_NUCLEUS = re.compile(r"^\s*skip nucleus=(?P<name>\S+)\s(?P<msg>.*?)\s*criteria=(?P<token>-[A-Za-z_0-9]+)\s*$")
 USE_NUCLEUS = re.compile(r"^\s*use nucleus=(?P<name>\S+) weight=(?P<w>\S+)\s")
@@ -119,6 +124,8 @@ def parse_lines(lines: list[str], kind: str = "site") -> Parsed:
     for line in lines:
         if kind == "site" and (m := AVOID_VP.match(line)):
             _add_skip(out, unified(m["name"]), "avoid VP", "to avoid VP")
+        elif kind == "site" and (m := GPU_ARCH.match(line)):
+            _add_skip(out, unified(m["name"]), "architecture", m["msg"])
         elif m := skip_re.match(line):
             name = unified(m["name"]) if kind == "site" else m["name"]
             _add_skip(out, name, m["token"], m["msg"])

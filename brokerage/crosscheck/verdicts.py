@@ -31,7 +31,7 @@ class Verdicts:
     tokens: dict[str, str] = field(default_factory=dict)  # name -> JEDI token (jedi side only)
     unmapped: set[str] = field(default_factory=set)
     all_failed: str = ""  # a code every remaining name got at once (JEDI's "no sites can run jobs": -job)
-    silent: str = ""  # a code JEDI applied without naming the names it removed (the analysis data check)
+    silent: tuple[str, ...] = ()  # codes JEDI applied without naming the names it removed (analysis data check, ...)
     ms: float = 0.0
     error: str = ""
 
@@ -84,7 +84,9 @@ def jedi(result: dict[str, Any], broker: str, prefer: str | None = None) -> Verd
                     out.candidates[unified(name)] = float(w)
     out.ok = bool(out.candidates)
     if broker == "anal" and any(line.endswith("candidates passed input data check") for line in lines):
-        out.silent = "-input_data"  # AtlasAnalJobBroker.py:637: the data check logs no skip line per queue
+        out.silent += ("-input_data",)  # AtlasAnalJobBroker.py:637: the data check logs no skip line per queue
+    if broker == "anal" and any(line.endswith("did not pass all tests") for line in lines):
+        out.silent += ("-nonpreassigned",)  # AtlasAnalJobBroker.py:1467-1473: the other queues go without a line
     if broker == "nucleus" and any("no sites can run jobs" in line for line in lines):
         out.all_failed = "-job"  # the hint-mode job broker found no queue: every nucleus still in the race fails
     for name, (code, token, msg) in parsed.skips.items():

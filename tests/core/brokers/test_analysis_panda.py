@@ -208,3 +208,131 @@ def test_problematic_queue_takes_its_share_of_the_basic_weight() -> None:
     d = run(snap, cfg(**JEDI))
     assert codes(d) == {"B": "-badsite", "C": "-status"} and [c.name for c in d.candidates] == ["A"]
     assert math.isclose(d.candidates[0].weight, 99.5 / 199.0 + 2.0**-20, rel_tol=1e-12)
+
+
+def _gpu_grid(architecture: str) -> GridSnapshot:
+    def sw(q: str, *archs: dict[str, object]) -> dict[str, object]:
+        return {"panda_queue": q, "cmtconfigs": ["x86_64-el9-gcc13-opt"], "containers": ["any"], "cvmfs": ["atlas"],
+                "architectures": list(archs), "tags": []}  # fmt: skip
+
+    cpu = {"type": "cpu", "arch": ["x86_64"]}
+    auto = {"releases": ["AUTO"]}
+    queues = [anal_queue("P", "S1", **auto), anal_queue("EX", "S2", catchall="gpu", **auto),
+              anal_queue("OPEN", "S3", catchall="gpu", **auto), anal_queue("ANY", "S4", catchall="gpu")]  # fmt: skip
+    software = [sw("P", cpu, {"type": "gpu", "vendor": ["nvidia"]}), sw("EX", cpu, {"type": "gpu", "vendor": ["nvidia", "excl"]}),
+                sw("OPEN", cpu, {"type": "gpu", "vendor": ["nvidia"]}), sw("ANY", cpu)]  # fmt: skip
+    return grid(queues, [anal_task(1, architecture=architecture)], queue_software=software)
+
+
+def test_gpu_queue_needs_auto_without_exclusive_attribute() -> None:
+    """AtlasAnalJobBroker's architecture check: a GPU queue passes only when AUTO with a software description holding
+    no 'excl' CPU/GPU attribute; no CPU/GPU spec reaches the check, so even a task asking '&nvidia' fails EX."""
+    d = run(_gpu_grid("x86_64-el9-gcc13-opt&nvidia"), cfg(**JEDI))
+    assert codes(d) == {"EX": "-architecture", "ANY": "-architecture"}
+    assert {c.name for c in d.candidates} == {"P", "OPEN"}
+
+
+def test_gpu_queue_needs_a_sw_platform() -> None:
+    """AtlasAnalJobBroker's architecture check: a task without sw_platform fails every GPU queue ('architecture is
+    required for GPU queues'); the seed profile has no such check."""
+    d = run(_gpu_grid(""), cfg(**JEDI))
+    assert {q for q, c in codes(d).items() if c == "-architecture"} == {"EX", "OPEN", "ANY"}
+    assert "-architecture" not in codes(run(_gpu_grid(""))).values()
+
+
+def test_scratch_uses_the_unified_queue_cores_and_one_file_per_job() -> None:
+    """AtlasAnalJobBroker's scratch check: a single-core job of 2,336 events inside one 2 GiB file of 50,000 events
+    needs 300 MiB + 2,048 MiB (one file: a job never spans a file) = 2,348 MB; the unified queue U (8 cores, maxwdir
+    16,000) offers 16,000 / 8 = 2,000 MB (JEDI checks the unified site, not the pseudo queue) and fails -disk; A
+    (1 core, maxwdir 2,400) passes."""
+    queues = [anal_queue("A", "S1", maxwdir=2400),
+              anal_queue("U", "S2", type="unified", capability="ucore", corecount=8, maxwdir=16000, maxrss=0)]  # fmt: skip
+    replicas = [{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": f"{s}_DATADISK", "nfiles": 1, "size_gb": 2.0}
+                for s in ("S1", "S2")]  # fmt: skip
+    snap = grid(
+        queues,
+        [anal_task(1, chunk_nevents=2336, chunk_input_mb=95.7, outdiskcount=0, workdiskcount=0)],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 1, "size_gb": 2.0, "nevents": 50000}],
+        dataset_replicas=replicas,
+    )
+    assert codes(run(snap, cfg(**JEDI))) == {"U": "-disk"}
+
+
+def test_a_job_larger_than_a_file_is_whole_files() -> None:
+    """nEventsPerJob packs whole files while their events fit: 104,910 events per job over files of 50,000 events is
+    2 files, 100,000 events, so the walltime need is 10 HS06 s x 100,000 = 1,000,000, within A's (102,000 s x 10
+    HS06 x 100 %) = 1,020,000 (the snapshot's 104,910 events would need 1,049,100 and fail A)."""
+    task = anal_task(1, chunk_nevents=104910, chunk_input_mb=4196.4, cputime=10.0, cputimeunit="HS06sPerEvent",
+                     cpuefficiency=100, basewalltime=0)  # fmt: skip
+    snap = grid(
+        [anal_queue("A", "S1", maxtime=102000, corepower=10.0, corecount=1)],
+        [task],
+        datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 20.0, "nevents": 500000}],
+        dataset_replicas=[
+            {"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 10, "size_gb": 20.0}
+        ],
+    )
+    assert codes(run(snap, cfg(**JEDI))) == {}
+    assert ap.job_size(_ctx(snap)) == (100000.0, 2 * 2048.0)  # 2 files of 2 GiB
+    inside = snap.replace(tasks=snap.tasks.assign(chunk_nevents=2336, chunk_input_mb=95.7))
+    assert ap.job_size(_ctx(inside)) == (2336.0, 95.7)  # inside one file: the snapshot's job
+
+
+def test_site_lists_match_queue_names_as_jedi_regexps() -> None:
+    """AtlasBrokerUtils.isMatched: includedSite 'ANALY_CERN*' is the regexp 'ANALY_CERN.*' searched in the queue
+    name, so XANALY_CERN stays and CERN_UCORE_2 is -notincluded; excludedSite 'CERN-PROD' (an ATLAS site, no queue
+    of that name) excludes nothing."""
+    queues = [anal_queue("ANALY_CERN", "CERN-PROD"), anal_queue("CERN_UCORE_2", "CERN-PROD"),
+              anal_queue("XANALY_CERN", "S3")]  # fmt: skip
+    d = run(grid(queues, [anal_task(1, includedsite="ANALY_CERN*")]), cfg(**JEDI))
+    assert codes(d) == {"CERN_UCORE_2": "-notincluded"}
+    assert codes(run(grid(queues, [anal_task(1, excludedsite="CERN-PROD")]), cfg(**JEDI))) == {}
+    assert set(codes(run(grid(queues, [anal_task(1, excludedsite="CERN-PROD")]))).values()) == {"-excluded"}
+
+
+def test_a_pre_assigned_site_is_one_queue_by_its_exact_name() -> None:
+    """SiteMapper.checkSite: site 'US-T2-003' pre-assigns the queue of that name only, so ANALY_US-T2-003 (same ATLAS
+    site) is -nonpreassigned; the seed matches the ATLAS site too and keeps both."""
+    queues = [anal_queue("US-T2-003", "US-T2-003"), anal_queue("ANALY_US-T2-003", "US-T2-003")]
+    snap = grid(queues, [anal_task(1, site="US-T2-003")])
+    assert codes(run(snap, cfg(**JEDI))) == {"ANALY_US-T2-003": "-nonpreassigned"}
+    assert codes(run(snap)) == {}
+
+
+def test_a_pre_assigned_queue_without_the_data_leaves_no_queue_in_the_data_check() -> None:
+    """AtlasAnalJobBroker.py:623-628: when the pre-assigned queue P holds no replica, the data check keeps no queue
+    (Q holds all 10 files and is dropped too); when P holds them, every queue holding them stays."""
+    queues = [anal_queue("P", "S1"), anal_queue("Q", "S2")]
+    lacking = with_input(queues, {"S2": 10}, tasks=[anal_task(1, site="P")])
+    assert not ap.data_sites(_ctx(lacking))[0].any()
+    holding = with_input(queues, {"S1": 10, "S2": 10}, tasks=[anal_task(1, site="P")])
+    assert ap.data_sites(_ctx(holding))[0].tolist() == [True, True]
+
+
+def test_a_site_naming_a_production_queue_adds_no_candidate() -> None:
+    """JEDI's scan list holds analysis and unified queues only (AtlasAnalJobBroker.py:117): a task whose site names
+    the production queue PQ leaves PQ out of the preliminary candidates (the seed adds it)."""
+    queues = [anal_queue("A", "S1"), anal_queue("PQ", "S2", type="production")]
+    snap = grid(queues, [anal_task(1, site="PQ")])
+    assert "PQ" not in {c.name for c in run(snap, cfg(**JEDI)).candidates}
+    assert "PQ" in {c.name for c in run(snap).candidates}
+
+
+def test_a_site_naming_no_queue_replaces_the_include_list() -> None:
+    """AtlasAnalJobBroker.py:119-135: a task site naming no queue becomes the include list of the queues reading an
+    input endpoint of that name (site S1_DATADISK: A only, so includedSite B is replaced and B is -notincluded); a
+    site naming neither drops the include list (B is not checked against includedSite A)."""
+    queues = [anal_queue("A", "S1"), anal_queue("B", "S2")]
+    by_endpoint = grid(queues, [anal_task(1, site="S1_DATADISK", includedsite="B")])
+    assert codes(run(by_endpoint, cfg(**JEDI))) == {"B": "-notincluded"}
+    unknown = grid(queues, [anal_task(1, site="NOWHERE", includedsite="A")])
+    assert codes(run(unknown, cfg(**JEDI))) == {}
+
+
+def test_the_temp_user_problem_check_does_not_exempt_the_pre_assigned_queue() -> None:
+    """The pre-assigned queue P, idle with 30 queued (> OVERLOAD_MIN_QUEUE 20), is problematic for the temp user
+    problem check (AtlasAnalJobBroker.py:1737) but kept by the final check (skipProblematicSites' preSetSiteSpec)."""
+    snap = grid([anal_queue("P", "S1")], [anal_task(1, site="P")], job_counts=counts("P", UA, activated=30))
+    ctx = _ctx(snap)
+    assert ap.problematic(ctx, exempt_preassigned=False)[0].tolist() == [True]
+    assert ap.problematic(ctx)[0].tolist() == [False]

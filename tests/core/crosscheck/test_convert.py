@@ -6,13 +6,22 @@ import json
 
 import pytest
 
-from brokerage.crosscheck.chunks import BYTES_PER_GB, PSEUDO, split_rule, task_spec
+from brokerage.crosscheck.chunks import (
+    BYTES_PER_GB,
+    MAX_RECORDS,
+    PSEUDO,
+    datasets_and_replicas,
+    split_rule,
+    task_spec,
+)
 from brokerage.crosscheck.convert import UNKNOWN_CLOUD, grid_document
 from brokerage.crosscheck.generator import random_grid
 from brokerage.crosscheck.run import brokers_of, panda_config, select_tasks
+from brokerage.model import views
 from brokerage.model.cache import cache_for
 from brokerage.model.gdpconfig import Config
 from brokerage.model.profiles import PANDA_104
+from tests.builders import anal_queue, anal_task, grid
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +165,30 @@ def test_random_grids_vary_site_state_secondaries_and_software() -> None:
     rows = [r for g in grids for r in g.queue_software.to_dict("records")]
     assert any(list(r["cmtconfigs"]) == ["x86_64-centos7-gcc11-opt"] for r in rows)
     assert any(str(c).startswith("/cvmfs/unpacked") for r in rows for c in r["containers"])
+
+
+def test_analysis_files_are_cut_into_job_ranges_beyond_the_production_cap() -> None:
+    """An analysis task's master files are cut into ranges of chunk_nevents up to ANALYSIS_MAX_RECORDS records (a
+    production task's up to MAX_RECORDS), so JEDI's getMaxAtomSize sees the snapshot's job: 3,000 files of 50,000
+    events in jobs of 2,336 events are 3,000 x 22 = 66,000 records, the largest 2,336 events."""
+    rucio: dict = {"dids": {}, "rules": {}, "dataset_replicas": {}, "file_replicas": {}}
+    ds = {"jeditaskid": 1, "datasetid": 1, "datasetname": "user.x", "is_master": True, "nfiles": 3000,
+          "size_gb": 6000.0, "nevents": 150_000_000}  # fmt: skip
+    base = {"jeditaskid": 1, "chunk_nevents": 2336, "chunk_input_mb": 95.7}
+    snap = grid([anal_queue("A", "S1")], [anal_task(**base)], datasets=[ds])
+    files = datasets_and_replicas(cache_for(snap, None), views.task_row(cache_for(snap, None), 1), rucio)[0]["files"]
+    assert len(files) == 66_000 > MAX_RECORDS
+    assert max(f["endEvent"] - f["startEvent"] + 1 for f in files) == 2336
+    prod = grid([anal_queue("A", "S1")], [anal_task(prodsourcelabel="managed", **base)], datasets=[ds])
+    files = datasets_and_replicas(cache_for(prod, None), views.task_row(cache_for(prod, None), 1), rucio)[0]["files"]
+    assert len(files) == 3000  # whole files: 66,000 records are over the production cap
+
+
+def test_analysis_site_lists_set_limited_sites() -> None:
+    """AtlasAnalTaskRefiner sets limitedSites (LS: 1 allow list, 2 deny list, 3 both) when the task has site lists;
+    without it AtlasAnalJobBroker ignores includedSite and excludedSite."""
+    user = {"prodsourcelabel": "user", "chunk_nevents": 0}
+    assert "LS=1" in split_rule({**user, "includedsite": "ANALY_*"}).split(",")
+    assert "LS=2" in split_rule({**user, "excludedsite": "X"}).split(",")
+    assert "LS=3" in split_rule({**user, "includedsite": "A", "excludedsite": "X"}).split(",")
+    assert "LS" not in split_rule(user)

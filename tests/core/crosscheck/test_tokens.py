@@ -35,6 +35,19 @@ def test_skip_lines_become_our_codes_by_unified_name() -> None:
     assert not p.unmapped
 
 
+def test_gpu_architecture_lines_have_no_token_but_a_code() -> None:
+    """AtlasAnalJobBroker's architecture check names a GPU queue without a criteria token: ours is -architecture."""
+    p = tokens.parse_lines([
+        "  skip site=ANALY_PIC_GPU since architecture=x86_64-el9-gcc13-opt is unavailable",
+        "  skip site=ANALY_MWT2_GPU since architecture is required for GPU queues",
+    ])  # fmt: skip
+    assert {k: v[0] for k, v in p.skips.items()} == {
+        "ANALY_PIC_GPU": "-architecture",
+        "ANALY_MWT2_GPU": "-architecture",
+    }
+    assert not p.unmapped
+
+
 def test_the_first_message_about_a_queue_is_its_verdict() -> None:
     p = tokens.parse_lines(["  skip site=A due to x criteria=-disk", "  skip site=A due to y criteria=-nopilot"])
     assert p.skips["A"][0] == "-disk"
