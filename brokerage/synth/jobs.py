@@ -155,6 +155,9 @@ def _activity(rng: np.random.Generator, q: Queues, jc: np.ndarray, load: _Load, 
     nbatch = np.where(np.isin(q.status, ("offline", "paused")), 0, nbatch)
     slots_draw = rng.random(n)
     numslots = np.where(slots_draw < 0.02, 0.0, np.where(slots_draw < 0.04, rng.integers(50, 2000, n), np.nan))
+    # JEDI divides a queue's Harvester slots by its cores: a queue of any cores (0) with a slots row would fail every
+    # brokerage that reaches it, so such a queue publishes none
+    numslots = np.where(q.corecount == 0, np.nan, numslots)
     return {
         "laststart": times(taken, age),
         "npilot": npilot,

@@ -54,7 +54,9 @@ def task_cores(
     cc[m] = np.where(rng.random(int(m.sum())) < 0.4, 8, 1)
     m = ptype == "deriv"
     cc[m] = np.where(rng.random(int(m.sum())) < 0.7, 8, 1)
-    cc[user] = rng.choice([1, 0, 8], size=int(user.sum()), p=[0.9, 0.05, 0.05])
+    # an analysis task always names its cores: JEDI's analysis broker divides by them (InputChunk.getSubChunk), so a
+    # task of any cores (0) would fail every brokerage there
+    cc[user] = rng.choice([1, 8], size=int(user.sum()), p=[0.95, 0.05])
     cc[prod & (rng.random(n) < 0.05)] = 0
     maxcc = np.where((cc == 0) & (rng.random(n) < 0.4), 8.0, np.nan)
     return cc, maxcc
