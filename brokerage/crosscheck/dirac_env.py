@@ -8,15 +8,14 @@ answers JSON on stdout; this process never imports DIRAC.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brokerage.crosscheck.driver_process import run_driver
 from brokerage.model.errors import BrokerageError, InputError
 
 DIRAC_VERSION = "9.1.22"
@@ -89,20 +88,9 @@ def run_tqdb(env: DiracEnv, grids: list[dict[str, Any]], timeout: float = 3600.0
     Returns ``{"dirac_version", "grids": [{"taskqueues", "jobs", "pilots", "seconds"} or {"error"}]}``.
     """
     with tempfile.TemporaryDirectory(prefix="brokerage-dirac-") as work:
-        environ = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "HOME": work}
-        environ.pop("PYTHONPATH", None)
-        environ.pop("DIRACSYSCONFIG", None)
-        proc = subprocess.run(
-            [str(env.python), str(DRIVER)],
-            input=json.dumps({"db": env.db, "grids": grids}),
-            capture_output=True,
-            text=True,
-            env=environ,
-            cwd=work,
-            timeout=timeout,
-            check=False,
-        )
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        raise DiracFailed(f"DIRAC's driver exited with {proc.returncode}:\n{tail}")
-    return json.loads(proc.stdout)
+        argv = [str(env.python), str(DRIVER)]
+        code, out, tail = run_driver(argv, {"db": env.db, "grids": grids}, {"HOME": work}, work, timeout,
+                                     drop=("DIRACSYSCONFIG",))  # fmt: skip
+    if code != 0:
+        raise DiracFailed(f"DIRAC's driver exited with {code}:\n{tail}")
+    return out

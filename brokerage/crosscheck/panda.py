@@ -7,14 +7,13 @@ grids as JSON on stdin and answers JSON on stdout.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brokerage.crosscheck.driver_process import run_driver
 from brokerage.model.errors import BrokerageError, InputError
 
 PANDA_VERSION = "1.0.4"
@@ -69,18 +68,8 @@ def run_jedi(
     PYTHONHASHSEED=0 makes PanDA's set orders (and so its logs) reproducible (reference pitfall 12).
     """
     with tempfile.TemporaryDirectory(prefix="brokerage-jedi-") as work:
-        environ = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-        environ.pop("PYTHONPATH", None)
-        proc = subprocess.run(
-            [str(env.python), str(DRIVER), "--src", str(env.src), "--work", work, *(["--debug"] if debug else [])],
-            input=json.dumps({"grids": grids}),
-            capture_output=True,
-            text=True,
-            env=environ,
-            timeout=timeout,
-            check=False,
-        )
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        raise PandaFailed(f"PanDA's driver exited with {proc.returncode}:\n{tail}")
-    return json.loads(proc.stdout)
+        argv = [str(env.python), str(DRIVER), "--src", str(env.src), "--work", work, *(["--debug"] if debug else [])]
+        code, out, tail = run_driver(argv, {"grids": grids}, {"PYTHONHASHSEED": "0"}, None, timeout)
+    if code != 0:
+        raise PandaFailed(f"PanDA's driver exited with {code}:\n{tail}")
+    return out
