@@ -64,6 +64,27 @@ def matrix(grid: GridCache, config: Config, metric: str) -> dict[str, Any]:
             "cap": cap}  # fmt: skip
 
 
+def _cell_labels(m: dict[str, Any], over: np.ndarray) -> list[list[str]]:
+    """Each cell's hover line: the value, or why the cell has none (a gap would read "NaN")."""
+    out = []
+    for i, site in enumerate(m["sites"]):
+        row = []
+        for j, nuc in enumerate(m["nuclei"]):
+            v = m["z"][i][j]
+            if site == nuc:
+                row.append("the nucleus itself")
+            elif m["blocked"][i][j]:
+                row.append("BLOCKED (closeness -1): -link_unusable")
+            elif over[i][j] and m["metric"] == "weight":
+                row.append(f"over NQUEUED_SAT_CAP={m['cap']:g} files: skipped (-link_unusable)")
+            elif v is None or (isinstance(v, float) and np.isnan(v)):
+                row.append(f"no {m['metric']} data")
+            else:
+                row.append(f"{m['metric']}={v:.4g}")
+        out.append(row)
+    return out
+
+
 def heatmap(m: dict[str, Any]) -> go.Figure:
     """Heatmap with blocked links marked by a red ✕ and missing metrics left grey with a dot."""
     if not m["sites"] or not m["nuclei"]:
@@ -83,7 +104,7 @@ def heatmap(m: dict[str, Any]) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(z=z, x=m["nuclei"], y=m["sites"], colorscale=scale, hoverongaps=True, xgap=1, ygap=1, **bounds,
                    colorbar={"title": {"text": m["metric"], "side": "right"}, "thickness": 12, "lenmode": "pixels", "len": 300, "y": 1, "yanchor": "top"},
-                   hovertemplate="%{y} → %{x}<br>" + m["metric"] + "=%{z:.4g}<extra></extra>")
+                   text=_cell_labels(m, over), hovertemplate="%{y} → %{x}<br>%{text}<extra></extra>")
     )  # fmt: skip
     bx, by, mx, my, sx, sy, ox, oy = [], [], [], [], [], [], [], []
     for i, site in enumerate(m["sites"]):

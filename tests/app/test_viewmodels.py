@@ -168,6 +168,22 @@ def test_network_matrix_marks_blocked_and_missing(snap) -> None:
     }
 
 
+def test_network_cells_without_a_number_say_why_on_hover(snap) -> None:
+    """A heatmap cell left out of the colour scale says why on hover (blocked, no data, the nucleus itself), never
+    "NaN"; a cell with a value shows it."""
+    m = network.matrix(GridCache(snap), Config(), "closeness")
+    text = network.heatmap(m).data[0].text
+    i, j = m["sites"].index("AGLT2"), m["nuclei"].index("BNL-ATLAS")
+    assert text[i][j] == "BLOCKED (closeness -1): -link_unusable"
+    same = m["sites"].index("CERN-PROD")
+    assert text[same][m["nuclei"].index("CERN-PROD")] == "the nucleus itself"
+    k = m["sites"].index("MWT2")
+    t = network.heatmap(network.matrix(GridCache(snap), Config(), "throughput")).data[0].text
+    assert t[k][0] == "no throughput data"
+    assert not any("nan" in cell.lower() for row in text for cell in row)
+    assert any(cell.startswith("closeness=") for row in text for cell in row)
+
+
 def test_link_detail_names_the_rule(snap) -> None:
     """A link without throughput data uses the closeness fallback and says so."""
     d = network.link_detail(GridCache(snap), Config(), "MWT2", "CERN-PROD")
