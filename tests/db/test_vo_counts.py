@@ -40,20 +40,10 @@ def test_counts_of_two_vos_round_trip(engine: Any) -> None:
 def test_the_migration_gives_stored_counts_vo_atlas(db_url: str) -> None:
     """Counts stored before job counts had a VO were ATLAS' (every broker read them as such): after the upgrade they
     are VO atlas'."""
-    engine = make_engine(db_url)
-    try:
-        upgrade(engine, "vo_0006")
-        with engine.begin() as conn:
-            conn.execute(sa.text("INSERT INTO schedconfig_json (panda_queue, data, last_update, seq) "
-                                 "VALUES ('A', '{}', CURRENT_TIMESTAMP, 0)"))  # fmt: skip
-            conn.execute(sa.text("INSERT INTO jobs_share_stats (seq, panda_queue, gshare, resource_type, jobstatus, "
-                                 "njobs) VALUES (0, 'A', 'MC Simulation', 'SCORE', 'running', 7)"))  # fmt: skip
-        upgrade(engine)
-        with engine.connect() as conn:
-            rows = conn.execute(sa.text("SELECT vo, njobs FROM jobs_share_stats")).all()
-        assert [tuple(r) for r in rows] == [("atlas", 7)]
-    finally:
-        engine.dispose()
+    rows = _vo_after_upgrade(db_url, "vo_0006", "INSERT INTO jobs_share_stats (seq, panda_queue, gshare, "
+                             "resource_type, jobstatus, njobs) VALUES (0, 'A', 'MC Simulation', 'SCORE', 'running', 7)",
+                             "jobs_share_stats")  # fmt: skip
+    assert rows == [("atlas", 7)]
 
 
 def test_a_cric_queue_brings_its_space_to_genjobbrokers_se_check(engine: Any, tmp_path: Path) -> None:
@@ -71,20 +61,8 @@ def test_a_cric_queue_brings_its_space_to_genjobbrokers_se_check(engine: Any, tm
 def test_a_snapshot_file_keeps_its_counts_vo_and_a_bad_vo_is_refused(engine: Any, tmp_path: Path) -> None:
     """db import of a snapshot: each count row keeps its VO (rows without one are atlas'); a VO that is not a string
     is refused with its path and the database is left as it was."""
-    doc = two_vo_grid().to_dict()
-    doc["job_counts"][0].pop("vo")
-    path = tmp_path / "grid.json"
-    path.write_text(json.dumps(doc))
-    import_file(engine, path)
-    jc = repository.load_snapshot(engine).tables["job_counts"]
-    assert sorted(zip(jc["vo"], jc["njobs"], strict=True)) == [("atlas", 50), ("wlcg", 2)]
-    doc["job_counts"][1]["vo"] = ["wlcg"]
-    path.write_text(json.dumps(doc))
-    before = repository.table_contents(engine)
-    with pytest.raises(ImportFileError) as err:
-        import_file(engine, path)
-    assert any(p.startswith("job_counts[1].vo") for p in err.value.problems), err.value.problems
-    assert repository.table_contents(engine) == before
+    _import_keeps_vo_and_refuses_a_bad_one(engine, tmp_path, two_vo_grid(), "job_counts", ["wlcg"],
+                                           [("atlas", 50), ("wlcg", 2)])  # fmt: skip
 
 
 def two_vo_users() -> GridSnapshot:
@@ -107,19 +85,24 @@ def test_user_counts_of_two_vos_round_trip(engine: Any) -> None:
 def test_the_migration_gives_stored_user_counts_vo_atlas(db_url: str) -> None:
     """User counts stored before they had a VO were ATLAS' (the ATLAS analysis broker read them): after the upgrade
     to uservo_0009 they are VO atlas'."""
+    rows = _vo_after_upgrade(db_url, "split_0008", "INSERT INTO jobs_user_stats (seq, panda_queue, gshare, "
+                             "produsername, workinggroup, jobstatus, njobs, ncores) VALUES (0, 'A', 'User Analysis', "
+                             "'alice', NULL, 'running', 7, 7)", "jobs_user_stats")  # fmt: skip
+    assert rows == [("atlas", 7)]
+
+
+def _vo_after_upgrade(db_url: str, revision: str, insert: str, table: str) -> list[tuple]:
+    """A database at REVISION with queue A and one count row (INSERT), upgraded to the head: TABLE's (vo, njobs)."""
     engine = make_engine(db_url)
     try:
-        upgrade(engine, "split_0008")
+        upgrade(engine, revision)
         with engine.begin() as conn:
             conn.execute(sa.text("INSERT INTO schedconfig_json (panda_queue, data, last_update, seq) "
                                  "VALUES ('A', '{}', CURRENT_TIMESTAMP, 0)"))  # fmt: skip
-            conn.execute(sa.text("INSERT INTO jobs_user_stats (seq, panda_queue, gshare, produsername, workinggroup, "
-                                 "jobstatus, njobs, ncores) VALUES (0, 'A', 'User Analysis', 'alice', NULL, 'running', "
-                                 "7, 7)"))  # fmt: skip
+            conn.execute(sa.text(insert))
         upgrade(engine)
         with engine.connect() as conn:
-            rows = conn.execute(sa.text("SELECT vo, njobs FROM jobs_user_stats")).all()
-        assert [tuple(r) for r in rows] == [("atlas", 7)]
+            return [tuple(r) for r in conn.execute(sa.text(f"SELECT vo, njobs FROM {table}")).all()]
     finally:
         engine.dispose()
 
@@ -127,17 +110,25 @@ def test_the_migration_gives_stored_user_counts_vo_atlas(db_url: str) -> None:
 def test_a_snapshot_file_keeps_its_user_counts_vo(engine: Any, tmp_path: Path) -> None:
     """db import of a snapshot: each user count row keeps its VO (rows without one are atlas'); a VO that is not a
     string is refused with its path and the database is left as it was."""
-    doc = two_vo_users().to_dict()
-    doc["user_job_counts"][0].pop("vo")
+    _import_keeps_vo_and_refuses_a_bad_one(engine, tmp_path, two_vo_users(), "user_job_counts", 3,
+                                           [("atlas", 60), ("wlcg", 60)])  # fmt: skip
+
+
+def _import_keeps_vo_and_refuses_a_bad_one(engine: Any, tmp_path: Path, snap: GridSnapshot, table: str, bad: Any,
+                                           want: list[tuple[str, int]]) -> None:  # fmt: skip
+    """Import SNAP as a file with TABLE's first row stripped of its VO: (vo, njobs) is WANT; then with row 1's VO set
+    to BAD: refused naming the path, the database unchanged."""
+    doc = snap.to_dict()
+    doc[table][0].pop("vo")
     path = tmp_path / "grid.json"
     path.write_text(json.dumps(doc))
     import_file(engine, path)
-    uc = repository.load_snapshot(engine).tables["user_job_counts"]
-    assert sorted(zip(uc["vo"], uc["njobs"], strict=True)) == [("atlas", 60), ("wlcg", 60)]
-    doc["user_job_counts"][1]["vo"] = 3
+    rows = repository.load_snapshot(engine).tables[table]
+    assert sorted(zip(rows["vo"], rows["njobs"], strict=True)) == want
+    doc[table][1]["vo"] = bad
     path.write_text(json.dumps(doc))
     before = repository.table_contents(engine)
     with pytest.raises(ImportFileError) as err:
         import_file(engine, path)
-    assert any(p.startswith("user_job_counts[1].vo") for p in err.value.problems), err.value.problems
+    assert any(p.startswith(f"{table}[1].vo") for p in err.value.problems), err.value.problems
     assert repository.table_contents(engine) == before
