@@ -7,6 +7,7 @@ import pytest
 from brokerage.brokers import production
 from brokerage.model import profiles
 from brokerage.model.gdpconfig import Config
+from brokerage.model.snapshot import GridSnapshot
 from tests.builders import counts, grid, queue, site, task
 
 PANDA = Config().with_overrides({"RULES": "panda-1.0.4"})
@@ -35,7 +36,6 @@ def _data_grid(**queue_kw: object) -> object:
         datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 10.0, "is_master": True}],
         dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATATAPE", "nfiles": 10,
                            "size_gb": 10.0}],
-        job_counts=counts("A", running=10) + counts("N1", running=10),
     )  # fmt: skip
 
 
@@ -103,24 +103,30 @@ def test_unified_queue_passes_through_any_pseudo_queue(monkeypatch: pytest.Monke
     assert {s.candidate: s.criteria for s in production.broker(snap, 1, PANDA).skipped}.get("U") == "-longwalltime"
 
 
+def _satellite_grid(datasets: list[dict], dataset_replicas: list[dict]) -> GridSnapshot:
+    """Queue A at satellite S1 and N1 at nucleus N (10 running each), _data_grid's endpoints, task 1 for N with
+    DATASETS and DATASET_REPLICAS."""
+    base = _data_grid()
+    return grid(
+        [queue("A", "S1"), queue("N1", "N")], [task(1, nucleus="N")], sites=[site("N"), site("S1", role="satellite")],
+        ddm_endpoints=base.ddm_endpoints.to_dict("records"),
+        panda_ddm_relation=base.panda_ddm_relation.to_dict("records"),
+        datasets=datasets, dataset_replicas=dataset_replicas,
+        job_counts=counts("A", running=10) + counts("N1", running=10),
+    )  # fmt: skip
+
+
 def test_data_weight_counts_complete_secondaries_only() -> None:
     """data_weight_as_jedi: JEDI looks up secondary datasets with complete_only (AtlasProdJobBroker.py:1560), so a
     partial secondary replica adds nothing local: master 10 files (10 GB) complete on S1_DATADISK, secondary 2 of 4
     files (1 GB each) there: (14 + 10) / 14 / (4 / 100 + 1), not (14 + 12) / 14 / (2 / 100 + 1) (task 135003)."""
-    snap = _data_grid()
-    snap = grid(
-        [queue("A", "S1"), queue("N1", "N")],
-        [task(1, nucleus="N")],
-        sites=[site("N"), site("S1", role="satellite")],
-        ddm_endpoints=snap.ddm_endpoints.to_dict("records"),
-        panda_ddm_relation=snap.panda_ddm_relation.to_dict("records"),
+    snap = _satellite_grid(
         datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 10, "size_gb": 10.0, "is_master": True},
                   {"jeditaskid": 1, "datasetid": 2, "nfiles": 4, "size_gb": 4.0, "is_master": False}],
         dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 10,
                            "size_gb": 10.0},
                           {"jeditaskid": 1, "datasetid": 2, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 2,
                            "size_gb": 2.0}],
-        job_counts=counts("A", running=10) + counts("N1", running=10),
     )  # fmt: skip
     assert _factors(snap, PANDA, "A")["data"] == pytest.approx(24 / 14 / 1.04, rel=1e-12)
 
@@ -147,16 +153,11 @@ def test_data_weight_scales_a_large_partial_replica_as_the_converter() -> None:
     with each replica's fraction kept: 40,000 files (40,000 GB) of which S1_DATADISK holds 17,000 are 8,500 of 20,000
     files of 2 GB, so (17,000 + 40,000) / 40,000 / (11,500 / 100 + 1), not the 17,000 of 20,000 the cap alone gives
     (the nucleus holds the complete replica JEDI's input pre-check needs)."""
-    snap = _data_grid()
-    snap = grid(
-        [queue("A", "S1"), queue("N1", "N")], [task(1, nucleus="N")], sites=[site("N"), site("S1", role="satellite")],
-        ddm_endpoints=snap.ddm_endpoints.to_dict("records"),
-        panda_ddm_relation=snap.panda_ddm_relation.to_dict("records"),
+    snap = _satellite_grid(
         datasets=[{"jeditaskid": 1, "datasetid": 1, "nfiles": 40000, "size_gb": 40000.0, "is_master": True}],
         dataset_replicas=[{"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "S1_DATADISK", "nfiles": 17000,
                            "size_gb": 17000.0},
                           {"jeditaskid": 1, "datasetid": 1, "ddm_endpoint_name": "N_DATADISK", "nfiles": 40000,
                            "size_gb": 40000.0}],
-        job_counts=counts("A", running=10) + counts("N1", running=10),
     )  # fmt: skip
     assert _factors(snap, PANDA, "A")["data"] == pytest.approx(57000 / 40000 / 116, rel=1e-12)
