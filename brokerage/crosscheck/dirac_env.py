@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brokerage.crosscheck.driver_process import run_driver
+from brokerage.crosscheck.driver_process import run_driver, setup_dir
 from brokerage.model.errors import BrokerageError, InputError
 
 DIRAC_VERSION = "9.1.22"
@@ -41,11 +41,8 @@ class DiracEnv:
 
 
 def dirac_dir() -> Path:
-    """BROKERAGE_DIRAC_DIR, else ~/.cache/brokerage-dirac (XDG_CACHE_HOME respected)."""
-    if os.environ.get("BROKERAGE_DIRAC_DIR"):
-        return Path(os.environ["BROKERAGE_DIRAC_DIR"])
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "brokerage-dirac"
+    """Where scripts/dirac.sh installs (``setup_dir``)."""
+    return setup_dir("dirac")
 
 
 def db_settings() -> dict[str, Any]:

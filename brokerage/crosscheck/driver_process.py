@@ -1,11 +1,25 @@
-"""Run a crosscheck driver in another project's venv: JSON in on stdin, JSON out on stdout."""
+"""Another project's code for a crosscheck: where its set-up script put it, and running its driver (JSON in, JSON out)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
+
+
+def setup_dir(name: str) -> Path:
+    """BROKERAGE_<NAME>_DIR, else ~/.cache/brokerage-<name> (XDG_CACHE_HOME respected): where scripts/<name>.sh
+    installs.
+
+    Usage: ``setup_dir("panda") / "venv"``
+    """
+    chosen = os.environ.get(f"BROKERAGE_{name.upper()}_DIR")
+    if chosen:
+        return Path(chosen)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / f"brokerage-{name}"
 
 
 def run_driver(

@@ -7,13 +7,12 @@ grids as JSON on stdin and answers JSON on stdout.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brokerage.crosscheck.driver_process import run_driver
+from brokerage.crosscheck.driver_process import run_driver, setup_dir
 from brokerage.model.errors import BrokerageError, InputError
 
 PANDA_VERSION = "1.0.4"
@@ -39,11 +38,8 @@ class PandaEnv:
 
 
 def panda_dir() -> Path:
-    """BROKERAGE_PANDA_DIR, else ~/.cache/brokerage-panda (XDG_CACHE_HOME respected)."""
-    if os.environ.get("BROKERAGE_PANDA_DIR"):
-        return Path(os.environ["BROKERAGE_PANDA_DIR"])
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "brokerage-panda"
+    """Where scripts/panda.sh installs (``setup_dir``)."""
+    return setup_dir("panda")
 
 
 def find_panda(version: str = PANDA_VERSION) -> PandaEnv:
