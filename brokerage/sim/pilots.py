@@ -76,9 +76,10 @@ def within_reach(queue: np.ndarray, level: np.ndarray, free: np.ndarray, rounds:
 
 
 def dispatch(state: SimState, now: float) -> None:
-    """Pilots take activated jobs up to each queue's free slots: the most under-pledged share first, then
-    priority, then age; SLOPPY_DISPATCH_RATIO+1 % of queues take by age only this tick (§7.3). getJob (sent) and
-    the first heartbeat (running) fall in the same tick.
+    """Pilots take activated jobs up to each queue's free slots. Each getJob throws PanDA's dice (§7.3): with
+    probability (SLOPPY_DISPATCH_RATIO+1)/100 it takes the oldest activated job, otherwise the most under-pledged
+    share's, then priority, then age; so of a queue's F free slots Binomial(F, p) take its oldest jobs and the rest
+    go by share. getJob (sent) and the first heartbeat (running) fall in the same tick.
 
     Usage: ``pilots.dispatch(state, state.now)``
     """
@@ -88,7 +89,7 @@ def dispatch(state: SimState, now: float) -> None:
     nq, ns = len(g.queues), len(g.shares)
     by_qs = state.index.by_qs  # the live jobs per (status, queue x share), kept by the moves
     busy = by_qs[_BUSY].sum(axis=0).reshape(nq, ns).sum(axis=1)
-    free = g.slots - busy
+    free = np.maximum(g.slots - busy, 0)
     free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0
     act = state.live_rows("activated")
     aq = q[act]
@@ -98,25 +99,56 @@ def dispatch(state: SimState, now: float) -> None:
         return
     per_share = by_qs.reshape(-1, nq, ns).sum(axis=1)  # live jobs per (status, share)
     share_rank = _share_rank(state, per_share[S["running"]], per_share[S["activated"]])
-    sloppy = state.rng.random(len(g.queues)) < (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0
-    by_age = sloppy[cq]
-    rank = np.where(by_age, 0, share_rank[j["gshare"][cand]])
-    prio = np.where(by_age, 0, MAX_PRIORITY - np.clip(j["currentPriority"][cand], 0, MAX_PRIORITY)).astype(np.int64)
-    # only the jobs that can be among a queue's first free ones are sorted (a backlog of 400,000 shrinks to a few
-    # thousand); the keys are unique (PandaID is the last one), so any sort gives the one order
-    near = within_reach(cq, (rank << 14) | prio, free)
-    cand, cq, rank, prio = cand[near], cq[near], rank[near], prio[near]
-    order = np.argsort(pack(cq, rank, prio, j["PandaID"][cand]))
-    cand, cq = cand[order], cq[order]
-    first = np.r_[0, np.flatnonzero(np.diff(cq)) + 1]
-    pos = np.arange(len(cand)) - np.repeat(first, np.diff(np.r_[first, len(cand)]))
-    take = cand[pos < free[cq]]
+    by_age = state.rng.binomial(free, (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0)
+    oldest = _oldest_per_queue(cq, by_age)  # the age-ordered getJobs take their queue's oldest activated jobs
+    rest = np.flatnonzero(~oldest)
+    rc = cand[rest]
+    rank = share_rank[j["gshare"][rc]]
+    prio = (MAX_PRIORITY - np.clip(j["currentPriority"][rc], 0, MAX_PRIORITY)).astype(np.int64)
+    first = _first_per_queue(rc, cq[rest], rank, prio, free - by_age, j["PandaID"])
+    take = np.concatenate([cand[oldest], rc[first]])
     if len(take) == 0:
         return
     state.log.add(now, j["PandaID"][take], "activated", "running", "dispatch", free[q[take]])
     state.move_jobs(take, "running", via=machines.DISPATCHED_VIA)
     j.cols["startTime"][take] = now
     state.laststart[np.unique(q[take])] = now  # SiteData.laststart: R5 reads it (seed 000 "Timeout Rules")
+
+
+def _oldest_per_queue(cq: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Which candidates (at queues CQ, in PandaID order) are among the SLOTS[queue] oldest of their queue: a mask."""
+    out = np.zeros(len(cq), bool)
+    some = np.flatnonzero(slots[cq] > 0)
+    if len(some) == 0:
+        return out
+    sq = cq[some]
+    small = sq.astype(np.int16) if len(slots) < 2**15 else sq  # numpy's stable sort is a radix sort at 16 bits
+    order = np.argsort(small, kind="stable")  # PandaID order kept within each queue
+    qs = sq[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(qs)) + 1]
+    occ = np.arange(len(qs)) - np.repeat(starts, np.diff(np.r_[starts, len(qs)]))
+    out[some[order[occ < slots[qs]]]] = True
+    return out
+
+
+def _first_per_queue(
+    cand: np.ndarray, cq: np.ndarray, rank: np.ndarray, prio: np.ndarray, slots: np.ndarray, panda_id: np.ndarray
+) -> np.ndarray:
+    """Which of the candidate rows CAND (at queues CQ, in PandaID order) are among the SLOTS[queue] first of their
+    queue by (RANK, PRIO, PandaID): a mask over CAND."""
+    out = np.zeros(len(cand), bool)
+    some = np.flatnonzero(slots[cq] > 0)
+    if len(some) == 0:
+        return out
+    # only the jobs that can be among a queue's first ones are sorted (a backlog of 400,000 shrinks to a few
+    # thousand); the keys are unique (PandaID is the last one), so any sort gives the one order
+    near = some[within_reach(cq[some], (rank[some] << 14) | prio[some], slots)]
+    order = near[np.argsort(pack(cq[near], rank[near], prio[near], panda_id[cand[near]]))]
+    sq = cq[order]
+    first = np.r_[0, np.flatnonzero(np.diff(sq)) + 1] if len(sq) else np.zeros(0, np.int64)
+    pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    out[order[pos < slots[sq]]] = True
+    return out
 
 
 def confirm(state: SimState, now: float) -> None:

@@ -12,7 +12,7 @@ from brokerage.sim.engine import Simulation
 from brokerage.synth.demo import demo_snapshot
 
 HOURS = (6, 12, 18, 24)
-PUMPED = ("MC Reconstruction", "Reprocessing", "Express Analysis")  # docs/lifecycle.md "Steady state"
+PUMPED = ("MC Reconstruction", "Reprocessing")  # docs/lifecycle.md "Steady state"
 
 
 @pytest.fixture(scope="module")
@@ -48,21 +48,21 @@ def test_every_share_holds_for_6_hours(run) -> None:
     assert not _off(run, (6,)), _off(run, (6,))
 
 
-def test_all_shares_but_three_hold_for_18_hours(run) -> None:
-    """Issue 30: "its running jobs per global share stay within ±15 % of the start over 24 h": 8 of the 11 shares
-    at 6, 12 and 18 h; MC Reconstruction, Reprocessing and Express Analysis are left out: their small (share,
-    resource type) pairs queue up to the throttler's 4 x nJobsInBunchMin = 2,000 jobs each and take the age-ordered
-    dispatches (SLOPPY_DISPATCH_RATIO). By 24 h their growth has taken the others' slots (MC Simulation, MC Event
-    Generation, Data Derivations, Express and MC Merging at -15 to -17 %), so the 24 h sample is the xfail's below
-    (docs/lifecycle.md "Steady state")."""
+def test_all_shares_but_two_hold_for_18_hours(run) -> None:
+    """Issue 30: "its running jobs per global share stay within ±15 % of the start over 24 h": 9 of the 11 shares
+    at 6, 12 and 18 h. MC Reconstruction and Reprocessing are left out: their small (share, resource type) pairs
+    queue up to the throttler's 4 x nJobsInBunchMin = 2,000 jobs each, the oldest on the grid, and take the
+    age-ordered getJobs (SLOPPY_DISPATCH_RATIO): +52 % and +16 % at 18 h. By 24 h (+128 %, +22 %) they have taken
+    MC Merging's slots (-27 %) and Express Analysis is off too (+33 %), so the 24 h sample is the xfail's below
+    (docs/lifecycle.md "Steady state"; over 8 simulator seeds the 9 shares hold to 18 h in 68 of 72 share-runs)."""
     assert not _off(run, HOURS[:-1], skip=PUMPED), _off(run, HOURS[:-1], skip=PUMPED)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="not met yet: MC Reconstruction, Reprocessing and Express Analysis leave ±15 % after 6 h: pairs of a "
-    "share and resource type running far fewer than 1,000 jobs queue 2,000 (the throttler's floor) and take the "
-    "age-ordered dispatches (docs/lifecycle.md)",
+    reason="not met yet: MC Reconstruction and Reprocessing leave ±15 % after 12 h and MC Merging at 24 h: their "
+    "(share, resource type) pairs run far fewer than 1,000 jobs, queue 2,000 each (the throttler's floor) and take "
+    "the age-ordered getJobs (docs/lifecycle.md)",
 )
 def test_every_share_holds_for_24_hours(run) -> None:
     """Issue 30's goal in full: every global share within ±15 % of its first sample at 6, 12, 18 and 24 h."""

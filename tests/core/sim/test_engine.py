@@ -33,8 +33,8 @@ def test_dispatch_fills_free_slots_by_priority_then_age() -> None:
     c = add_jobs(sim, currentPriority=900.0)
 
     class NoSloppy:
-        def random(self, n: int) -> np.ndarray:
-            return np.ones(n)  # no queue takes by age this tick (the SLOPPY_DISPATCH_RATIO draw)
+        def binomial(self, n: np.ndarray, p: float) -> np.ndarray:
+            return np.zeros_like(n)  # no getJob goes by age this tick (the SLOPPY_DISPATCH_RATIO draw)
 
     sim.rng = NoSloppy()  # type: ignore[assignment]
     pilots.dispatch(sim, sim.now)
