@@ -80,25 +80,13 @@ JOB_COUNT_KEYS = ("panda_queue", "gshare", "resource_type", "jobstatus", "vo")
 
 def count_live(state: SimState) -> tuple[np.ndarray, np.ndarray]:
     """(running, queued) per (VO, queue, share) of the live jobs, flat (``count_key``); queued is defined +
-    assigned + activated + starting, as the brokers count it (per VO, as JEDI). A run of one VO reads the counts
-    the moves keep; one of several VOs counts its live jobs, since those counts are not kept per VO.
+    assigned + activated + starting, as the brokers count it (per VO, as JEDI). The moves keep these counts
+    (``StatusIndex``, keyed as ``count_key``).
 
     Usage: ``running, queued = count_live(state)``
     """
-    if len(state.g.vos) == 1:
-        by_qs = state.index.by_qs
-        return by_qs[S["running"]].copy(), by_qs[IS_QUEUED].sum(axis=0)
-    j, live = state.jobs, state.live
-    st = j["jobStatus"][live]
-    size = len(state.g.vos) * len(state.g.queues) * len(state.g.shares)
-    # one bincount over (class, VO, queue, share): class 0 running, 1 queued, 2 the others
-    key = _LIVE_CLASS[st] * size + count_key(state, j["vo"][live], j["computingSite"][live], j["gshare"][live])
-    running, queued = np.bincount(key, minlength=3 * size).reshape(3, size)[:2]
-    return running, queued
-
-
-_LIVE_CLASS = np.where(IS_QUEUED, 1, 2).astype(np.int64)
-_LIVE_CLASS[S["running"]] = 0
+    by_qs = state.index.by_qs
+    return by_qs[S["running"]].copy(), by_qs[IS_QUEUED].sum(axis=0)
 
 
 def count_key(state: SimState, vo: np.ndarray | int, queues: np.ndarray, share: np.ndarray | int) -> np.ndarray:

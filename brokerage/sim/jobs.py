@@ -89,7 +89,7 @@ class JobTable:
             c, first = self.cols, slice(0, value)
             self.index.reset()
             self.index.added(np.arange(value), c["jobStatus"][first], c["computingSite"][first], c["gshare"][first],
-                             c["workQueue"][first], c["resource_type"][first])  # fmt: skip
+                             c["workQueue"][first], c["resource_type"][first], c["vo"][first])  # fmt: skip
 
     @classmethod
     def empty(cls, capacity: int = 1024) -> JobTable:
@@ -129,7 +129,7 @@ class JobTable:
         if self.index is not None:
             new = slice(start, end)
             self.index.added(rows, c["jobStatus"][new], c["computingSite"][new], c["gshare"][new],
-                             c["workQueue"][new], c["resource_type"][new])  # fmt: skip
+                             c["workQueue"][new], c["resource_type"][new], c["vo"][new])  # fmt: skip
         return rows
 
     def frame(self, queues: list[str], shares: list[str], rtypes: list[str]) -> pd.DataFrame:

@@ -87,7 +87,7 @@ def dispatch(state: SimState, now: float) -> None:
     q = j["computingSite"]
     confirm(state, now)
     nq, ns = len(g.queues), len(g.shares)
-    by_qs = state.index.by_qs  # the live jobs per (status, queue x share), kept by the moves
+    by_qs = state.index.queue_share()  # the live jobs per (status, queue x share), kept by the moves
     busy = by_qs[_BUSY].sum(axis=0).reshape(nq, ns).sum(axis=1)
     free = np.maximum(g.slots - busy, 0)
     free[np.isin(g.queue_status, NO_PILOT_STATUSES)] = 0

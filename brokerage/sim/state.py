@@ -122,7 +122,7 @@ class SimState:
         self.jobs = JobTable.empty(1 << 20)
         # jobs per status and (queue, share) or (work queue, resource type), and rows per status, kept by the moves
         self.jobs.index = self.index = StatusIndex(len(STATUSES), len(self.g.queues), len(self.g.shares),
-                                                   len(self.g.work_queues), TRACKED)  # fmt: skip
+                                                   len(self.g.work_queues), TRACKED, nvo=len(self.g.vos))  # fmt: skip
         self.files = Files()
         self.retry_pool: dict[int, list[int]] = {}  # task -> units back to ready, waiting for a new job
         self.log = EventLog()
@@ -395,7 +395,7 @@ class SimState:
         old = c["jobStatus"][rows]
         machines.check_job_moves(old, status, c["PandaID"][rows], via)
         self.index.moved(rows, old, S[status], c["computingSite"][rows], c["gshare"][rows], c["workQueue"][rows],
-                         c["resource_type"][rows])  # fmt: skip
+                         c["resource_type"][rows], c["vo"][rows])  # fmt: skip
         c["jobStatus"][rows] = S[status]
         if IS_FINAL[S[status]]:
             self._to_final.append(rows)
@@ -410,7 +410,7 @@ class SimState:
         """
         c = self.jobs.cols
         self.index.rekeyed(c["jobStatus"][rows], c["computingSite"][rows], (c["gshare"][rows], c["workQueue"][rows]),
-                           (share, work_queue), c["resource_type"][rows])  # fmt: skip
+                           (share, work_queue), c["resource_type"][rows], c["vo"][rows])  # fmt: skip
         c["gshare"][rows] = share
         c["workQueue"][rows] = work_queue
 
