@@ -94,8 +94,7 @@ def count_key(state: SimState, vo: np.ndarray | int, queues: np.ndarray, share: 
 
     Usage: ``state.live_counts[1][count_key(state, 0, np.array([3]), 2)]``
     """
-    nq, ns = len(state.g.queues), len(state.g.shares)
-    return (np.asarray(vo, np.int64) * nq + np.asarray(queues, np.int64)) * ns + share
+    return state.index.key(vo, queues, share)  # the status index keeps the counts under this key
 
 
 def vo_code(state: SimState, tid: int) -> int:

@@ -34,6 +34,17 @@ def pack(*keys: np.ndarray) -> np.ndarray:
     return packed
 
 
+def place_in_group(groups: np.ndarray) -> np.ndarray:
+    """Each element's place in its run of equal values of GROUPS (sorted by group): 0 for the first of each run.
+
+    Usage: ``place_in_group(np.array([3, 3, 5, 7, 7, 7]))  # [0, 1, 0, 0, 1, 2]``
+    """
+    if len(groups) == 0:
+        return np.zeros(0, np.int64)
+    starts = np.r_[0, np.flatnonzero(np.diff(groups)) + 1]
+    return np.arange(len(groups)) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))
+
+
 def within_reach(queue: np.ndarray, level: np.ndarray, free: np.ndarray, rounds: int = 8) -> np.ndarray:
     """Which candidates (at QUEUE, with sort LEVEL, in PandaID order) are among the FREE[queue] first of their queue
     by (level, PandaID): every one below the lowest level where the queue's count reaches its free slots, and the
@@ -66,10 +77,8 @@ def within_reach(queue: np.ndarray, level: np.ndarray, free: np.ndarray, rounds:
     left = free - np.bincount(queue[below], minlength=len(free))
     eq = queue[edge]
     order = np.argsort(eq, kind="stable")  # by queue, PandaID order kept within each
-    sq = eq[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sq)) + 1] if len(sq) else np.zeros(0, np.int64)
     occ = np.empty(len(edge), np.int64)
-    occ[order] = np.arange(len(sq)) - np.repeat(starts, np.diff(np.r_[starts, len(sq)]))
+    occ[order] = place_in_group(eq[order])
     keep = below | unresolved[queue]
     keep[edge[occ < left[eq]]] = True
     return keep
@@ -125,9 +134,7 @@ def _oldest_per_queue(cq: np.ndarray, slots: np.ndarray) -> np.ndarray:
     small = sq.astype(np.int16) if len(slots) < 2**15 else sq  # numpy's stable sort is a radix sort at 16 bits
     order = np.argsort(small, kind="stable")  # PandaID order kept within each queue
     qs = sq[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(qs)) + 1]
-    occ = np.arange(len(qs)) - np.repeat(starts, np.diff(np.r_[starts, len(qs)]))
-    out[some[order[occ < slots[qs]]]] = True
+    out[some[order[place_in_group(qs) < slots[qs]]]] = True
     return out
 
 
@@ -145,9 +152,7 @@ def _first_per_queue(
     near = some[within_reach(cq[some], (rank[some] << 14) | prio[some], slots)]
     order = near[np.argsort(pack(cq[near], rank[near], prio[near], panda_id[cand[near]]))]
     sq = cq[order]
-    first = np.r_[0, np.flatnonzero(np.diff(sq)) + 1] if len(sq) else np.zeros(0, np.int64)
-    pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
-    out[order[pos < slots[sq]]] = True
+    out[order[place_in_group(sq) < slots[sq]]] = True
     return out
 
 

@@ -48,11 +48,17 @@ class StatusIndex:
             return self.by_qs
         return self.by_qs.reshape(self.nstatus, self.nvo, -1).sum(axis=1)
 
+    def key(self, v: np.ndarray | int, q: np.ndarray, s: np.ndarray | int) -> np.ndarray:
+        """The flat (VO, queue, share) index of VOs V, queues Q and shares S in a status's row of ``by_qs``.
+
+        Usage: ``idx.by_qs[S["running"]][idx.key(0, np.array([3]), 2)]``
+        """
+        return (np.asarray(v, np.int64) * self.nq + np.asarray(q, np.int64)) * self.ns + s
+
     def _count(self, sign: int, st: np.ndarray, q: np.ndarray, s: np.ndarray, w: np.ndarray, r: np.ndarray,
                v: np.ndarray) -> None:  # fmt: skip
         st = st.astype(np.int64)
-        place = v.astype(np.int64) * self.nq + q if self.nvo > 1 else q.astype(np.int64)
-        np.add.at(self.by_qs.reshape(-1), st * self.qs_size + place * self.ns + s, sign)
+        np.add.at(self.by_qs.reshape(-1), st * self.qs_size + self.key(v, q, s), sign)
         np.add.at(self.by_wr.reshape(-1), st * self.wr_size + w.astype(np.int64) * RT_SLOTS + r, sign)
 
     def _push(self, code: int, rows: np.ndarray) -> None:
