@@ -1122,9 +1122,10 @@ SIM_PARAMS: tuple[Param, ...] = (
        minimum=1, maximum=10**8, nullable=True, family=True, app="pandaserver",
        vo=None),
     _p("SLOPPY_DISPATCH_RATIO", "jobdispatch", "int", 10, "%",
-       "Job dispatch: (this + 1) % of pilot requests take the oldest activated job instead of the most "
-       "under-pledged global share's.",
-       minimum=0, maximum=99, **_SERVER),
+       "Job dispatch under the switch age_ordered_dispatch_as_panda (profile panda-1.0.4): (this + 1) % of pilot "
+       "requests take the oldest activated job instead of the most under-pledged global share's; 0 reads as "
+       "unset (10), as PanDA's code does, and -1 sends none by age. The seed profile never dispatches by age.",
+       minimum=-1, maximum=99, **_SERVER),
     _p("COPYARCHIVE_PERIOD", "daemon", "int", 2400, "s",
        "Period of the server daemon copyArchive that applies the job timeout and reassignment rules in order.",
        minimum=60, maximum=86400, **_AGENT),

@@ -184,6 +184,12 @@ SWITCHES: tuple[Switch, ...] = (
            "by their original shares", "every leaf share is pledged its tree share whether it has jobs or not "
            "(STRETCHABLE is loaded, never read)", "GlobalShares.py sort_branch_by_current_hs_distribution, "
            "WorkQueue.py"),
+    Switch("age_ordered_dispatch_as_panda", "simulator",
+           "the job dispatcher does the fairshare, defined for the number of running jobs (seed 003 "
+           "'Fairshare'): every getJob takes the most under-pledged share's activated job, then the highest "
+           "priority, then the oldest", "with probability (SLOPPY_DISPATCH_RATIO + 1) / 100 (0 read as unset: 10) "
+           "a getJob takes the queue's oldest activated job whatever its share", "entity_module.py "
+           "getSortingCriteria, getCriteriaByAge"),
     Switch("work_queue_partitions_as_jedi", "simulator",
            "a partition queue has no criteria; a task of one of its sub queues belongs to the partition too, and "
            "JEDI works with the partition", "PARTITIONID is loaded, never read: every work queue is matched and run "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.model import profiles
+from brokerage.model.gdpconfig import Config
 from brokerage.model.workqueues import sorted_leaves, stretched_targets
 from brokerage.sim import machines, retry
 from brokerage.sim.jobs import S, status_mask
@@ -13,6 +14,7 @@ from brokerage.sim.setup import NO_PILOT_STATUSES
 from brokerage.sim.state import SimState
 
 _BUSY = status_mask([S["sent"], S["starting"], S["running"]])  # a pilot holds the job: its slot is taken
+DEFAULT_SLOPPY_RATIO = 10  # getSortingCriteria's value when SLOPPY_DISPATCH_RATIO is unset or 0
 MAX_PRIORITY = 2**14 - 1  # currentPriority is below it (merge jobs 5000, boosted tasks 900, scouts 901)
 
 
@@ -85,10 +87,11 @@ def within_reach(queue: np.ndarray, level: np.ndarray, free: np.ndarray, rounds:
 
 
 def dispatch(state: SimState, now: float) -> None:
-    """Pilots take activated jobs up to each queue's free slots. Each getJob throws PanDA's dice (§7.3): with
-    probability (SLOPPY_DISPATCH_RATIO+1)/100 it takes the oldest activated job, otherwise the most under-pledged
-    share's, then priority, then age; so of a queue's F free slots Binomial(F, p) take its oldest jobs and the rest
-    go by share. getJob (sent) and the first heartbeat (running) fall in the same tick.
+    """Pilots take activated jobs up to each queue's free slots: the most under-pledged share's, then priority,
+    then age (seed 003's fairshare in the job dispatcher). Under ``age_ordered_dispatch_as_panda`` each getJob
+    throws PanDA's dice (§7.3): with probability ``age_ordered_fraction`` it takes the oldest activated job, so of
+    a queue's F free slots Binomial(F, p) take its oldest jobs and the rest go by share. getJob (sent) and the
+    first heartbeat (running) fall in the same tick.
 
     Usage: ``pilots.dispatch(state, state.now)``
     """
@@ -108,7 +111,8 @@ def dispatch(state: SimState, now: float) -> None:
         return
     per_share = by_qs.reshape(-1, nq, ns).sum(axis=1)  # live jobs per (status, share)
     share_rank = _share_rank(state, per_share[S["running"]], per_share[S["activated"]])
-    by_age = state.rng.binomial(free, (int(state.config["SLOPPY_DISPATCH_RATIO"]) + 1) / 100.0)
+    p_age = age_ordered_fraction(state.config)
+    by_age = state.rng.binomial(free, p_age) if p_age > 0 else np.zeros_like(free)
     oldest = _oldest_per_queue(cq, by_age)  # the age-ordered getJobs take their queue's oldest activated jobs
     rest = np.flatnonzero(~oldest)
     rc = cand[rest]
@@ -122,6 +126,19 @@ def dispatch(state: SimState, now: float) -> None:
     state.move_jobs(take, "running", via=machines.DISPATCHED_VIA)
     j.cols["startTime"][take] = now
     state.laststart[np.unique(q[take])] = now  # SiteData.laststart: R5 reads it (seed 000 "Timeout Rules")
+
+
+def age_ordered_fraction(config: Config) -> float:
+    """The fraction of getJobs that take the queue's oldest activated job: none under the seed's fairshare; under
+    the switch ``age_ordered_dispatch_as_panda`` (SLOPPY_DISPATCH_RATIO + 1) / 100, where 0 reads as unset (10)
+    as getSortingCriteria does (``if not sloppy_ratio``) and a negative ratio sends none.
+
+    Usage: ``age_ordered_fraction(Config().with_overrides({"RULES": "panda-1.0.4"}))  # 0.11``
+    """
+    if not profiles.rule(config, "age_ordered_dispatch_as_panda"):
+        return 0.0
+    ratio = int(config["SLOPPY_DISPATCH_RATIO"]) or DEFAULT_SLOPPY_RATIO
+    return max(ratio + 1, 0) / 100.0
 
 
 def _oldest_per_queue(cq: np.ndarray, slots: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
-"""Reference §7.3 "Job dispatch": every getJob throws the dice, taking the oldest activated job with probability
-(SLOPPY_DISPATCH_RATIO+1)/100 and the most under-pledged share's otherwise; a queue's free slots are so many
-independent throws, not one throw for the whole queue."""
+"""Seed 003 "Fairshare": the job dispatcher does the fairshare, so every getJob takes the most under-pledged share's
+job. Under the switch age_ordered_dispatch_as_panda (reference §7.3 "Job dispatch") every getJob throws the dice,
+taking the oldest activated job with probability (SLOPPY_DISPATCH_RATIO+1)/100 and the most under-pledged share's
+otherwise; a queue's free slots are so many independent throws, not one throw for the whole queue."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from brokerage.sim import pilots
 from tests.builders import counts, queue
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 
+CODE = Config().with_overrides({"RULES": "panda-1.0.4"})
 
-def _taken(ratio: int, seed: int = 0) -> tuple[int, int]:
+
+def _taken(ratio: int, seed: int = 0, config: Config = CODE) -> tuple[int, int]:
     """Queue Q of 1,000 slots runs 200 jobs of A and 400 of B (pledges 50/50: B over, A under), so 400 slots are
     free; 400 activated jobs of B wait, older than 400 of A. (B's taken, A's taken) after one dispatch."""
     shares = [{"gshare": "A", "parent": "", "value": 50.0}, {"gshare": "B", "parent": "", "value": 50.0}]
     sim = small_sim(
-        Config().with_overrides({"SLOPPY_DISPATCH_RATIO": ratio}),
+        config.with_overrides({"SLOPPY_DISPATCH_RATIO": ratio}),
         queues=[queue("Q", "S1")],
         job_counts=counts("Q", gshare="A", running=200) + counts("Q", gshare="B", running=400),
         gshares=shares, queue_slots=[{"panda_queue": "Q", "nslots": 1000}],
@@ -28,6 +31,21 @@ def _taken(ratio: int, seed: int = 0) -> tuple[int, int]:
     a = add_jobs(sim, 400, queue="Q", gshare=sim.si["A"])
     pilots.dispatch(sim, 60.0)
     return status_of(sim, b).count("running"), status_of(sim, a).count("running")
+
+
+@pytest.mark.parametrize("ratio", [10, 99])
+def test_the_seed_dispatcher_never_goes_by_age(ratio: int) -> None:
+    """Seed 003: "the fairshare mechanism in the job dispatcher ... fairshare is defined for the number of running
+    jobs": under the seed profile all 400 free slots go to A (200 running against a pledge of 300), none to B's
+    older jobs (400 running, over its pledge), whatever SLOPPY_DISPATCH_RATIO says."""
+    assert _taken(ratio, config=Config()) == (0, 400)
+
+
+def test_ratio_zero_reads_as_unset_and_minus_one_as_none() -> None:
+    """getSortingCriteria: ``if not sloppy_ratio: sloppy_ratio = 10``, then ``randrange(100) <= ratio``: 0 gives
+    11 % of getJobs by age, as 10 does, and -1 gives none, so B's older jobs take no slot."""
+    assert pilots.age_ordered_fraction(CODE.with_overrides({"SLOPPY_DISPATCH_RATIO": 0})) == 0.11
+    assert _taken(-1) == (0, 400)
 
 
 def test_every_getjob_by_age_takes_the_oldest_jobs() -> None:

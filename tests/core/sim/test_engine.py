@@ -25,18 +25,13 @@ H = 3600.0
 
 
 def test_dispatch_fills_free_slots_by_priority_then_age() -> None:
-    """Pilot dispatch: a queue with 2 free slots takes the priority-900 job, then the older priority-500 job."""
+    """Pilot dispatch (seed profile: by share, no getJob by age): a queue with 2 free slots takes the priority-900
+    job, then the older priority-500 job."""
     sim = small_sim(job_counts=counts("A", running=2))
     sim.jobs.n = 0  # no background jobs: the queue's 2 slots are free
     a = add_jobs(sim, currentPriority=500.0)
     b = add_jobs(sim, currentPriority=500.0)
     c = add_jobs(sim, currentPriority=900.0)
-
-    class NoSloppy:
-        def binomial(self, n: np.ndarray, p: float) -> np.ndarray:
-            return np.zeros_like(n)  # no getJob goes by age this tick (the SLOPPY_DISPATCH_RATIO draw)
-
-    sim.rng = NoSloppy()  # type: ignore[assignment]
     pilots.dispatch(sim, sim.now)
     assert status_of(sim, np.r_[a, b, c]) == ["running", "activated", "running"]
 

@@ -17,7 +17,7 @@ from tests.builders import counts, queue, sim_grid_snapshot, task
 from tests.core.sim.conftest import add_jobs, small_sim, status_of
 
 CODE = Config().with_overrides({"RULES": "panda-1.0.4"})
-NO_SLOPPY = {"SLOPPY_DISPATCH_RATIO": 0}
+NO_SLOPPY = {"SLOPPY_DISPATCH_RATIO": -1}  # the panda-1.0.4 profile sends no getJob by age
 
 
 def _tree(stretch: tuple[bool, ...] = (False,) * 5) -> pd.DataFrame:
