@@ -376,6 +376,13 @@ TABLES: dict[str, tuple[Col, ...]] = {
             default=0,
             minimum=0,
         ),
+        _c(
+            "nmaxfilesperjob",
+            "int",
+            "split rule nMaxFilesPerJob: the most input files in one job (0 = not set: JEDI's 200)",
+            default=0,
+            minimum=0,
+        ),
         _c("frozentime", "time", "when the task's input was frozen", nullable=True),
         _c("modificationtime", "time", "last modification", nullable=True),
     ),

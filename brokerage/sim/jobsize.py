@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.sim.setup import disk_rule
-from brokerage.sim.split import MAX_OUT_MB, events_within, ng_events, ng_for_target, whole_files
+from brokerage.sim.split import MAX_OUT_MB, NG_AT, events_within, ng_events, ng_for_target, whole_files
 from brokerage.sim.state import SimState
 
 EPS = 1e-9
@@ -25,7 +25,7 @@ def shares_at(
 
     Usage: ``share = shares_at(state, 42, state.files.share[fids], queues, cores)``
     """
-    p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0, ng = state.sizing[tid]
+    p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0, ng, max_files = state.sizing[tid]
     if fixed or p <= per_file:  # one atom: nothing to cut
         return share
     if scout and per_file > 0:
@@ -46,7 +46,7 @@ def shares_at(
     wdir = g.maxwdir_mb[q]
     by_disk = np.where(wdir > 0, events_within(wdir, in_mb, out_mb, work, floor), np.inf)
     by_out = MAX_OUT_MB / out_mb if out_mb > 0 else np.inf
-    events = whole_files(np.minimum(np.minimum(by_wall, by_disk), by_out), per_file)
+    events = whole_files(np.minimum(np.minimum(by_wall, by_disk), by_out), per_file, max_files)
     return np.minimum(share, events / p)
 
 
@@ -90,16 +90,18 @@ def reset_ng(state: SimState, tid: int) -> float | None:
 
     Usage: ``reset_ng(state, 42)``
     """
-    p, fixed, per_file, in_mb, out_mb, work_mb, _mw, tgt, _cpu0, _ng = state.sizing[tid]
+    p, fixed, per_file, in_mb, out_mb, work_mb, _mw, tgt, _cpu0, _ng, max_files = state.sizing[tid]
     if fixed:
         return None
     rule = disk_rule(state.config)
-    sizes = {"tgt_gb": tgt, "in_mb": in_mb, "out_mb": out_mb, "work_mb": work_mb, "per_file": per_file}
+    sizes = {"tgt_gb": tgt, "in_mb": in_mb, "out_mb": out_mb, "work_mb": work_mb, "per_file": per_file,
+             "max_files": max_files}  # fmt: skip
     ng = ng_for_target(sizes, rule)
     if ng is None:
         return None
     state.estimates_changed(tid, {"ngbperjob": ng})
-    state.sizing[tid] = (*state.sizing[tid][:9], ng)
+    s = state.sizing[tid]
+    state.sizing[tid] = (*s[:NG_AT], ng, *s[NG_AT + 1 :])
     new_p = float(ng_events(ng, sizes, rule))
     if abs(new_p - p) > EPS:
         resize(state, tid, new_p)

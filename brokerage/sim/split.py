@@ -55,7 +55,7 @@ def events_within(limit_mb: Num, in_mb: Num, out_mb: Num, work_mb: Num, out_floo
     return np.maximum(e, 0.0)
 
 
-def whole_files(events: Num, per_file: Num) -> np.ndarray:
+def whole_files(events: Num, per_file: Num, max_files: Num = MAX_FILES_PER_JOB) -> np.ndarray:
     """EVENTS rounded down to whole input files of PER_FILE events (at least one file, at most MAX_FILES_PER_JOB);
     without a file size (0), whole events, at least one; arrays broadcast.
 
@@ -64,7 +64,7 @@ def whole_files(events: Num, per_file: Num) -> np.ndarray:
     e = np.minimum(np.asarray(events, float), 1e15)
     f = np.asarray(per_file, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        files = np.clip(np.floor(e / np.where(f > 0, f, 1.0)), 1, MAX_FILES_PER_JOB) * f
+        files = np.clip(np.floor(e / np.where(f > 0, f, 1.0)), 1, np.maximum(np.asarray(max_files, float), 1)) * f
     return np.where(f > 0, files, np.maximum(np.floor(e), 1.0))
 
 
@@ -85,7 +85,7 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
     quantities a job's size is estimated from: ``in_mb`` and ``out_mb`` per event (chunk_input_mb / chunk_nevents;
     outDiskCount), ``work_mb`` (workDiskCount), ``per_file`` (the master's events per file, 0 unknown),
     ``maxwalltime_s`` (split rule maxWalltime, 0 not set), ``tgt_gb`` (tgtMaxOutputForNG, 0 not set), ``ng_gb``
-    (nGBPerJob, 0 not set).
+    (nGBPerJob, 0 not set), ``max_files`` (split rule nMaxFilesPerJob, else JEDI's MAX_FILES_PER_JOB).
 
     Usage: ``sizes(snap.tables["tasks"].set_index("jeditaskid"), master)``
     """
@@ -98,6 +98,7 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
         "work_mb": _col(t, "workdiskcount"), "per_file": (m["nevents"] / m["nfiles"].where(m["nfiles"] > 0)).fillna(0.0),
         "maxwalltime_s": _col(t, "maxwalltime") * 3600.0, "tgt_gb": _col(t, "tgtmaxoutputforng"),
         "ng_gb": _col(t, "ngbperjob"),
+        "max_files": _col(t, "nmaxfilesperjob").where(_col(t, "nmaxfilesperjob") > 0, float(MAX_FILES_PER_JOB)),
     }, index=t.index)  # fmt: skip
 
 
@@ -115,7 +116,7 @@ def ng_events(ng_gb: Num, s: pd.DataFrame | dict[str, float], rule: DiskRule = S
     limit = np.asarray(ng_gb, float) * MB_PER_GB + rule.ng_allowance_mb
     e = events_within(limit, s["in_mb"], s["out_mb"], np.asarray(s["work_mb"]) + rule.work_margin_mb,
                       rule.out_floor_mb)  # fmt: skip
-    return whole_files(e, s["per_file"])
+    return whole_files(e, s["per_file"], s.get("max_files", MAX_FILES_PER_JOB))
 
 
 def ng_for_target(s: pd.Series | dict[str, float], rule: DiskRule = SEED_DISK) -> float | None:
@@ -164,12 +165,13 @@ def fixed_size(tasks: pd.DataFrame) -> np.ndarray:
     return ((_col(tasks, "neventsperjob") > 0) | (_col(tasks, "nfilesperjob") > 0)).to_numpy()
 
 
-Sizing = tuple[float, bool, float, float, float, float, float, float, float, float]
+Sizing = tuple[float, bool, float, float, float, float, float, float, float, float, float]
 """Per task: events per job (P), fixed size, events per file, input and output MB per event, workdir MB, split rule
-maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with, nGBPerJob (GB)."""
+maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with, nGBPerJob (GB), the
+most input files in one job (nMaxFilesPerJob, else MAX_FILES_PER_JOB)."""
+NG_AT = 9  # nGBPerJob's place in a Sizing: the scouts reset it
 
-
-SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb")
+SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb", "max_files")
 
 
 def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
@@ -178,8 +180,9 @@ def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
     Usage: ``state.sizing = sizing_of(state.tasks)``
     """
     cols = ("nEventsPerUnit", "fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb",
-            "cpuTime", "ng_gb")  # fmt: skip
+            "cpuTime", "ng_gb", "max_files")  # fmt: skip
     return {
-        int(tid): (float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c), float(g))
-        for tid, p, f, pf, i, o, w, mw, tg, c, g in zip(t.index, *(t[c] for c in cols), strict=True)
-    }
+        int(tid): (float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c), float(g),
+                   float(mf))
+        for tid, p, f, pf, i, o, w, mw, tg, c, g, mf in zip(t.index, *(t[c] for c in cols), strict=True)
+    }  # fmt: skip

@@ -401,6 +401,7 @@ class JediTasks(Base):
     ngbperjob: Mapped[float | None]
     tgtmaxoutputforng: Mapped[float | None]
     maxwalltime: Mapped[int | None]
+    nmaxfilesperjob: Mapped[int | None]
     frozentime: Mapped[datetime | None]
     modificationtime: Mapped[datetime | None]
     seq: Mapped[int]

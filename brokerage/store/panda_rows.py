@@ -350,7 +350,7 @@ def _work_queue(r: dict[str, Any]) -> dict[str, Any]:
 
 # JEDI_TASKS.SPLITRULE tokens (task_split_rules.split_rule_dict) of the split rules the simulator sizes jobs with
 SPLIT_TOKENS = {"NE": "neventsperjob", "NF": "nfilesperjob", "NG": "ngbperjob", "TN": "tgtmaxoutputforng",
-                "MW": "maxwalltime"}  # fmt: skip
+                "MW": "maxwalltime", "MF": "nmaxfilesperjob"}  # fmt: skip
 
 
 def split_fields(rule: str | None) -> dict[str, int]:

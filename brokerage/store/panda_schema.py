@@ -90,7 +90,7 @@ OPTIONAL: dict[str, str] = {
     "jedi_tasks.walltime": "tasks carry no walltime: the generic broker's walltime check cannot judge",
     "jedi_tasks.walltimeunit": "tasks carry no walltime unit (shown only)",
     "jedi_tasks.splitrule": "tasks carry no split rule: the simulator's jobs take chunk_nevents / chunk_njobs events "
-    "(nEventsPerJob, nFilesPerJob, nGBPerJob, tgtMaxOutputForNG and maxWalltime read as not set)",
+    "(nEventsPerJob, nFilesPerJob, nGBPerJob, tgtMaxOutputForNG, maxWalltime and nMaxFilesPerJob read as not set)",
     "jobsactive4.vo": "user job counts carry no VO: all are taken as the VO read's (--vo, else atlas), so that VO's "
     "user caps and Stabilizer count every VO's users",
     "network_matrix_kv.ts": "network metrics carry no time",

@@ -288,9 +288,9 @@ def test_user_counts_of_a_schema_without_their_vo_column_are_the_vo_reads(doma: 
 
 def test_split_rules_come_from_the_tasks_splitrule(doma: str) -> None:
     """JEDI_TASKS.SPLITRULE ("Rules for job splitting", seed 003) gives the split rules the simulator sizes jobs
-    with: NE nEventsPerJob, NF nFilesPerJob, NG nGBPerJob, TN tgtMaxOutputForNG, MW maxWalltime (hours); a token
-    it lacks reads as not set."""
-    alter(doma, "UPDATE jedi_tasks SET splitrule = 'NG=10,TN=8,MW=24,DR=1' WHERE jeditaskid = 4242")
+    with: NE nEventsPerJob, NF nFilesPerJob, NG nGBPerJob, TN tgtMaxOutputForNG, MW maxWalltime (hours), MF
+    nMaxFilesPerJob; a token it lacks reads as not set."""
+    alter(doma, "UPDATE jedi_tasks SET splitrule = 'NG=10,TN=8,MW=24,MF=50,DR=1' WHERE jeditaskid = 4242")
     t = read_panda(doma, "doma_panda", "doma_pandameta").snapshot.tasks.set_index("jeditaskid").loc[4242]
-    assert (t["ngbperjob"], t["tgtmaxoutputforng"], t["maxwalltime"]) == (10.0, 8.0, 24)
+    assert (t["ngbperjob"], t["tgtmaxoutputforng"], t["maxwalltime"], t["nmaxfilesperjob"]) == (10.0, 8.0, 24, 50)
     assert (t["neventsperjob"], t["nfilesperjob"]) == (0, 0)

@@ -166,7 +166,7 @@ def test_migration_creates_exactly_the_models(engine: Any) -> None:
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
-    assert current_revision(engine) == head_revision() == "jobsize_0011"
+    assert current_revision(engine) == head_revision() == "maxfiles_0012"
 
 
 def test_upgrade_twice_is_harmless(engine: Any, small_grid: GridSnapshot) -> None:
@@ -234,6 +234,6 @@ def test_an_outdated_schema_is_named_not_a_missing_table(db_url: str) -> None:
 
     engine = make_engine(db_url)
     upgrade(engine, "levers_0004")
-    with pytest.raises(StoreError, match="schema revision levers_0004 but this version needs jobsize_0011"):
+    with pytest.raises(StoreError, match="schema revision levers_0004 but this version needs maxfiles_0012"):
         load_snapshot(engine)
     engine.dispose()

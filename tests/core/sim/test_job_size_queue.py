@@ -73,6 +73,26 @@ def test_the_tasks_max_walltime_rule_bounds_a_job_below_the_queues() -> None:
     assert share.tolist() == pytest.approx([0.8] * 4)
 
 
+def test_n_max_files_per_job_caps_the_files_n_gb_per_job_allows() -> None:
+    """Split rule nMaxFilesPerJob (JEDI_TASKS.SPLITRULE MF; JobSplitter's maxNumFiles, 200 when unset): nGBPerJob 3
+    allows 10 files of 100 events, nMaxFilesPerJob 4 holds a job to 4 files, 400 events, so the 10,000 events are
+    25 units; at a queue whose maxtime allows 5 files (2,400 s) a job still takes its 4."""
+    sim = _sim(queue("A", "S1", maxtime=2400), nmaxfilesperjob=4)
+    assert sim.tasks.at[1, "nEventsPerUnit"] == 400 and sim.tasks.at[1, "nFiles"] == 25
+    share, _run = _made(sim)
+    assert share.tolist() == [1.0] * 4
+
+
+def test_n_max_files_per_job_caps_the_cut_at_a_queue() -> None:
+    """A job cut at its queue takes at most nMaxFilesPerJob whole files: a unit of 10,000 events (100 files of
+    100, set directly as the task's events per job) with nMaxFilesPerJob 3, at a queue with no walltime or disk
+    limit, takes 3 files: 300 of its 10,000 events, share 0.03 (without the rule, JEDI's 200 files: all of it)."""
+    sim = _sim(ngbperjob=30, nmaxfilesperjob=3, cputime=0.1)
+    sim.sizing[1] = (10_000.0, *sim.sizing[1][1:])  # the unit as one 10,000-event job, cut at the queue
+    share = jobsize.shares_at(sim, 1, np.ones(1), np.zeros(1, np.int64), np.ones(1))
+    assert share == pytest.approx([0.03])
+
+
 def test_a_job_is_cut_to_the_queues_scratch_disk() -> None:
     """Seed 003's disk estimate (inputsize + max(output, 2.5GB) + workdirsize) within the queue's maxwdir: 2 MB of
     input per event, a 500 MB work directory, nGBPerJob 5 (2e + 3,060 <= 5,120: 1,000 events), maxwdir 4,060 MB:
