@@ -16,16 +16,17 @@ def shares_at(
     state: SimState, tid: int, share: np.ndarray, q: np.ndarray, job_cores: np.ndarray, scout: bool = False
 ) -> np.ndarray:  # fmt: skip
     """The share of task TID's events per job that each of its units (holding SHARE) takes at queue Q with JOB_CORES
-    cores: whole input files (at least one, at most MAX_FILES_PER_JOB) whose estimated walltime (seed 003: "wall =
-    cpuTime/corePower/coreCount/cpuEfficiency*nEvents+baseWalltime") fits the queue's maxtime (or the task's split
-    rule maxWalltime when shorter), whose disk estimate fits the queue's maxwdir and whose output stays within
+    cores: whole input files (at least one, at most nMaxFilesPerJob or MAX_FILES_PER_JOB) whose estimated walltime
+    (seed 003: "wall = cpuTime/corePower/coreCount/cpuEfficiency*nEvents+baseWalltime") fits the queue's maxtime (or
+    the task's split rule maxWalltime when shorter), whose disk estimate fits the queue's maxwdir (without the input
+    where the task reads it by direct access and the queue allows that) and whose output stays within
     MAX_OUT_MB (the largest output taken as the whole output). A task whose rule fixes the size (nEventsPerJob,
     nFilesPerJob) keeps it: JEDI never splits one of its jobs. A SCOUT job of a task without one takes one file
     (JobSplitter: scouts use nFilesPerJob = 1 when no nFiles/nEvents per job rule).
 
     Usage: ``share = shares_at(state, 42, state.files.share[fids], queues, cores)``
     """
-    p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0, ng, max_files = state.sizing[tid]
+    p, fixed, per_file, in_mb, out_mb, work_mb, maxwall_task, _tgt, cpu0, ng, max_files, direct = state.sizing[tid]
     if fixed or p <= per_file:  # one atom: nothing to cut
         return share
     if scout and per_file > 0:
@@ -44,7 +45,9 @@ def shares_at(
     counted = rule.wdir_with_work or ng <= 0  # JobSplitter: maxwdir is maxSize unless nGBPerJob is
     work, floor = (work_mb + rule.work_margin_mb, rule.out_floor_mb) if counted else (0.0, 0.0)
     wdir = g.maxwdir_mb[q]
-    by_disk = np.where(wdir > 0, events_within(wdir, in_mb, out_mb, work, floor), np.inf)
+    # seed 000: "inputDiskCount is zero if the queues are configured to read input files directly"
+    in_q = np.where(g.direct_access[q], 0.0, in_mb) if direct else in_mb
+    by_disk = np.where(wdir > 0, events_within(wdir, in_q, out_mb, work, floor), np.inf)
     by_out = MAX_OUT_MB / out_mb if out_mb > 0 else np.inf
     events = whole_files(np.minimum(np.minimum(by_wall, by_disk), by_out), per_file, max_files)
     return np.minimum(share, events / p)
@@ -90,7 +93,7 @@ def reset_ng(state: SimState, tid: int) -> float | None:
 
     Usage: ``reset_ng(state, 42)``
     """
-    p, fixed, per_file, in_mb, out_mb, work_mb, _mw, tgt, _cpu0, _ng, max_files = state.sizing[tid]
+    p, fixed, per_file, in_mb, out_mb, work_mb, _mw, tgt, _cpu0, _ng, max_files, _direct = state.sizing[tid]
     if fixed:
         return None
     rule = disk_rule(state.config)

@@ -64,6 +64,7 @@ class SimGrid:
     evgen_simul_tasks: np.ndarray  # production tasks of processingType evgen or simul
     harvester_slots: np.ndarray  # bool per queue: it has a Harvester_Slots entry (queues.numslots set)
     maxwdir_mb: np.ndarray  # scratch disk per job, MB (0: no limit)
+    direct_access: np.ndarray  # bool per queue: its jobs may read input directly from the local storage
 
 
 class SimInputError(SimulationError, ValueError):
@@ -190,6 +191,7 @@ def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> Sim
         transtime_d=q[["transtimehi", "transtimelo"]].astype(float).to_numpy(),
         evgen_6h_queue=_evgen_6h_queues(snap), evgen_simul_tasks=_evgen_simul_tasks(snap),
         harvester_slots=q["numslots"].notna().to_numpy(bool), maxwdir_mb=q["maxwdir"].fillna(0).to_numpy(float),
+        direct_access=q["direct_access_lan"].fillna(False).astype(bool).to_numpy(),
     )  # fmt: skip
 
 

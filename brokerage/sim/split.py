@@ -85,7 +85,8 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
     quantities a job's size is estimated from: ``in_mb`` and ``out_mb`` per event (chunk_input_mb / chunk_nevents;
     outDiskCount), ``work_mb`` (workDiskCount), ``per_file`` (the master's events per file, 0 unknown),
     ``maxwalltime_s`` (split rule maxWalltime, 0 not set), ``tgt_gb`` (tgtMaxOutputForNG, 0 not set), ``ng_gb``
-    (nGBPerJob, 0 not set), ``max_files`` (split rule nMaxFilesPerJob, else JEDI's MAX_FILES_PER_JOB).
+    (nGBPerJob, 0 not set), ``max_files`` (split rule nMaxFilesPerJob, else JEDI's MAX_FILES_PER_JOB),
+    ``direct_io`` (the task reads input by direct access where the queue allows it, allowInputLAN; not merges).
 
     Usage: ``sizes(snap.tables["tasks"].set_index("jeditaskid"), master)``
     """
@@ -99,7 +100,18 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
         "maxwalltime_s": _col(t, "maxwalltime") * 3600.0, "tgt_gb": _col(t, "tgtmaxoutputforng"),
         "ng_gb": _col(t, "ngbperjob"),
         "max_files": _col(t, "nmaxfilesperjob").where(_col(t, "nmaxfilesperjob") > 0, float(MAX_FILES_PER_JOB)),
+        "direct_io": _text(t, "allowinputlan").ne("") & ~_flag(t, "is_merge"),
     }, index=t.index)  # fmt: skip
+
+
+def _text(t: pd.DataFrame, name: str) -> pd.Series:
+    """A text task field ("" when an older snapshot lacks it)."""
+    return t[name].fillna("").astype(str) if name in t else pd.Series("", index=t.index)
+
+
+def _flag(t: pd.DataFrame, name: str) -> pd.Series:
+    """A boolean task field (False when an older snapshot lacks it)."""
+    return t[name].fillna(False).astype(bool) if name in t else pd.Series(False, index=t.index)
 
 
 def _col(t: pd.DataFrame, name: str) -> pd.Series:
@@ -165,13 +177,15 @@ def fixed_size(tasks: pd.DataFrame) -> np.ndarray:
     return ((_col(tasks, "neventsperjob") > 0) | (_col(tasks, "nfilesperjob") > 0)).to_numpy()
 
 
-Sizing = tuple[float, bool, float, float, float, float, float, float, float, float, float]
+Sizing = tuple[float, bool, float, float, float, float, float, float, float, float, float, bool]
 """Per task: events per job (P), fixed size, events per file, input and output MB per event, workdir MB, split rule
 maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with, nGBPerJob (GB), the
-most input files in one job (nMaxFilesPerJob, else MAX_FILES_PER_JOB)."""
+most input files in one job (nMaxFilesPerJob, else MAX_FILES_PER_JOB), direct I/O (input not on the scratch disk
+where the queue allows direct access)."""
 NG_AT = 9  # nGBPerJob's place in a Sizing: the scouts reset it
 
-SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb", "max_files")
+SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb", "max_files",
+                "direct_io")  # fmt: skip
 
 
 def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
@@ -180,9 +194,9 @@ def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
     Usage: ``state.sizing = sizing_of(state.tasks)``
     """
     cols = ("nEventsPerUnit", "fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb",
-            "cpuTime", "ng_gb", "max_files")  # fmt: skip
+            "cpuTime", "ng_gb", "max_files", "direct_io")  # fmt: skip
     return {
         int(tid): (float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c), float(g),
-                   float(mf))
-        for tid, p, f, pf, i, o, w, mw, tg, c, g, mf in zip(t.index, *(t[c] for c in cols), strict=True)
+                   float(mf), bool(d))
+        for tid, p, f, pf, i, o, w, mw, tg, c, g, mf, d in zip(t.index, *(t[c] for c in cols), strict=True)
     }  # fmt: skip

@@ -108,6 +108,25 @@ def test_a_job_is_cut_to_the_queues_scratch_disk() -> None:
     assert share * 2100 == pytest.approx([2000])
 
 
+@pytest.mark.parametrize(
+    ("allow", "direct_lan", "merge", "events"),
+    [("use", True, False, 1000), ("", True, False, 500), ("use", False, False, 500), ("use", True, True, 500)],
+    ids=["direct", "task-copies", "queue-copies", "merge-copies"],
+)
+def test_input_read_directly_does_not_count_against_maxwdir(
+    allow: str, direct_lan: bool, merge: bool, events: int
+) -> None:  # fmt: skip
+    """Seed 000: "inputDiskCount is zero if the queues are configured to read input files directly from the local
+    storage": the scratch-disk case above (2 MB of input per event, 500 MB work directory, maxwdir 4,060 MB, 500
+    events) with allowInputLAN at a direct_access_lan queue leaves 2,560 + 500 <= 4,060 with no input: the job
+    keeps its 1,000 events; a task that copies its input, a queue without direct access, or a merge job: 500."""
+    kw = {"chunk_input_mb": 200.0, "workdiskcount": 500, "ngbperjob": 5, "cputime": 0.1, "allowinputlan": allow,
+          "is_merge": merge}  # fmt: skip
+    sim = _sim(queue("A", "S1", maxwdir=4060, direct_access_lan=direct_lan), **kw)
+    share = jobsize.shares_at(sim, 1, np.ones(1), np.zeros(1, np.int64), np.ones(1))
+    assert share * sim.tasks.at[1, "nEventsPerUnit"] == pytest.approx([events])
+
+
 def test_without_n_gb_per_job_jedi_counts_the_work_directory_against_maxwdir() -> None:
     """Switch jobsize_as_jedi, a task without nGBPerJob: maxwdir is JobSplitter's maxSize, input + max(output,
     1.5 GB) + workDiskCount + 300 MB: 1,000 events per job (chunk 4,000 events in 4 jobs, 2 MB each), 2e + 1,536 +
