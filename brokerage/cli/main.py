@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from brokerage.cli.common import fail, guarded
+from brokerage.model.profiles import PROFILE_NAMES
 from brokerage.model.words import count
 
 CORE_COMMANDS: dict[str, tuple[str, str]] = {
@@ -105,14 +106,16 @@ def snapshot() -> None:
               help="the same grid as a pull 10 minutes later (moved link backlogs, job counts, disk space, one queue)")  # fmt: skip
 @click.option("--history", is_flag=True,
               help="with the task status history `db init` stores (so importing it keeps the task states page)")  # fmt: skip
+@click.option("--rules", default="seed", show_default=True, type=click.Choice(PROFILE_NAMES),
+              help="the rule profile whose job brokers place each share's jobs (simulate under the same RULES)")  # fmt: skip
 @guarded
-def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | None, history: bool) -> None:
+def snapshot_demo(out: str, seed: int, queues: int, tasks: int, later: int | None, history: bool, rules: str) -> None:
     """Write a realistic demo grid (deterministic from --seed)."""
     from brokerage.model.snapshot import GridSnapshot
     from brokerage.synth.demo import demo_snapshot
     from brokerage.synth.history import simulate_task_history
 
-    snap = demo_snapshot(seed=seed, queues=queues, tasks=tasks)
+    snap = demo_snapshot(seed=seed, queues=queues, tasks=tasks, rules=rules)
     if history:
         log = simulate_task_history(snap.tables["tasks"], snap.taken_at, seed=seed)
         snap = GridSnapshot({**snap.tables, "task_status_log": log}, snap.taken_at, snap.snapshot_id, snap.version)

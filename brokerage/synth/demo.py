@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from brokerage.dirac.demo import dirac_columns
+from brokerage.model.gdpconfig import Config
+from brokerage.model.profiles import PROFILE_KEY, PROFILES, SEED
 from brokerage.model.snapshot import TABLES, GridSnapshot
 from brokerage.synth.common import DEFAULT_TAKEN_AT, MAX_SITES, QUEUES_PER_SITE
 from brokerage.synth.describe import describe
@@ -39,11 +41,12 @@ _STREAMS = ("sites", "queues", "ep", "net", "jobs", "sw", "tasks", "rows")
 
 
 def grid_columns(
-    seed: int, queues: int, tasks: int, taken: pd.Timestamp, sustained: bool = True
+    seed: int, queues: int, tasks: int, taken: pd.Timestamp, sustained: bool = True, rules: str = SEED
 ) -> dict[str, dict[str, Any]]:
     """Every table of the demo grid as column arrays. SUSTAINED: each share's jobs sit only at queues its tasks'
-    job brokerage accepts (the grid is drawn once, its tasks brokered, and the job counts drawn again, from the
-    same streams, kept to those queues), so the simulator can keep the grid running (issue 30).
+    job brokerage accepts under the rule profile RULES (the grid is drawn once, its tasks brokered, and the job
+    counts drawn again, from the same streams, kept to those queues), so the simulator can keep the grid running
+    under that profile (issue 30).
 
     Usage: ``grid_columns(0, 60, 200, pd.Timestamp(DEFAULT_TAKEN_AT))["queues"]["panda_queue"]``
     """
@@ -51,7 +54,7 @@ def grid_columns(
     if not sustained:
         return columns
     snap = GridSnapshot({name: table(name, columns[name]) for name in TABLES}, taken.to_pydatetime())
-    return _columns(seed, queues, tasks, taken, reach(snap, SHARES))
+    return _columns(seed, queues, tasks, taken, reach(snap, SHARES, Config().with_overrides({PROFILE_KEY: rules})))
 
 
 def _columns(
@@ -102,10 +105,15 @@ def _columns(
 
 
 def demo_snapshot(
-    seed: int = 0, queues: int = 700, tasks: int = 3000, taken_at: datetime | None = None, sustained: bool = True
+    seed: int = 0,
+    queues: int = 700,
+    tasks: int = 3000,
+    taken_at: datetime | None = None,
+    sustained: bool = True,
+    rules: str = SEED,
 ) -> GridSnapshot:
-    """A realistic ATLAS-like grid, identical for the same (seed, queues, tasks, taken_at); SUSTAINED (the default)
-    keeps each share's jobs where its tasks can go (``grid_columns``).
+    """A realistic ATLAS-like grid, identical for the same (seed, queues, tasks, taken_at, rules); SUSTAINED (the
+    default) keeps each share's jobs where its tasks can go under the rule profile RULES (``grid_columns``).
 
     Usage: ``snap = demo_snapshot(seed=1); describe(snap)["backlogged_nuclei"]``
     """
@@ -119,6 +127,9 @@ def demo_snapshot(
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     taken = pd.Timestamp(when).tz_convert("UTC").floor("s")
-    columns = grid_columns(seed, queues, tasks, taken, sustained)
+    if rules not in PROFILES:
+        raise ValueError(f"rules: {rules!r} is not a rule profile; allowed: {', '.join(PROFILES)}")
+    columns = grid_columns(seed, queues, tasks, taken, sustained, rules)
     tables = {name: table(name, columns[name]) for name in TABLES}
-    return GridSnapshot(tables, taken.to_pydatetime(), snapshot_id=f"demo-s{seed}-q{queues}-t{tasks}")
+    name = f"demo-s{seed}-q{queues}-t{tasks}" + ("" if rules == SEED else f"-{rules}")
+    return GridSnapshot(tables, taken.to_pydatetime(), snapshot_id=name)

@@ -190,3 +190,16 @@ def test_reason_numbers_keep_infinities_and_nan() -> None:
     """An unlimited value (inf) or a missing one (NaN) reads as before: "inf", "-inf", "n/a"."""
     assert [fmt(float("inf")), fmt(-float("inf")), fmt(float("nan"))] == ["inf", "-inf", "n/a"]
     assert fmt_many(np.array([np.inf, np.nan] * 5))[:2] == ["inf", "n/a"]
+
+
+def test_demo_built_for_a_rule_profile(tmp_path: Path, monkeypatch) -> None:
+    """`snapshot demo --rules panda-1.0.4` places the jobs with that profile's brokers (the snapshot id says so);
+    a profile that does not exist exits 2 naming the allowed ones."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(
+        "snapshot", "demo", "--queues", "20", "--tasks", "10", "--rules", "panda-1.0.4", "--out", "p.json"
+    )
+    assert code == 0, err
+    assert GridSnapshot.from_json(tmp_path / "p.json").snapshot_id == "demo-s0-q20-t10-panda-1.0.4"
+    code, _, err = run("snapshot", "demo", "--rules", "jedi", "--out", "x.json")
+    assert code == 2 and "'jedi' is not one of 'seed', 'panda-1.0.4'" in err

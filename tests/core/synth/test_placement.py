@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from brokerage.model.gdpconfig import Config
 from brokerage.model.snapshot import GridSnapshot
 from brokerage.synth.demo import demo_snapshot
 from brokerage.synth.placement import move_shares, reach, restrict, spread
@@ -59,20 +60,35 @@ def test_every_share_with_jobs_has_tasks(grid: GridSnapshot) -> None:
     assert [s for s in running[running > 0].index if s not in with_tasks] == []
 
 
+def _reachable(snap: GridSnapshot, config: Config | None = None) -> float:
+    """The fraction of SNAP's running jobs at a queue some task of their share has as a candidate under CONFIG."""
+    demand = reach(snap, SHARES, config)
+    at = {q: i for i, q in enumerate(snap.queues["panda_queue"])}
+    jc = snap.tables["job_counts"]
+    run = jc[jc["jobstatus"] == "running"]
+    ok = np.array([demand[at[q], SHARES.index(s)] > 0 for q, s in zip(run["panda_queue"], run["gshare"], strict=True)])
+    return float(run["njobs"][ok].sum() / run["njobs"].sum())
+
+
 def test_running_jobs_sit_where_their_shares_tasks_are_brokered(grid: GridSnapshot) -> None:
     """Issue 30: "each share's jobs sit where its tasks can go": brokering the built grid's tasks again, at least
     95 % of its running jobs are at a queue some task of their share has as a candidate (the rest moved out of a
     top-10 cut when the counts changed); the unsustained grid has far fewer there."""
+    assert _reachable(grid) >= 0.95
+    assert _reachable(demo_snapshot(seed=3, queues=40, tasks=100, sustained=False)) < 0.8
 
-    def reachable(snap: GridSnapshot) -> float:
-        demand = reach(snap, SHARES)
-        at = {q: i for i, q in enumerate(snap.queues["panda_queue"])}
-        jc = snap.tables["job_counts"]
-        run = jc[jc["jobstatus"] == "running"]
-        ok = np.array(
-            [demand[at[q], SHARES.index(s)] > 0 for q, s in zip(run["panda_queue"], run["gshare"], strict=True)]
-        )
-        return float(run["njobs"][ok].sum() / run["njobs"].sum())
 
-    assert reachable(grid) >= 0.95
-    assert reachable(demo_snapshot(seed=3, queues=40, tasks=100, sustained=False)) < 0.8
+def test_a_grid_built_for_the_code_profile_sits_where_its_brokers_send_jobs(grid: GridSnapshot) -> None:
+    """The grid is placed by the job brokers of the profile it is built for (``rules``): built for panda-1.0.4, at
+    least 95 % of its running jobs are where that profile's brokers send their share's tasks, more than the
+    seed-built grid has there (docs/lifecycle.md: the seed-built demo drains under RULES=panda-1.0.4)."""
+    code = Config().with_overrides({"RULES": "panda-1.0.4"})
+    built = demo_snapshot(seed=3, queues=40, tasks=100, rules="panda-1.0.4")
+    assert built.snapshot_id.endswith("-panda-1.0.4")
+    assert _reachable(built, code) >= 0.95 > _reachable(grid, code)
+
+
+def test_an_unknown_rule_profile_is_refused() -> None:
+    """A demo built for a profile that does not exist is refused naming the field and the allowed profiles."""
+    with pytest.raises(ValueError, match=r"rules: 'jedi' is not a rule profile; allowed: seed, panda-1\.0\.4"):
+        demo_snapshot(seed=3, queues=40, tasks=10, rules="jedi")
