@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dash import ctx
 from dash.exceptions import PreventUpdate
 
 from app.services.jobs import JobState
@@ -23,6 +24,16 @@ class JobControls:
     cancel: Callable[[str], None]
 
 
+def fired() -> list[Any]:
+    """The ids of every input that fired this callback call. Dash merges the requests of one callback made before
+    the first is sent (a poll tick and a Cancel click) into one call that fired both, and ``ctx.triggered_id``
+    names only one of them.
+
+    Usage: ``drive_job(fired(), job_id, controls, ...)``
+    """
+    return list(ctx.triggered_prop_ids.values()) or [ctx.triggered_id]
+
+
 def drive_job(
     trigger: Any,
     job_id: str | None,
@@ -32,20 +43,22 @@ def drive_job(
     start: Callable[[], Outputs],
     named: Callable[[], str | None],
 ) -> Outputs:
-    """The callback's outputs for what TRIGGER fired: a poll tick shows the job's state, Cancel cancels it, anything
-    else STARTs it. SHOW turns (job id, state) into outputs. NAMED gives the id of the job the page's current request
+    """The callback's outputs for what TRIGGER fired (an input id, or the list ``fired`` gives): Cancel cancels the
+    job, whatever fired with it; a poll tick alone shows the job's state; anything else STARTs it (a new edit that
+    fired with a tick is not lost). SHOW turns (job id, state) into outputs. NAMED gives the id of the job the page's current request
     names (None when it names none): a Cancel clicked before the starting request answered finds no job id in the
     page yet, and cancels that job, so the run it started does not go on.
 
-    Usage: ``return drive_job(ctx.triggered_id, job_id, controls, show=outputs, start=begin, named=job_of_request)``
+    Usage: ``return drive_job(fired(), job_id, controls, show=outputs, start=begin, named=job_of_request)``
     """
-    if trigger == controls.poll_id:
-        if not job_id:
-            raise PreventUpdate
-        return show(job_id, controls.poll(job_id))
-    if trigger == controls.cancel_id:
+    ids = trigger if isinstance(trigger, list) else [trigger]
+    if controls.cancel_id in ids:
         job_id = job_id or named()
         if job_id:
             controls.cancel(job_id)
         return show(job_id, JobState("cancelled"))
+    if all(i == controls.poll_id for i in ids):
+        if not job_id:
+            raise PreventUpdate
+        return show(job_id, controls.poll(job_id))
     return start()

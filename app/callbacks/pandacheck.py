@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dash import Input, Output, State, callback, ctx, html
+from dash import Input, Output, State, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import ids
 from app import ids_pandacheck as pids
-from app.callbacks.jobdrive import JobControls, drive_job
+from app.callbacks.jobdrive import JobControls, drive_job, fired
 from app.components.layout import error_alert
 from app.components.pandacheck import HIDDEN, SHOWN, missing_view, running_line, verdict_view
 from app.main import services
@@ -82,7 +82,7 @@ def drive_panda_check(
     controls = JobControls(pids.PANDA_POLL, pids.PANDA_CANCEL, checks.poll, checks.cancel)
     try:
         return drive_job(
-            ctx.triggered_id, job_id, controls,
+            fired(), job_id, controls,
             show=lambda jid, state: outputs(task_id, jid, state),
             start=lambda: start_check(task_id),
             named=lambda: named_check(task_id),

@@ -6,11 +6,11 @@ import base64
 import logging
 from typing import Any
 
-from dash import Input, Output, State, callback, clientside_callback, ctx, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.callbacks.jobdrive import JobControls, drive_job
+from app.callbacks.jobdrive import JobControls, drive_job, fired
 from app.components.layout import error_alert, failure_alert
 from app.main import services
 from app.services.jobs import JobsBusy, JobState
@@ -151,7 +151,7 @@ def drive_export(
     controls = JobControls(ids.TUNE_REPORT_POLL, ids.TUNE_REPORT_CANCEL, services.jobs.poll, services.jobs.cancel)
     try:
         return drive_job(
-            ctx.triggered_id, job_id, controls,
+            fired(), job_id, controls,
             show=lambda jid, state: outputs(jid, state, raw),
             start=lambda: start_export(n_clicks, scope, fmt, task, raw),
             named=lambda: named_job(scope, fmt, task, raw),

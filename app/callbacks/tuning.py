@@ -9,7 +9,7 @@ from dash import Input, Output, Patch, State, callback, clientside_callback, ctx
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.callbacks.jobdrive import JobControls, drive_job
+from app.callbacks.jobdrive import JobControls, drive_job, fired
 from app.components.layout import error_alert, failure_alert
 from app.components.tuning import edit_summary, grid_impact_view, grid_placeholder, task_diff_view
 from app.components.tuning_store import diff_table
@@ -223,7 +223,7 @@ def drive_grid_job(
     overrides = edits_of(raw).overrides
     controls = JobControls(ids.TUNE_GRID_POLL, ids.TUNE_GRID_CANCEL, services.jobs.poll, services.jobs.cancel)
     return drive_job(  # type: ignore[return-value]
-        ctx.triggered_id, job_id, controls,
+        fired(), job_id, controls,
         show=lambda jid, state: job_outputs(jid, state, overrides),
         start=lambda: start_grid_job(overrides),
         named=lambda: services.whatif.grid_job_id(overrides) if overrides else None,

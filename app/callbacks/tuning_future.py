@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, html, no_update
 
 from app import ids
-from app.callbacks.jobdrive import JobControls, drive_job
+from app.callbacks.jobdrive import JobControls, drive_job, fired
 from app.callbacks.tuning import edits_of
 from app.components.layout import error_alert
 from app.components.replicas import replicas_view
@@ -86,7 +86,7 @@ def drive_future(
     sims = services.simulations
     controls = JobControls(ids.TUNE_FUTURE_POLL, ids.TUNE_FUTURE_CANCEL, sims.poll, sims.cancel)
     return drive_job(
-        ctx.triggered_id, job_id, controls,
+        fired(), job_id, controls,
         show=lambda jid, state: outputs(jid, state, overrides),
         start=lambda: start_future(overrides, replicas),
         named=lambda: named_future(overrides, replicas),

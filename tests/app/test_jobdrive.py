@@ -36,6 +36,20 @@ def test_a_tick_shows_the_job_cancel_cancels_it_and_anything_else_starts_it() ->
     assert drive_job("run", None, c, show=_show, start=lambda: ("started",), named=never) == ("started",)
 
 
+def test_a_cancel_merged_with_a_tick_cancels_and_an_edit_merged_with_one_starts() -> None:
+    """Dash merges one callback's requests made before the first is sent into one call that fired both inputs
+    (``fired``): a Cancel click that fired with a poll tick cancels the job, and a new edit that fired with one
+    starts its job, where reading one triggered id would have shown the poll and lost them."""
+    log: list[tuple[str, str]] = []
+    c = _controls(log)
+    never: Callable[[], str | None] = lambda: pytest.fail("a known job id needs no name")  # noqa: E731
+    run = drive_job(["poll", "cancel"], "j1", c, show=_show, start=lambda: ("started",), named=never)
+    assert run == ("j1", "cancelled", 0) and log == [("cancel", "j1")]
+    run = drive_job(["poll", "edits"], "j1", c, show=_show, start=lambda: ("started",), named=never)
+    assert run == ("started",)
+    assert drive_job(["poll"], "j1", c, show=_show, start=lambda: ("started",), named=never) == ("j1", "running", 40)
+
+
 def test_a_tick_without_a_job_changes_nothing() -> None:
     """A poll tick when the page holds no job id leaves the page as it is (PreventUpdate)."""
     with pytest.raises(PreventUpdate):

@@ -92,8 +92,8 @@ def test_export_report_downloads_a_file(page, live_server, console_errors) -> No
 
 
 def test_grid_run_shows_progress_and_can_be_cancelled(page, live_server, console_errors, monkeypatch) -> None:
-    """The whole-grid run (a job on the Dask cluster) reports its progress while it runs, and Cancel stops it and
-    says so."""
+    """The whole-grid run (a job on the Dask cluster) reports its progress while it runs, and one Cancel click stops
+    it and says so, even when Dash merges the click with a poll tick into one call (app/callbacks/jobdrive.fired)."""
     from app.main import services
     from app.services import work
     from tests.app.jobfns import slow_whatif
@@ -104,15 +104,8 @@ def test_grid_run_shows_progress_and_can_be_cancelled(page, live_server, console
     edit(page, "NQUEUED_SAT_CAP", "377")
     expect(page.locator("#tune-grid-progress-box")).to_be_visible(timeout=10_000)
     expect(page.locator("#tune-grid-progress")).to_contain_text("/ 400 brokerages", timeout=20_000)
-    view = page.locator("#tune-grid-view")
-    for _ in range(3):  # a click lost on the shared CI machine (seen once in 80 runs, not diagnosed) is clicked again
-        page.locator("#tune-grid-cancel").click()
-        try:
-            expect(view).to_contain_text("Whole-grid run cancelled", timeout=8_000)
-            break
-        except AssertionError:
-            continue
-    expect(view).to_contain_text("Whole-grid run cancelled", timeout=2_000)
+    page.locator("#tune-grid-cancel").click()
+    expect(page.locator("#tune-grid-view")).to_contain_text("Whole-grid run cancelled", timeout=10_000)
     expect(page.locator("#tune-grid-progress-box")).to_be_hidden()
     assert services.jobs.poll(services.whatif.grid_job_id({"NQUEUED_SAT_CAP": 377})).state == "cancelled"
     assert console_errors == []
