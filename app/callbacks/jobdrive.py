@@ -45,9 +45,9 @@ def drive_job(
 ) -> Outputs:
     """The callback's outputs for what TRIGGER fired (an input id, or the list ``fired`` gives): Cancel cancels the
     job, whatever fired with it; a poll tick alone shows the job's state; anything else STARTs it (a new edit that
-    fired with a tick is not lost). SHOW turns (job id, state) into outputs. NAMED gives the id of the job the page's current request
-    names (None when it names none): a Cancel clicked before the starting request answered finds no job id in the
-    page yet, and cancels that job, so the run it started does not go on.
+    fired with a tick is not lost). SHOW turns (job id, state) into outputs. NAMED gives the id of the job the
+    page's current request names (None when it names none): a Cancel clicked before the starting request answered
+    finds no job id in the page yet, and cancels that job, so the run it started does not go on.
 
     Usage: ``return drive_job(fired(), job_id, controls, show=outputs, start=begin, named=job_of_request)``
     """

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from brokerage.sim.setup import disk_rule
-from brokerage.sim.split import MAX_OUT_MB, NG_AT, events_within, ng_events, ng_for_target, whole_files
+from brokerage.sim.split import MAX_OUT_MB, events_within, ng_events, ng_for_target, whole_files
 from brokerage.sim.state import SimState
 
 EPS = 1e-9
@@ -103,8 +103,7 @@ def reset_ng(state: SimState, tid: int) -> float | None:
     if ng is None:
         return None
     state.estimates_changed(tid, {"ngbperjob": ng})
-    s = state.sizing[tid]
-    state.sizing[tid] = (*s[:NG_AT], ng, *s[NG_AT + 1 :])
+    state.sizing[tid] = state.sizing[tid].changed(ng=ng)
     new_p = float(ng_events(ng, sizes, rule))
     if abs(new_p - p) > EPS:
         resize(state, tid, new_p)
@@ -118,7 +117,7 @@ def resize(state: SimState, tid: int, new_p: float) -> None:
     Usage: ``resize(state, 42, 2000.0)``
     """
     t = state.tasks
-    p = state.sizing[tid][0]
+    p = state.sizing[tid].p
     left = float(t.at[tid, "nFiles"] - t.at[tid, "nFilesUsed"])
     tail = state.unit_tail.pop(tid, 0.0)
     units = max(left - (1.0 - tail if tail > 0 else 0.0), 0.0) * p / new_p
@@ -131,6 +130,6 @@ def resize(state: SimState, tid: int, new_p: float) -> None:
     t.at[tid, "cpu_hs06s_per_job"] *= new_p / p
     basewall, cpu, cores, label, prio = state.static[tid]
     state.static[tid] = (basewall, cpu * new_p / p, cores, label, prio)
-    state.sizing[tid] = (new_p, *state.sizing[tid][1:])
+    state.sizing[tid] = state.sizing[tid].changed(p=new_p)
     mine = state.files.task == tid
     state.files.share[mine] *= p / new_p

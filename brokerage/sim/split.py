@@ -5,6 +5,7 @@ walltime limit"; jedi-lifecycle.md §5.3 for tgtMaxOutputForNG)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,7 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
     """
     t = tasks
     m = master.reindex(t.index)
+    max_files = _col(t, "nmaxfilesperjob")
     in_mb = (_col(t, "chunk_input_mb") / _col(t, "chunk_nevents").where(_col(t, "chunk_nevents") > 0)).fillna(0.0)
     unit = t["outdiskunit"] if "outdiskunit" in t else pd.Series("kBPerEvent", index=t.index)
     return pd.DataFrame({
@@ -99,7 +101,7 @@ def sizes(tasks: pd.DataFrame, master: pd.DataFrame) -> pd.DataFrame:
         "work_mb": _col(t, "workdiskcount"), "per_file": (m["nevents"] / m["nfiles"].where(m["nfiles"] > 0)).fillna(0.0),
         "maxwalltime_s": _col(t, "maxwalltime") * 3600.0, "tgt_gb": _col(t, "tgtmaxoutputforng"),
         "ng_gb": _col(t, "ngbperjob"),
-        "max_files": _col(t, "nmaxfilesperjob").where(_col(t, "nmaxfilesperjob") > 0, float(MAX_FILES_PER_JOB)),
+        "max_files": max_files.where(max_files > 0, float(MAX_FILES_PER_JOB)),
         "direct_io": _text(t, "allowinputlan").ne("") & ~_flag(t, "is_merge"),
     }, index=t.index)  # fmt: skip
 
@@ -177,12 +179,29 @@ def fixed_size(tasks: pd.DataFrame) -> np.ndarray:
     return ((_col(tasks, "neventsperjob") > 0) | (_col(tasks, "nfilesperjob") > 0)).to_numpy()
 
 
-Sizing = tuple[float, bool, float, float, float, float, float, float, float, float, float, bool]
-"""Per task: events per job (P), fixed size, events per file, input and output MB per event, workdir MB, split rule
-maxWalltime (s), tgtMaxOutputForNG (GB), the cpuTime its CPU work per job was computed with, nGBPerJob (GB), the
-most input files in one job (nMaxFilesPerJob, else MAX_FILES_PER_JOB), direct I/O (input not on the scratch disk
-where the queue allows direct access)."""
-NG_AT = 9  # nGBPerJob's place in a Sizing: the scouts reset it
+class Sizing(NamedTuple):
+    """Per task, the plain values a job's size at a queue is computed from."""
+
+    p: float  # events per job (one unit)
+    fixed: bool  # the split rule fixes the size (nEventsPerJob, nFilesPerJob)
+    per_file: float  # events per input file (0: unknown)
+    in_mb: float  # input MB per event
+    out_mb: float  # output MB per event
+    work_mb: float  # workdir MB
+    maxwall_s: float  # split rule maxWalltime (0: not set)
+    tgt_gb: float  # tgtMaxOutputForNG (0: not set)
+    cpu0: float  # the cpuTime its CPU work per job was computed with
+    ng: float  # nGBPerJob (0: not set); the scouts may reset it
+    max_files: float  # nMaxFilesPerJob, else MAX_FILES_PER_JOB
+    direct: bool  # reads its input by direct access where the queue allows it (not on the scratch disk)
+
+    def changed(self, **values: float) -> Sizing:
+        """This sizing with VALUES replaced.
+
+        Usage: ``state.sizing[tid] = state.sizing[tid].changed(ng=5.0)``
+        """
+        return self._replace(**values)
+
 
 SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb", "max_files",
                 "direct_io")  # fmt: skip
@@ -196,7 +215,7 @@ def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:
     cols = ("nEventsPerUnit", "fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb",
             "cpuTime", "ng_gb", "max_files", "direct_io")  # fmt: skip
     return {
-        int(tid): (float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c), float(g),
-                   float(mf), bool(d))
+        int(tid): Sizing(float(p), bool(f), float(pf), float(i), float(o), float(w), float(mw), float(tg), float(c),
+                         float(g), float(mf), bool(d))
         for tid, p, f, pf, i, o, w, mw, tg, c, g, mf, d in zip(t.index, *(t[c] for c in cols), strict=True)
     }  # fmt: skip

@@ -88,7 +88,7 @@ def test_n_max_files_per_job_caps_the_cut_at_a_queue() -> None:
     100, set directly as the task's events per job) with nMaxFilesPerJob 3, at a queue with no walltime or disk
     limit, takes 3 files: 300 of its 10,000 events, share 0.03 (without the rule, JEDI's 200 files: all of it)."""
     sim = _sim(ngbperjob=30, nmaxfilesperjob=3, cputime=0.1)
-    sim.sizing[1] = (10_000.0, *sim.sizing[1][1:])  # the unit as one 10,000-event job, cut at the queue
+    sim.sizing[1] = sim.sizing[1].changed(p=10_000.0)  # the unit as one 10,000-event job, cut at the queue
     share = jobsize.shares_at(sim, 1, np.ones(1), np.zeros(1, np.int64), np.ones(1))
     assert share == pytest.approx([0.03])
 
