@@ -74,7 +74,26 @@ def tick(state: SimState, now: float) -> None:
             budget -= made
             used[row] += new_units
     t["nFilesUsed"] = used
+    flush(state, now)
     state.add_live()
+
+
+def flush(state: SimState, now: float) -> None:
+    """The jobs this cycle made (``state.new_jobs``, in the order they were made) join the job table in one append,
+    are checked against the job machine and logged (activated by "generate", each with its draw's probability and
+    its ramCount).
+
+    Usage: ``jobgen.flush(state, state.now)``
+    """
+    if not state.new_jobs:
+        return
+    made, state.new_jobs, state.new_n = state.new_jobs, [], 0
+    cols = {k: np.concatenate([m[k] for m in made]) for k in made[0]}
+    p, ram = cols.pop("_p"), cols.pop("_ram")
+    rows = state.jobs.append(**cols)
+    pids = state.jobs["PandaID"][rows]
+    machines.check_job_births(pids, "activated", machines.GENERATED_VIA)
+    state.log.add(now, pids, "-", "activated", "generate", p, ram)
 
 
 def retry_counts(retry_pool: dict[int, list[int]], tids: np.ndarray) -> np.ndarray:
@@ -163,6 +182,7 @@ def make_jobs(
     state.jobs_made[state.task_rows(np.array([tid]))] += made
     if status == "ready":
         new_status, why = ("scouting", "first scout jobs submitted") if scout else ("running", "first jobs submitted")
+        flush(state, state.now)  # the log keeps its order: the jobs, then the task's move they caused
         state.move_tasks(pd.Index([tid]), new_status, f"JobGenerator: {why}")
     return made, len(new)
 
@@ -176,6 +196,7 @@ def hold(state: SimState, tid: int, status: str, why: str) -> None:
         return
     if np.isnan(state.tasks.at[tid, "frozenTime"]):
         state.tasks.at[tid, "frozenTime"] = state.now
+    flush(state, state.now)
     state.move_tasks(pd.Index([tid]), "pending", f"JobGenerator: brokerage found no queue ({why})")
 
 
@@ -192,7 +213,7 @@ def insert_jobs(
     Usage: ``insert_jobs(state, 42, fids, 2000.0, queues, p, (0, 0, 0), False)``
     """
     n, g = len(fids), state.g
-    pick = state.rng.choice(len(queues), size=n, p=p)
+    pick = draw(state.rng, p, n)
     q = queues[pick]
     basewall, cpu, cores, label, prio = state.static[tid]
     state.files.status[fids] = Files.RUNNING
@@ -219,23 +240,36 @@ def insert_jobs(
     code, source = failure_codes(state.rng, fails, mem_kill, time_kill)
     s, w, r = swr
     vo = brokering.vo_code(state, tid)
-    rows = state.jobs.append(
-        jediTaskID=tid, computingSite=q, jobStatus=S["activated"], gshare=s, workQueue=w, resource_type=r,
-        nucleus=state.task_nucleus[tid], vo=vo,
-        prodSourceLabel=int(label == "user"), currentPriority=prio, maxPSS=pss, isScout=scout, ramCount=ram,
-        attemptNr=state.files.attemptNr[fids] + 1, coreCount=job_cores, fileID=fids,
-        creationTime=state.now, modificationTime=state.now, stateChangeTime=state.now, activationTime=state.now,
-        runSeconds=wall, willFail=fails, errorCode=code, errorSource=source,
-    )  # fmt: skip
-    pids = state.jobs["PandaID"][rows]
-    machines.check_job_births(pids, "activated", machines.GENERATED_VIA)
+    one = lambda v: np.full(n, v)  # noqa: E731
+    state.new_jobs.append({
+        "jediTaskID": one(tid), "computingSite": q, "jobStatus": one(S["activated"]), "gshare": one(s),
+        "workQueue": one(w), "resource_type": one(r), "nucleus": one(state.task_nucleus[tid]), "vo": one(vo),
+        "prodSourceLabel": one(int(label == "user")), "currentPriority": one(prio), "maxPSS": pss,
+        "isScout": one(scout), "ramCount": one(ram), "attemptNr": state.files.attemptNr[fids] + 1,
+        "coreCount": job_cores, "fileID": fids, "creationTime": one(state.now), "modificationTime": one(state.now),
+        "stateChangeTime": one(state.now), "activationTime": one(state.now), "runSeconds": wall, "willFail": fails,
+        "errorCode": code, "errorSource": source, "_p": p[pick], "_ram": one(ram),
+    })  # fmt: skip
+    first = state.jobs.n + state.new_n  # the rows the jobs will have once flushed
+    state.new_n += n
+    rows = np.arange(first, first + n)
     state.new_rows.append(rows)
     brokering.placed(state, q, s, vo)
     if scout:
         state.scout_rows.setdefault(tid, []).append(rows)
-    state.log.add(state.now, pids, "-", "activated", "generate", p[pick], ram)
     jobsize.credit(state, tid, float((held - share).sum()))  # the input the shortened jobs left
     return n
+
+
+def draw(rng: np.random.Generator, p: np.ndarray, n: int) -> np.ndarray:
+    """N indices drawn with probabilities P, the numbers ``rng.choice(len(p), n, p=p)`` gives (its inverse-CDF draw
+    on the same uniforms) without its per-call checks of P, which the brokers' weights already pass.
+
+    Usage: ``pick = draw(rng, np.array([0.25, 0.75]), 10)``
+    """
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return cdf.searchsorted(rng.random(n), side="right")
 
 
 def failure_codes(

@@ -78,10 +78,20 @@ def credit(state: SimState, tid: int, returned: float) -> int:
 
 
 def take_tail(state: SimState, tid: int, fids: np.ndarray) -> None:
-    """New units FIDS of task TID: the first holds the task's short remainder, if one is waiting.
+    """New units FIDS of task TID: the first are the one-file units its scouts take while any is left to make
+    (``state.scout_files``), then one holds the task's short remainder, if one is waiting.
 
     Usage: ``take_tail(state, 42, new)``
     """
+    k = state.scout_files.pop(tid, 0)
+    if k and len(fids):
+        size = state.sizing[tid]
+        state.files.share[fids[:k]] = size.per_file / size.p
+        if k > len(fids):
+            state.scout_files[tid] = k - len(fids)
+        fids = fids[k:]
+    elif k:
+        state.scout_files[tid] = k
     if len(fids) and tid in state.unit_tail:
         state.files.share[fids[0]] = state.unit_tail.pop(tid)
 

@@ -119,6 +119,10 @@ def _task_work(
     left = (master["nevents"] - master["neventsused"]).clip(lower=0).reindex(t.index, fill_value=0)
     per_job = events_per_job(t, master, disk)  # the split rule's job size (seed 003)
     units = np.ceil(left / per_job).astype(np.int64)
+    scout_files = _one_file_scouts(t, master, left, per_job)
+    rest = (left - scout_files * _per_file(master, t)).clip(lower=0) / per_job  # in units, after the one-file scouts
+    units = (scout_files + np.ceil(rest)).astype(np.int64)
+    tail = rest - np.floor(rest)  # the last unit holds only the events left: JEDI's last job of a task is short
     cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
     # seed 003: "cpuEfficiency can be set to 0 to disable scaling with nEvents. In this case wall = baseWalltime"
     eff = t["cpuefficiency"].fillna(DEFAULT_CPU_EFFICIENCY) / 100.0
@@ -139,6 +143,7 @@ def _task_work(
         # scouts: a task not started yet scouts first, exposing N_SCOUT_JOBS inputs (§5.1)
         "useScout": t["status"].isin(SCOUTING_STARTS).to_numpy(),
         "nFilesToBeUsed": np.where(t["status"].isin(SCOUTING_STARTS), np.minimum(units, N_SCOUT_JOBS), units),
+        "scoutFiles": scout_files, "unitTail": np.where(tail > 1e-9, tail, 0.0),
         "ramCount": t["ramcount"].fillna(0).astype(float), "ramPerCore": t["ramunit"].isin(PER_CORE_UNITS),
         "ramFixed": (t["ramunit"] == "MBPerCoreFixed").to_numpy(), "baseRamCount": t["baseramcount"].fillna(0),
         "cpuTime": t["cputime"].fillna(0).astype(float), "cpuEfficiency": t["cpuefficiency"].fillna(0).astype(float),
@@ -148,6 +153,24 @@ def _task_work(
     out = out.join(sizes(t, master))
     out.index.name = "jediTaskID"
     return out
+
+
+def _per_file(master: pd.DataFrame, t: pd.DataFrame) -> pd.Series:
+    """Events per file of each task's master input (0: unknown)."""
+    m = master.reindex(t.index)
+    return (m["nevents"] / m["nfiles"].where(m["nfiles"] > 0)).fillna(0.0)
+
+
+def _one_file_scouts(t: pd.DataFrame, master: pd.DataFrame, left: pd.Series, per_job: pd.Series) -> np.ndarray:
+    """Per task, the one-file units its scouts are made of when its units of PER_JOB events are fewer than its scouts:
+    JobSplitter gives the scouts of a task without nFilesPerJob or nEventsPerJob one file each, N_SCOUT_JOBS of them
+    (fewer when fewer files are left); a task with enough units takes each scout's file from its own unit. 0 for
+    the others."""
+    per_file = _per_file(master, t)
+    files = np.ceil(left / per_file.where(per_file > 0)).fillna(0)
+    k = np.minimum(files, N_SCOUT_JOBS)
+    one_file = t["status"].isin(SCOUTING_STARTS) & ~fixed_size(t) & (per_file > 0) & (per_job > per_file)
+    return np.where(one_file & (np.ceil(left / per_job) < k), k, 0).astype(np.int64)
 
 
 def sim_grid(snap: GridSnapshot, config: Mapping[str, Any] | None = None) -> SimGrid:

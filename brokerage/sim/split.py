@@ -153,8 +153,10 @@ def events_per_job(tasks: pd.DataFrame, master: pd.DataFrame, rule: DiskRule = S
     """Events in one job of each task (TASKS indexed by jediTaskID; MASTER: the master input's nevents and nfiles
     per jediTaskID): the first split rule the task sets, as JEDI reads them: nEventsPerJob; else nFilesPerJob x
     the master's events per file; else nGBPerJob: the most whole files whose disk estimate stays within it (RULE);
-    a task with none (or nGBPerJob without an input size) keeps the old reading, chunk_nevents / chunk_njobs.
-    At least 1.
+    a task with none takes whole files up to nMaxFilesPerJob (JobSplitter's maxNumFiles; its queue's walltime,
+    maxwdir and output limits then cut each job: ``jobsize.shares_at``); without events per file (or nGBPerJob
+    without an input size, or in a snapshot made before the split fields) the snapshot's chunk_nevents /
+    chunk_njobs. At least 1.
 
     Usage: ``events_per_job(snap.tables["tasks"].set_index("jeditaskid"), master)``
     """
@@ -162,9 +164,14 @@ def events_per_job(tasks: pd.DataFrame, master: pd.DataFrame, rule: DiskRule = S
     ngb = _col(t, "ngbperjob")
     by_gb = np.where((ngb > 0) & (s["in_mb"] > 0), ng_events(ngb, s, rule), 0.0)
     old = t["chunk_nevents"] / t["chunk_njobs"].clip(lower=1)
+    # a snapshot made before the split fields (no column) says nothing of the rule: its chunks are the best guess
+    known = all(c in t for c in ("neventsperjob", "nfilesperjob", "ngbperjob"))
+    no_rule = (
+        known & (_col(t, "neventsperjob") <= 0) & (_col(t, "nfilesperjob") <= 0) & (ngb <= 0) & (s["per_file"] > 0)
+    )
     per_job = np.select(
-        [_col(t, "neventsperjob") > 0, (_col(t, "nfilesperjob") > 0) & (s["per_file"] > 0), by_gb > 0],
-        [_col(t, "neventsperjob"), _col(t, "nfilesperjob") * s["per_file"], by_gb],
+        [_col(t, "neventsperjob") > 0, (_col(t, "nfilesperjob") > 0) & (s["per_file"] > 0), by_gb > 0, no_rule],
+        [_col(t, "neventsperjob"), _col(t, "nfilesperjob") * s["per_file"], by_gb, s["max_files"] * s["per_file"]],
         old,
     )
     return pd.Series(per_job, index=t.index).clip(lower=1)
@@ -204,7 +211,7 @@ class Sizing(NamedTuple):
 
 
 SIZE_COLUMNS = ("fixedSize", "per_file", "in_mb", "out_mb", "work_mb", "maxwalltime_s", "tgt_gb", "ng_gb", "max_files",
-                "direct_io")  # fmt: skip
+                "direct_io", "scoutFiles", "unitTail")  # fmt: skip
 
 
 def sizing_of(t: pd.DataFrame) -> dict[int, Sizing]:

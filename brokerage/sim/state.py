@@ -151,6 +151,8 @@ class SimState:
         self.ended_groups = EndedGroups()  # the ended jobs per (task, queue, status, hour), for task_job_counts
         self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
         self.new_rows: list[np.ndarray] = []  # rows JobGenerator made this cycle, live from its end
+        self.new_jobs: list[dict[str, np.ndarray]] = []  # their columns, appended at its end (jobgen.flush)
+        self.new_n = 0  # how many rows new_jobs holds
 
     def _brokerage_state(self, snap: GridSnapshot) -> None:
         """The brokers' view (refreshed by brokerage.sim.brokering) and the decisions kept until the next refresh."""
@@ -184,8 +186,9 @@ class SimState:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         }  # fmt: skip
         self.sizing = sizing_of(t)  # what a job's size at a queue is computed from (jobsize.py)
+        self.scout_files = _scout_files(t)  # task -> its one-file scout units not made yet (jobsize.take_tail)
+        self.unit_tail = _tails(t)  # task -> the share of its one not-yet-made short unit (jobsize.py)
         self.tasks = t = t.drop(columns=list(SIZE_COLUMNS))  # kept in sizing only: the table is copied each tick
-        self.unit_tail: dict[int, float] = {}  # task -> the share of its one not-yet-made short unit (jobsize.py)
         # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
         self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
         self.task_r = t["resource_type"].map(self.ri).fillna(-1).to_numpy(np.int64)
@@ -301,6 +304,8 @@ class SimState:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         })  # fmt: skip
         self.sizing.update(sizing_of(t))
+        self.scout_files.update(_scout_files(t))
+        self.unit_tail.update(_tails(t))
         grow = lambda old, new: np.concatenate([old, np.asarray(new, old.dtype)])  # noqa: E731
         self.task_w = grow(self.task_w, t["workQueue"].map(self.wi).fillna(-1))
         self.task_r = grow(self.task_r, t["resource_type"].map(self.ri).fillna(-1))
@@ -481,3 +486,16 @@ class SimState:
         self.decisions.pop(tid, None)
         for key in [k for k in self.choices if k == tid or (isinstance(k, tuple) and k[0] == tid)]:
             del self.choices[key]
+
+
+def _scout_files(t: pd.DataFrame) -> dict[int, int]:
+    """Per task of the simulator's task table T with one-file scout units to make (setup._one_file_scouts), how many."""
+    k = t["scoutFiles"].to_numpy(np.int64)
+    return dict(zip(t.index[k > 0].tolist(), k[k > 0].tolist(), strict=True))
+
+
+def _tails(t: pd.DataFrame) -> dict[int, float]:
+    """Per task of the simulator's task table T whose last unit is short (setup: the events left are not a whole
+    number of units), that unit's share."""
+    f = t["unitTail"].to_numpy(float)
+    return dict(zip(t.index[f > 0].tolist(), f[f > 0].tolist(), strict=True))

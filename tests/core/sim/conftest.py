@@ -13,9 +13,10 @@ from tests.builders import counts, dataset, queue, sim_grid_snapshot, task
 
 
 def small_sim(config: Config | None = None, queues: list[dict[str, Any]] | None = None, **tables: Any) -> Simulation:
-    """Two online production queues at S1/S2, one ready task with 100 events left in jobs of 10, no jobs."""
+    """Two online production queues at S1/S2, one ready task with 100 events left in jobs of one file (nFilesPerJob 1:
+    10 events), no jobs."""
     qs = queues or [queue("A", "S1"), queue("B", "S2")]
-    tasks = tables.pop("tasks", [task(1, chunk_nevents=100, chunk_njobs=10, cputime=1.0)])
+    tasks = tables.pop("tasks", [task(1, chunk_nevents=100, chunk_njobs=10, cputime=1.0, nfilesperjob=1)])
     ds = tables.pop("datasets", [dataset(1, 1, nfiles=10, nevents=100, neventsused=0)])
     snap = sim_grid_snapshot(qs, tasks, datasets=ds, job_counts=tables.pop("job_counts", counts("A")), **tables)
     return Simulation(snap, config or Config(), seed=0)

@@ -18,9 +18,11 @@ def _log(tid: int, hours_before: float) -> dict:
 
 def _grid(log: list[dict]):  # type: ignore[no-untyped-def]
     """Four running MC Simulation tasks and one User Analysis task, each with 100 jobs of input, on two queues."""
-    tasks = [task(t, status="running", chunk_nevents=10, chunk_njobs=1, cputime=1.0) for t in (1, 2, 3, 4)]
+    tasks = [
+        task(t, status="running", chunk_nevents=10, chunk_njobs=1, neventsperjob=10, cputime=1.0) for t in (1, 2, 3, 4)
+    ]
     tasks.append(task(5, status="running", prodsourcelabel="user", gshare="User Analysis", chunk_nevents=10,
-                      chunk_njobs=1, cputime=1.0))  # fmt: skip
+                      chunk_njobs=1, neventsperjob=10, cputime=1.0))  # fmt: skip
     ds = [dataset(t, t, nfiles=100, nevents=1000, neventsused=0) for t in (1, 2, 3, 4, 5)]
     return sim_grid_snapshot([queue("A", "S1"), queue("B", "S2")], tasks, datasets=ds,
                              job_counts=counts("A", running=20) + counts("B", running=20), task_status_log=log)  # fmt: skip

@@ -30,7 +30,7 @@ def _snap(memory_hungry: bool = False):  # type: ignore[no-untyped-def]
         queue("B", "S2"),
         queue("C", "S3", jobseed="all", maxrss=2000 if memory_hungry else 4000),
     ]
-    tasks = [task(i, chunk_nevents=60, chunk_njobs=3, cputime=20.0, currentpriority=400 + i, eventservice=i == 2,
+    tasks = [task(i, chunk_nevents=60, chunk_njobs=3, neventsperjob=20, cputime=20.0, currentpriority=400 + i, eventservice=i == 2,
                   ramcount=1500, ramunit="MB", nucleus="S1" if i == 1 else None) for i in (1, 2, 3)]  # fmt: skip
     ds = [dataset(i, i, nfiles=20, nevents=400, neventsused=0) for i in (1, 2, 3)]
     jc = counts("A", running=4, activated=2) + counts("B", running=3) + counts("C", running=2, defined=2)
@@ -53,7 +53,7 @@ def test_dataset_statuses_follow_the_task() -> None:
 def test_a_finished_task_has_every_file_finished_and_every_event_done() -> None:
     """One task of 10 inputs of 10 events with no failures: at the end its input dataset is done with 10 finished
     files, its output dataset done with 10 finished files, and as an event service task 100 events done."""
-    sim = small_sim(queues=ES_QUEUES, tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10,
+    sim = small_sim(queues=ES_QUEUES, tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, neventsperjob=10,
                                                   cputime=1.0, eventservice=True)],
                     job_counts=counts("A", running=20) + counts("B", running=20))  # fmt: skip
     sim.g.failure_rate[:] = 0.0
@@ -65,7 +65,7 @@ def test_a_finished_task_has_every_file_finished_and_every_event_done() -> None:
 
 def test_events_of_a_running_job_are_running_and_of_a_queued_one_ready() -> None:
     """Event service: a unit's events follow the job holding it: running while it runs, ready while it queues."""
-    sim = small_sim(queues=ES_QUEUES, tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10,
+    sim = small_sim(queues=ES_QUEUES, tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, neventsperjob=10,
                                                   cputime=1.0, eventservice=True)],
                     job_counts=counts("A", running=20) + counts("B", running=20))  # fmt: skip
     sim.jobs.n = 0

@@ -12,7 +12,7 @@ from brokerage.sim.setup import SimInputError
 from tests.builders import counts, dataset, queue, sim_grid_snapshot, task
 
 QUEUES = [queue("A", "S1"), queue("B", "S2")]
-TASK = [task(1, chunk_nevents=100, chunk_njobs=10, cputime=1.0)]
+TASK = [task(1, chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0)]
 DATA = [dataset(1, 1, nfiles=10, nevents=100, neventsused=0)]
 
 

@@ -15,7 +15,7 @@ CODE = Config().with_overrides({"RULES": "panda-1.0.4"})
 
 
 def _sim(**kw: object):  # type: ignore[no-untyped-def]
-    sim = small_sim(tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, cputime=50.0, **kw)],
+    sim = small_sim(tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=50.0, **kw)],
                     datasets=[dataset(1, 1, nfiles=10, nevents=100, neventsused=0)],
                     job_counts=counts("A", running=20) + counts("B", running=20))  # fmt: skip
     sim.jobs.n = 0

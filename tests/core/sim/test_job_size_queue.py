@@ -129,14 +129,15 @@ def test_input_read_directly_does_not_count_against_maxwdir(
 
 def test_without_n_gb_per_job_jedi_counts_the_work_directory_against_maxwdir() -> None:
     """Switch jobsize_as_jedi, a task without nGBPerJob: maxwdir is JobSplitter's maxSize, input + max(output,
-    1.5 GB) + workDiskCount + 300 MB: 1,000 events per job (chunk 4,000 events in 4 jobs, 2 MB each), 2e + 1,536 +
-    800 <= 4,060, e <= 862: 8 files, share 0.8; the seed's estimate, 2e + 2,560 + 500 <= 4,060: share 0.5."""
+    1.5 GB) + workDiskCount + 300 MB: a unit of 200 files (no split rule: JobSplitter's maxNumFiles, 20,000 events,
+    2 MB each), 2e + 1,536 + 800 <= 4,060, e <= 862: 8 files, 800 events; the seed's estimate, 2e + 2,560 + 500 <=
+    4,060: 500 events."""
     kw = {"chunk_nevents": 4000, "chunk_input_mb": 8000.0, "ngbperjob": 0, "workdiskcount": 500, "cputime": 0.1}
-    for config, want in ((None, 0.5), (CODE, 0.8)):
+    for config, want in ((None, 500), (CODE, 800)):
         sim = _sim(queue("A", "S1", maxwdir=4060), config, **kw)
-        assert sim.tasks.at[1, "nEventsPerUnit"] == 1000
+        assert sim.tasks.at[1, "nEventsPerUnit"] == 20_000
         share = jobsize.shares_at(sim, 1, np.ones(1), np.zeros(1, np.int64), np.ones(1))
-        assert share == pytest.approx([want])
+        assert share * 20_000 == pytest.approx([want])
 
 
 def test_a_jobs_output_stays_within_10_gb() -> None:

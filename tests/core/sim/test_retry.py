@@ -82,7 +82,7 @@ def _memory_grid(config: Config | None = None) -> object:
     sim = small_sim(
         config,
         queues=[queue("A", "S1", maxrss=2000), queue("B", "S2", maxrss=8000)],
-        tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, cputime=1.0, ramcount=1500,
+        tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0, ramcount=1500,
                     ramunit="MB")],
         datasets=[dataset(1, 1, nfiles=10, nevents=100, neventsused=0)],
         job_counts=counts("A", running=20) + counts("B", running=20),
@@ -145,7 +145,7 @@ def test_a_task_asking_any_core_count_runs_with_the_queues_cores_and_memory() ->
     8-core queue 8 cores and near 8000 MB; its CPU part takes 8 times longer on 1 core."""
     sim = small_sim(
         queues=[queue("A", "S1", corecount=1, maxrss=4000, maxtime=10**6), queue("B", "S2", corecount=8, maxrss=32000)],
-        tasks=[task(1, status="running", corecount=0, chunk_nevents=400, chunk_njobs=40, cputime=20000.0,
+        tasks=[task(1, status="running", corecount=0, chunk_nevents=400, chunk_njobs=40, neventsperjob=10, cputime=20000.0,
                     ramcount=1000, ramunit="MBPerCore", basewalltime=0)],
         datasets=[dataset(1, 1, nfiles=40, nevents=400, neventsused=0)],
         job_counts=counts("A", running=40) + counts("B", running=40),
@@ -183,7 +183,7 @@ def test_jobs_killed_at_a_short_maxtime_raise_the_tasks_cputime_and_the_brokerag
     from then the walltime check (-shortwalltime) leaves only B, and every job at B finishes."""
     sim = small_sim(
         queues=[queue("A", "S1", maxtime=3600), queue("B", "S2", maxtime=172800)],
-        tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, cputime=90.0, basewalltime=60,
+        tasks=[task(1, status="running", chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=90.0, basewalltime=60,
                     cpuefficiency=90, ramcount=1000, ramunit="MB")],
         datasets=[dataset(1, 1, nfiles=30, nevents=300, neventsused=0)],
         job_counts=counts("A", running=10) + counts("B", running=10),

@@ -22,7 +22,7 @@ def _scout_grid(config: Config | None = None) -> Simulation:
     jc = counts("N1", running=20) + counts("N12", running=20) + counts("NI", running=20, activated=5)
     jc += counts("S1", running=200)
     snap = sim_grid_snapshot(
-        qs, [task(1, nucleus="N", chunk_nevents=100, chunk_njobs=10, cputime=1.0, ramunit="MB")],
+        qs, [task(1, nucleus="N", chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0, ramunit="MB")],
         sites=[site("N"), site("S", "satellite")], datasets=[dataset(1, 1, nfiles=50, nevents=500, neventsused=0)],
         job_counts=jc,
     )  # fmt: skip
@@ -86,3 +86,31 @@ def test_seed_ramcount_per_core_removes_baseramcount() -> None:
     assert (
         assess(CODE, pss, np.ones(3), np.full(3, 3600.0), 8, True, 500, 1.0, 0).ram_count == 1100
     )  # P75 of 625, 875, 1125 MB per core = 1000, x 1.1
+
+
+def test_a_task_without_a_split_rule_scouts_with_ten_one_file_jobs() -> None:
+    """JobSplitter gives the scouts of a task without nFilesPerJob or nEventsPerJob one file each, 10 of them: a
+    task with 50 files of 10 events and no split rule (units of 200 files, JobSplitter's maxNumFiles) is 10 one-file
+    scout units and one unit of the 40 files left; its 10 scouts each read 10 events, the rest waits for the
+    scouts' end and then runs as one job."""
+    sim = Simulation(
+        sim_grid_snapshot(
+            [queue("N1", "N")], [task(1, nucleus="N", chunk_nevents=100, chunk_njobs=10, cputime=1.0)],
+            sites=[site("N")], datasets=[dataset(1, 1, nfiles=50, nevents=500, neventsused=0)],
+            job_counts=counts("N1", running=20),
+        ),
+        Config(), seed=0,
+    )  # fmt: skip
+    sim.jobs.n = 0
+    sim.live = sim.live[:0]
+    sim.g.failure_rate[:] = 0.0
+    t = sim.tasks
+    assert (t.at[1, "nEventsPerUnit"], t.at[1, "nFiles"], t.at[1, "nFilesToBeUsed"]) == (2000, 11, 10)
+    jobgen.tick(sim, 0.0)
+    j = sim.jobs
+    assert j.n == N_SCOUT_JOBS and j["isScout"][: j.n].all()
+    assert (sim.files.share[j["fileID"][: j.n]] * 2000).tolist() == [10.0] * 10
+    sim.run(6)
+    later = np.flatnonzero(~j["isScout"][: j.n])
+    assert len(later) == 1 and sim.files.share[j["fileID"][later]] * 2000 == [400.0]
+    assert sim.tasks.at[1, "status"] in ("running", "done")

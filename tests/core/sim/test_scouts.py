@@ -48,7 +48,7 @@ def test_scouts_far_slower_than_estimated_with_day_long_jobs_exhaust_the_task() 
 def test_scout_jobs_come_first_at_priority_901_then_the_task_runs_on_their_estimates() -> None:
     """A ready task with 50 inputs generates 10 scout jobs (priority max(901, 500 + 1) = 901) and goes to scouting;
     once they are done it is scouted -> running with ramCount from the scouts, and the rest is generated."""
-    sim = small_sim(tasks=[task(1, chunk_nevents=100, chunk_njobs=10, cputime=1.0, ramcount=2000, ramunit="MB")],
+    sim = small_sim(tasks=[task(1, chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0, ramcount=2000, ramunit="MB")],
                     datasets=[dataset(1, 1, nfiles=50, nevents=500, neventsused=0)],
                     job_counts=counts("A", running=20) + counts("B", running=20))  # fmt: skip
     sim.jobs.n = 0
@@ -68,7 +68,7 @@ def test_scout_jobs_come_first_at_priority_901_then_the_task_runs_on_their_estim
 
 def test_a_task_whose_scouts_all_fail_is_broken() -> None:
     """No scout job succeeded: scouting -> tobroken -> broken once the 10 exposed inputs have failed for good."""
-    sim = small_sim(tasks=[task(1, chunk_nevents=100, chunk_njobs=10, cputime=1.0)],
+    sim = small_sim(tasks=[task(1, chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0)],
                     datasets=[dataset(1, 1, nfiles=50, nevents=500, neventsused=0)],
                     job_counts=counts("A", running=20) + counts("B", running=20))  # fmt: skip
     sim.g.failure_rate[:] = 1.0

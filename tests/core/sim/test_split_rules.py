@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from brokerage.model.gdpconfig import Config
 from brokerage.sim.setup import sim_grid
@@ -29,9 +30,18 @@ def _units(config: Config | None = None, **kw: object) -> tuple[int, int]:
 
 def test_n_events_per_job_sets_the_job_size() -> None:
     """Seed 003: jobs by nEventsPerJob: nEventsPerJob 250 makes jobs of 250 events, so 8,000 events left make
-    32 jobs (the old reading, chunk_nevents 400 / chunk_njobs 4 = 100 events, would make 80)."""
+    32 jobs (not chunk_nevents 400 / chunk_njobs 4 = 100 events, 80 jobs)."""
     assert _units(neventsperjob=250) == (250, 32)
-    assert _units() == (100, 80)  # no split rule: the old reading, for snapshots without the fields
+
+
+def test_without_a_split_rule_a_job_takes_files_up_to_n_max_files_per_job() -> None:
+    """Seed 003: JEDI "generates jobs according to the site parameters": a task with no nEventsPerJob, nFilesPerJob
+    or nGBPerJob fills a job with whole files up to nMaxFilesPerJob (JobSplitter's maxNumFiles, 200 unless the split
+    rule MF sets it; its queue's walltime, maxwdir and output limits then cut it): 200 files of 500 events hold the
+    8,000 events left in one unit; nMaxFilesPerJob 4 makes units of 2,000 events, 4 of them (not chunk_nevents 400 /
+    chunk_njobs 4 = 100 events, 80 units)."""
+    assert _units() == (100_000, 1)
+    assert _units(nmaxfilesperjob=4) == (2_000, 4)
 
 
 def test_n_files_per_job_takes_the_masters_events_per_file() -> None:
@@ -72,3 +82,14 @@ def test_the_demo_generator_writes_the_split_rule_of_its_job_size() -> None:
     rules = split_rules(np.array([False, True, True]), np.array([500, 40, 60]), np.array([100.0, 2048.0, 0.0]))
     assert rules["neventsperjob"].tolist() == [500, 0, 60]
     assert rules["ngbperjob"].tolist() == [0.0, 4.5, 0.0]
+
+
+def test_the_last_unit_holds_only_the_events_left() -> None:
+    """JEDI's last job of a task takes the events that are left: 8,000 events left in jobs of 3,000 are 3 units, the
+    last of 2,000 events (a share of 2/3), not a third job of 3,000."""
+    snap = sim_grid_snapshot(
+        [queue("A", "S0")], [task(1, status="running", chunk_nevents=400, chunk_njobs=4, neventsperjob=3000)],
+        datasets=[dataset(1, 1, nfiles=20, nevents=10_000, neventsused=2_000)], job_counts=counts("A", running=1),
+    )  # fmt: skip
+    t = sim_grid(snap).tasks
+    assert (t.at[1, "nFiles"], t.at[1, "unitTail"]) == (3, pytest.approx(2 / 3))

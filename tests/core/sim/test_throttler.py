@@ -91,8 +91,8 @@ def test_a_skipped_work_queue_passes_a_task_that_outranks_its_jobs() -> None:
     def run(config: Config, top: int = 950):  # type: ignore[no-untyped-def]
         sim = small_sim(
             config,
-            tasks=[task(1, status="running", currentpriority=top, chunk_nevents=100, chunk_njobs=10, cputime=1.0),
-                   task(2, status="running", currentpriority=500, chunk_nevents=100, chunk_njobs=10, cputime=1.0)],
+            tasks=[task(1, status="running", currentpriority=top, chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0),
+                   task(2, status="running", currentpriority=500, chunk_nevents=100, chunk_njobs=10, neventsperjob=10, cputime=1.0)],
             datasets=[dataset(1, 1, nfiles=10, nevents=100), dataset(2, 2, nfiles=10, nevents=100)],
             job_counts=counts("A", running=10, activated=3000) + counts("B", running=10),
         )  # fmt: skip
