@@ -58,6 +58,7 @@ class PassResult:
     funnel: list[FunnelStep]
     locality_removed: int
     weighed: np.ndarray | None = None  # JEDI weighs these (its final check drops the problematic ones afterwards)
+    why: str = ""  # why the pass ended before any filter ran
 
 
 def run_pass(ctx: AnalContext, use_locality: bool) -> PassResult:
@@ -84,7 +85,10 @@ def run_panda_loops(ctx: AnalContext) -> tuple[PassResult, int]:
         ctx.stab = jedi_stabilizer(ctx)
     if ctx.avail["total_files"] > 0 and not replica_flags(ctx)[0]:  # '<ds> is incomplete at online storage'
         none = np.zeros(ctx.n, dtype=bool)
-        return PassResult(none, none, SkipList(), [], 0), 1
+        why = (f"an input dataset is incomplete at online storage: no replica at a readable endpoint holds all its "
+               f"files, or all but MAX_MISSING_INPUT_FILES={ctx.config['MAX_MISSING_INPUT_FILES']}, or "
+               f"MIN_INPUT_COMPLETENESS={ctx.config['MIN_INPUT_COMPLETENESS']} %")  # fmt: skip
+        return PassResult(none, none, SkipList(), [], 0, why=why), 1
     loops = (True, False) if second_loop(ctx) else (True,)
     for n, locality in enumerate(loops, start=1):
         ctx.use_locality = locality
@@ -176,7 +180,7 @@ def broker(
     pass_no, message, extra = 1, "", {}
     if rule(config, "anal_order_as_jedi"):
         result, pass_no = run_panda_loops(ctx)
-        why = ""
+        message, why = result.why, ""
     else:
         result = run_pass(ctx, use_locality=True)
         why = needs_second_pass(ctx, result)

@@ -336,3 +336,15 @@ def test_the_temp_user_problem_check_does_not_exempt_the_pre_assigned_queue() ->
     ctx = _ctx(snap)
     assert ap.problematic(ctx, exempt_preassigned=False)[0].tolist() == [True]
     assert ap.problematic(ctx)[0].tolist() == [False]
+
+
+def test_an_input_dataset_incomplete_everywhere_says_so() -> None:
+    """AtlasAnalJobBroker: a dataset with no replica at readable storage holding all its files, all but
+    MAX_MISSING_INPUT_FILES (10) or MIN_INPUT_COMPLETENESS (90 %) leaves the task without candidates, and the
+    decision names that cause: 50 and 30 of 100 files miss 50 and 70 (> 10) and hold 50 % and 30 % (< 90 %)."""
+    snap = with_input([anal_queue("A", "S1"), anal_queue("B", "S2")], {"S1": 50, "S2": 30}, nfiles=100)
+    d = run(snap, cfg(**JEDI))
+    assert d.status == "pending" and not d.candidates
+    assert d.message.startswith("an input dataset is incomplete at online storage")
+    complete = with_input([anal_queue("A", "S1"), anal_queue("B", "S2")], {"S1": 91, "S2": 30}, nfiles=100)
+    assert run(complete, cfg(**JEDI)).candidates  # 91 % >= MIN_INPUT_COMPLETENESS
