@@ -121,8 +121,9 @@ def reset_ng(state: SimState, tid: int) -> float | None:
 
 
 def resize(state: SimState, tid: int, new_p: float) -> None:
-    """Task TID's events per job become NEW_P: its units not made yet are recounted for the events they hold, the
-    units already made keep their events (their share scaled), and its CPU work per job follows.
+    """Task TID's events per job become NEW_P: its units not made yet (one-file scout units and a short one among
+    them) are recounted for the events they hold, the units already made keep their events (their share scaled),
+    and its CPU work per job follows.
 
     Usage: ``resize(state, 42, 2000.0)``
     """
@@ -130,7 +131,9 @@ def resize(state: SimState, tid: int, new_p: float) -> None:
     p = state.sizing[tid].p
     left = float(t.at[tid, "nFiles"] - t.at[tid, "nFilesUsed"])
     tail = state.unit_tail.pop(tid, 0.0)
-    units = max(left - (1.0 - tail if tail > 0 else 0.0), 0.0) * p / new_p
+    one_file = state.scout_files.pop(tid, 0)  # one-file scout units not made: they hold one file, not a unit
+    short = (1.0 - tail if tail > 0 else 0.0) + one_file * (1.0 - state.sizing[tid].per_file / p)
+    units = max(left - short, 0.0) * p / new_p
     whole = int(np.floor(units + EPS))
     frac = units - whole
     if frac > EPS:

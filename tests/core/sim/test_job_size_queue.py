@@ -206,3 +206,21 @@ def test_scouts_of_a_task_without_a_size_rule_take_one_file() -> None:
         sim = _sim(status="ready", **kw)
         share = jobsize.shares_at(sim, 1, np.ones(2), np.zeros(2, np.int64), np.ones(2), scout=True)
         assert share.tolist() == pytest.approx([want] * 2)
+
+
+def test_reset_ng_recounts_one_file_scout_units_for_their_file() -> None:
+    """Units not made yet are recounted for the events they hold: a ready task of 3,000 events (30 files of 100, 0.5
+    MB of input and 1 MB of output per event) in units of 1,000 (nGBPerJob 3) has 10 one-file scout units and 2
+    units of 1,000 (12 units). tgtMaxOutputForNG 4 GB resets nGBPerJob to 0.5 x 4,096 + 4,096 = 6,144 MB: 6 GB,
+    which holds 6,144 / 1.5 = 4,096 events, 40 files: 4,000. Before any unit is made, its 3,000 events become one
+    short unit of 0.75, not 12 x 1,000 / 4,000 = 3 units."""
+    sim = small_sim(
+        queues=[queue("A", "S1")],
+        tasks=[task(1, status="ready", chunk_nevents=100, chunk_njobs=4, chunk_input_mb=50.0, ngbperjob=3,
+                    cputime=36.0, tgtmaxoutputforng=4.0, outdiskcount=1024.0, outdiskunit="kBPerEvent")],
+        datasets=[dataset(1, 1, nfiles=30, nevents=3_000, neventsused=0)], job_counts=counts("A", running=20),
+    )  # fmt: skip
+    assert (sim.tasks.at[1, "nFiles"], sim.scout_files[1]) == (12, 10)
+    assert jobsize.reset_ng(sim, 1) == 6.0
+    assert sim.tasks.at[1, "nEventsPerUnit"] == 4000 and 1 not in sim.scout_files
+    assert (sim.tasks.at[1, "nFiles"], sim.unit_tail[1]) == (1, pytest.approx(0.75))
