@@ -83,15 +83,14 @@ def take_tail(state: SimState, tid: int, fids: np.ndarray) -> None:
 
     Usage: ``take_tail(state, 42, new)``
     """
-    k = state.scout_files.pop(tid, 0)
-    if k and len(fids):
+    k = min(state.scout_files.get(tid, 0), len(fids))
+    if k:
         size = state.sizing[tid]
         state.files.share[fids[:k]] = size.per_file / size.p
-        if k > len(fids):
-            state.scout_files[tid] = k - len(fids)
+        left = state.scout_files.pop(tid) - k
+        if left:
+            state.scout_files[tid] = left
         fids = fids[k:]
-    elif k:
-        state.scout_files[tid] = k
     if len(fids) and tid in state.unit_tail:
         state.files.share[fids[0]] = state.unit_tail.pop(tid)
 

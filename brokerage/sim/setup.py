@@ -118,9 +118,9 @@ def _task_work(
     master = d[d["is_master"].astype(bool)].groupby("jeditaskid")[["nevents", "neventsused", "nfiles"]].sum()
     left = (master["nevents"] - master["neventsused"]).clip(lower=0).reindex(t.index, fill_value=0)
     per_job = events_per_job(t, master, disk)  # the split rule's job size (seed 003)
-    units = np.ceil(left / per_job).astype(np.int64)
-    scout_files = _one_file_scouts(t, master, left, per_job)
-    rest = (left - scout_files * _per_file(master, t)).clip(lower=0) / per_job  # in units, after the one-file scouts
+    size = sizes(t, master)
+    scout_files = _one_file_scouts(t, size["per_file"], left, per_job)
+    rest = (left - scout_files * size["per_file"]).clip(lower=0) / per_job  # in units, after the one-file scouts
     units = (scout_files + np.ceil(rest)).astype(np.int64)
     tail = rest - np.floor(rest)  # the last unit holds only the events left: JEDI's last job of a task is short
     cores = t["corecount"].replace(0, 8).clip(lower=1)  # corecount 0 means "any": 8 as the resource types count it
@@ -150,23 +150,16 @@ def _task_work(
         "eventService": t["eventservice"].fillna(False).astype(bool).to_numpy(),
         "nEventsPerUnit": per_job.round().astype(np.int64).to_numpy(), "fixedSize": fixed_size(t),
     })  # fmt: skip
-    out = out.join(sizes(t, master))
+    out = out.join(size)
     out.index.name = "jediTaskID"
     return out
 
 
-def _per_file(master: pd.DataFrame, t: pd.DataFrame) -> pd.Series:
-    """Events per file of each task's master input (0: unknown)."""
-    m = master.reindex(t.index)
-    return (m["nevents"] / m["nfiles"].where(m["nfiles"] > 0)).fillna(0.0)
-
-
-def _one_file_scouts(t: pd.DataFrame, master: pd.DataFrame, left: pd.Series, per_job: pd.Series) -> np.ndarray:
+def _one_file_scouts(t: pd.DataFrame, per_file: pd.Series, left: pd.Series, per_job: pd.Series) -> np.ndarray:
     """Per task, the one-file units its scouts are made of when its units of PER_JOB events are fewer than its scouts:
     JobSplitter gives the scouts of a task without nFilesPerJob or nEventsPerJob one file each, N_SCOUT_JOBS of them
     (fewer when fewer files are left); a task with enough units takes each scout's file from its own unit. 0 for
-    the others."""
-    per_file = _per_file(master, t)
+    the others (PER_FILE: the master input's events per file, 0 unknown)."""
     files = np.ceil(left / per_file.where(per_file > 0)).fillna(0)
     k = np.minimum(files, N_SCOUT_JOBS)
     one_file = t["status"].isin(SCOUTING_STARTS) & ~fixed_size(t) & (per_file > 0) & (per_job > per_file)

@@ -186,8 +186,9 @@ class SimState:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         }  # fmt: skip
         self.sizing = sizing_of(t)  # what a job's size at a queue is computed from (jobsize.py)
-        self.scout_files = _scout_files(t)  # task -> its one-file scout units not made yet (jobsize.take_tail)
-        self.unit_tail = _tails(t)  # task -> the share of its one not-yet-made short unit (jobsize.py)
+        # task -> its one-file scout units not made yet (jobsize.take_tail), the share of its short unit not made yet
+        self.scout_files = {tid: int(k) for tid, k in _set(t, "scoutFiles").items()}
+        self.unit_tail = _set(t, "unitTail")
         self.tasks = t = t.drop(columns=list(SIZE_COLUMNS))  # kept in sizing only: the table is copied each tick
         # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
         self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
@@ -304,8 +305,8 @@ class SimState:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         })  # fmt: skip
         self.sizing.update(sizing_of(t))
-        self.scout_files.update(_scout_files(t))
-        self.unit_tail.update(_tails(t))
+        self.scout_files.update({tid: int(k) for tid, k in _set(t, "scoutFiles").items()})
+        self.unit_tail.update(_set(t, "unitTail"))
         grow = lambda old, new: np.concatenate([old, np.asarray(new, old.dtype)])  # noqa: E731
         self.task_w = grow(self.task_w, t["workQueue"].map(self.wi).fillna(-1))
         self.task_r = grow(self.task_r, t["resource_type"].map(self.ri).fillna(-1))
@@ -488,14 +489,8 @@ class SimState:
             del self.choices[key]
 
 
-def _scout_files(t: pd.DataFrame) -> dict[int, int]:
-    """Per task of the simulator's task table T with one-file scout units to make (setup._one_file_scouts), how many."""
-    k = t["scoutFiles"].to_numpy(np.int64)
-    return dict(zip(t.index[k > 0].tolist(), k[k > 0].tolist(), strict=True))
-
-
-def _tails(t: pd.DataFrame) -> dict[int, float]:
-    """Per task of the simulator's task table T whose last unit is short (setup: the events left are not a whole
-    number of units), that unit's share."""
-    f = t["unitTail"].to_numpy(float)
-    return dict(zip(t.index[f > 0].tolist(), f[f > 0].tolist(), strict=True))
+def _set(t: pd.DataFrame, column: str) -> dict[int, float]:
+    """Per task of the simulator's task table T whose COLUMN is set (above 0), its value: scoutFiles, the one-file
+    scout units still to make (setup._one_file_scouts); unitTail, the share of its short last unit."""
+    v = t[column].to_numpy(float)
+    return dict(zip(t.index[v > 0].tolist(), v[v > 0].tolist(), strict=True))
