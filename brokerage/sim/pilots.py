@@ -9,7 +9,7 @@ from brokerage.model import profiles
 from brokerage.model.gdpconfig import Config
 from brokerage.model.workqueues import sorted_leaves, stretched_targets
 from brokerage.sim import machines, retry
-from brokerage.sim.jobs import S, status_mask
+from brokerage.sim.jobs import JobTable, S, status_mask
 from brokerage.sim.setup import NO_PILOT_STATUSES
 from brokerage.sim.state import SimState
 
@@ -114,11 +114,12 @@ def dispatch(state: SimState, now: float) -> None:
     p_age = age_ordered_fraction(state.config)
     by_age = state.rng.binomial(free, p_age) if p_age > 0 else np.zeros_like(free)
     oldest = _oldest_per_queue(cq, by_age)  # the age-ordered getJobs take their queue's oldest activated jobs
+    waiting = by_qs[S["activated"]].reshape(nq, ns).copy()  # per (queue, share) the jobs left for the fair share
+    if by_age.any():
+        np.subtract.at(waiting, (cq[oldest], j["gshare"][cand[oldest]]), 1)
     rest = np.flatnonzero(~oldest)
     rc = cand[rest]
-    rank = share_rank[j["gshare"][rc]]
-    prio = (MAX_PRIORITY - np.clip(j["currentPriority"][rc], 0, MAX_PRIORITY)).astype(np.int64)
-    first = _first_per_queue(rc, cq[rest], rank, prio, free - by_age, j["PandaID"])
+    first = _first_per_queue(rc, cq[rest], share_rank, waiting, free - by_age, j)
     take = np.concatenate([cand[oldest], rc[first]])
     if len(take) == 0:
         return
@@ -156,20 +157,33 @@ def _oldest_per_queue(cq: np.ndarray, slots: np.ndarray) -> np.ndarray:
 
 
 def _first_per_queue(
-    cand: np.ndarray, cq: np.ndarray, rank: np.ndarray, prio: np.ndarray, slots: np.ndarray, panda_id: np.ndarray
+    cand: np.ndarray, cq: np.ndarray, share_rank: np.ndarray, waiting: np.ndarray, slots: np.ndarray, j: JobTable
 ) -> np.ndarray:
     """Which of the candidate rows CAND (at queues CQ, in PandaID order) are among the SLOTS[queue] first of their
-    queue by (RANK, PRIO, PandaID): a mask over CAND."""
-    out = np.zeros(len(cand), bool)
-    some = np.flatnonzero(slots[cq] > 0)
-    if len(some) == 0:
+    queue by (share rank, priority, PandaID): a mask over CAND. WAITING (the candidates per queue x share) finds at
+    each queue the share its slots run out in: every candidate of a share before it is taken, and only that
+    share's are sorted (a backlog of 400,000 shrinks to a few thousand)."""
+    nq, ns = waiting.shape
+    by_rank = np.argsort(share_rank, kind="stable")  # the shares in the order they are served
+    place = np.empty(ns, np.int64)
+    place[by_rank] = np.arange(ns)
+    cum = waiting[:, by_rank].cumsum(axis=1)
+    filled = cum >= slots[:, None]
+    edge_at = np.where(filled.any(axis=1), filled.argmax(axis=1), ns)  # ns: every candidate of the queue fits
+    before = np.where(edge_at > 0, cum[np.arange(nq), np.maximum(edge_at - 1, 0)], 0)
+    left = np.where(edge_at < ns, slots - before, 0)
+    at = place[j["gshare"][cand]]
+    out = at < edge_at[cq]
+    edge = np.flatnonzero(at == edge_at[cq])
+    if len(edge) == 0:
         return out
-    # only the jobs that can be among a queue's first ones are sorted (a backlog of 400,000 shrinks to a few
-    # thousand); the keys are unique (PandaID is the last one), so any sort gives the one order
-    near = some[within_reach(cq[some], (rank[some] << 14) | prio[some], slots)]
-    order = near[np.argsort(pack(cq[near], rank[near], prio[near], panda_id[cand[near]]))]
-    sq = cq[order]
-    out[order[place_in_group(sq) < slots[sq]]] = True
+    eq = cq[edge]
+    prio = (MAX_PRIORITY - np.clip(j["currentPriority"][cand[edge]], 0, MAX_PRIORITY)).astype(np.int64)
+    # the keys are unique (PandaID is the last one), so any sort gives the one order
+    near = np.flatnonzero(within_reach(eq, prio, left))
+    order = near[np.argsort(pack(eq[near], prio[near], j["PandaID"][cand[edge[near]]]))]
+    sq = eq[order]
+    out[edge[order[place_in_group(sq) < left[sq]]]] = True
     return out
 
 
