@@ -88,12 +88,17 @@ def flush(state: SimState, now: float) -> None:
     if not state.new_jobs:
         return
     made, state.new_jobs, state.new_n = state.new_jobs, [], 0
-    cols = {k: np.concatenate([m[k] for m in made]) for k in made[0]}
-    p, ram = cols.pop("_p"), cols.pop("_ram")
+    sizes = [len(m["fileID"]) for m in made]
+    # a chunk's jobs share most columns' values: kept once per chunk, spread over its jobs here in one go
+    cols = {
+        k: np.concatenate([m[k] for m in made]) if isinstance(v, np.ndarray) else np.repeat([m[k] for m in made], sizes)
+        for k, v in made[0].items()
+    }
+    p = cols.pop("_p")
     rows = state.jobs.append(**cols)
     pids = state.jobs["PandaID"][rows]
     machines.check_job_births(pids, "activated", machines.GENERATED_VIA)
-    state.log.add(now, pids, "-", "activated", "generate", p, ram)
+    state.log.add(now, pids, "-", "activated", "generate", p, cols["ramCount"])
 
 
 def retry_counts(retry_pool: dict[int, list[int]], tids: np.ndarray) -> np.ndarray:
@@ -240,15 +245,14 @@ def insert_jobs(
     code, source = failure_codes(state.rng, fails, mem_kill, time_kill)
     s, w, r = swr
     vo = brokering.vo_code(state, tid)
-    one = lambda v: np.full(n, v)  # noqa: E731
-    state.new_jobs.append({
-        "jediTaskID": one(tid), "computingSite": q, "jobStatus": one(S["activated"]), "gshare": one(s),
-        "workQueue": one(w), "resource_type": one(r), "nucleus": one(state.task_nucleus[tid]), "vo": one(vo),
-        "prodSourceLabel": one(int(label == "user")), "currentPriority": one(prio), "maxPSS": pss,
-        "isScout": one(scout), "ramCount": one(ram), "attemptNr": state.files.attemptNr[fids] + 1,
-        "coreCount": job_cores, "fileID": fids, "creationTime": one(state.now), "modificationTime": one(state.now),
-        "stateChangeTime": one(state.now), "activationTime": one(state.now), "runSeconds": wall, "willFail": fails,
-        "errorCode": code, "errorSource": source, "_p": p[pick], "_ram": one(ram),
+    now = state.now
+    state.new_jobs.append({  # arrays per job, scalars for the chunk's jobs (spread by flush)
+        "jediTaskID": tid, "computingSite": q, "jobStatus": S["activated"], "gshare": s, "workQueue": w,
+        "resource_type": r, "nucleus": state.task_nucleus[tid], "vo": vo, "prodSourceLabel": int(label == "user"),
+        "currentPriority": prio, "maxPSS": pss, "isScout": scout, "ramCount": ram,
+        "attemptNr": state.files.attemptNr[fids] + 1, "coreCount": job_cores, "fileID": fids, "creationTime": now,
+        "modificationTime": now, "stateChangeTime": now, "activationTime": now, "runSeconds": wall,
+        "willFail": fails, "errorCode": code, "errorSource": source, "_p": p[pick],
     })  # fmt: skip
     first = state.jobs.n + state.new_n  # the rows the jobs will have once flushed
     state.new_n += n

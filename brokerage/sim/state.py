@@ -151,7 +151,7 @@ class SimState:
         self.ended_groups = EndedGroups()  # the ended jobs per (task, queue, status, hour), for task_job_counts
         self.live = np.flatnonzero(~np.isin(self.jobs["jobStatus"], FINAL))  # rows not final, in PandaID order
         self.new_rows: list[np.ndarray] = []  # rows JobGenerator made this cycle, live from its end
-        self.new_jobs: list[dict[str, np.ndarray]] = []  # their columns, appended at its end (jobgen.flush)
+        self.new_jobs: list[dict[str, np.ndarray | float]] = []  # their columns, appended at its end (jobgen.flush)
         self.new_n = 0  # how many rows new_jobs holds
 
     def _brokerage_state(self, snap: GridSnapshot) -> None:
