@@ -35,8 +35,10 @@ def test_permalink_runs_stored_vs_whatif(page, live_server, console_errors, shot
     page.evaluate("window.scrollTo(0, 0)")
     shot("simulate_1600")
     page.set_viewport_size({"width": 1100, "height": 1000})
+    # the charts follow the window on plotly's debounced resize: the page must fit once they have
+    page.wait_for_function("document.documentElement.scrollWidth <= window.innerWidth + 1", timeout=TIMEOUT)
+    page.wait_for_timeout(500)  # the grids re-fit their columns after the resize too
     shot("simulate_1100")
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     assert console_errors == []
 
 
