@@ -71,6 +71,8 @@ def test_tuning_page_simulates_with_replicas(page, live_server, console_errors, 
     key's part, at 1600 and 1100 px."""
     page.set_viewport_size({"width": 1600, "height": 1000})
     page.goto(f"{live_server}/tuning?THROTTLE_THRESHOLD=0.5&NQUEUED_SAT_CAP=5")
+    # the page's callbacks have run (the edits re-brokered the grid): a click before that would be lost
+    expect(page.locator("#tune-grid-view")).to_contain_text("brokerages compared", timeout=60_000)
     page.locator("#tune-future-replicas").select_option("2")
     page.locator("#tune-future-run").click()
     result = page.locator("#tune-future-result")
