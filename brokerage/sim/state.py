@@ -187,8 +187,8 @@ class SimState:
         }  # fmt: skip
         self.sizing = sizing_of(t)  # what a job's size at a queue is computed from (jobsize.py)
         # task -> its one-file scout units not made yet (jobsize.take_tail), the share of its short unit not made yet
-        self.scout_files = {tid: int(k) for tid, k in _set(t, "scoutFiles").items()}
-        self.unit_tail = _set(t, "unitTail")
+        self.scout_files: dict[int, int] = _set(t, "scoutFiles", int)
+        self.unit_tail: dict[int, float] = _set(t, "unitTail", float)
         self.tasks = t = t.drop(columns=list(SIZE_COLUMNS))  # kept in sizing only: the table is copied each tick
         # per task row: aligned work queue, resource type and share indices (-1: unknown), chunk size
         self.task_w = t["workQueue"].map(self.wi).fillna(-1).to_numpy(np.int64).copy()
@@ -305,8 +305,8 @@ class SimState:
                                             t["prodSourceLabel"], t["currentPriority"], strict=True)
         })  # fmt: skip
         self.sizing.update(sizing_of(t))
-        self.scout_files.update({tid: int(k) for tid, k in _set(t, "scoutFiles").items()})
-        self.unit_tail.update(_set(t, "unitTail"))
+        self.scout_files.update(_set(t, "scoutFiles", int))
+        self.unit_tail.update(_set(t, "unitTail", float))
         grow = lambda old, new: np.concatenate([old, np.asarray(new, old.dtype)])  # noqa: E731
         self.task_w = grow(self.task_w, t["workQueue"].map(self.wi).fillna(-1))
         self.task_r = grow(self.task_r, t["resource_type"].map(self.ri).fillna(-1))
@@ -489,8 +489,8 @@ class SimState:
             del self.choices[key]
 
 
-def _set(t: pd.DataFrame, column: str) -> dict[int, float]:
-    """Per task of the simulator's task table T whose COLUMN is set (above 0), its value: scoutFiles, the one-file
-    scout units still to make (setup._one_file_scouts); unitTail, the share of its short last unit."""
+def _set(t: pd.DataFrame, column: str, kind: type) -> dict[int, Any]:
+    """Per task of the simulator's task table T whose COLUMN is set (above 0), its value as KIND: scoutFiles, the
+    one-file scout units still to make (setup._one_file_scouts); unitTail, the share of its short last unit."""
     v = t[column].to_numpy(float)
-    return dict(zip(t.index[v > 0].tolist(), v[v > 0].tolist(), strict=True))
+    return dict(zip(t.index[v > 0].tolist(), (kind(x) for x in v[v > 0].tolist()), strict=True))
